@@ -1,0 +1,78 @@
+/* The metrics lbmc measures (SPEC section 3), defined once in LBMC_METRIC_LIST.
+ *
+ * A replica's estimates are one flat vector of doubles: the metrics in list order,
+ * each taking lbmc_metric_size(i, J, K) entries (1, J or J*K, the latter pool-major:
+ * entry j*K + (k-1) is pool j, level k). NaN marks a ratio without observations.
+ */
+#ifndef LBMC_METRICS_H
+#define LBMC_METRICS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { LBMC_SHAPE_SCALAR = 0, LBMC_SHAPE_POOL = 1, LBMC_SHAPE_POOL_K = 2 } lbmc_shape;
+
+/* X(enum suffix, name, shape, units, description) */
+#define LBMC_METRIC_LIST(X)                                                                    \
+  X(P_WAIT, "p_wait", LBMC_SHAPE_SCALAR, "1",                                                  \
+    "admitted arrivals that found their server busy / all arrivals")                           \
+  X(P_BLOCK, "p_block", LBMC_SHAPE_SCALAR, "1", "blocked arrivals / all arrivals")            \
+  X(P_WAIT_OR_BLOCK, "p_wait_or_block", LBMC_SHAPE_SCALAR, "1",                                \
+    "arrivals that waited or were blocked / all arrivals")                                     \
+  X(MEAN_SOJOURN, "mean_sojourn", LBMC_SHAPE_SCALAR, "time",                                   \
+    "mean time from arrival to departure of admitted customers")                               \
+  X(MEAN_WAIT, "mean_wait", LBMC_SHAPE_SCALAR, "time",                                         \
+    "mean time from arrival to start of service of admitted customers")                        \
+  X(MEAN_QUEUE, "mean_queue", LBMC_SHAPE_POOL, "1",                                            \
+    "time-average customers at a server of the pool, the one in service included")             \
+  X(UTILIZATION, "utilization", LBMC_SHAPE_POOL, "1",                                          \
+    "time-average fraction of busy servers in the pool")                                       \
+  X(ADMITTED_SHARE, "admitted_share", LBMC_SHAPE_POOL, "1",                                    \
+    "share of admitted customers that went to the pool")                                       \
+  X(TAIL, "tail", LBMC_SHAPE_POOL_K, "1",                                                      \
+    "time-average fraction of the pool's servers holding at least k customers")                \
+  X(MESSAGES_PER_ARRIVAL, "messages_per_arrival", LBMC_SHAPE_SCALAR, "1",                      \
+    "router-server messages counted by the simulator / arrivals")                              \
+  X(WITHDRAWALS_PER_ARRIVAL, "withdrawals_per_arrival", LBMC_SHAPE_SCALAR, "1",                \
+    "pull withdrawal messages / arrivals")                                                     \
+  X(THROUGHPUT, "throughput", LBMC_SHAPE_SCALAR, "1/time",                                     \
+    "admitted customers per unit time, divided by n")
+
+typedef enum {
+#define LBMC_X_METRIC_ENUM(id, name, shape, units, desc) LBMC_M_##id,
+  LBMC_METRIC_LIST(LBMC_X_METRIC_ENUM)
+#undef LBMC_X_METRIC_ENUM
+      LBMC_METRICS
+} lbmc_metric_id;
+
+typedef struct {
+  const char *name;
+  lbmc_shape shape;
+  const char *units;
+  const char *description;
+} lbmc_metric_info;
+
+/** Description of metric i (0 <= i < LBMC_METRICS); NULL if out of range. */
+const lbmc_metric_info *lbmc_metric_get(int i);
+/** Metric index by name, -1 if unknown. */
+int lbmc_metric_find(const char *name);
+/** Entries of metric i for J pools and K tail levels. */
+size_t lbmc_metric_size(int i, int J, int K);
+/** Offset of metric i in the flat vector. */
+size_t lbmc_metric_offset(int i, int J, int K);
+/** Length of the flat vector. */
+size_t lbmc_metric_total(int J, int K);
+
+/** The metrics of a union of ticks: sums[] holds the element-wise sum of their tick
+ *  records (src/engine/ticks.h layout); pool_servers[J] = N_j; n = total servers.
+ *  out has lbmc_metric_total(J, K) entries. (Internal use by the replica driver.) */
+void lbmc_metrics_from_sums(const double *sums, int J, int K, const long *pool_servers, long n,
+                            double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,105 @@
+/* The stochastic model of one system (SPEC section 1): n servers in J pools, arrival
+ * rate lambda*n, R routers, a routing policy.
+ *
+ * Usage: lbmc_model_create, the setters (any order), lbmc_model_setup (checks the
+ * combination and computes the pool sizes), then hand the model to the simulator.
+ * Setters check their own value; lbmc_model_setup checks what depends on several
+ * values (d <= n, every pool gets a server, beta sums to 1). None is collective.
+ *
+ * Units: time is in an arbitrary unit; lambda and mu are rates per that unit.
+ */
+#ifndef LBMC_MODEL_H
+#define LBMC_MODEL_H
+
+#include <stdint.h>
+
+#include "lbmc/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Buffer size meaning "unlimited". */
+#define LBMC_BUFFER_INF (-1L)
+/** The pool fractions must sum to 1 within this (issue #2). */
+#define LBMC_BETA_SUM_TOL 1e-9
+/** Servers are numbered with 32-bit integers. */
+#define LBMC_MAX_SERVERS 2147483647L
+/** Most pools a model may have. */
+#define LBMC_MAX_POOLS 64
+/** Most routers a model may have. */
+#define LBMC_MAX_ROUTERS 1048576L
+
+typedef enum { LBMC_STALE_WITHDRAW = 0, LBMC_STALE_KEEP = 1 } lbmc_stale;
+typedef enum { LBMC_SAMPLING_DISTINCT = 0, LBMC_SAMPLING_WITH_REPLACEMENT = 1 } lbmc_sampling;
+
+typedef struct lbmc_model_ lbmc_model;
+
+/** Create a model with defaults: no pools, n = 0, lambda = 0, policy random,
+ *  1 router, stale withdraw, sampling distinct. *m is owned by the caller and freed
+ *  with lbmc_model_destroy. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_model_create(lbmc_model **m);
+/** Free a model and set *m to NULL (no-op on NULL). */
+void lbmc_model_destroy(lbmc_model **m);
+/** Deep copy of a model (set up or not) into *out. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_model_duplicate(const lbmc_model *m, lbmc_model **out);
+
+/** Text prefixed to the messages of lbmc_model_setup, naming where the model came
+ *  from (e.g. "jobs/x.yaml, grid point 3"); copied. */
+lbmc_err lbmc_model_set_origin(lbmc_model *m, const char *origin);
+/** Number of servers n, 1 <= n <= LBMC_MAX_SERVERS. Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_n(lbmc_model *m, long n);
+/** Arrival rate per server lambda > 0 (total rate lambda*n). Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_lambda(lbmc_model *m, double lambda);
+/** Pools: arrays of length J (1 <= J <= LBMC_MAX_POOLS): fractions beta_j in (0, 1],
+ *  speeds mu_j > 0 (rate per time unit), buffers B_j >= 1 or LBMC_BUFFER_INF
+ *  (customers a server holds, the one in service included). Copied.
+ *  Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const double *mu,
+                              const long *buffer);
+/** Change beta_j of pool j only (a grid axis). Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta);
+/** Policy from its text: "random", "jsq(d)", "jsq", "pull", "jiq" (= pull with stale
+ *  keep), "balanced(c)", "lwl(d)". Errors: LBMC_ERR_ARG naming the text and the
+ *  policies allowed. */
+lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *policy);
+/** Number of routers R >= 1. Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_routers(lbmc_model *m, long routers);
+/** PULL's stale-message variant: "withdraw" or "keep". Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_stale(lbmc_model *m, const char *stale);
+/** JSQ(d) sampling: "distinct" or "with_replacement". Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_sampling(lbmc_model *m, const char *sampling);
+
+/** Check the whole model and compute the pool sizes N_j by largest-remainder
+ *  rounding of beta_j*n (SPEC section 1). Errors: LBMC_ERR_ARG with a message
+ *  naming the key, the value and what is allowed. */
+lbmc_err lbmc_model_setup(lbmc_model *m);
+
+/* Getters (valid after lbmc_model_setup unless noted). */
+long lbmc_model_n(const lbmc_model *m);
+double lbmc_model_lambda(const lbmc_model *m);
+int lbmc_model_pools(const lbmc_model *m);
+double lbmc_model_beta(const lbmc_model *m, int j);
+double lbmc_model_mu(const lbmc_model *m, int j);
+/** Buffer of pool j, LBMC_BUFFER_INF for unlimited. */
+long lbmc_model_buffer(const lbmc_model *m, int j);
+/** Servers in pool j, N_j. */
+long lbmc_model_pool_servers(const lbmc_model *m, int j);
+/** Load rho = lambda / sum_j beta_j mu_j. */
+double lbmc_model_rho(const lbmc_model *m);
+long lbmc_model_routers(const lbmc_model *m);
+/** Policy text in canonical form, e.g. "jsq(2)"; owned by the model. */
+const char *lbmc_model_policy(const lbmc_model *m);
+/** Policy family name: "random", "jsq", "pull", "balanced", "lwl". */
+const char *lbmc_model_policy_name(const lbmc_model *m);
+/** Policy parameter (d or c), 0 if none; n for full jsq. */
+long lbmc_model_policy_param(const lbmc_model *m);
+/** "withdraw"/"keep" for pull, "" otherwise. */
+const char *lbmc_model_stale(const lbmc_model *m);
+/** "distinct"/"with_replacement" for jsq(d), "" otherwise. */
+const char *lbmc_model_sampling(const lbmc_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,32 @@
+/* Private: the command-line program's commands and shared helpers. */
+#ifndef LBMC_CLI_H
+#define LBMC_CLI_H
+
+#include <stdio.h>
+
+#include "lbmc/error.h"
+#include "lbmc/model.h"
+#include "lbmc/sim.h"
+
+/* Each command returns the process exit status (0, 1 or 2). */
+int lbmc_cmd_sim(int argc, char **argv);
+int lbmc_cmd_run(int argc, char **argv);
+int lbmc_cmd_merge(int argc, char **argv);
+int lbmc_cmd_info(int argc, char **argv);
+
+/** Parse "beta:mu:buffer[,beta:mu:buffer...]" into arrays of LBMC_MAX_POOLS entries;
+ *  `where` names the source ("--pools"). Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, double *beta, double *mu,
+                              long *buffer);
+
+/** Print a metric table (mean +/- half-width, std err) for estimates of total entries. */
+void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double *mean,
+                              const double *hw, const double *se);
+
+/** Print a one-paragraph description of the model. */
+void lbmc_cli_print_model(FILE *f, const lbmc_model *m);
+
+/** Help text of the policies, one per line, each starting with `indent`. */
+void lbmc_cli_print_policies(FILE *f, const char *indent);
+
+#endif

@@ -1,0 +1,112 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/policy.h"
+#include "cli.h"
+#include "lbmc/check.h"
+#include "lbmc/metrics.h"
+
+lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, double *beta, double *mu,
+                              long *buffer)
+{
+  char buf[4096], *save = NULL, *tok;
+  int j = 0;
+  if (!text || strlen(text) >= sizeof buf)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: a list of pools beta:mu:buffer is required", where);
+  strcpy(buf, text);
+  for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *f[3], *p = tok, key[96];
+    int nf = 0;
+    while (nf < 3 && p) {
+      f[nf++] = p;
+      p = strchr(p, ':');
+      if (p) *p++ = '\0';
+    }
+    if (nf != 3 || p)
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: pool %d '%s' is not allowed; write beta:mu:buffer, e.g. 0.5:2:inf",
+                        where, j + 1, tok);
+    if (j >= LBMC_MAX_POOLS)
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: more than %d pools are not allowed", where, LBMC_MAX_POOLS);
+    snprintf(key, sizeof key, "%s: pool %d: beta", where, j + 1);
+    LBMC_CHECK(lbmc_parse_real(key, f[0], &beta[j]));
+    LBMC_CHECK(lbmc_check_beta(key, beta[j]));
+    snprintf(key, sizeof key, "%s: pool %d: mu", where, j + 1);
+    LBMC_CHECK(lbmc_parse_real(key, f[1], &mu[j]));
+    LBMC_CHECK(lbmc_check_positive(key, mu[j]));
+    snprintf(key, sizeof key, "%s: pool %d: buffer", where, j + 1);
+    LBMC_CHECK(lbmc_parse_buffer(key, f[2], &buffer[j]));
+    j++;
+  }
+  if (j == 0) return LBMC_ERROR(LBMC_ERR_ARG, "%s: at least one pool beta:mu:buffer is required", where);
+  *J = j;
+  return LBMC_SUCCESS;
+}
+
+void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
+{
+  fprintf(f, "system: n = %ld servers, lambda = %g per server, rho = %.6g, policy %s",
+          lbmc_model_n(m), lbmc_model_lambda(m), lbmc_model_rho(m), lbmc_model_policy(m));
+  if (*lbmc_model_sampling(m)) fprintf(f, " (sampling %s)", lbmc_model_sampling(m));
+  fprintf(f, ", %ld router%s", lbmc_model_routers(m), lbmc_model_routers(m) > 1 ? "s" : "");
+  if (*lbmc_model_stale(m)) fprintf(f, " (stale %s)", lbmc_model_stale(m));
+  fputc('\n', f);
+  for (int j = 0; j < lbmc_model_pools(m); j++) {
+    long b = lbmc_model_buffer(m, j);
+    fprintf(f, "  pool %d: beta = %g, mu = %g, buffer = ", j + 1, lbmc_model_beta(m, j),
+            lbmc_model_mu(m, j));
+    if (b == LBMC_BUFFER_INF)
+      fputs("inf", f);
+    else
+      fprintf(f, "%ld", b);
+    fprintf(f, ", %ld servers\n", lbmc_model_pool_servers(m, j));
+  }
+}
+
+static void lbmc_cli_row(FILE *f, const char *label, double mean, double hw, double se)
+{
+  if (isnan(mean))
+    fprintf(f, "  %-28s %14s\n", label, "nan");
+  else
+    fprintf(f, "  %-28s %14.6g  +/- %-12.4g %12.4g\n", label, mean, hw, se);
+}
+
+void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double *mean,
+                              const double *hw, const double *se)
+{
+  const int J = lbmc_model_pools(m);
+  char label[96];
+  fprintf(f, "  %-28s %14s  %-16s %12s\n", "metric", "mean", "+/- half-width", "std err");
+  for (int i = 0; i < LBMC_METRICS; i++) {
+    const lbmc_metric_info *info = lbmc_metric_get(i);
+    size_t off = lbmc_metric_offset(i, J, (int)K);
+    if (info->shape == LBMC_SHAPE_SCALAR) {
+      lbmc_cli_row(f, info->name, mean[off], hw[off], se[off]);
+    } else if (info->shape == LBMC_SHAPE_POOL) {
+      for (int j = 0; j < J; j++) {
+        snprintf(label, sizeof label, "%s[pool %d]", info->name, j + 1);
+        lbmc_cli_row(f, label, mean[off + j], hw[off + j], se[off + j]);
+      }
+    } else {
+      for (int j = 0; j < J; j++)
+        for (long k = 1; k <= K; k++) {
+          size_t o = off + (size_t)j * K + (size_t)k - 1;
+          snprintf(label, sizeof label, "%s[pool %d, k=%ld]", info->name, j + 1, k);
+          lbmc_cli_row(f, label, mean[o], hw[o], se[o]);
+        }
+    }
+  }
+}
+
+void lbmc_cli_print_policies(FILE *f, const char *indent)
+{
+  for (int i = 0; i < lbmc_policy_count(); i++) {
+    const lbmc_policy_type *p = lbmc_policy_get(i);
+    char name[32];
+    snprintf(name, sizeof name, "%s%s%s%s", p->name, p->param ? "(" : "",
+             p->param ? p->param_name : "", p->param ? ")" : "");
+    fprintf(f, "%s%-12s %s\n", indent, name, p->summary);
+  }
+  fprintf(f, "%s%-12s %s\n", indent, "jiq", "pull with --stale keep (join-idle-queue)");
+}

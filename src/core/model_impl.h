@@ -1,0 +1,29 @@
+/* Private: the model struct. */
+#ifndef LBMC_MODEL_IMPL_H
+#define LBMC_MODEL_IMPL_H
+
+#include "lbmc/model.h"
+
+struct lbmc_policy_type_;
+
+struct lbmc_model_ {
+  long n;
+  double lambda;
+  int J;
+  double beta[LBMC_MAX_POOLS];
+  double mu[LBMC_MAX_POOLS];
+  long buffer[LBMC_MAX_POOLS];  /* LBMC_BUFFER_INF = unlimited */
+  long N[LBMC_MAX_POOLS];       /* servers per pool, after setup */
+  long offset[LBMC_MAX_POOLS];  /* index of the pool's first server, after setup */
+  const struct lbmc_policy_type_ *policy;
+  long param;                   /* d or c; 0 if none */
+  int stale_given;              /* stale set explicitly (jiq fixes it to keep) */
+  lbmc_stale stale;
+  lbmc_sampling sampling;
+  long routers;
+  char policy_text[64];         /* canonical, e.g. "jsq(2)" */
+  char origin[256];
+  int is_setup;
+};
+
+#endif

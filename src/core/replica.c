@@ -1,0 +1,241 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/engine.h"
+#include "../engine/ticks.h"
+#include "lbmc/check.h"
+#include "lbmc/metrics.h"
+#include "lbmc/rng.h"
+#include "lbmc/sim.h"
+#include "lbmc/stats.h"
+
+struct lbmc_replica_ {
+  const lbmc_model *m;
+  const lbmc_run_options *o;
+  lbmc_engine *e;
+  int J, K;
+  size_t width;   /* tick record width */
+  size_t nticks;  /* batches x LBMC_TICKS_PER_BATCH */
+  double *ticks;  /* nticks x width */
+  double *sums;   /* width */
+  double *series; /* nticks */
+};
+
+const char *lbmc_status_name(lbmc_status s)
+{
+  switch (s) {
+  case LBMC_STATUS_OK: return "ok";
+  case LBMC_STATUS_UNSTABLE: return "unstable";
+  case LBMC_STATUS_PRECISION_NOT_MET: return "precision_not_met";
+  }
+  return "unknown";
+}
+
+void lbmc_run_options_default(lbmc_run_options *o)
+{
+  memset(o, 0, sizeof *o);
+  o->warmup = 100;
+  o->time = 1000;
+  o->batches = 20;
+  o->confidence = 0.95;
+  o->tail_k = 10;
+  o->runaway_fraction = 0.02;
+  o->runaway_z = 5;
+}
+
+lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
+{
+  char key[160];
+#define LBMC_KEY(name) (snprintf(key, sizeof key, "%s%s", where, name), key)
+  if (!o->warmup_auto) LBMC_CHECK(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
+  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("time"), o->time));
+  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));
+  LBMC_CHECK(lbmc_check_open_unit(LBMC_KEY("confidence"), o->confidence));
+  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("tail_k"), o->tail_k, 1, 100000));
+  if (o->max_customers < 0 || o->max_customers > INT32_MAX - 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %lld is not allowed; allowed: 0 (default) to %d",
+                      LBMC_KEY("max_customers"), o->max_customers, INT32_MAX - 1);
+  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
+  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_z"), o->runaway_z));
+#undef LBMC_KEY
+  return LBMC_SUCCESS;
+}
+
+static uint64_t lbmc_default_cap(const lbmc_model *m, const lbmc_run_options *o)
+{
+  uint64_t cap = 1000 * (uint64_t)lbmc_model_n(m) + 100000, hard = 1ULL << 26;
+  if (o->max_customers > 0) return (uint64_t)o->max_customers;
+  return cap < hard ? cap : hard;
+}
+
+lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
+{
+  lbmc_replica *r;
+  lbmc_err err;
+  LBMC_CHECK(lbmc_run_options_check(o, ""));
+  r = calloc(1, sizeof *r);
+  if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory");
+  r->m = m;
+  r->o = o;
+  r->J = lbmc_model_pools(m);
+  r->K = (int)o->tail_k;
+  r->width = lbmc_tick_width(r->J, r->K);
+  r->nticks = (size_t)o->batches * LBMC_TICKS_PER_BATCH;
+  r->ticks = malloc(sizeof *r->ticks * r->nticks * r->width);
+  r->sums = malloc(sizeof *r->sums * r->width);
+  r->series = malloc(sizeof *r->series * r->nticks);
+  if (!r->ticks || !r->sums || !r->series) {
+    lbmc_replica_destroy(&r);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu ticks", (size_t)o->batches);
+  }
+  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o), &r->e);
+  if (err) {
+    lbmc_replica_destroy(&r);
+    return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
+  }
+  *out = r;
+  return LBMC_SUCCESS;
+}
+
+void lbmc_replica_destroy(lbmc_replica **r)
+{
+  if (!r || !*r) return;
+  lbmc_engine_destroy(&(*r)->e);
+  free((*r)->ticks);
+  free((*r)->sums);
+  free((*r)->series);
+  free(*r);
+  *r = NULL;
+}
+
+/* Element-wise sum of tick records [from, to) into r->sums. */
+static void lbmc_replica_sum(lbmc_replica *r, size_t from, size_t to)
+{
+  memset(r->sums, 0, sizeof *r->sums * r->width);
+  for (size_t i = from; i < to; i++) {
+    const double *rec = r->ticks + i * r->width;
+    for (size_t w = 0; w < r->width; w++) r->sums[w] += rec[w];
+  }
+}
+
+/* Runaway test on the second half of the retained ticks [from, to): see
+ * lbmc_run_options.runaway_fraction / runaway_z. Returns 1 and fills reason if the
+ * customers in the system grow. */
+static int lbmc_replica_runaway(lbmc_replica *r, size_t from, size_t to, char *reason, size_t len)
+{
+  size_t mid = from + (to - from) / 2, m = to - mid;
+  double admitted = 0, growth, slope, s;
+  if (m < 3) return 0;
+  for (size_t i = mid; i < to; i++) {
+    const double *rec = r->ticks + i * r->width;
+    r->series[i - mid] = rec[LBMC_TK_N_END];
+    for (int j = 0; j < r->J; j++) admitted += rec[lbmc_tk_admitted(r->J, r->K, j)];
+  }
+  growth = r->ticks[(to - 1) * r->width + LBMC_TK_N_END] - r->ticks[(mid - 1) * r->width + LBMC_TK_N_END];
+  lbmc_linear_fit(r->series, m, &slope, &s);
+  if (growth > r->o->runaway_fraction * admitted && growth > r->o->runaway_z * s) {
+    snprintf(reason, len,
+             "customers in the system grew by %.0f (%.1f%% of the %.0f admitted) over the second "
+             "half of the measured period",
+             growth, 100 * growth / admitted, admitted);
+    return 1;
+  }
+  return 0;
+}
+
+static void lbmc_replica_unstable(lbmc_replica *r, lbmc_replica_result *res)
+{
+  size_t total = lbmc_metric_total(r->J, r->K);
+  res->status = LBMC_STATUS_UNSTABLE;
+  for (size_t i = 0; i < total; i++) res->values[i] = NAN;
+  if (res->batch_values)
+    for (size_t i = 0; i < total * (size_t)r->o->batches; i++) res->batch_values[i] = NAN;
+}
+
+/* Warm-up (auto: MSER-5 on the per-server customer count of each tick) and the first
+ * retained tick, aligned so that the retained ticks split into equal batches. */
+static size_t lbmc_replica_truncate(lbmc_replica *r)
+{
+  size_t d = 0, keep;
+  if (r->o->warmup_auto) {
+    double n = (double)lbmc_model_n(r->m);
+    for (size_t i = 0; i < r->nticks; i++) {
+      const double *rec = r->ticks + i * r->width;
+      r->series[i] = rec[LBMC_TK_AREA_N] / (rec[LBMC_TK_LEN] * n);
+    }
+    d = lbmc_mser5(r->series, r->nticks);
+  }
+  keep = (r->nticks - d) / (size_t)r->o->batches * (size_t)r->o->batches;
+  return r->nticks - keep;
+}
+
+lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
+                          lbmc_replica_result *res)
+{
+  const lbmc_run_options *o = r->o;
+  const size_t total = lbmc_metric_total(r->J, r->K);
+  long N[LBMC_MAX_POOLS];
+  int gennum[LBMC_PURPOSES];
+  double t_start = o->warmup_auto ? 0 : o->warmup, h = o->time / (double)r->nticks;
+  size_t first, per_batch;
+
+  for (int p = 0; p < LBMC_PURPOSES; p++)
+    LBMC_CHECK(lbmc_stream_number(point, replica, replicas_max, (lbmc_purpose)p, &gennum[p]));
+  LBMC_CHECK(lbmc_engine_reset(r->e, gennum, seed));
+  res->status = LBMC_STATUS_OK;
+  res->reason[0] = '\0';
+  res->events = 0;
+  res->cpu_seconds = 0;
+  res->warmup = t_start;
+  res->sim_time = 0;
+  if (t_start > 0) LBMC_CHECK(lbmc_engine_advance(r->e, t_start, NULL));
+  for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++)
+    LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->ticks + i * r->width));
+  if (lbmc_engine_overflowed(r->e)) {
+    snprintf(res->reason, sizeof res->reason,
+             "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
+             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_state(r->e)->t);
+    lbmc_replica_unstable(r, res);
+    return LBMC_SUCCESS;
+  }
+  first = lbmc_replica_truncate(r);
+  per_batch = (r->nticks - first) / (size_t)o->batches;
+  res->warmup = t_start + (double)first * h;
+  res->sim_time = (double)(r->nticks - first) * h;
+  for (int j = 0; j < r->J; j++) N[j] = lbmc_model_pool_servers(r->m, j);
+  lbmc_replica_sum(r, first, r->nticks);
+  res->events = (int64_t)(r->sums[LBMC_TK_ARRIVALS] + r->sums[LBMC_TK_DEPARTURES]);
+  res->cpu_seconds = r->sums[LBMC_TK_CPU];
+  if (lbmc_replica_runaway(r, first, r->nticks, res->reason, sizeof res->reason)) {
+    lbmc_replica_unstable(r, res);
+    return LBMC_SUCCESS;
+  }
+  lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), res->values);
+  if (res->batch_values)
+    for (long b = 0; b < o->batches; b++) {
+      size_t from = first + (size_t)b * per_batch;
+      lbmc_replica_sum(r, from, from + per_batch);
+      lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m),
+                             res->batch_values + (size_t)b * total);
+    }
+  return LBMC_SUCCESS;
+}
+
+void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
+                   size_t total, double level, double *mean, double *half_width, double *std_err)
+{
+  for (size_t i = 0; i < total; i++) {
+    if (R == 1 && batch_values) {
+      double m, se, hw;
+      lbmc_mean_interval(batch_values + i, (size_t)batches, total, level, &m, &se, &hw);
+      mean[i] = isnan(m) ? NAN : values[i]; /* point estimate: the whole-period ratio */
+      std_err[i] = se;
+      half_width[i] = hw;
+    } else {
+      lbmc_mean_interval(values + i, (size_t)R, total, level, &mean[i], &std_err[i],
+                         &half_width[i]);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+/* Private: a buffered SPRNG stream. Numbers are drawn in blocks of LBMC_STREAM_BUF
+ * from SPRNG; the sequence is exactly SPRNG's, the buffer only saves call overhead. */
+#ifndef LBMC_STREAM_H
+#define LBMC_STREAM_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "lbmc/error.h"
+
+#define LBMC_STREAM_BUF 256
+
+typedef struct {
+  int *gen; /* SPRNG generator, NULL when not initialised */
+  int pos;  /* next unused entry of buf; LBMC_STREAM_BUF = empty */
+  double buf[LBMC_STREAM_BUF];
+} lbmc_stream;
+
+/** (Re)initialise s as SPRNG stream gennum with the given seed; frees a previous
+ *  generator. Errors: LBMC_ERR_RNG. */
+lbmc_err lbmc_stream_init(lbmc_stream *s, int gennum, long seed);
+/** Free the generator (safe on an uninitialised, zeroed stream). */
+void lbmc_stream_free(lbmc_stream *s);
+/** Refill the buffer (called by lbmc_u01 when it is empty). */
+void lbmc_stream_refill(lbmc_stream *s);
+
+/** Uniform on [0, 1). */
+static inline double lbmc_u01(lbmc_stream *s)
+{
+  if (s->pos == LBMC_STREAM_BUF) lbmc_stream_refill(s);
+  return s->buf[s->pos++];
+}
+
+/** Exponential with mean 1 (inversion). */
+static inline double lbmc_exp1(lbmc_stream *s) { return -log(1.0 - lbmc_u01(s)); }
+
+/** Uniform integer on {0, ..., k-1}, k >= 1. */
+static inline uint32_t lbmc_uint(lbmc_stream *s, uint32_t k)
+{
+  uint32_t i = (uint32_t)(lbmc_u01(s) * (double)k);
+  return i < k ? i : k - 1;
+}
+
+#endif

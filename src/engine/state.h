@@ -1,0 +1,104 @@
+/* Private: the state of one simulated system (one replica) and the primitive state
+ * changes every service model shares. Policies read this state; only the engine
+ * changes it. */
+#ifndef LBMC_STATE_H
+#define LBMC_STATE_H
+
+#include <stdint.h>
+
+#include "../core/model_impl.h"
+#include "../core/stream.h"
+
+/** One server. Servers of pool j are the indices offset[j] .. offset[j]+N[j]-1. */
+typedef struct {
+  uint32_t q;       /* customers at the server, the one in service included */
+  uint32_t pool;    /* pool index j */
+  int32_t head;     /* customer in service (index into cust), -1 if idle */
+  int32_t tail;     /* last customer of the FCFS queue, -1 if idle */
+  int32_t busy_pos; /* position in the pool's busy list, -1 if idle */
+  int32_t pad_;
+} lbmc_server;
+
+/** One admitted customer, linked in its server's FCFS queue or in the free list. */
+typedef struct {
+  double t_arrival; /* arrival time */
+  double work;      /* service requirement (general service); unused by the exponential path */
+  int32_t next;     /* next customer in the queue / free list, -1 = none */
+  int32_t pad_;
+} lbmc_customer;
+
+/** Counters, cumulative since the replica started. */
+typedef struct {
+  int64_t arrivals, blocked, waited, departures, starts, messages, withdrawals;
+  int64_t admitted[LBMC_MAX_POOLS];
+} lbmc_counters;
+
+struct lbmc_policy_type_;
+
+typedef struct lbmc_state_ {
+  /* Model, read-only during a run. */
+  const lbmc_model *m;
+  uint32_t n, J, K, R;
+  double lambda_total;          /* lambda * n */
+  uint32_t B[LBMC_MAX_POOLS];   /* buffer, UINT32_MAX for unlimited */
+  double mu[LBMC_MAX_POOLS];
+
+  /* System state. */
+  double t;
+  lbmc_server *srv;             /* n */
+  int32_t *busy;                /* n; pool j's busy servers at busy[offset[j] .. +nbusy[j]) */
+  uint32_t nbusy[LBMC_MAX_POOLS];
+  lbmc_customer *cust;          /* cust_cap */
+  int32_t cust_free;            /* head of the free list */
+  uint32_t cust_cap;
+  uint64_t in_system;           /* customers in the system */
+  uint64_t max_customers;       /* runaway cap */
+  uint32_t *level;              /* J x (K+1): servers of pool j holding >= k customers */
+  uint64_t pool_q[LBMC_MAX_POOLS]; /* customers in pool j */
+
+  /* Random streams (owned by the workspace). */
+  lbmc_stream *s_arr, *s_svc, *s_route;
+
+  /* Accumulators. */
+  lbmc_counters c;
+  double t0;                    /* start of the current tick */
+  double sum_sojourn, sum_wait; /* this tick */
+  double *area_q;               /* J: integral of customers in pool j, this tick */
+  double *area_tail;            /* J x K: integral of level[j][k], k = 1..K, this tick */
+  int overflow;                 /* the runaway cap was hit */
+
+  /* Policy. */
+  const struct lbmc_policy_type_ *pol;
+  void *pw;
+} lbmc_state;
+
+/* Integrals use the signed-time form: over a tick [t0, t1], the integral of a counter
+ * c is c(t1) (t1 - t0) - sum over its changes at times s of (change) (s - t0); the
+ * first term is added when the tick is closed. */
+
+/** Bookkeeping for a server of pool j whose count went from q-1 to q (arrival). */
+static inline void lbmc_level_up(lbmc_state *st, uint32_t j, uint32_t q)
+{
+  double dt = st->t - st->t0;
+  st->area_q[j] -= dt;
+  st->pool_q[j] += 1;
+  if (q <= st->K) {
+    st->area_tail[j * st->K + q - 1] -= dt;
+    st->level[j * (st->K + 1) + q] += 1;
+  }
+}
+
+/** Bookkeeping for a server of pool j whose count went from q+1 to q (departure). */
+static inline void lbmc_level_down(lbmc_state *st, uint32_t j, uint32_t q)
+{
+  double dt = st->t - st->t0;
+  uint32_t k = q + 1;
+  st->area_q[j] += dt;
+  st->pool_q[j] -= 1;
+  if (k <= st->K) {
+    st->area_tail[j * st->K + k - 1] += dt;
+    st->level[j * (st->K + 1) + k] -= 1;
+  }
+}
+
+#endif

@@ -1,0 +1,112 @@
+/* jsq: join the shortest queue over all n servers (a reference, not a scalable
+ * policy); 2n messages per arrival. Ties uniformly among all servers with the
+ * fewest customers.
+ *
+ * Servers are kept in perm[] grouped by customer count, ascending: start[L] is the
+ * number of servers holding fewer than L customers, so the servers with L customers
+ * are perm[start[L] .. start[L+1]). A count change moves a server across one group
+ * boundary by one swap, O(1); the shortest group starts at perm[0]. */
+#include <stdlib.h>
+
+#include "../engine/policy.h"
+
+typedef struct {
+  uint32_t *perm;  /* n */
+  uint32_t *pos;   /* n: position of each server in perm */
+  uint32_t *start; /* levels + 1 */
+  uint32_t levels; /* start[] has entries 0 .. levels */
+} lbmc_jsq_ws;
+
+static lbmc_err lbmc_jsq_create(const lbmc_state *st, void **ws)
+{
+  lbmc_jsq_ws *w = calloc(1, sizeof *w);
+  if (w) {
+    w->perm = malloc(sizeof *w->perm * st->n);
+    w->pos = malloc(sizeof *w->pos * st->n);
+    w->levels = 16;
+    w->start = malloc(sizeof *w->start * (w->levels + 1));
+  }
+  if (!w || !w->perm || !w->pos || !w->start) {
+    if (w) {
+      free(w->perm);
+      free(w->pos);
+      free(w->start);
+      free(w);
+    }
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "jsq: out of memory");
+  }
+  *ws = w;
+  return LBMC_SUCCESS;
+}
+
+static void lbmc_jsq_destroy(void **ws)
+{
+  lbmc_jsq_ws *w = *ws;
+  if (!w) return;
+  free(w->perm);
+  free(w->pos);
+  free(w->start);
+  free(w);
+  *ws = NULL;
+}
+
+static void lbmc_jsq_reset(lbmc_state *st, void *ws)
+{
+  lbmc_jsq_ws *w = ws;
+  for (uint32_t s = 0; s < st->n; s++) w->perm[s] = w->pos[s] = s;
+  w->start[0] = 0;
+  for (uint32_t L = 1; L <= w->levels; L++) w->start[L] = st->n;
+}
+
+static void lbmc_jsq_swap(lbmc_jsq_ws *w, uint32_t a, uint32_t b)
+{
+  uint32_t sa = w->perm[a], sb = w->perm[b];
+  w->perm[a] = sb;
+  w->pos[sb] = a;
+  w->perm[b] = sa;
+  w->pos[sa] = b;
+}
+
+static void lbmc_jsq_on_change(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q)
+{
+  lbmc_jsq_ws *w = ws;
+  uint32_t q = st->srv[s].q;
+  if (q > old_q) { /* old_q -> old_q + 1: leave the end of group old_q */
+    if (q + 1 > w->levels) {
+      uint32_t levels = w->levels * 2;
+      uint32_t *start = realloc(w->start, sizeof *start * (levels + 1));
+      if (!start) { /* keep the structure valid: treat as overflow */
+        st->overflow = 1;
+        return;
+      }
+      for (uint32_t L = w->levels + 1; L <= levels; L++) start[L] = st->n;
+      w->start = start;
+      w->levels = levels;
+    }
+    lbmc_jsq_swap(w, w->pos[s], w->start[q] - 1);
+    w->start[q]--;
+  } else { /* old_q -> old_q - 1: leave the front of group old_q */
+    lbmc_jsq_swap(w, w->pos[s], w->start[old_q]);
+    w->start[old_q]++;
+  }
+}
+
+static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
+{
+  lbmc_jsq_ws *w = ws;
+  uint32_t L0 = st->srv[w->perm[0]].q;
+  (void)r;
+  st->c.messages += 2 * (int64_t)st->n;
+  return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
+}
+
+const lbmc_policy_type lbmc_policy_jsq_full = {
+    .name = "jsq",
+    .param = LBMC_PARAM_NONE,
+    .summary = "join the shortest queue over all n servers (2n messages; a reference)",
+    .create = lbmc_jsq_create,
+    .destroy = lbmc_jsq_destroy,
+    .reset = lbmc_jsq_reset,
+    .route = lbmc_jsq_route,
+    .on_change = lbmc_jsq_on_change,
+};

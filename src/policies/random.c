@@ -1,0 +1,16 @@
+/* random: a server chosen uniformly among all n; no messages (SPEC section 2). */
+#include "../engine/policy.h"
+
+static uint32_t lbmc_random_route(lbmc_state *st, void *ws, uint32_t r)
+{
+  (void)ws;
+  (void)r;
+  return lbmc_uint(st->s_route, st->n);
+}
+
+const lbmc_policy_type lbmc_policy_random = {
+    .name = "random",
+    .param = LBMC_PARAM_NONE,
+    .summary = "a server chosen uniformly among all n (0 messages)",
+    .route = lbmc_random_route,
+};

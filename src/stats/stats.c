@@ -1,0 +1,72 @@
+#include "lbmc/stats.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+
+size_t lbmc_mser5(const double *y, size_t m)
+{
+  size_t b = m / 5, best = 0;
+  double best_val = INFINITY;
+  if (b < 2) return 0;
+  /* Suffix sums of the group means make every MSER(d) O(1). */
+  double sum = 0, sum2 = 0;
+  for (size_t d = b; d-- > 0;) {
+    size_t cnt = b - d;
+    double z = (y[5 * d] + y[5 * d + 1] + y[5 * d + 2] + y[5 * d + 3] + y[5 * d + 4]) / 5;
+    sum += z;
+    sum2 += z * z;
+    if (d <= b / 2 && cnt >= 1) {
+      double mean = sum / (double)cnt;
+      double ss = sum2 - (double)cnt * mean * mean;
+      double val = (ss < 0 ? 0 : ss) / ((double)cnt * (double)cnt);
+      if (val <= best_val) { /* ties: the smaller truncation (d is decreasing) */
+        best_val = val;
+        best = d;
+      }
+    }
+  }
+  return 5 * best;
+}
+
+double lbmc_t_quantile(double level, long dof)
+{
+  return gsl_cdf_tdist_Pinv(0.5 + 0.5 * level, (double)dof);
+}
+
+void lbmc_mean_interval(const double *x, size_t r, size_t stride, double level, double *mean,
+                        double *std_err, double *half_width)
+{
+  double sum = 0, ss = 0, mu;
+  for (size_t i = 0; i < r; i++) sum += x[i * stride];
+  if (r == 0 || isnan(sum)) {
+    *mean = *std_err = *half_width = NAN;
+    return;
+  }
+  mu = sum / (double)r;
+  *mean = mu;
+  if (r < 2) {
+    *std_err = *half_width = NAN;
+    return;
+  }
+  for (size_t i = 0; i < r; i++) ss += (x[i * stride] - mu) * (x[i * stride] - mu);
+  *std_err = sqrt(ss / (double)(r - 1) / (double)r);
+  *half_width = lbmc_t_quantile(level, (long)r - 1) * *std_err;
+}
+
+void lbmc_linear_fit(const double *y, size_t m, double *b, double *s)
+{
+  double xm = 0.5 * (double)(m - 1), ym = 0, sxx = 0, sxy = 0, rss = 0, a;
+  for (size_t i = 0; i < m; i++) ym += y[i];
+  ym /= (double)m;
+  for (size_t i = 0; i < m; i++) {
+    sxx += ((double)i - xm) * ((double)i - xm);
+    sxy += ((double)i - xm) * (y[i] - ym);
+  }
+  *b = sxy / sxx;
+  a = ym - *b * xm;
+  for (size_t i = 0; i < m; i++) {
+    double e = y[i] - a - *b * (double)i;
+    rss += e * e;
+  }
+  *s = m > 2 ? sqrt(rss / (double)(m - 2)) : 0;
+}
