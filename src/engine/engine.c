@@ -13,6 +13,7 @@ struct lbmc_engine_ {
   lbmc_state st;
   lbmc_stream streams[LBMC_PURPOSES];
   double next_arr, next_dep;
+  uint32_t dep_server; /* the server of the next completion, chosen with next_dep */
   double inv_lambda_total;
   lbmc_counters c0; /* counters at the start of the current tick */
   double cpu0;      /* thread CPU time at the start of the current tick */
@@ -43,18 +44,23 @@ lbmc_err lbmc_engine_create(const lbmc_model *m, int K, uint64_t max_customers, 
   st->lambda_total = m->lambda * (double)m->n;
   e->inv_lambda_total = 1.0 / st->lambda_total;
   st->max_customers = max_customers;
+  lbmc_zig_exp_init(&st->zig);
   for (int j = 0; j < m->J; j++) {
     st->B[j] = m->buffer[j] == LBMC_BUFFER_INF ? UINT32_MAX : (uint32_t)m->buffer[j];
     st->mu[j] = m->mu[j];
+    st->inv_mu[j] = 1.0 / m->mu[j];
   }
   st->srv = malloc(sizeof *st->srv * st->n);
+  st->q = malloc(sizeof *st->q * st->n);
+  st->pool_of = malloc(sizeof *st->pool_of * st->n);
+  st->first = malloc(sizeof *st->first * st->n);
   st->busy = malloc(sizeof *st->busy * st->n);
   st->level = calloc((size_t)st->J * (st->K + 1), sizeof *st->level);
   st->area_q = calloc(st->J, sizeof *st->area_q);
   st->area_tail = calloc((size_t)st->J * st->K, sizeof *st->area_tail);
   st->cust_cap = st->n < 1024 ? 1024 : st->n;
   st->cust = malloc(sizeof *st->cust * st->cust_cap);
-  if (!st->srv || !st->busy || !st->level || !st->area_q || !st->area_tail || !st->cust) {
+  if (!st->srv || !st->q || !st->pool_of || !st->first || !st->busy || !st->level || !st->area_q || !st->area_tail || !st->cust) {
     lbmc_engine_destroy(&e);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for n = %u servers", (unsigned)m->n);
   }
@@ -82,6 +88,9 @@ void lbmc_engine_destroy(lbmc_engine **e)
   if (st->pol && st->pol->destroy) st->pol->destroy(&st->pw);
   for (int p = 0; p < LBMC_PURPOSES; p++) lbmc_stream_free(&(*e)->streams[p]);
   free(st->srv);
+  free(st->q);
+  free(st->pool_of);
+  free(st->first);
   free(st->busy);
   free(st->level);
   free(st->area_q);
@@ -105,10 +114,27 @@ static double lbmc_engine_service_rate(const lbmc_state *st)
   return rate;
 }
 
+static uint32_t lbmc_engine_pick_departure(lbmc_state *st, double rate);
+
+/* Draw the next service completion after a departure: its time, Exp(rate) with
+ * rate = sum of the busy servers' mu, and its server, chosen now with probability
+ * mu_j / rate (the winner of competing exponentials is independent of the time).
+ * Both stay valid while no server becomes busy or idle: an arrival at an idle server
+ * races its own Exp(mu_j) completion against them (lbmc_engine_arrival), which
+ * keeps the pair distributed as for the new set of busy servers. Choosing the
+ * server early lets us prefetch its state. */
 static void lbmc_engine_draw_departure(lbmc_engine *e)
 {
-  double rate = lbmc_engine_service_rate(&e->st);
-  e->next_dep = rate > 0 ? e->st.t + lbmc_exp1(e->st.s_svc) / rate : INFINITY;
+  lbmc_state *st = &e->st;
+  double rate = lbmc_engine_service_rate(st);
+  if (rate <= 0) {
+    e->next_dep = INFINITY;
+    return;
+  }
+  e->next_dep = st->t + lbmc_exp_zig(st->s_svc, &st->zig) / rate;
+  e->dep_server = lbmc_engine_pick_departure(st, rate);
+  __builtin_prefetch(&st->srv[e->dep_server], 1);
+  if (st->first[e->dep_server] >= 0) __builtin_prefetch(&st->cust[st->first[e->dep_server]], 1);
 }
 
 lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
@@ -119,9 +145,10 @@ lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
   for (uint32_t j = 0; j < st->J; j++) {
     for (long i = m->offset[j]; i < m->offset[j] + m->N[j]; i++) {
       lbmc_server *s = &st->srv[i];
-      s->q = 0;
-      s->pool = j;
-      s->head = s->tail = -1;
+      st->q[i] = 0;
+      st->pool_of[i] = (uint8_t)j;
+      st->first[i] = -1;
+      s->last = -1;
       s->busy_pos = -1;
     }
     st->nbusy[j] = 0;
@@ -140,7 +167,7 @@ lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
   memset(st->area_q, 0, sizeof *st->area_q * st->J);
   memset(st->area_tail, 0, sizeof *st->area_tail * st->J * st->K);
   if (st->pol->reset) st->pol->reset(st, st->pw);
-  e->next_arr = lbmc_exp1(st->s_arr) * e->inv_lambda_total;
+  e->next_arr = lbmc_exp_zig(st->s_arr, &st->zig) * e->inv_lambda_total;
   e->next_dep = INFINITY;
   e->cpu0 = lbmc_thread_cpu();
   return LBMC_SUCCESS;
@@ -171,45 +198,53 @@ static void lbmc_engine_arrival(lbmc_engine *e)
   lbmc_state *st = &e->st;
   uint32_t r = st->R > 1 ? lbmc_uint(st->s_route, st->R) : 0;
   uint32_t s = st->pol->route(st, st->pw, r);
+  uint32_t j = st->pool_of[s], q = st->q[s];
   lbmc_server *sv = &st->srv[s];
-  uint32_t j = sv->pool;
-  int32_t c;
   st->c.arrivals++;
-  if (sv->q >= st->B[j]) {
+  if (q >= st->B[j]) {
     st->c.blocked++;
     return;
   }
-  c = lbmc_cust_alloc(e);
-  if (c < 0) {
-    e->mem_error = 1;
-    st->overflow = 1;
-    return;
-  }
-  st->cust[c].t_arrival = st->t;
-  st->cust[c].next = -1;
-  if (sv->q == 0) {
-    sv->head = sv->tail = c;
+  if (q == 0) {
+    sv->t_head = st->t;
     sv->busy_pos = (int32_t)st->nbusy[j];
     st->busy[st->m->offset[j] + st->nbusy[j]++] = (int32_t)s;
     st->c.starts++;
   } else {
-    st->cust[sv->tail].next = c;
-    sv->tail = c;
+    int32_t c = lbmc_cust_alloc(e);
+    if (c < 0) {
+      e->mem_error = 1;
+      st->overflow = 1;
+      return;
+    }
+    st->cust[c].t_arrival = st->t;
+    st->cust[c].next = -1;
+    if (sv->last >= 0)
+      st->cust[sv->last].next = c;
+    else
+      st->first[s] = c;
+    sv->last = c;
     st->c.waited++;
   }
-  sv->q++;
-  lbmc_level_up(st, j, sv->q);
+  st->q[s] = ++q;
+  lbmc_level_up(st, j, q);
   st->c.admitted[j]++;
   if (++st->in_system > st->max_customers) st->overflow = 1;
-  if (st->pol->on_change) st->pol->on_change(st, st->pw, s, sv->q - 1);
-  if (sv->q == 1) lbmc_engine_draw_departure(e);
+  if (st->pol->on_change) st->pol->on_change(st, st->pw, s, q - 1);
+  if (q == 1) { /* one more busy server: race its completion against the others' */
+    double t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) * st->inv_mu[j];
+    if (t_new < e->next_dep) {
+      e->next_dep = t_new;
+      e->dep_server = s;
+    }
+  }
 }
 
 /* The server completing service: pool j with probability nbusy_j mu_j / rate, then a
  * busy server of the pool uniformly; one uniform serves both choices. */
-static uint32_t lbmc_engine_pick_departure(lbmc_state *st)
+static uint32_t lbmc_engine_pick_departure(lbmc_state *st, double rate)
 {
-  double x = lbmc_u01(st->s_svc) * lbmc_engine_service_rate(st);
+  double x = lbmc_u01(st->s_svc) * rate;
   uint32_t j = 0, i;
   for (; j + 1 < st->J; j++) {
     double w = (double)st->nbusy[j] * st->mu[j];
@@ -217,7 +252,7 @@ static uint32_t lbmc_engine_pick_departure(lbmc_state *st)
     x -= w;
   }
   while (st->nbusy[j] == 0) j--; /* x landed on the last pool by rounding */
-  i = (uint32_t)(x / st->mu[j]);
+  i = (uint32_t)(x * st->inv_mu[j]);
   if (i >= st->nbusy[j]) i = st->nbusy[j] - 1;
   return (uint32_t)st->busy[st->m->offset[j] + i];
 }
@@ -225,31 +260,31 @@ static uint32_t lbmc_engine_pick_departure(lbmc_state *st)
 static void lbmc_engine_departure(lbmc_engine *e)
 {
   lbmc_state *st = &e->st;
-  uint32_t s = lbmc_engine_pick_departure(st);
+  uint32_t s = e->dep_server;
   lbmc_server *sv = &st->srv[s];
-  uint32_t j = sv->pool;
-  int32_t c = sv->head;
-  st->sum_sojourn += st->t - st->cust[c].t_arrival;
+  uint32_t j = st->pool_of[s], q = --st->q[s];
+  st->sum_sojourn += st->t - sv->t_head;
   st->c.departures++;
-  sv->head = st->cust[c].next;
-  st->cust[c].next = st->cust_free;
-  st->cust_free = c;
-  sv->q--;
   st->in_system--;
-  lbmc_level_down(st, j, sv->q);
-  if (sv->q > 0) {
-    st->sum_wait += st->t - st->cust[sv->head].t_arrival;
+  lbmc_level_down(st, j, q);
+  if (q > 0) { /* the first waiting customer starts service */
+    int32_t c = st->first[s];
+    sv->t_head = st->cust[c].t_arrival;
+    st->first[s] = st->cust[c].next;
+    if (st->first[s] < 0) sv->last = -1;
+    st->cust[c].next = st->cust_free;
+    st->cust_free = c;
+    st->sum_wait += st->t - sv->t_head;
     st->c.starts++;
   } else {
     int32_t *busy = st->busy + st->m->offset[j];
-    int32_t last = busy[--st->nbusy[j]];
-    busy[sv->busy_pos] = last;
-    st->srv[last].busy_pos = sv->busy_pos;
+    int32_t moved = busy[--st->nbusy[j]];
+    busy[sv->busy_pos] = moved;
+    st->srv[moved].busy_pos = sv->busy_pos;
     sv->busy_pos = -1;
-    sv->tail = -1;
     if (st->pol->on_idle) st->pol->on_idle(st, st->pw, s);
   }
-  if (st->pol->on_change) st->pol->on_change(st, st->pw, s, sv->q + 1);
+  if (st->pol->on_change) st->pol->on_change(st, st->pw, s, q + 1);
   lbmc_engine_draw_departure(e);
 }
 
@@ -300,7 +335,7 @@ lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec)
       if (e->next_arr > t_end) break;
       st->t = e->next_arr;
       lbmc_engine_arrival(e);
-      e->next_arr = st->t + lbmc_exp1(st->s_arr) * e->inv_lambda_total;
+      e->next_arr = st->t + lbmc_exp_zig(st->s_arr, &st->zig) * e->inv_lambda_total;
     } else {
       if (e->next_dep > t_end) break;
       st->t = e->next_dep;

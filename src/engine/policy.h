@@ -39,7 +39,7 @@ typedef struct lbmc_policy_type_ {
   uint32_t (*route)(lbmc_state *st, void *ws, uint32_t r);
   /** Server s has just become idle; may be NULL. */
   void (*on_idle)(lbmc_state *st, void *ws, uint32_t s);
-  /** Server s's count changed from old_q to st->srv[s].q; may be NULL. */
+  /** Server s's count changed from old_q to st->q[s]; may be NULL. */
   void (*on_change)(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q);
 } lbmc_policy_type;
 

@@ -8,21 +8,22 @@
 
 #include "../core/model_impl.h"
 #include "../core/stream.h"
+#include "../core/ziggurat.h"
 
-/** One server. Servers of pool j are the indices offset[j] .. offset[j]+N[j]-1. */
+/** One server. Servers of pool j are the indices offset[j] .. offset[j]+N[j]-1. Its
+ *  customer count is q[s] and its pool pool_of[s] (dense arrays: policies read them
+ *  for random servers, so they should stay in cache). The customer in service is
+ *  stored inline; only waiting customers occupy customer records. */
 typedef struct {
-  uint32_t q;       /* customers at the server, the one in service included */
-  uint32_t pool;    /* pool index j */
-  int32_t head;     /* customer in service (index into cust), -1 if idle */
-  int32_t tail;     /* last customer of the FCFS queue, -1 if idle */
+  double t_head;    /* arrival time of the customer in service */
+  double w_head;    /* its service requirement (general service); unused by the exponential path */
+  int32_t last;     /* last waiting customer (index into cust), -1 if none */
   int32_t busy_pos; /* position in the pool's busy list, -1 if idle */
-  int32_t pad_;
 } lbmc_server;
 
-/** One admitted customer, linked in its server's FCFS queue or in the free list. */
+/** A waiting customer, linked in its server's FCFS queue or in the free list. */
 typedef struct {
   double t_arrival; /* arrival time */
-  double work;      /* service requirement (general service); unused by the exponential path */
   int32_t next;     /* next customer in the queue / free list, -1 = none */
   int32_t pad_;
 } lbmc_customer;
@@ -42,10 +43,15 @@ typedef struct lbmc_state_ {
   double lambda_total;          /* lambda * n */
   uint32_t B[LBMC_MAX_POOLS];   /* buffer, UINT32_MAX for unlimited */
   double mu[LBMC_MAX_POOLS];
+  double inv_mu[LBMC_MAX_POOLS];
+  lbmc_zig_exp zig;             /* exponential sampler tables */
 
   /* System state. */
   double t;
   lbmc_server *srv;             /* n */
+  uint32_t *q;                  /* n: customers at each server, the one in service included */
+  uint8_t *pool_of;             /* n: pool of each server */
+  int32_t *first;               /* n: first waiting customer of each server, -1 if none */
   int32_t *busy;                /* n; pool j's busy servers at busy[offset[j] .. +nbusy[j]) */
   uint32_t nbusy[LBMC_MAX_POOLS];
   lbmc_customer *cust;          /* cust_cap */

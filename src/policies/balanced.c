@@ -73,7 +73,7 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
   for (uint32_t i = 0; i < c; i++) {
     uint32_t j = lbmc_balanced_pool(st, w);
     uint32_t local = lbmc_draw_distinct(st->s_route, (uint32_t)st->m->N[j], w->drawn + j * c, w->k[j]);
-    uint32_t s = (uint32_t)st->m->offset[j] + local, q = st->srv[s].q;
+    uint32_t s = (uint32_t)st->m->offset[j] + local, q = st->q[s];
     w->k[j]++;
     if (q < best_q) {
       best_q = q;

@@ -52,8 +52,8 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   for (uint32_t i = 0; i < d; i++) {
     uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, w->sorted, i)
                           : lbmc_uint(st->s_route, st->n);
-    if (st->srv[s].q < best_q) {
-      best_q = st->srv[s].q;
+    if (st->q[s] < best_q) {
+      best_q = st->q[s];
       best = s;
     }
   }
