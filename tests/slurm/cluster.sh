@@ -18,7 +18,7 @@
 # Everything lives in DIR; daemons run in the foreground under setsid with
 # their own pids recorded in DIR/pids/. Nothing is ever killed by name.
 # Needs root and the packages in scripts/slurm-packages.txt
-# (tests/slurm/install.sh). See docs in /work/shared/notes/slurm-local.md.
+# (tests/slurm/install.sh). Background: shared/notes/slurm-local.md.
 set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin   # daemons live in /usr/sbin
 

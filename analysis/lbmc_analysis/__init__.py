@@ -1,0 +1,43 @@
+"""lbmc_analysis: load lbmc results (HDF5) into xarray/pandas, mean-field references, figures.
+
+Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
+(``/usr/bin/python3`` with python3-h5py, -numpy, -scipy, -pandas, -xarray,
+-matplotlib).
+
+* :func:`load` / :func:`to_frame` / :func:`to_replica_frame` / :func:`select_points`:
+  read a results file, layout of ``docs/results-format.md`` (version 1);
+* :func:`check_file`: list the deviations of a file from that document;
+* :mod:`lbmc_analysis.meanfield`: JSQ(d) (Vvedenskaya, Dobrushin & Karpelevich 1996;
+  Mitzenmacher 2001), PULL (Stolyar 2015, 2017), random routing, Erlang-B, M/M/1(/B);
+* :mod:`lbmc_analysis.plot`: figures (matplotlib, no pyplot state; Agg-safe).
+
+The model, metrics and references are described in SPEC.md (shared with the project).
+"""
+
+from . import meanfield
+from .conformance import check_file
+from .io import (
+    METRICS,
+    SUPPORTED_LAYOUT_VERSIONS,
+    LbmcFormatError,
+    load,
+    metric_names,
+    select_points,
+    to_frame,
+    to_replica_frame,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LbmcFormatError",
+    "METRICS",
+    "SUPPORTED_LAYOUT_VERSIONS",
+    "check_file",
+    "load",
+    "meanfield",
+    "metric_names",
+    "select_points",
+    "to_frame",
+    "to_replica_frame",
+]

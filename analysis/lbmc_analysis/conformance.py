@@ -1,0 +1,276 @@
+"""Check a results file against docs/results-format.md (layout version 1), item by item.
+
+:func:`check_file` lists every deviation it finds instead of stopping at the first,
+so a test on a file written by the real ``lbmc run`` can print them all:
+
+    problems = check_file("out.h5")
+    assert not problems, "\\n".join(problems)
+
+It checks what the document states: root attributes and their types; the
+``/points``, ``/estimates`` and ``/replicas`` datasets, shapes and types; strings
+variable-length UTF-8 (datasets and attributes); ``units`` and ``description`` on
+every dataset, with the units of the metrics table; value domains (``status``,
+``policy_name``, ``sampling``, ``stale``, ``buffer``, ``beta`` summing to 1,
+``pool_servers`` summing to ``n``, ``rho = lambda / sum beta mu``); NaN estimates at
+unstable points; NaN padding of float ``/replicas`` slots beyond a point's replicas.
+Extra (unknown) datasets are allowed, as the document says.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import h5py
+import numpy as np
+
+from .io import METRICS, POINTS, SUPPORTED_LAYOUT_VERSIONS
+
+__all__ = ["check_file"]
+
+# root attribute -> expected kind ("str", "int", "float")
+ROOT_ATTRS = {
+    "lbmc_version": "str",
+    "layout_version": "int",
+    "created": "str",
+    "job": "str",
+    "job_sha256": "str",
+    "seed": "int",
+    "mpi_ranks": "int",
+    "wall_seconds": "float",
+    "confidence": "float",
+    "tail_k": "int",
+    "shard": "str",
+}
+
+# /points dataset -> dtype kind ("i" int64, "f" double, "s" string)
+POINT_TYPES = {
+    "index": "i",
+    "n": "i",
+    "lambda": "f",
+    "rho": "f",
+    "policy": "s",
+    "policy_name": "s",
+    "d": "i",
+    "sampling": "s",
+    "routers": "i",
+    "stale": "s",
+    "beta": "f",
+    "mu": "f",
+    "buffer": "i",
+    "pool_servers": "i",
+    "time": "f",
+    "warmup": "f",
+    "batches": "i",
+    "replicas": "i",
+    "status": "s",
+}
+
+METRIC_UNITS = {
+    "p_wait": "1",
+    "p_block": "1",
+    "p_wait_or_block": "1",
+    "mean_sojourn": "time",
+    "mean_wait": "time",
+    "mean_queue": "1",
+    "utilization": "1",
+    "admitted_share": "1",
+    "tail": "1",
+    "messages_per_arrival": "1",
+    "withdrawals_per_arrival": "1",
+    "throughput": "1/time",
+}
+
+REPLICA_EXTRA_TYPES = {"warmup": "f", "events": "i", "cpu_seconds": "f", "unstable": "i"}
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
+
+
+def _is_vlen_utf8(dtype):
+    info = h5py.check_string_dtype(dtype)
+    return info is not None and info.length is None and info.encoding == "utf-8"
+
+
+def _kind_ok(dtype, kind):
+    if kind == "s":
+        return _is_vlen_utf8(dtype)
+    if kind == "i":
+        return dtype.kind in "iu"
+    if kind == "f":
+        return dtype.kind == "f" and dtype.itemsize == 8
+    return False
+
+
+def _attr_kind_ok(attrs, name, kind):
+    dt = attrs.get_id(name).dtype
+    if kind == "str":
+        return _is_vlen_utf8(dt), "a variable-length UTF-8 string"
+    if kind == "int":
+        return (dt.kind in "iu" and np.ndim(attrs[name]) == 0), "a scalar integer"
+    return (dt.kind == "f" and np.ndim(attrs[name]) == 0), "a scalar floating-point number"
+
+
+def _check_dset_attrs(dset, where, problems):
+    for a in ("units", "description"):
+        if a not in dset.attrs:
+            problems.append(f"{where}: missing attribute '{a}'")
+        elif not _is_vlen_utf8(dset.attrs.get_id(a).dtype):
+            problems.append(f"{where}: attribute '{a}' is not a variable-length UTF-8 string")
+
+
+def check_file(path) -> list[str]:
+    """Return the list of deviations of ``path`` from docs/results-format.md (empty if none)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return [f"{path}: no such file"]
+    if not h5py.is_hdf5(path):
+        return [f"{path}: not an HDF5 file"]
+    problems: list[str] = []
+    with h5py.File(path, "r") as f:
+        _check(f, problems)
+    return problems
+
+
+def _check(f, problems):
+    attrs = f.attrs
+    for name, kind in ROOT_ATTRS.items():
+        if name not in attrs:
+            problems.append(f"root: missing attribute '{name}'")
+            continue
+        ok, what = _attr_kind_ok(attrs, name, kind)
+        if not ok:
+            problems.append(f"root: attribute '{name}' should be {what}, found dtype {attrs.get_id(name).dtype}")
+    if "layout_version" in attrs and attrs["layout_version"] not in SUPPORTED_LAYOUT_VERSIONS:
+        problems.append(f"root: layout_version is {attrs['layout_version']!r}, expected 1")
+    if "created" in attrs and isinstance(attrs["created"], str) and not _ISO.match(attrs["created"]):
+        problems.append(f"root: 'created' = {attrs['created']!r} is not ISO 8601 date-time (e.g. 2026-11-29T17:03:00Z)")
+    if "job_sha256" in attrs and isinstance(attrs["job_sha256"], str) and not re.fullmatch(r"[0-9a-f]{64}", attrs["job_sha256"]):
+        problems.append("root: 'job_sha256' is not 64 lowercase hex digits")
+    if "confidence" in attrs and not (0 < float(attrs["confidence"]) < 1):
+        problems.append(f"root: confidence {attrs['confidence']!r} not in (0, 1)")
+    if "shard" in attrs and isinstance(attrs["shard"], str) and attrs["shard"] and not re.fullmatch(r"\d+/\d+", attrs["shard"]):
+        problems.append(f"root: shard {attrs['shard']!r} is neither '' nor 'i/k'")
+    if "mpi_ranks" in attrs and int(attrs["mpi_ranks"]) < 1:
+        problems.append("root: mpi_ranks < 1")
+
+    pts = f.get("points")
+    if not isinstance(pts, h5py.Group):
+        problems.append("missing group /points")
+        return
+    if "n" not in pts:
+        problems.append("/points: missing dataset 'n'")
+        return
+    P = pts["n"].shape[0] if pts["n"].ndim == 1 else -1
+    J = pts["beta"].shape[1] if isinstance(pts.get("beta"), h5py.Dataset) and pts["beta"].ndim == 2 else -1
+    K = int(attrs["tail_k"]) if "tail_k" in attrs else -1
+    vals = {}
+    for name, kind in POINT_TYPES.items():
+        d = pts.get(name)
+        where = f"/points/{name}"
+        if not isinstance(d, h5py.Dataset):
+            problems.append(f"{where}: missing")
+            continue
+        want = (P,) if POINTS[name] == "P" else (P, J)
+        if d.shape != want:
+            problems.append(f"{where}: shape {d.shape}, expected {want}")
+        if not _kind_ok(d.dtype, kind):
+            problems.append(f"{where}: dtype {d.dtype} ({h5py.check_string_dtype(d.dtype)}), expected "
+                            + {"i": "int64", "f": "double", "s": "variable-length UTF-8 string"}[kind])
+        _check_dset_attrs(d, where, problems)
+        vals[name] = d.asstr()[()] if kind == "s" and h5py.check_string_dtype(d.dtype) else d[()]
+
+    def domain(name, allowed):
+        if name in vals:
+            bad = sorted({str(v) for v in np.ravel(vals[name])} - set(allowed))
+            if bad:
+                problems.append(f"/points/{name}: values {bad} not in {sorted(allowed)}")
+
+    domain("status", {"ok", "precision_not_met", "unstable"})
+    domain("policy_name", {"random", "jsq", "pull", "balanced", "lwl"})
+    domain("sampling", {"distinct", "with_replacement", ""})
+    domain("stale", {"withdraw", "keep", ""})
+    try:
+        if "beta" in vals and np.any(np.abs(np.sum(vals["beta"], axis=1) - 1) > 1e-9):
+            problems.append("/points/beta: rows do not sum to 1")
+        if "buffer" in vals and np.any((vals["buffer"] < 1) & (vals["buffer"] != -1)):
+            problems.append("/points/buffer: values other than -1 (infinite) below 1")
+        if "pool_servers" in vals and "n" in vals and np.any(np.sum(vals["pool_servers"], axis=1) != vals["n"]):
+            problems.append("/points/pool_servers: rows do not sum to n")
+        if all(k in vals for k in ("rho", "lambda", "beta", "mu")):
+            rho = vals["lambda"] / np.sum(vals["beta"] * vals["mu"], axis=1)
+            if not np.allclose(rho, vals["rho"], rtol=1e-9, atol=0):
+                problems.append("/points/rho: differs from lambda / sum_j beta_j mu_j")
+    except (TypeError, ValueError) as exc:  # shapes already reported
+        problems.append(f"/points: cannot check values ({exc})")
+    unstable = np.asarray(vals.get("status", np.array([], dtype=object))) == "unstable"
+
+    est = f.get("estimates")
+    if not isinstance(est, h5py.Group):
+        problems.append("missing group /estimates")
+    else:
+        r = est.get("replicas")
+        if not isinstance(r, h5py.Dataset):
+            problems.append("/estimates/replicas: missing")
+        else:
+            if r.shape != (P,) or r.dtype.kind not in "iu":
+                problems.append(f"/estimates/replicas: shape {r.shape} dtype {r.dtype}, expected ({P},) int64")
+            _check_dset_attrs(r, "/estimates/replicas", problems)
+        for m, kind in METRICS.items():
+            g = est.get(m)
+            want = {"scalar": (P,), "pool": (P, J), "pool_k": (P, J, K)}[kind]
+            if not isinstance(g, h5py.Group):
+                problems.append(f"/estimates/{m}: missing group")
+                continue
+            for part in ("mean", "half_width", "std_err"):
+                d = g.get(part)
+                where = f"/estimates/{m}/{part}"
+                if not isinstance(d, h5py.Dataset):
+                    problems.append(f"{where}: missing")
+                    continue
+                if d.shape != want:
+                    problems.append(f"{where}: shape {d.shape}, expected {want}")
+                if not _kind_ok(d.dtype, "f"):
+                    problems.append(f"{where}: dtype {d.dtype}, expected double")
+                _check_dset_attrs(d, where, problems)
+                if part == "mean" and "units" in d.attrs and d.attrs["units"] != METRIC_UNITS[m]:
+                    problems.append(f"{where}: units {d.attrs['units']!r}, the doc says {METRIC_UNITS[m]!r}")
+                if part == "mean" and d.shape == want and unstable.shape == (P,) and unstable.any():
+                    a = d[()]
+                    if not np.all(np.isnan(a[unstable])):
+                        problems.append(f"{where}: unstable points must have NaN estimates")
+
+    rep = f.get("replicas")
+    if not isinstance(rep, h5py.Group):
+        problems.append("missing group /replicas")
+        return
+    R = None
+    for name in ("warmup", *METRICS):
+        d = rep.get(name)
+        if isinstance(d, h5py.Dataset) and d.ndim >= 2:
+            R = d.shape[1]
+            break
+    if R is None:
+        problems.append("/replicas: no P x R dataset found")
+        return
+    n_run = vals.get("replicas")
+    if n_run is not None and np.shape(n_run) == (P,) and P > 0 and int(np.max(n_run)) != R:
+        problems.append(f"/replicas: R = {R} but the largest /points/replicas is {int(np.max(n_run))}")
+    for name, kind in list(REPLICA_EXTRA_TYPES.items()) + [(m, "f") for m in METRICS]:
+        d = rep.get(name)
+        where = f"/replicas/{name}"
+        if not isinstance(d, h5py.Dataset):
+            problems.append(f"{where}: missing")
+            continue
+        mshape = {"scalar": (), "pool": (J,), "pool_k": (J, K)}.get(METRICS.get(name, "scalar"))
+        want = (P, R) + (mshape if name in METRICS else ())
+        if d.shape != want:
+            problems.append(f"{where}: shape {d.shape}, expected {want}")
+        if not _kind_ok(d.dtype, kind) and not (name == "unstable" and d.dtype.kind in "iu"):
+            problems.append(f"{where}: dtype {d.dtype}, expected {'double' if kind == 'f' else 'integer'}")
+        _check_dset_attrs(d, where, problems)
+        if kind == "f" and d.shape == want and n_run is not None and np.shape(n_run) == (P,):
+            a = d[()]
+            for p in range(P):
+                if int(n_run[p]) < R and not np.all(np.isnan(a[p, int(n_run[p]):])):
+                    problems.append(f"{where}: point {p} has {int(n_run[p])} replicas but slots beyond are not NaN")
+                    break

@@ -1,0 +1,619 @@
+"""Read lbmc results files (HDF5, layout version 1) into xarray and pandas.
+
+The layout is the contract documented in ``docs/results-format.md`` of the lbmc
+repository ("lbmc results file (HDF5), layout version 1"); SPEC.md section 6
+("HDF5 results") gives its purpose. This module follows that document; where it
+had to choose (replica padding of integer datasets, names that collide), the
+choice is written in :func:`load`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterable, Mapping
+
+import h5py
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = [
+    "LbmcFormatError",
+    "SUPPORTED_LAYOUT_VERSIONS",
+    "METRICS",
+    "load",
+    "to_frame",
+    "to_replica_frame",
+    "select_points",
+    "metric_names",
+]
+
+#: layout versions this reader understands (docs/results-format.md, "layout version 1").
+SUPPORTED_LAYOUT_VERSIONS = (1,)
+
+#: the metrics of docs/results-format.md ("Metrics" table) and the shape after the
+#: point axis: "scalar" (P), "pool" (P x J), "pool_k" (P x J x K).
+METRICS = {
+    "p_wait": "scalar",
+    "p_block": "scalar",
+    "p_wait_or_block": "scalar",
+    "mean_sojourn": "scalar",
+    "mean_wait": "scalar",
+    "mean_queue": "pool",
+    "utilization": "pool",
+    "admitted_share": "pool",
+    "tail": "pool_k",
+    "messages_per_arrival": "scalar",
+    "withdrawals_per_arrival": "scalar",
+    "throughput": "scalar",
+}
+
+#: /points datasets of the doc and their shape ("P" or "PJ").
+POINTS = {
+    "index": "P",
+    "n": "P",
+    "lambda": "P",
+    "rho": "P",
+    "policy": "P",
+    "policy_name": "P",
+    "d": "P",
+    "sampling": "P",
+    "routers": "P",
+    "stale": "P",
+    "beta": "PJ",
+    "mu": "PJ",
+    "buffer": "PJ",
+    "pool_servers": "PJ",
+    "time": "P",
+    "warmup": "P",
+    "batches": "P",
+    "replicas": "P",
+    "status": "P",
+}
+
+#: /replicas datasets that are not metrics (shape P x R).
+REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "unstable")
+
+_CI_PARTS = ("half_width", "std_err")
+_FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "replicas")
+
+
+class LbmcFormatError(ValueError):
+    """A file is not an lbmc results file this reader can load (the message says why)."""
+
+
+# ----------------------------------------------------------------------------------
+# low-level readers
+# ----------------------------------------------------------------------------------
+
+
+def _py(value):
+    """HDF5 attribute value -> plain Python (str, int, float) or numpy array."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "S" or value.dtype == object:
+            return [v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v for v in value.tolist()]
+        if value.ndim == 0:
+            return value.item()
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _read_array(dset: h5py.Dataset) -> np.ndarray:
+    """Read a dataset; strings (variable- or fixed-length) come back as object arrays of str."""
+    if h5py.check_string_dtype(dset.dtype) is not None:
+        # h5py >= 3 returns bytes for string *datasets* unless asked for str
+        return np.asarray(dset.asstr(errors="replace")[()], dtype=object)
+    arr = np.asarray(dset[()])
+    if arr.dtype.kind == "S":
+        return np.vectorize(lambda b: b.decode("utf-8", errors="replace"), otypes=[object])(arr)
+    return arr
+
+
+def _dset_attrs(dset) -> dict:
+    return {k: _py(v) for k, v in dset.attrs.items()}
+
+
+def _fail(path, msg):
+    raise LbmcFormatError(f"{path}: {msg}")
+
+
+# ----------------------------------------------------------------------------------
+# load
+# ----------------------------------------------------------------------------------
+
+
+def load(path) -> xr.Dataset:
+    """Load an lbmc results file into an :class:`xarray.Dataset`.
+
+    Follows docs/results-format.md (layout version 1).
+
+    Dimensions and coordinates
+        ``point`` (0..P-1, the file's grid-point order), ``pool`` (1..J, numbered as
+        pools are in the papers and the job file), ``k`` (1..K, tail levels),
+        ``replica`` (0..R-1, replica slots), and ``level`` (quantile levels, from the
+        ``levels`` attribute) when a ``*_quantiles`` dataset exists, e.g.
+        ``/estimates/sojourn_quantiles`` (P x Q). Every ``/points`` dataset becomes a
+        coordinate on ``point`` (1-D) or ``(point, pool)`` (P x J): ``n``,
+        ``lambda``, ``rho``, ``policy``, ``d``, ``beta``, ``mu``, ``buffer``,
+        ``status``, ... (``ds["lambda"]``; ``lambda`` is a Python keyword, so not
+        ``ds.lambda``). Exception: ``/points/replicas`` becomes the coordinate
+        ``point_replicas`` because ``replicas`` is the data variable below.
+
+    Data variables
+        For each metric M of ``/estimates``: ``M`` (the mean), ``M_half_width``,
+        ``M_std_err`` and, from ``/replicas/M``, ``M_replicas`` (dims ``point,
+        replica`` then the metric's own). ``replicas``: ``/estimates/replicas``, the
+        number of replicas behind each estimate. ``/replicas/{warmup, events,
+        cpu_seconds, unstable}`` become ``warmup_replicas``, ``events_replicas``,
+        ``cpu_seconds_replicas``, ``unstable_replicas``. A ``*_quantiles`` dataset
+        with a ``levels`` attribute becomes a variable of dims ``(point, level)``.
+
+    Values
+        NaN stays NaN (unstable points, unused replica slots). Integer ``/replicas``
+        datasets (``events``, ``unstable``) cannot hold NaN in the file, so they are
+        returned as float64 with NaN in the slots ``replica >= point_replicas`` (the
+        doc does not say what the writer puts there). Strings are Python ``str``.
+
+    Attributes
+        Root attributes go to ``ds.attrs`` (``lbmc_version``, ``layout_version``,
+        ``job``, ``seed``, ``confidence``, ``tail_k``, ...) plus ``source_path``.
+        Each HDF5 dataset's attributes (``units``, ``description``) go to the
+        variable's or coordinate's ``attrs``; ``M_half_width`` also gets
+        ``confidence``.
+
+    Forward compatibility
+        Datasets and groups this reader does not know are ignored, as the doc asks
+        ("a reader must ignore datasets it does not know"); unknown metric groups
+        under ``/estimates`` whose shape is P, P x J or P x J x K are loaded like the
+        known metrics.
+
+    Raises
+        ``FileNotFoundError`` if ``path`` does not exist; :class:`LbmcFormatError`
+        (a ``ValueError``) if it is not an HDF5 file, not an lbmc results file (no
+        root attribute ``layout_version``), has an unsupported ``layout_version``, or
+        breaks the layout in a way that prevents loading. The message names the
+        file and what was found.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise LbmcFormatError(f"{path}: is a directory, not an lbmc results file")
+    if not h5py.is_hdf5(path):
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+        raise LbmcFormatError(
+            f"{path}: not an HDF5 file (it starts with {head!r}); expected an lbmc results "
+            f"file written by `lbmc run` or `lbmc merge`"
+        )
+    try:
+        fh = h5py.File(path, "r")
+    except OSError as exc:
+        raise LbmcFormatError(f"{path}: the HDF5 library cannot open it ({exc})") from exc
+    with fh:
+        return _read(fh, path)
+
+
+def _layout_version(f, path):
+    attrs = f.attrs
+    if "layout_version" not in attrs:
+        hint = ""
+        if path.endswith(".ckpt"):
+            hint = " (this looks like a checkpoint file; load the results file instead)"
+        _fail(
+            path,
+            "not an lbmc results file: the root has no 'layout_version' attribute "
+            f"(root attributes: {sorted(attrs.keys()) or 'none'}; top-level objects: "
+            f"{sorted(f.keys()) or 'none'}){hint}",
+        )
+    raw = _py(attrs["layout_version"])
+    try:
+        lv = int(raw)
+        if lv != raw:
+            raise ValueError
+    except (TypeError, ValueError):
+        _fail(path, f"layout_version {raw!r} is not an integer")
+    if lv not in SUPPORTED_LAYOUT_VERSIONS:
+        supported = ", ".join(map(str, SUPPORTED_LAYOUT_VERSIONS))
+        _fail(
+            path,
+            f"unsupported layout_version {lv} (this lbmc_analysis reads layout version {supported}); "
+            f"the file was written by lbmc {_py(attrs.get('lbmc_version', 'of unknown version'))}: "
+            f"update lbmc_analysis",
+        )
+    return lv
+
+
+def _metric_dims(shape_after_point, J, K, levels, level_dim):
+    """Dims after ``point`` for a metric of this shape, or None if it fits no known layout."""
+    s = tuple(shape_after_point)
+    if levels is not None and len(s) == 1 and s[0] == len(levels):
+        return (level_dim,)
+    if s == ():
+        return ()
+    if s == (J,):
+        return ("pool",)
+    if s == (J, K):
+        return ("pool", "k")
+    return None
+
+
+def _levels_of(obj):
+    for holder in (obj, obj.get("mean") if isinstance(obj, h5py.Group) else None):
+        if holder is not None and "levels" in holder.attrs:
+            return np.atleast_1d(np.asarray(holder.attrs["levels"], dtype=float))
+    return None
+
+
+def _read(f: h5py.File, path: str) -> xr.Dataset:
+    lv = _layout_version(f, path)
+    root_attrs = {k: _py(v) for k, v in f.attrs.items()}
+    root_attrs["layout_version"] = lv
+
+    pts = f.get("points")
+    if not isinstance(pts, h5py.Group):
+        _fail(path, f"no /points group (top-level objects: {sorted(f.keys()) or 'none'})")
+    if not isinstance(pts.get("n"), h5py.Dataset) or pts["n"].ndim != 1:
+        _fail(path, f"/points has no 1-D dataset 'n' (found: {sorted(pts.keys())})")
+    P = pts["n"].shape[0]
+
+    beta = pts.get("beta")
+    if isinstance(beta, h5py.Dataset) and beta.ndim == 2 and beta.shape[0] == P:
+        J = beta.shape[1]
+    else:
+        _fail(path, f"/points/beta must be a P x J dataset (P = {P}); found {None if beta is None else beta.shape}")
+
+    est = f.get("estimates")
+    rep = f.get("replicas")
+    est = est if isinstance(est, h5py.Group) else None
+    rep = rep if isinstance(rep, h5py.Group) else None
+
+    K = None
+    if "tail_k" in root_attrs:
+        try:
+            K = int(root_attrs["tail_k"])
+        except (TypeError, ValueError):
+            _fail(path, f"root attribute tail_k {root_attrs['tail_k']!r} is not an integer")
+    if est is not None and isinstance(est.get("tail"), h5py.Group) and "mean" in est["tail"]:
+        shp = est["tail"]["mean"].shape
+        if len(shp) != 3 or shp[:2] != (P, J):
+            _fail(path, f"/estimates/tail/mean has shape {shp}, expected (P, J, K) = ({P}, {J}, K)")
+        if K is not None and shp[2] != K:
+            _fail(path, f"/estimates/tail/mean has K = {shp[2]} levels but the root attribute tail_k is {K}")
+        K = shp[2]
+    if K is None:
+        K = 0
+
+    coords: dict[str, Any] = {}
+    data_vars: dict[str, Any] = {}
+
+    # ---- /points -> coordinates
+    for name, obj in pts.items():
+        if not isinstance(obj, h5py.Dataset):
+            continue
+        arr = _read_array(obj)
+        if arr.shape == (P,):
+            dims = ("point",)
+        elif arr.shape == (P, J):
+            dims = ("point", "pool")
+        elif name in POINTS:
+            want = "(P,)" if POINTS[name] == "P" else "(P, J)"
+            _fail(path, f"/points/{name} has shape {arr.shape}, expected {want} with P = {P}, J = {J}")
+        else:
+            continue  # unknown and of unknown shape: ignore
+        cname = "point_replicas" if name == "replicas" else name
+        coords[cname] = (dims, arr, _dset_attrs(obj))
+
+    # ---- /estimates -> variables
+    level_coords: dict[str, np.ndarray] = {}
+
+    def level_dim_for(metric, levels, n_values):
+        """Dim name for quantile levels (shared when equal); None if the shape does not fit."""
+        if levels is None or n_values != len(levels):
+            return None
+        for dim, lev in level_coords.items():
+            if len(lev) == len(levels) and np.allclose(lev, levels):
+                return dim
+        return "level" if "level" not in level_coords else f"level_{metric}"
+
+    metric_dims: dict[str, tuple] = {}
+    if est is not None:
+        for name, obj in est.items():
+            if name == "replicas" and isinstance(obj, h5py.Dataset):
+                arr = _read_array(obj)
+                if arr.shape != (P,):
+                    _fail(path, f"/estimates/replicas has shape {arr.shape}, expected ({P},)")
+                data_vars["replicas"] = (("point",), arr, _dset_attrs(obj))
+                continue
+            levels = _levels_of(obj)
+            if isinstance(obj, h5py.Group) and isinstance(obj.get("mean"), h5py.Dataset):
+                parts = {"": obj["mean"]}
+                parts.update({"_" + c: obj[c] for c in _CI_PARTS if isinstance(obj.get(c), h5py.Dataset)})
+            elif isinstance(obj, h5py.Dataset) and levels is not None:
+                parts = {"": obj}  # e.g. /estimates/sojourn_quantiles, P x Q, no interval
+            else:
+                continue
+            shape = parts[""].shape
+            if len(shape) == 0 or shape[0] != P:
+                if name in METRICS:
+                    _fail(path, f"/estimates/{name}: mean has shape {shape}, first axis must be P = {P}")
+                continue
+            ldim = level_dim_for(name, levels, shape[1] if len(shape) == 2 else -1)
+            dims = _metric_dims(shape[1:], J, K, levels if ldim else None, ldim)
+            if dims is None or (name in METRICS and dims != _expected_dims(METRICS[name])):
+                if name in METRICS:
+                    _fail(path, f"/estimates/{name}/mean has shape {shape}, expected {_expected_shape(METRICS[name], P, J, K)}")
+                continue
+            if ldim:
+                level_coords[ldim] = levels
+            metric_dims[name] = dims
+            for suffix, dset in parts.items():
+                arr = _read_array(dset)
+                if arr.shape != shape:
+                    _fail(path, f"/estimates/{name}/{suffix[1:]} has shape {arr.shape}, but mean has {shape}")
+                attrs = _dset_attrs(dset)
+                if suffix == "_half_width" and "confidence" in root_attrs:
+                    attrs.setdefault("confidence", root_attrs["confidence"])
+                data_vars[name + suffix] = (("point",) + dims, arr, attrs)
+
+    # ---- /replicas -> variables
+    if rep is not None:
+        n_run = None
+        if "point_replicas" in coords:
+            n_run = np.asarray(coords["point_replicas"][1], dtype=float)
+        elif "replicas" in data_vars:
+            n_run = np.asarray(data_vars["replicas"][1], dtype=float)
+        R = None
+        for key in ("warmup", "p_wait", *rep.keys()):
+            obj = rep.get(key)
+            if isinstance(obj, h5py.Dataset) and obj.ndim >= 2 and obj.shape[0] == P:
+                R = obj.shape[1]
+                break
+        for name, obj in rep.items():
+            if R is None or not isinstance(obj, h5py.Dataset) or obj.ndim < 2:
+                continue
+            shape = obj.shape
+            if shape[0] != P or shape[1] != R:
+                if name in METRICS or name in REPLICA_EXTRAS:
+                    _fail(path, f"/replicas/{name} has shape {shape}, expected (P, R, ...) = ({P}, {R}, ...)")
+                continue
+            if name in metric_dims:
+                dims = metric_dims[name]
+                if tuple(shape[2:]) != tuple(_dim_size(d, J, K, level_coords) for d in dims):
+                    _fail(path, f"/replicas/{name} has shape {shape}, inconsistent with /estimates/{name}")
+            else:
+                levels = _levels_of(obj)
+                ldim = level_dim_for(name, levels, shape[2] if len(shape) == 3 else -1)
+                dims = _metric_dims(shape[2:], J, K, levels if ldim else None, ldim)
+                if dims is None:
+                    continue
+                if ldim:
+                    level_coords[ldim] = levels
+            arr = _read_array(obj)
+            if arr.dtype.kind in "iub":
+                arr = arr.astype(np.float64)
+                if n_run is not None:
+                    # slots a point never ran; a NaN count marks all its slots unused
+                    unused = ~(np.arange(R)[None, :] < n_run[:, None])
+                    unused = unused.reshape(unused.shape + (1,) * (arr.ndim - 2))
+                    arr = np.where(np.broadcast_to(unused, arr.shape), np.nan, arr)
+            data_vars[f"{name}_replicas"] = (("point", "replica") + dims, arr, _dset_attrs(obj))
+    else:
+        R = None
+
+    coords["point"] = ("point", np.arange(P))
+    coords["pool"] = ("pool", np.arange(1, J + 1))
+    coords["k"] = ("k", np.arange(1, K + 1))
+    if R is not None:
+        coords["replica"] = ("replica", np.arange(R))
+    for dim, lev in level_coords.items():
+        coords[dim] = (dim, lev, {"description": "quantile level (probability)", "units": "1"})
+
+    ds = xr.Dataset(
+        {k: xr.Variable(*v) for k, v in data_vars.items()},
+        coords={k: xr.Variable(*v) if isinstance(v, tuple) else v for k, v in coords.items()},
+        attrs=root_attrs,
+    )
+    ds.attrs["source_path"] = os.path.abspath(path)
+    return ds
+
+
+def _expected_dims(kind):
+    return {"scalar": (), "pool": ("pool",), "pool_k": ("pool", "k")}[kind]
+
+
+def _expected_shape(kind, P, J, K):
+    return {"scalar": f"({P},)", "pool": f"({P}, {J})", "pool_k": f"({P}, {J}, {K})"}[kind]
+
+
+def _dim_size(dim, J, K, level_coords):
+    if dim == "pool":
+        return J
+    if dim == "k":
+        return K
+    return len(level_coords[dim])
+
+
+# ----------------------------------------------------------------------------------
+# helpers on a loaded dataset
+# ----------------------------------------------------------------------------------
+
+
+def _as_dataset(obj) -> xr.Dataset:
+    if isinstance(obj, xr.Dataset):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return load(obj)
+    raise TypeError(f"expected an xarray.Dataset from lbmc_analysis.load or a path, got {type(obj).__name__}")
+
+
+def metric_names(ds: xr.Dataset) -> list[str]:
+    """Names of the metrics in a loaded dataset (variables with a mean), in file-doc order."""
+    suffixes = tuple("_" + c for c in _CI_PARTS) + ("_replicas",)
+    names = [v for v in ds.data_vars if v != "replicas" and not str(v).endswith(suffixes)]
+    order = {m: i for i, m in enumerate(METRICS)}
+    return sorted(names, key=lambda m: (order.get(m, len(order)), m))
+
+
+def _point_params(ds: xr.Dataset) -> pd.DataFrame:
+    """One row per point: every point coordinate; (point, pool) ones as name_1..name_J."""
+    cols: dict[str, Any] = {"point": ds["point"].values}
+    rank = {("point_replicas" if k == "replicas" else k): i for i, k in enumerate(POINTS)}
+    names = sorted((str(k) for k in ds.coords), key=lambda k: (rank.get(k, len(rank)), k))
+    for name in names:
+        c = ds.coords[name]
+        if name in ("point",) or c.dims == ():
+            continue
+        if c.dims == ("point",):
+            cols[name] = c.values
+        elif c.dims == ("point", "pool"):
+            for i, j in enumerate(ds["pool"].values):
+                cols[f"{name}_{int(j)}"] = c.values[:, i]
+    return pd.DataFrame(cols)
+
+
+def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
+    """Tidy table of the estimates: one row per point and metric component.
+
+    ``data`` is a path or a Dataset from :func:`load`. Columns: ``point`` (row of
+    the file), every point parameter (``index``, ``n``, ``lambda``, ``rho``,
+    ``policy``, ``policy_name``, ``d``, ``sampling``, ``routers``, ``stale``,
+    ``time``, ``warmup``, ``batches``, ``point_replicas``, ``status``, ...; the per-pool
+    ones as ``beta_1 .. beta_J``, ``mu_1 ..``, ``buffer_1 ..``, ``pool_servers_1 ..``),
+    then ``metric``, ``pool`` (1-based; <NA> for scalar metrics), ``k`` (tail level;
+    <NA> otherwise), ``level`` (only when quantiles exist; NaN otherwise), ``mean``,
+    ``half_width``, ``std_err`` (NaN where the file has none, e.g. quantiles) and
+    ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
+    Units per metric are in ``frame.attrs["units"]``.
+    """
+    ds = _as_dataset(data)
+    names = metric_names(ds)
+    if metrics is not None:
+        wanted = [metrics] if isinstance(metrics, str) else list(metrics)
+        unknown = [m for m in wanted if m not in names]
+        if unknown:
+            raise KeyError(f"no metric(s) {unknown} in the dataset; it has {names}")
+        names = wanted
+    params = _point_params(ds)
+    frames = []
+    for m in names:
+        parts = {"mean": ds[m].variable}
+        for c in _CI_PARTS:
+            if f"{m}_{c}" in ds:
+                parts[c] = ds[f"{m}_{c}"].variable
+        dims = ds[m].dims
+        sub = xr.Dataset(parts, coords={d: ds[d].values for d in dims})
+        df = sub.to_dataframe().reset_index()
+        for d in dims:
+            if d.startswith("level_"):
+                df = df.rename(columns={d: "level"})
+        df.insert(1, "metric", m)
+        frames.append(df)
+    has_level = any(d.startswith("level") for m in names for d in ds[m].dims)
+    cols = ["point", "metric", "pool", "k"] + (["level"] if has_level else []) + ["mean", "half_width", "std_err"]
+    if frames:
+        long = pd.concat(frames, ignore_index=True, sort=False)
+    else:
+        long = pd.DataFrame(columns=cols)
+    for c in cols:
+        if c not in long.columns:
+            long[c] = np.nan
+    long = long[cols]
+    long["pool"] = long["pool"].astype("Int64")
+    long["k"] = long["k"].astype("Int64")
+    for c in ("mean", "half_width", "std_err") + (("level",) if has_level else ()):
+        long[c] = long[c].astype(float)
+    order = {m: i for i, m in enumerate(names)}
+    long["_m"] = long["metric"].map(order)
+    long = long.sort_values(["point", "_m"], kind="stable").drop(columns="_m")
+    out = params.merge(long, on="point", how="right", validate="one_to_many")
+    if "replicas" in ds:
+        out["replicas"] = out["point"].map(dict(zip(ds["point"].values, ds["replicas"].values)))
+    else:
+        out["replicas"] = np.nan
+    out = out.reset_index(drop=True)
+    out.attrs["units"] = {m: ds[m].attrs.get("units") for m in names}
+    out.attrs["source_path"] = ds.attrs.get("source_path")
+    return out
+
+
+def to_replica_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
+    """Tidy table of per-replica values (for bootstrapping or re-weighting).
+
+    Like :func:`to_frame` but one row per point, metric component and replica slot,
+    with columns ``replica`` and ``value`` instead of the interval columns. Slots a
+    point never ran (``replica >= point_replicas``) are dropped; NaN values of
+    replicas that ran (e.g. stopped as unstable) are kept.
+    """
+    ds = _as_dataset(data)
+    names = [m for m in metric_names(ds) if f"{m}_replicas" in ds]
+    if metrics is not None:
+        wanted = [metrics] if isinstance(metrics, str) else list(metrics)
+        unknown = [m for m in wanted if m not in names]
+        if unknown:
+            raise KeyError(f"no per-replica values for {unknown}; available: {names}")
+        names = wanted
+    params = _point_params(ds)
+    frames = []
+    for m in names:
+        da = ds[f"{m}_replicas"]
+        sub = xr.Dataset({"value": da.variable}, coords={d: ds[d].values for d in da.dims})
+        df = sub.to_dataframe().reset_index()
+        for d in da.dims:
+            if d.startswith("level_"):
+                df = df.rename(columns={d: "level"})
+        df.insert(1, "metric", m)
+        frames.append(df)
+    if not frames:
+        return params.iloc[0:0].assign(metric=[], replica=[], value=[])
+    long = pd.concat(frames, ignore_index=True, sort=False)
+    for c in ("pool", "k"):
+        long[c] = (long[c] if c in long else pd.Series(np.nan, index=long.index)).astype("Int64")
+    if "point_replicas" in ds.coords:
+        runs = dict(zip(ds["point"].values, ds["point_replicas"].values))
+        long = long[long["replica"] < long["point"].map(runs)]
+    out = params.merge(long, on="point", how="right")
+    front = list(params.columns) + ["metric", "pool", "k"] + (["level"] if "level" in out else []) + ["replica", "value"]
+    return out[front].reset_index(drop=True)
+
+
+def _match(values, cond):
+    values = np.asarray(values)
+    if callable(cond):
+        return np.asarray([bool(cond(v)) for v in values])
+    conds = list(cond) if isinstance(cond, (list, tuple, set, np.ndarray)) and not isinstance(cond, str) else [cond]
+    mask = np.zeros(values.shape, dtype=bool)
+    for c in conds:
+        if isinstance(c, (int, float, np.number)) and not isinstance(c, bool) and values.dtype.kind in "iuf":
+            mask |= np.isclose(values.astype(float), float(c), rtol=1e-12, atol=0) | (values == c)
+        else:
+            mask |= values == c
+    return mask
+
+
+def select_points(ds: xr.Dataset, conditions: Mapping[str, Any] | None = None, **kw) -> xr.Dataset:
+    """The points of ``ds`` whose coordinates match every condition.
+
+    A condition is a value (floats compared to 1e-12 relative), a list of values,
+    or a predicate. Per-pool coordinates are addressed as ``name_j`` (``beta_1``).
+    ``lambda`` is a Python keyword, so pass it in the mapping:
+    ``select_points(ds, {"lambda": 0.9}, policy="pull")``.
+    """
+    conds = dict(conditions or {})
+    conds.update(kw)
+    mask = np.ones(ds.sizes["point"], dtype=bool)
+    for key, cond in conds.items():
+        if key in ds.coords and ds[key].dims == ("point",):
+            values = ds[key].values
+        else:
+            m = re.fullmatch(r"(.+)_(\d+)", key)
+            if not (m and m.group(1) in ds.coords and ds[m.group(1)].dims == ("point", "pool")):
+                raise KeyError(f"no point coordinate {key!r}; available: {sorted(str(c) for c in ds.coords)}")
+            values = ds[m.group(1)].sel(pool=int(m.group(2))).values
+        mask &= _match(values, cond)
+    return ds.isel(point=np.flatnonzero(mask))

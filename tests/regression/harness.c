@@ -1,0 +1,91 @@
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbmc/rng.h"
+
+int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
+                long seed, th_result *res)
+{
+  lbmc_replica *rep = NULL;
+  lbmc_replica_result rr;
+  double *values;
+  memset(res, 0, sizeof *res);
+  res->J = lbmc_model_pools(m);
+  res->K = (int)o->tail_k;
+  res->total = lbmc_metric_total(res->J, res->K);
+  res->replicas = replicas;
+  values = malloc(sizeof *values * res->total * (size_t)replicas);
+  res->mean = malloc(sizeof *res->mean * res->total * 3);
+  if (!values || !res->mean) return 1;
+  res->hw = res->mean + res->total;
+  res->se = res->hw + res->total;
+  if (lbmc_replica_create(m, o, &rep)) return 1;
+  res->status = LBMC_STATUS_OK;
+  for (long r = 0; r < replicas; r++) {
+    rr.values = values + (size_t)r * res->total;
+    rr.batch_values = NULL;
+    if (lbmc_replica_run(rep, point, r, replicas, seed, &rr)) return 1;
+    if (rr.status != LBMC_STATUS_OK) res->status = rr.status;
+    res->arrivals += lbmc_model_lambda(m) * (double)lbmc_model_n(m) * rr.sim_time / (double)replicas;
+  }
+  lbmc_replica_destroy(&rep);
+  lbmc_estimate(values, replicas, NULL, o->batches, res->total, o->confidence, res->mean, res->hw,
+                res->se);
+  free(values);
+  return 0;
+}
+
+void th_result_free(th_result *res)
+{
+  free(res->mean);
+  res->mean = res->hw = res->se = NULL;
+}
+
+size_t th_index(const th_result *r, const char *name, int j, int k)
+{
+  int i = lbmc_metric_find(name);
+  size_t off = lbmc_metric_offset(i, r->J, r->K);
+  const lbmc_metric_info *info = lbmc_metric_get(i);
+  if (info->shape == LBMC_SHAPE_POOL) return off + (size_t)j;
+  if (info->shape == LBMC_SHAPE_POOL_K) return off + (size_t)j * r->K + (size_t)(k - 1);
+  return off;
+}
+
+void th_compare(th_tally *t, const th_result *r, size_t i, double exact, const char *label,
+                int verbose)
+{
+  double est = r->mean[i], hw = r->hw[i], diff = fabs(est - exact), z;
+  int covered;
+  if (!(hw > 0)) { /* no variation across replicas: a structural constant */
+    covered = diff <= 1e-12 * fmax(1.0, fabs(exact));
+    z = covered ? 0 : INFINITY;
+  } else {
+    z = diff / hw;
+    covered = z <= 1.0;
+  }
+  t->compared++;
+  t->covered += covered;
+  t->beyond += z > t->max_hw;
+  if (z > t->worst_z || t->compared == 1) {
+    t->worst_z = z;
+    snprintf(t->worst, sizeof t->worst, "%s: estimate %.6g +/- %.3g, exact %.6g", label, est, hw,
+             exact);
+  }
+  if (verbose || z > t->max_hw)
+    printf("  %-58s est %12.6g +/- %-10.3g exact %12.6g  |d|/hw %6.2f%s\n", label, est, hw, exact, z,
+           covered ? "" : (z > t->max_hw ? "  <-- BEYOND THE LIMIT" : "  (not covered)"));
+}
+
+int th_verdict(const th_tally *t, double min_coverage)
+{
+  double cov = t->compared ? (double)t->covered / (double)t->compared : 0;
+  printf("compared %ld values: %ld covered (%.2f%%, required >= %.1f%%), %ld beyond %.0f "
+         "half-widths (required 0)\n",
+         t->compared, t->covered, 100 * cov, 100 * min_coverage, t->beyond, t->max_hw);
+  printf("worst: %s (|d|/hw = %.2f)\n", t->worst, t->worst_z);
+  return (cov >= min_coverage && t->beyond == 0 && t->compared > 0) ? 0 : 1;
+}

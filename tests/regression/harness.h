@@ -1,0 +1,48 @@
+/* Regression-test harness: simulate a model with replicas through the public API and
+ * compare estimates with known values, keeping coverage statistics. */
+#ifndef LBMC_TEST_HARNESS_H
+#define LBMC_TEST_HARNESS_H
+
+#include <stddef.h>
+
+#include "lbmc/metrics.h"
+#include "lbmc/model.h"
+#include "lbmc/sim.h"
+
+typedef struct {
+  size_t total;       /* entries of the flat metric vector */
+  int J, K;
+  long replicas;
+  double arrivals;    /* mean arrivals per replica in the measured period */
+  lbmc_status status;
+  double *mean, *hw, *se; /* total entries each */
+} th_result;
+
+/** Simulate `replicas` replicas of grid point `point` (its streams: give every system
+ *  of a test its own point so that their errors are independent) with the seed;
+ *  options o (confidence used for the intervals). Returns 0 on success. */
+int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
+                long seed, th_result *res);
+void th_result_free(th_result *res);
+
+/** Value of metric `name` entry (pool j, level k; 0 for unused) in a result. */
+size_t th_index(const th_result *r, const char *name, int j, int k);
+
+typedef struct {
+  double max_hw;      /* set by the caller: the largest |d|/hw allowed */
+  long compared, covered, beyond;
+  double worst_z;     /* largest |estimate - exact| / half-width */
+  char worst[256];
+} th_tally;
+
+/** Compare estimate i of r with the exact value: covered if within the half-width;
+ *  a structural zero/constant (half-width 0) must match exactly (|diff| <= 1e-12
+ *  relative, i.e. round-off). `label` names the comparison in the output. */
+void th_compare(th_tally *t, const th_result *r, size_t i, double exact, const char *label,
+                int verbose);
+
+/** Print the tally and return 0 if coverage >= min_coverage and nothing lies beyond
+ *  t->max_hw half-widths. */
+int th_verdict(const th_tally *t, double min_coverage);
+
+#endif
