@@ -49,8 +49,9 @@ typedef struct {
  *  max_customers 0 (default cap), runaway_fraction 0.02, runaway_z 5. */
 void lbmc_run_options_default(lbmc_run_options *o);
 
-/** Check every setting; `where` prefixes the messages (e.g. "--" for flags, so the
- *  key reads "--time"; or "jobs/x.yaml: "). Errors: LBMC_ERR_ARG. */
+/** Check every setting; `where` prefixes the key names in the messages: "--" names
+ *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
+ *  Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
 
 /** Ticks (sub-intervals recorded for warm-up detection and batching) per batch. */

@@ -16,8 +16,9 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: a list of pools beta:mu:buffer is required", where);
   strcpy(buf, text);
   for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    char *f[3], *p = tok, key[96];
+    char *f[3], *p = tok, key[96], orig[256];
     int nf = 0;
+    snprintf(orig, sizeof orig, "%s", tok);
     while (nf < 3 && p) {
       f[nf++] = p;
       p = strchr(p, ':');
@@ -26,7 +27,7 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
     if (nf != 3 || p)
       return LBMC_ERROR(LBMC_ERR_ARG,
                         "%s: pool %d '%s' is not allowed; write beta:mu:buffer, e.g. 0.5:2:inf",
-                        where, j + 1, tok);
+                        where, j + 1, orig);
     if (j >= LBMC_MAX_POOLS)
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: more than %d pools are not allowed", where, LBMC_MAX_POOLS);
     snprintf(key, sizeof key, "%s: pool %d: beta", where, j + 1);

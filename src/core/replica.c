@@ -45,10 +45,21 @@ void lbmc_run_options_default(lbmc_run_options *o)
   o->runaway_z = 5;
 }
 
+/* "<where><name>"; a command-line prefix "--" turns the key's '_' into '-'. */
+static const char *lbmc_option_key(char *key, size_t len, const char *where, const char *name)
+{
+  size_t w = strlen(where);
+  snprintf(key, len, "%s%s", where, name);
+  if (strcmp(where, "--") == 0)
+    for (char *c = key + w; *c; c++)
+      if (*c == '_') *c = '-';
+  return key;
+}
+
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
 {
   char key[160];
-#define LBMC_KEY(name) (snprintf(key, sizeof key, "%s%s", where, name), key)
+#define LBMC_KEY(name) lbmc_option_key(key, sizeof key, where, name)
   if (!o->warmup_auto) LBMC_CHECK(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
   LBMC_CHECK(lbmc_check_positive(LBMC_KEY("time"), o->time));
   LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));

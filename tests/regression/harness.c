@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lbmc/rng.h"
+#include "lbmc/stats.h"
 
 int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
                 long seed, th_result *res)
@@ -88,4 +89,41 @@ int th_verdict(const th_tally *t, double min_coverage)
          t->compared, t->covered, 100 * cov, 100 * min_coverage, t->beyond, t->max_hw);
   printf("worst: %s (|d|/hw = %.2f)\n", t->worst, t->worst_z);
   return (cov >= min_coverage && t->beyond == 0 && t->compared > 0) ? 0 : 1;
+}
+
+void th_family_add(th_family *f, const th_result *r, size_t i, double exact, double allowance,
+                   const char *label)
+{
+  struct th_item *it;
+  if (f->m == f->cap) {
+    f->cap = f->cap ? 2 * f->cap : 32;
+    f->items = realloc(f->items, sizeof *f->items * (size_t)f->cap);
+  }
+  it = &f->items[f->m++];
+  snprintf(it->label, sizeof it->label, "%s", label);
+  it->est = r->mean[i];
+  it->se = r->se[i];
+  it->exact = exact;
+  it->allowance = allowance;
+  it->dof = r->replicas - 1;
+}
+
+int th_family_verdict(th_family *f, double alpha)
+{
+  double level = 1.0 - alpha / (double)f->m;
+  int bad = 0;
+  printf("%d comparisons, each at level 1 - %.3g/%d (Bonferroni; family error <= %.3g)\n", f->m,
+         alpha, f->m, alpha);
+  for (int k = 0; k < f->m; k++) {
+    struct th_item *it = &f->items[k];
+    double hw = lbmc_t_quantile(level, it->dof) * it->se, d = fabs(it->est - it->exact);
+    int ok = isfinite(it->est) && (d <= hw + it->allowance || (it->se == 0 && d <= 1e-12));
+    bad += !ok;
+    printf("  %-44s est %12.6g +/- %-10.3g%s exact %12.6g  %s\n", it->label, it->est, hw,
+           it->allowance > 0 ? " (+allowance)" : "", it->exact, ok ? "ok" : "FAIL");
+  }
+  free(f->items);
+  f->items = NULL;
+  f->m = f->cap = 0;
+  return bad != 0;
 }

@@ -46,3 +46,22 @@ void th_compare(th_tally *t, const th_result *r, size_t i, double exact, const c
 int th_verdict(const th_tally *t, double min_coverage);
 
 #endif
+
+/* A family of comparisons judged together with a Bonferroni-corrected level: the
+ * test passes if every exact value lies in its two-sided Student-t interval at level
+ * 1 - alpha/m (m = comparisons), so a correct model fails with probability <= alpha.
+ * An allowance (e.g. a finite-n bias bound) may widen one comparison. */
+typedef struct {
+  int m, cap;
+  struct th_item {
+    char label[128];
+    double est, se, exact, allowance;
+    long dof;
+  } *items;
+} th_family;
+
+/** Add estimate i of r (replicas - 1 degrees of freedom). */
+void th_family_add(th_family *f, const th_result *r, size_t i, double exact, double allowance,
+                   const char *label);
+/** Judge and print; returns 0 if all pass. Frees the family. */
+int th_family_verdict(th_family *f, double alpha);

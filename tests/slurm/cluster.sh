@@ -17,8 +17,8 @@
 #
 # Everything lives in DIR; daemons run in the foreground under setsid with
 # their own pids recorded in DIR/pids/. Nothing is ever killed by name.
-# Needs root and the packages in scripts/slurm-packages.txt
-# (tests/slurm/install.sh). Background: shared/notes/slurm-local.md.
+# Needs root and the Slurm packages of scripts/debian-packages.txt
+# (scripts/install-deps). Background: shared/notes/slurm-local.md.
 set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin   # daemons live in /usr/sbin
 
@@ -183,7 +183,7 @@ cmd_start() {
         cat "$D/env.sh"; return 0
     fi
     cmd_stop >/dev/null 2>&1   # clean up a half-started cluster
-    command -v slurmctld >/dev/null || die "slurmctld not installed (run tests/slurm/install.sh)"
+    command -v slurmctld >/dev/null || die "slurmctld not installed (run scripts/install-deps)"
     # Unix socket paths (munge, slurmd, pmix) are limited to 108 bytes.
     [ ${#D} -le 60 ] || die "DIR path too long for unix sockets (${#D} > 60 chars): $D"
     mkdir -p "$D"/{munge,state,spool,log,run,pids,tmp} || die "cannot create $D"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Bad input to `lbmc sim`: each case must exit with status 2 and print a message that
+# names the flag, the value and what is allowed. Usage: sim_bad_input.sh [LBMC]
+set -u
+LBMC=${1:-${LBMC:-lbmc}}
+pass=0 fail=0
+ok="--n 10 --lambda 0.5 --pools 1:1:inf --time 5 --warmup 1"
+
+# expect STATUS PATTERN ARGS...: run lbmc with ARGS, check the exit status and that
+# stderr (or stdout for status 0) matches the extended regex PATTERN.
+expect() {
+  local want=$1 pat=$2
+  shift 2
+  local out err rc
+  out=$(mktemp) err=$(mktemp)
+  "$LBMC" "$@" >"$out" 2>"$err"
+  rc=$?
+  if [ "$rc" -eq "$want" ] && grep -Eq -- "$pat" "$err" "$out"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: lbmc $* -> exit $rc (want $want), output:"
+    sed 's/^/    /' "$err" "$out" | head -5
+    echo "    (wanted /$pat/)"
+  fi
+  rm -f "$out" "$err"
+}
+
+# shellcheck disable=SC2086
+{
+expect 2 "--lambda: -1 is not allowed; a positive finite number" sim --n 10 --lambda -1 --pools 1:1:inf
+expect 2 "--lambda: 'abc' is not a number" sim --n 10 --lambda abc --pools 1:1:inf
+expect 2 "--n: 0 is not allowed; an integer from 1" sim --n 0 --lambda 0.5 --pools 1:1:inf
+expect 2 "--n: 'ten' is not an integer" sim --n ten --lambda 0.5 --pools 1:1:inf
+expect 2 "--n: the number of servers is required" sim --lambda 0.5 --pools 1:1:inf
+expect 2 "beta: the pool fractions sum to 0.9.*allowed: a sum of 1" sim --n 10 --lambda 0.5 --pools 0.5:1:inf,0.4:1:inf
+expect 2 "pool 1: mu: -2 is not allowed" sim --n 10 --lambda 0.5 --pools 1:-2:inf
+expect 2 "pool 1: buffer: 0 is not allowed; a buffer is an integer >= 1" sim --n 10 --lambda 0.5 --pools 1:1:0
+expect 2 "pool 2 '0.5:2' is not allowed; write beta:mu:buffer" sim --n 10 --lambda 0.5 --pools 0.5:1:inf,0.5:2
+expect 2 "pool 1: beta: 1.5 is not allowed" sim --n 10 --lambda 0.5 --pools 1.5:1:inf
+expect 2 "d = 5 exceeds n = 3; allowed: 1 <= d <= n" sim --n 3 --lambda 0.5 --pools 1:1:inf --policy "jsq(5)"
+expect 2 "c = 4 exceeds n = 3" sim --n 3 --lambda 0.5 --pools 1:1:inf --policy "balanced(4)"
+expect 2 "policy: 'foo' is not allowed \(unknown policy\); allowed: random, jsq\(d\)" sim $ok --policy foo
+expect 2 "policy: 'pull\(2\)' is not allowed \(this policy takes no parameter\)" sim $ok --policy "pull(2)"
+expect 2 "policy: 'jsq\(0\)': d = 0 is not allowed" sim $ok --policy "jsq(0)"
+expect 2 "--stale: applies only to policy pull, not to jsq\(2\)" sim $ok --policy "jsq(2)" --stale keep
+expect 2 "stale: 'never' is not allowed; allowed: withdraw, keep" sim $ok --policy pull --stale never
+expect 2 "stale: 'withdraw' is not allowed with policy jiq" sim $ok --policy jiq --stale withdraw
+expect 2 "--sampling: applies only to policy jsq\(d\), not to pull" sim $ok --policy pull --sampling with_replacement
+expect 2 "sampling: 'some' is not allowed; allowed: distinct, with_replacement" sim $ok --policy "jsq(2)" --sampling some
+expect 2 "--routers: 0 is not allowed" sim $ok --routers 0
+expect 2 "--confidence: 1.5 is not allowed; a number strictly between 0 and 1" sim $ok --confidence 1.5
+expect 2 "--batches: 1 is not allowed; an integer from 2" sim $ok --batches 1
+expect 2 "--warmup: -5 is not allowed; a finite number >= 0" sim $ok --warmup -5
+expect 2 "--time: 0 is not allowed; a positive finite number" sim --n 10 --lambda 0.5 --pools 1:1:inf --time 0
+expect 2 "--seed: 3000000000 is not allowed; an integer from 0 to 2147483647" sim $ok --seed 3000000000
+expect 2 "--replicas: 0 is not allowed" sim $ok --replicas 0
+expect 2 "--tail-k: 0 is not allowed" sim $ok --tail-k 0
+expect 2 "'--bogus' is not an option of lbmc sim" sim $ok --bogus
+expect 2 "--lambda: a value is required" sim --n 10 --pools 1:1:inf --lambda
+expect 2 "'frobnicate' is not a command; allowed: sim" frobnicate
+# good input still works
+expect 0 "status: ok" sim $ok
+expect 0 "usage: lbmc sim" sim --help
+expect 0 "\"status\": \"ok\"" sim $ok --json
+}
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
