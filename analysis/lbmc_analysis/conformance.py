@@ -34,13 +34,13 @@ ROOT_ATTRS = {
     "layout_version": "int",
     "created": "str",
     "job": "str",
-    "job_sha256": "str",
     "seed": "int",
     "mpi_ranks": "int",
     "wall_seconds": "float",
     "confidence": "float",
     "tail_k": "int",
     "shard": "str",
+    "complete": "int",
 }
 
 # /points dataset -> dtype kind ("i" int64, "f" double, "s" string)
@@ -144,8 +144,6 @@ def _check(f, problems):
         problems.append(f"root: layout_version is {attrs['layout_version']!r}, expected 1")
     if "created" in attrs and isinstance(attrs["created"], str) and not _ISO.match(attrs["created"]):
         problems.append(f"root: 'created' = {attrs['created']!r} is not ISO 8601 date-time (e.g. 2026-11-29T17:03:00Z)")
-    if "job_sha256" in attrs and isinstance(attrs["job_sha256"], str) and not re.fullmatch(r"[0-9a-f]{64}", attrs["job_sha256"]):
-        problems.append("root: 'job_sha256' is not 64 lowercase hex digits")
     if "confidence" in attrs and not (0 < float(attrs["confidence"]) < 1):
         problems.append(f"root: confidence {attrs['confidence']!r} not in (0, 1)")
     if "shard" in attrs and isinstance(attrs["shard"], str) and attrs["shard"] and not re.fullmatch(r"\d+/\d+", attrs["shard"]):

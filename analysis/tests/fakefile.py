@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import math
 import os
 from typing import Any, Sequence
@@ -171,13 +170,13 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
         "layout_version": int(layout_version),
         "created": _dt.datetime(2026, 11, 29, 17, 3, 0).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "job": job,
-        "job_sha256": hashlib.sha256(job.encode()).hexdigest(),
         "seed": np.int64(seed),
         "mpi_ranks": 2,
         "wall_seconds": 12.5,
         "confidence": float(confidence),
         "tail_k": int(K),
         "shard": shard,
+        "complete": 1,
     }
 
     # ---- points

@@ -196,13 +196,13 @@ def test_broken_layout_is_a_clear_error(tmp_path):
 
 
 def test_check_file_reports_deviations(tmp_path):
-    e = fakefile.write_results(tmp_path / "dev.h5", omit=["points/rho", "@job_sha256"])
+    e = fakefile.write_results(tmp_path / "dev.h5", omit=["points/rho", "@complete"])
     with h5py.File(e.path, "a") as f:
         # a fixed-length byte string where the doc wants variable-length UTF-8
         f["points"].create_dataset("rho", data=np.array([b"x"] * e.P))
         f["estimates/p_wait/mean"].attrs["units"] = np.bytes_(b"1")
     problems = la.check_file(e.path)
-    assert any("job_sha256" in p for p in problems)
+    assert any("complete" in p for p in problems)
     assert any(p.startswith("/points/rho: dtype") for p in problems)
     assert any("/estimates/p_wait/mean: attribute 'units'" in p for p in problems)
     # the loader still copes with fixed-length strings

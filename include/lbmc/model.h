@@ -63,6 +63,9 @@ lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta);
  *  keep), "balanced(c)", "lwl(d)". Errors: LBMC_ERR_ARG naming the text and the
  *  policies allowed. */
 lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *policy);
+/** Check a policy text as lbmc_model_set_policy would, without a model; `where` names
+ *  it in messages ("jobs/x.yaml:7: policy"). Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_policy_check(const char *where, const char *text);
 /** Number of routers R >= 1. Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_model_set_routers(lbmc_model *m, long routers);
 /** PULL's stale-message variant: "withdraw" or "keep". Errors: LBMC_ERR_ARG. */

@@ -10,6 +10,7 @@
 #ifndef LBMC_SIM_H
 #define LBMC_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lbmc/error.h"
@@ -38,15 +39,14 @@ typedef struct {
   long tail_k;             /* K: tail levels k = 1..K, >= 1 */
   long long max_customers; /* runaway cap on customers in the system; 0 = default
                               min(1000 n + 100000, 2^26) */
-  double runaway_fraction; /* unstable if customers in the system grew, over the second
-                              half of the measured period, by more than this fraction
-                              of the customers admitted in it ... */
-  double runaway_z;        /* ... and by more than runaway_z residual standard
-                              deviations of the customer count about its linear trend */
+  double runaway_fraction; /* a point is unstable if in every replica the time-average
+                              customers in the system grew from each quarter of the
+                              measured period to the next by more than this fraction
+                              of the customers admitted (see lbmc_point_unstable) */
 } lbmc_run_options;
 
 /** Defaults: warmup 100, time 1000, batches 20, confidence 0.95, tail_k 10,
- *  max_customers 0 (default cap), runaway_fraction 0.02, runaway_z 5. */
+ *  max_customers 0 (default cap), runaway_fraction 0.02. */
 void lbmc_run_options_default(lbmc_run_options *o);
 
 /** Check every setting; `where` prefixes the key names in the messages: "--" names
@@ -65,6 +65,11 @@ typedef struct {
   int64_t events;       /* arrivals plus departures in the measured period */
   double cpu_seconds;   /* CPU time of the measured period */
   double sim_time;      /* measured time actually used */
+  double growth;        /* the smallest of the three increases of the time-average
+                           customers in the system from one quarter of the measured
+                           period to the next, each per customer admitted in the later
+                           quarter: about the net fraction of arrivals accumulating
+                           (> 0 in every quarter only while the system fills up) */
   double *values;       /* in: array of lbmc_metric_total(J, K); out: the estimates
                            (NaN when unstable) */
   double *batch_values; /* in: NULL or array of batches x lbmc_metric_total(J, K);
@@ -79,12 +84,32 @@ typedef struct lbmc_replica_ lbmc_replica;
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **r);
 void lbmc_replica_destroy(lbmc_replica **r);
 
+/** A function called after every tick of a replica (10 x batches times per replica),
+ *  e.g. to serve MPI requests or to notice a signal; returning non-zero abandons the
+ *  replica, which then returns LBMC_ERR_INTERRUPTED (without printing anything).
+ *  NULL (the default) for none. */
+void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx);
+
 /** Run replica `replica` (0-based, < replicas_max) of grid point `point` with the job
  *  seed (0 .. LBMC_SEED_MAX). Deterministic: the same arguments give bit-identical
  *  results. An unstable system is not an error: res->status says so.
- *  Errors: LBMC_ERR_LIMIT (stream numbers), LBMC_ERR_RNG, LBMC_ERR_MEMORY. */
+ *  Errors: LBMC_ERR_LIMIT (stream numbers), LBMC_ERR_RNG, LBMC_ERR_MEMORY,
+ *  LBMC_ERR_INTERRUPTED (the monitor asked to stop). */
 lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
                           lbmc_replica_result *res);
+
+/** Whether a point is unstable, from its R replicas' results (see lbmc_run_options):
+ *  - `surely` (lbmc_model_surely_unstable): rho >= 1 and no finite buffer;
+ *  - a replica hit the customer cap (replica_unstable[r] == 1);
+ *  - every replica's growth is at least runaway_fraction (R >= 1): the customers in
+ *    the system rose steadily, quarter after quarter, in every replica.
+ *  Arrays: R values each. Writes the reason (len bytes) and returns 1 if unstable. */
+int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
+                        const int8_t *replica_unstable, const double *growth, char *reason,
+                        size_t len);
+
+/** 1 if the model is unstable for certain: rho >= 1 with every buffer unlimited. */
+int lbmc_model_surely_unstable(const lbmc_model *m);
 
 /** Combine replicas into estimates. values: R x total (row = replica); with R = 1,
  *  batch_values (batches x total) give the interval instead. Outputs have `total`

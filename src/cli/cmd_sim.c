@@ -228,7 +228,7 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
   json_decref(root);
 }
 
-/* Run the replicas; fill the estimates. values: R x total, batch: batches x total. */
+/* Run the replicas (values: R x total, batch: batches x total) and judge stability. */
 static lbmc_err lbmc_sim_replicas(const lbmc_sim_args *a, const lbmc_model *m, size_t total,
                                   double *values, double *batch, lbmc_status *status,
                                   char *reason, size_t rlen, int64_t *events, double *cpu,
@@ -236,31 +236,34 @@ static lbmc_err lbmc_sim_replicas(const lbmc_sim_args *a, const lbmc_model *m, s
 {
   lbmc_replica *rep = NULL;
   lbmc_replica_result res;
-  lbmc_err err;
+  double *growth = malloc(sizeof *growth * (size_t)a->replicas);
+  int8_t *unstable = malloc(sizeof *unstable * (size_t)a->replicas);
+  int surely = lbmc_model_surely_unstable(m);
+  lbmc_err err = LBMC_SUCCESS;
   *status = LBMC_STATUS_OK;
   *events = 0;
   *cpu = 0;
-  *warmup = 0;
-  LBMC_CHECK(lbmc_stream_check_capacity(1, a->replicas));
-  LBMC_CHECK(lbmc_replica_create(m, &a->o, &rep));
-  for (long r = 0; r < a->replicas; r++) {
+  *warmup = surely ? NAN : 0;
+  if (!growth || !unstable) err = LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory");
+  if (!err) err = lbmc_stream_check_capacity(1, a->replicas);
+  if (!err && !surely) err = lbmc_replica_create(m, &a->o, &rep);
+  for (long r = 0; !err && !surely && r < a->replicas; r++) {
     res.values = values + (size_t)r * total;
     res.batch_values = r == 0 ? batch : NULL;
     err = lbmc_replica_run(rep, 0, r, a->replicas, a->seed, &res);
-    if (err) {
-      lbmc_replica_destroy(&rep);
-      return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
-    }
     *events += res.events;
     *cpu += res.cpu_seconds;
     *warmup += res.warmup / (double)a->replicas;
-    if (res.status != LBMC_STATUS_OK && *status == LBMC_STATUS_OK) {
-      *status = res.status;
-      snprintf(reason, rlen, "replica %ld: %s", r, res.reason);
-    }
+    growth[r] = res.growth;
+    unstable[r] = res.status == LBMC_STATUS_UNSTABLE;
   }
+  if (!err && lbmc_point_unstable(&a->o, surely, lbmc_model_rho(m), surely ? 0 : a->replicas,
+                                  unstable, growth, reason, rlen))
+    *status = LBMC_STATUS_UNSTABLE;
   lbmc_replica_destroy(&rep);
-  return LBMC_SUCCESS;
+  free(growth);
+  free(unstable);
+  return err;
 }
 
 static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
@@ -294,6 +297,8 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
                   done);
   lbmc_estimate(values, a.replicas, a.replicas == 1 ? batch : NULL, a.o.batches, total,
                 a.o.confidence, mean, hw, se);
+  if (status == LBMC_STATUS_UNSTABLE)
+    for (size_t i = 0; i < 3 * total; i++) mean[i] = NAN; /* mean, hw, se are contiguous */
   if (a.json) {
     lbmc_sim_print_json(&a, m, status, reason, mean, hw, se, events, cpu, warmup);
   } else {

@@ -36,6 +36,9 @@ int main(int argc, char **argv)
     return 0;
   }
   if (strcmp(argv[1], "sim") == 0) return lbmc_cmd_sim(argc - 1, argv + 1);
+  if (strcmp(argv[1], "run") == 0) return lbmc_cmd_run(argc - 1, argv + 1);
+  if (strcmp(argv[1], "info") == 0) return lbmc_cmd_info(argc - 1, argv + 1);
+  if (strcmp(argv[1], "merge") == 0) return lbmc_cmd_merge(argc - 1, argv + 1);
   fprintf(stderr, "lbmc: error: '%s' is not a command; allowed: sim, run, info, merge (see lbmc --help)\n",
           argv[1]);
   return 2;

@@ -127,5 +127,10 @@ lbmc_err lbmc_parse_buffer(const char *where, const char *text, long *v)
   if (!lbmc_strtol_whole(text, v))
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not a buffer; write an integer >= 1 or 'inf'",
                       where, text ? text : "");
-  return lbmc_check_buffer(where, *v);
+  if (*v < 1) /* -1 is the internal code of 'inf', not a value to write */
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: %ld is not allowed; a buffer is an integer >= 1 (customers per server, "
+                      "the one in service included) or 'inf'",
+                      where, *v);
+  return LBMC_SUCCESS;
 }

@@ -89,7 +89,7 @@ lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta)
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_policy_list_error(const char *text, const char *why)
+static lbmc_err lbmc_policy_list_error(const char *where, const char *text, const char *why)
 {
   char list[512] = "";
   for (int i = 0; i < lbmc_policy_count(); i++) {
@@ -98,55 +98,75 @@ static lbmc_err lbmc_policy_list_error(const char *text, const char *why)
     snprintf(list + len, sizeof list - len, "%s%s%s%s%s", len ? ", " : "", p->name,
              p->param ? "(" : "", p->param ? p->param_name : "", p->param ? ")" : "");
   }
-  return LBMC_ERROR(LBMC_ERR_ARG, "policy: '%s' is not allowed (%s); allowed: %s, jiq", text, why,
-                    list);
+  return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed (%s); allowed: %s, jiq", where, text,
+                    why, list);
 }
 
-lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *text)
+/* Parse a policy text: its type, parameter (0 if none) and whether it is jiq. */
+static lbmc_err lbmc_policy_parse(const char *where, const char *text,
+                                  const lbmc_policy_type **type, long *param, int *is_jiq)
 {
   char name[32];
   size_t len = 0;
   const char *p = text ? text : "";
-  long param = 0;
   int has_param = 0;
-  const lbmc_policy_type *type;
 
+  *param = 0;
   while (isspace((unsigned char)*p)) p++;
   while ((isalnum((unsigned char)*p) || *p == '_') && len + 1 < sizeof name) name[len++] = *p++;
   name[len] = '\0';
   while (isspace((unsigned char)*p)) p++;
   if (*p == '(') {
     char *end;
-    param = strtol(p + 1, &end, 10);
-    if (end == p + 1 || *end != ')') return lbmc_policy_list_error(text, "bad parameter");
+    *param = strtol(p + 1, &end, 10);
+    if (end == p + 1) return lbmc_policy_list_error(where, text, "bad parameter");
+    while (isspace((unsigned char)*end)) end++;
+    if (*end != ')') return lbmc_policy_list_error(where, text, "bad parameter");
     has_param = 1;
     p = end + 1;
     while (isspace((unsigned char)*p)) p++;
   }
-  if (*p) return lbmc_policy_list_error(text, "unexpected text after the name");
-  if (strcmp(name, "jiq") == 0 && !has_param) {
-    type = lbmc_policy_find("pull", 0);
-    m->stale = LBMC_STALE_KEEP;
-    m->stale_given = 2; /* fixed by the name */
+  if (*p) return lbmc_policy_list_error(where, text, "unexpected text after the name");
+  *is_jiq = strcmp(name, "jiq") == 0 && !has_param;
+  if (*is_jiq) {
+    *type = lbmc_policy_find("pull", 0);
   } else {
-    type = lbmc_policy_find(name, has_param);
-    if (!type) {
+    *type = lbmc_policy_find(name, has_param);
+    if (!*type) {
       const lbmc_policy_type *other = lbmc_policy_find(name, !has_param);
       return lbmc_policy_list_error(
-          text, other ? (has_param ? "this policy takes no parameter" : "a parameter is required")
-                      : "unknown policy");
+          where, text,
+          other ? (has_param ? "this policy takes no parameter" : "a parameter is required")
+                : "unknown policy");
     }
-    if (m->stale_given == 2) m->stale_given = 0;
   }
-  if (has_param && param < 1)
-    return LBMC_ERROR(LBMC_ERR_ARG, "policy: '%s': %s = %ld is not allowed; it must be >= 1", text,
-                      type->param_name, param);
+  if (has_param && *param < 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s': %s = %ld is not allowed; it must be >= 1", where,
+                      text, (*type)->param_name, *param);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_policy_check(const char *where, const char *text)
+{
+  const lbmc_policy_type *type;
+  long param;
+  int is_jiq;
+  return lbmc_policy_parse(where, text, &type, &param, &is_jiq);
+}
+
+lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *text)
+{
+  const lbmc_policy_type *type;
+  long param;
+  int is_jiq;
+  LBMC_CHECK(lbmc_policy_parse("policy", text, &type, &param, &is_jiq));
+  m->is_jiq = is_jiq;
   m->policy = type;
-  m->param = has_param ? param : 0;
-  if (has_param)
+  m->param = param;
+  if (param)
     snprintf(m->policy_text, sizeof m->policy_text, "%s(%ld)", type->name, param);
   else
-    snprintf(m->policy_text, sizeof m->policy_text, "%s", type->name);
+    snprintf(m->policy_text, sizeof m->policy_text, "%s", is_jiq ? "jiq" : type->name);
   m->is_setup = 0;
   return LBMC_SUCCESS;
 }
@@ -169,12 +189,8 @@ lbmc_err lbmc_model_set_stale(lbmc_model *m, const char *stale)
   else
     return LBMC_ERROR(LBMC_ERR_ARG, "stale: '%s' is not allowed; allowed: withdraw, keep",
                       stale ? stale : "");
-  if (m->stale_given == 2 && v != LBMC_STALE_KEEP)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "stale: 'withdraw' is not allowed with policy jiq (jiq is pull with stale: "
-                      "keep); use policy pull");
-  m->stale = v;
-  if (m->stale_given != 2) m->stale_given = 1;
+  m->stale_user = v;
+  m->stale_given = 1;
   m->is_setup = 0;
   return LBMC_SUCCESS;
 }
@@ -235,6 +251,12 @@ lbmc_err lbmc_model_setup(lbmc_model *m)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "%s: beta: the pool fractions sum to %.12g; allowed: a sum of 1 (within %g)",
                       lbmc_pfx(m), sum, LBMC_BETA_SUM_TOL);
+  if (m->is_jiq && m->stale_given && m->stale_user != LBMC_STALE_KEEP)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: stale: 'withdraw' is not allowed with policy jiq (jiq is pull with "
+                      "stale: keep); use policy pull",
+                      lbmc_pfx(m));
+  m->stale = m->is_jiq ? LBMC_STALE_KEEP : (m->stale_given ? m->stale_user : LBMC_STALE_WITHDRAW);
   lbmc_model_pool_sizes(m);
   for (int j = 0; j < m->J; j++)
     if (m->N[j] < 1)

@@ -17,8 +17,10 @@ struct lbmc_model_ {
   long offset[LBMC_MAX_POOLS];  /* index of the pool's first server, after setup */
   const struct lbmc_policy_type_ *policy;
   long param;                   /* d or c; 0 if none */
-  int stale_given;              /* stale set explicitly (jiq fixes it to keep) */
-  lbmc_stale stale;
+  int is_jiq;                   /* the policy was named jiq (pull with stale keep) */
+  int stale_given;              /* stale set explicitly by the user, as stale_user */
+  lbmc_stale stale_user;
+  lbmc_stale stale;             /* effective value, resolved by lbmc_model_setup */
   lbmc_sampling sampling;
   long routers;
   char policy_text[64];         /* canonical, e.g. "jsq(2)" */

@@ -21,7 +21,15 @@ struct lbmc_replica_ {
   double *ticks;  /* nticks x width */
   double *sums;   /* width */
   double *series; /* nticks */
+  int (*monitor)(void *ctx);
+  void *monitor_ctx;
 };
+
+void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx)
+{
+  r->monitor = monitor;
+  r->monitor_ctx = ctx;
+}
 
 const char *lbmc_status_name(lbmc_status s)
 {
@@ -42,7 +50,6 @@ void lbmc_run_options_default(lbmc_run_options *o)
   o->confidence = 0.95;
   o->tail_k = 10;
   o->runaway_fraction = 0.02;
-  o->runaway_z = 5;
 }
 
 /* "<where><name>"; a command-line prefix "--" turns the key's '_' into '-'. */
@@ -69,7 +76,6 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %lld is not allowed; allowed: 0 (default) to %d",
                       LBMC_KEY("max_customers"), o->max_customers, INT32_MAX - 1);
   LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_z"), o->runaway_z));
 #undef LBMC_KEY
   return LBMC_SUCCESS;
 }
@@ -131,26 +137,63 @@ static void lbmc_replica_sum(lbmc_replica *r, size_t from, size_t to)
   }
 }
 
-/* Runaway test on the second half of the retained ticks [from, to): see
- * lbmc_run_options.runaway_fraction / runaway_z. Returns 1 and fills reason if the
- * customers in the system grow. */
-static int lbmc_replica_runaway(lbmc_replica *r, size_t from, size_t to, char *reason, size_t len)
+/* Growth of the customers in the system over the retained ticks [from, to): the
+ * smallest of the three increases of the quarter-by-quarter time-average customers,
+ * each per customer admitted in the later quarter (lbmc_replica_result.growth). */
+static double lbmc_replica_growth(const lbmc_replica *r, size_t from, size_t to)
 {
-  size_t mid = from + (to - from) / 2, m = to - mid;
-  double admitted = 0, growth, slope, s;
-  if (m < 3) return 0;
-  for (size_t i = mid; i < to; i++) {
-    const double *rec = r->ticks + i * r->width;
-    r->series[i - mid] = rec[LBMC_TK_N_END];
-    for (int j = 0; j < r->J; j++) admitted += rec[lbmc_tk_admitted(r->J, r->K, j)];
+  size_t q = (to - from) / 4;
+  double prev = 0, growth = INFINITY;
+  if (q < 1) return 0;
+  for (int k = 0; k < 4; k++) {
+    double area = 0, len = 0, admitted = 0, avg;
+    for (size_t i = from + (size_t)k * q; i < from + (size_t)(k + 1) * q; i++) {
+      const double *rec = r->ticks + i * r->width;
+      area += rec[LBMC_TK_AREA_N];
+      len += rec[LBMC_TK_LEN];
+      for (int j = 0; j < r->J; j++) admitted += rec[lbmc_tk_admitted(r->J, r->K, j)];
+    }
+    avg = area / len;
+    if (k > 0) {
+      double g = admitted > 0 ? (avg - prev) / admitted : 0;
+      if (g < growth) growth = g;
+    }
+    prev = avg;
   }
-  growth = r->ticks[(to - 1) * r->width + LBMC_TK_N_END] - r->ticks[(mid - 1) * r->width + LBMC_TK_N_END];
-  lbmc_linear_fit(r->series, m, &slope, &s);
-  if (growth > r->o->runaway_fraction * admitted && growth > r->o->runaway_z * s) {
+  return growth;
+}
+
+int lbmc_model_surely_unstable(const lbmc_model *m)
+{
+  for (int j = 0; j < lbmc_model_pools(m); j++)
+    if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
+  return lbmc_model_rho(m) >= 1;
+}
+
+int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
+                        const int8_t *replica_unstable, const double *growth, char *reason,
+                        size_t len)
+{
+  double least = INFINITY;
+  if (surely) {
+    snprintf(reason, len, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
+             rho);
+    return 1;
+  }
+  for (long r = 0; r < R; r++)
+    if (replica_unstable[r] == 1) {
+      snprintf(reason, len, "replica %ld: the customers in the system exceeded the cap "
+               "(max_customers)", r);
+      return 1;
+    }
+  if (R < 1) return 0;
+  for (long r = 0; r < R; r++)
+    if (growth[r] < least) least = growth[r];
+  if (least >= o->runaway_fraction) {
     snprintf(reason, len,
-             "customers in the system grew by %.0f (%.1f%% of the %.0f admitted) over the second "
-             "half of the measured period",
-             growth, 100 * growth / admitted, admitted);
+             "the customers in the system keep growing: in every replica, from each quarter of "
+             "the measured period to the next, by at least %.1f%% of the customers admitted",
+             100 * least);
     return 1;
   }
   return 0;
@@ -201,9 +244,16 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   res->cpu_seconds = 0;
   res->warmup = t_start;
   res->sim_time = 0;
-  if (t_start > 0) LBMC_CHECK(lbmc_engine_advance(r->e, t_start, NULL));
-  for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++)
+  res->growth = 0;
+  for (double t = h; t_start > 0; t += h) { /* warm-up, in tick-sized steps */
+    LBMC_CHECK(lbmc_engine_advance(r->e, t < t_start ? t : t_start, NULL));
+    if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
+    if (t >= t_start || lbmc_engine_overflowed(r->e)) break;
+  }
+  for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++) {
     LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->ticks + i * r->width));
+    if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
+  }
   if (lbmc_engine_overflowed(r->e)) {
     snprintf(res->reason, sizeof res->reason,
              "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
@@ -219,10 +269,7 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   lbmc_replica_sum(r, first, r->nticks);
   res->events = (int64_t)(r->sums[LBMC_TK_ARRIVALS] + r->sums[LBMC_TK_DEPARTURES]);
   res->cpu_seconds = r->sums[LBMC_TK_CPU];
-  if (lbmc_replica_runaway(r, first, r->nticks, res->reason, sizeof res->reason)) {
-    lbmc_replica_unstable(r, res);
-    return LBMC_SUCCESS;
-  }
+  res->growth = lbmc_replica_growth(r, first, r->nticks);
   lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), res->values);
   if (res->batch_values)
     for (long b = 0; b < o->batches; b++) {

@@ -15,8 +15,8 @@ lbmc_err lbmc_stream_number(long point, long replica, long replicas_max, lbmc_pu
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "stream number: point %ld, replica %ld of %ld, purpose %d out of range",
                       point, replica, replicas_max, (int)purpose);
-  g = ((long long)point * replicas_max + replica) * LBMC_PURPOSES + purpose;
-  if (g > LBMC_STREAM_MAX || (long long)point > LBMC_STREAM_MAX / replicas_max)
+  if (point > LBMC_STREAM_MAX / replicas_max ||
+      (g = ((long long)point * replicas_max + replica) * LBMC_PURPOSES + purpose) > LBMC_STREAM_MAX)
     return LBMC_ERROR(LBMC_ERR_LIMIT,
                       "random streams exhausted: point %ld x replicas %ld x %d purposes exceeds "
                       "SPRNG's %ld stream numbers",

@@ -49,6 +49,12 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   uint32_t best = 0, best_q = UINT32_MAX;
   (void)r;
+  st->c.messages += 2 * (int64_t)d;
+  if (d == 2 && distinct) { /* the common case, without the general bookkeeping */
+    uint32_t a = lbmc_uint(st->s_route, st->n), b = lbmc_uint(st->s_route, st->n - 1);
+    b += b >= a;
+    return st->q[b] < st->q[a] ? b : a;
+  }
   for (uint32_t i = 0; i < d; i++) {
     uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, w->sorted, i)
                           : lbmc_uint(st->s_route, st->n);
@@ -57,7 +63,6 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
       best = s;
     }
   }
-  st->c.messages += 2 * (int64_t)d;
   return best;
 }
 

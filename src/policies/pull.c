@@ -47,7 +47,9 @@ static lbmc_err lbmc_pull_create(const lbmc_state *st, void **ws)
   int ok = w != NULL;
   if (ok) {
     w->R = st->R;
-    w->withdraw = st->m->stale == LBMC_STALE_WITHDRAW;
+    /* with one router, a router without messages means no server is idle: nothing
+     * can be withdrawn, so the bookkeeping is skipped */
+    w->withdraw = st->m->stale == LBMC_STALE_WITHDRAW && w->R > 1;
     w->msg = calloc(w->R, sizeof *w->msg);
     w->count = calloc(w->R, sizeof *w->count);
     w->cap = calloc(w->R, sizeof *w->cap);

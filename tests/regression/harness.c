@@ -19,9 +19,12 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
   res->K = (int)o->tail_k;
   res->total = lbmc_metric_total(res->J, res->K);
   res->replicas = replicas;
+  double *growth = malloc(sizeof *growth * (size_t)replicas);
+  int8_t *unstable = malloc(sizeof *unstable * (size_t)replicas);
+  char reason[256];
   values = malloc(sizeof *values * res->total * (size_t)replicas);
   res->mean = malloc(sizeof *res->mean * res->total * 3);
-  if (!values || !res->mean) return 1;
+  if (!values || !res->mean || !growth || !unstable) return 1;
   res->hw = res->mean + res->total;
   res->se = res->hw + res->total;
   if (lbmc_replica_create(m, o, &rep)) return 1;
@@ -30,10 +33,16 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
     rr.values = values + (size_t)r * res->total;
     rr.batch_values = NULL;
     if (lbmc_replica_run(rep, point, r, replicas, seed, &rr)) return 1;
-    if (rr.status != LBMC_STATUS_OK) res->status = rr.status;
+    unstable[r] = rr.status == LBMC_STATUS_UNSTABLE;
+    growth[r] = rr.growth;
     res->arrivals += lbmc_model_lambda(m) * (double)lbmc_model_n(m) * rr.sim_time / (double)replicas;
   }
   lbmc_replica_destroy(&rep);
+  if (lbmc_point_unstable(o, lbmc_model_surely_unstable(m), lbmc_model_rho(m), replicas, unstable,
+                          growth, reason, sizeof reason))
+    res->status = LBMC_STATUS_UNSTABLE;
+  free(growth);
+  free(unstable);
   lbmc_estimate(values, replicas, NULL, o->batches, res->total, o->confidence, res->mean, res->hw,
                 res->se);
   free(values);

@@ -1,0 +1,80 @@
+/* Job files (YAML): one system description, the grid of points to simulate, the run
+ * settings and the output path. The format is documented in docs/job-files.md.
+ *
+ * A job is parsed once (lbmc_job_parse_*), then each grid point is materialised as a
+ * model and run options (lbmc_job_point). The grid is the Cartesian product of every
+ * setting given as a list, in the order the keys appear in the file, the first axis
+ * varying slowest; point indices are 0-based in that order.
+ *
+ * None of these functions is collective; under MPI, rank 0 parses the file and the
+ * other ranks parse the broadcast text (lbmc_job_parse_text), so every rank holds the
+ * same job.
+ */
+#ifndef LBMC_JOB_H
+#define LBMC_JOB_H
+
+#include "lbmc/error.h"
+#include "lbmc/model.h"
+#include "lbmc/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lbmc_job_ lbmc_job;
+
+/** Precision target of sequential mode: replicas are added in rounds until the
+ *  relative half-width of `metric` (a scalar metric, or entry `index` of a per-pool
+ *  metric) is at most `relative`, or max_replicas is reached. */
+typedef struct {
+  int enabled;
+  int metric;         /* index into LBMC_METRIC_LIST */
+  long index;         /* entry within the metric (0 for scalars) */
+  double relative;    /* target relative half-width, > 0 */
+  long max_replicas;  /* budget, >= replicas */
+} lbmc_precision;
+
+/** Parse the job file at `path` (read whole, kept as the job's text). Errors name the
+ *  file, the line, the key, the value and what is allowed: LBMC_ERR_FILE (unreadable),
+ *  LBMC_ERR_PARSE (not YAML, or not a mapping at the top), LBMC_ERR_ARG (unknown key,
+ *  wrong type, impossible value, empty grid, a grid point whose model is invalid),
+ *  LBMC_ERR_LIMIT (more random streams than SPRNG has). *job is caller-owned. */
+lbmc_err lbmc_job_parse_file(const char *path, lbmc_job **job);
+/** The same from text; `name` stands for the file name in messages. */
+lbmc_err lbmc_job_parse_text(const char *text, const char *name, lbmc_job **job);
+void lbmc_job_destroy(lbmc_job **job);
+
+/** The job file's full text (owned by the job). */
+const char *lbmc_job_text(const lbmc_job *job);
+/** Name used in messages (the path). */
+const char *lbmc_job_name(const lbmc_job *job);
+/** Number of grid points P >= 1. */
+long lbmc_job_points(const lbmc_job *job);
+/** Number of pools J (the same at every point). */
+int lbmc_job_pools(const lbmc_job *job);
+/** Grid axes: their number, and the name of axis a (e.g. "n", "lambda", "policy",
+ *  "pools[2].beta", "run.time") and its length. */
+int lbmc_job_axes(const lbmc_job *job);
+const char *lbmc_job_axis_name(const lbmc_job *job, int a);
+long lbmc_job_axis_length(const lbmc_job *job, int a);
+/** Text of value v of axis a as written in the file (owned by the job). */
+const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v);
+
+/** Model of grid point p (0 <= p < P), set up (lbmc_model_setup done); caller-owned.
+ *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */
+lbmc_err lbmc_job_point_model(const lbmc_job *job, long p, lbmc_model **m);
+/** Run options of grid point p (copied into *o). */
+void lbmc_job_point_options(const lbmc_job *job, long p, lbmc_run_options *o);
+
+/** Run settings shared by all points. */
+long lbmc_job_replicas(const lbmc_job *job);          /* initial replicas per point */
+long lbmc_job_replicas_max(const lbmc_job *job);      /* most replicas any point may get */
+long lbmc_job_seed(const lbmc_job *job);
+const lbmc_precision *lbmc_job_precision(const lbmc_job *job);
+/** Output path from the file (may be NULL when the file has none). */
+const char *lbmc_job_output(const lbmc_job *job);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

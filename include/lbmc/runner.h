@@ -1,0 +1,47 @@
+/* The experiment runner: a job's work units (grid point, replica) on MPI ranks, the
+ * reduction to confidence intervals, checkpoints and the HDF5 results file
+ * (docs/results-format.md). */
+#ifndef LBMC_RUNNER_H
+#define LBMC_RUNNER_H
+
+#include <mpi.h>
+#include <signal.h>
+
+#include "lbmc/error.h"
+#include "lbmc/job.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  const char *output;         /* results file; its checkpoint is output + ".ckpt" */
+  int resume;                 /* continue from the checkpoint */
+  int dry_run;                /* print the grid, the units and a cost estimate; run nothing */
+  int quiet;                  /* no progress on stderr */
+  double progress_seconds;    /* at most one progress line per this many seconds */
+  long shard_index;           /* 1..shard_count; 0 = the whole job */
+  long shard_count;
+  volatile sig_atomic_t *stop;/* set (e.g. by a signal handler) to stop early; may be NULL */
+} lbmc_run_settings;
+
+/** Points of shard i of k (1 <= i <= k): the job's points dealt to k shards by
+ *  decreasing cost (n x time), each to the shard with the least cost so far (ties:
+ *  the lower shard); deterministic. *points (caller frees) lists the grid indices in
+ *  increasing order, *count of them. Errors: LBMC_ERR_ARG (bad i/k), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_job_shard_points(const lbmc_job *job, long i, long k, long **points, long *count);
+
+/** Run the job (or its shard) on the ranks of comm: collective. Rank 0 schedules and
+ *  also simulates; every rank simulates the units rank 0 hands out. Rank 0 appends
+ *  each finished replica to the checkpoint, writes the results file atomically at the
+ *  end (or, when stopped, with the finished points only and attribute complete = 0),
+ *  and removes the checkpoint after a complete run. Returns the same code on every
+ *  rank. Errors: LBMC_ERR_INTERRUPTED (stopped; resume with resume = 1), LBMC_ERR_FILE,
+ *  LBMC_ERR_HDF5, LBMC_ERR_MISMATCH (checkpoint of another job), LBMC_ERR_MEMORY,
+ *  LBMC_ERR_MPI. */
+lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,198 @@
+/* lbmc run: a job file's grid under MPI, HDF5 results. */
+#include <getopt.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lbmc/check.h"
+#include "lbmc/job.h"
+#include "lbmc/log.h"
+#include "lbmc/runner.h"
+
+/* The one piece of global state: set by SIGINT, SIGTERM and SIGUSR1 (a signal handler
+ * can reach nothing else); the runner polls it between ticks. */
+static volatile sig_atomic_t lbmc_stop_requested = 0;
+
+static void lbmc_on_signal(int sig)
+{
+  (void)sig;
+  lbmc_stop_requested = 1;
+}
+
+static void lbmc_run_usage(FILE *f)
+{
+  fputs("usage: [mpirun -np N] lbmc run JOB.yaml [-o OUT.h5] [--resume] [--dry-run] [--quiet]\n"
+        "                               [--shard I/K] [--progress SECONDS]\n"
+        "\n"
+        "Run every grid point of a job file (docs/job-files.md) on the MPI ranks and write\n"
+        "the results (docs/results-format.md). Work units (point, replica) are handed out\n"
+        "costliest first; rank 0 also simulates. Random streams depend only on (point,\n"
+        "replica, seed), so results are the same on any number of ranks.\n"
+        "\n"
+        "  -o, --output OUT.h5   results file (default: the job's `output`, else JOB.h5)\n"
+        "  --resume              continue an interrupted run from OUT.h5.ckpt\n"
+        "  --dry-run             print the grid, the work units and a cost estimate\n"
+        "  --quiet               no progress lines on stderr\n"
+        "  --shard I/K           run only shard I of K (1 <= I <= K) of the points;\n"
+        "                        combine the parts with lbmc merge\n"
+        "  --progress SECONDS    seconds between progress lines (default 10)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "SIGINT, SIGTERM or SIGUSR1 stop the run: finished points are written to OUT.h5\n"
+        "(attribute complete = 0), finished replicas stay in OUT.h5.ckpt, and the exit\n"
+        "status is 3; run again with --resume to finish. Exit status 2: bad input.\n",
+        f);
+}
+
+typedef struct {
+  const char *job_path;
+  char output[4096];
+  lbmc_run_settings set;
+  int help;
+} lbmc_run_args;
+
+static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
+{
+  enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS };
+  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {"resume", no_argument, 0, OPT_RESUME},
+                                       {"dry-run", no_argument, 0, OPT_DRY},
+                                       {"quiet", no_argument, 0, OPT_QUIET},
+                                       {"shard", required_argument, 0, OPT_SHARD},
+                                       {"progress", required_argument, 0, OPT_PROGRESS},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  int c;
+  a->set.progress_seconds = 10;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'o': snprintf(a->output, sizeof a->output, "%s", optarg); break;
+    case OPT_RESUME: a->set.resume = 1; break;
+    case OPT_DRY: a->set.dry_run = 1; break;
+    case OPT_QUIET: a->set.quiet = 1; break;
+    case OPT_SHARD: {
+      char *slash = strchr(optarg, '/');
+      if (!slash || sscanf(optarg, "%ld/%ld", &a->set.shard_index, &a->set.shard_count) != 2 ||
+          a->set.shard_count < 1 || a->set.shard_index < 1 || a->set.shard_index > a->set.shard_count)
+        return LBMC_ERROR(LBMC_ERR_ARG, "--shard: '%s' is not allowed; write I/K with 1 <= I <= K, e.g. 2/16",
+                          optarg);
+      break;
+    }
+    case OPT_PROGRESS:
+      LBMC_CHECK(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
+      LBMC_CHECK(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
+      break;
+    case 'h': a->help = 1; return LBMC_SUCCESS;
+    case ':': return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc run --help)", argv[optind - 1]);
+    default:
+      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc run (see lbmc run --help)", argv[optind - 1]);
+    }
+  }
+  if (optind != argc - 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "lbmc run takes exactly one job file (got %d arguments; see --help)",
+                      argc - optind);
+  a->job_path = argv[optind];
+  return LBMC_SUCCESS;
+}
+
+/* Rank 0 parses the file; the others parse the text it broadcasts. */
+static lbmc_err lbmc_run_load_job(const char *path, MPI_Comm comm, lbmc_job **job)
+{
+  int rank, code = 0;
+  long len = 0;
+  char *text = NULL;
+  lbmc_err err = LBMC_SUCCESS;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    err = lbmc_job_parse_file(path, job);
+    code = (int)err;
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  if (code) return (lbmc_err)code;
+  if (rank == 0) len = (long)strlen(lbmc_job_text(*job));
+  MPI_Bcast(&len, 1, MPI_LONG, 0, comm);
+  text = rank == 0 ? (char *)lbmc_job_text(*job) : malloc((size_t)len + 1);
+  if (!text) return LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory for the job text");
+  MPI_Bcast(text, (int)len + 1, MPI_CHAR, 0, comm);
+  if (rank != 0) {
+    err = lbmc_job_parse_text(text, path, job);
+    free(text);
+  }
+  return err;
+}
+
+/* Output: -o, else the job's output, else the job file's name with .h5; shards get
+ * ".shard-I-of-K" before the extension unless -o names the part. */
+static void lbmc_run_output(lbmc_run_args *a, const lbmc_job *job)
+{
+  const char *base;
+  char stem[4096];
+  size_t len;
+  if (a->output[0]) return;
+  if (lbmc_job_output(job)) {
+    snprintf(stem, sizeof stem, "%s", lbmc_job_output(job));
+  } else {
+    base = strrchr(a->job_path, '/');
+    snprintf(stem, sizeof stem, "%s", base ? base + 1 : a->job_path);
+  }
+  len = strlen(stem);
+  if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0) stem[len - 5] = '\0';
+  else if (len > 4 && strcmp(stem + len - 4, ".yml") == 0) stem[len - 4] = '\0';
+  else if (len > 3 && strcmp(stem + len - 3, ".h5") == 0) stem[len - 3] = '\0';
+  if (a->set.shard_count > 0)
+    snprintf(a->output, sizeof a->output, "%s.shard-%ld-of-%ld.h5", stem, a->set.shard_index,
+             a->set.shard_count);
+  else
+    snprintf(a->output, sizeof a->output, "%s.h5", stem);
+}
+
+static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
+{
+  lbmc_run_args a;
+  lbmc_job *job = NULL;
+  lbmc_err err;
+  struct sigaction sa;
+  int rank;
+  int code = 0;
+  memset(&a, 0, sizeof a);
+  MPI_Comm_rank(comm, &rank);
+  /* rank 0 parses the arguments first and reports; the others then parse the same
+   * (valid) arguments silently */
+  if (rank == 0) code = (int)lbmc_run_parse(argc, argv, &a);
+  MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+  if (code) return (lbmc_err)code;
+  if (rank != 0) lbmc_run_parse(argc, argv, &a);
+  *help = a.help;
+  if (a.help) return LBMC_SUCCESS;
+  LBMC_CHECK(lbmc_run_load_job(a.job_path, comm, &job));
+  lbmc_run_output(&a, job);
+  a.set.output = a.output;
+  a.set.stop = &lbmc_stop_requested;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = lbmc_on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  err = lbmc_run_job(job, &a.set, comm);
+  if (!err && !a.set.dry_run) lbmc_log(comm, stderr, "lbmc run: wrote %s\n", a.output);
+  lbmc_job_destroy(&job);
+  return err;
+}
+
+int lbmc_cmd_run(int argc, char **argv)
+{
+  int help = 0, rank, status;
+  lbmc_err err;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  err = lbmc_run_main(argc, argv, MPI_COMM_WORLD, &help);
+  if (help && rank == 0) lbmc_run_usage(stdout);
+  status = lbmc_exit_status(err);
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,15 @@
+#include "lbmc/log.h"
+
+#include <stdarg.h>
+
+void lbmc_log(MPI_Comm comm, FILE *f, const char *fmt, ...)
+{
+  int rank = 0;
+  va_list ap;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+  if (rank != 0) return;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fflush(f);
+}

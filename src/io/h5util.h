@@ -1,0 +1,40 @@
+/* Private: small HDF5 helpers (datasets with units and description, attributes,
+ * variable-length UTF-8 strings). Each returns 0 on success, -1 on an HDF5 failure. */
+#ifndef LBMC_H5UTIL_H
+#define LBMC_H5UTIL_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+/** Variable-length UTF-8 string type (close with H5Tclose). */
+hid_t lbmc_h5_vlstr(void);
+
+int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value);
+int lbmc_h5_attr_i64(hid_t loc, const char *name, int64_t value);
+int lbmc_h5_attr_f64(hid_t loc, const char *name, double value);
+
+/** Dataset of `rank` dims of doubles / int64 / int8 / strings with units and
+ *  description attributes. */
+int lbmc_h5_write_f64(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                      const double *data, const char *units, const char *description);
+int lbmc_h5_write_i64(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                      const int64_t *data, const char *units, const char *description);
+int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                     const int8_t *data, const char *units, const char *description);
+int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const *data,
+                      const char *units, const char *description);
+
+/** Read attributes; *value of lbmc_h5_read_attr_str is malloc'ed. Missing: -1. */
+int lbmc_h5_read_attr_str(hid_t loc, const char *name, char **value);
+int lbmc_h5_read_attr_i64(hid_t loc, const char *name, int64_t *value);
+int lbmc_h5_read_attr_f64(hid_t loc, const char *name, double *value);
+
+/** Read a whole dataset of the given memory type into buf (sized by the caller from
+ *  lbmc_h5_dims). */
+int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf);
+/** Dimensions of a dataset (rank <= 4); returns the rank or -1. */
+int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims);
+/** Read a 1-D string dataset of n entries into out[i] (each copied into cap bytes). */
+int lbmc_h5_read_str(hid_t loc, const char *name, hsize_t n, char *out, size_t cap);
+
+#endif

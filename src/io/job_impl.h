@@ -1,0 +1,153 @@
+/* Private: the job struct and the helpers shared by src/io/job*.c.
+ *
+ *   job.c         the public API (include/lbmc/job.h), the grid and its points
+ *   job_yaml.c    libyaml loading, error messages with file:line, mapping walks
+ *   job_parse.c   the sections of a job file (top level, system, pools, run, precision)
+ *   job_values.c  settings that may be grid axes, and the parsing of each value
+ *
+ * Parsing keeps every setting as written (text and line) and converted; the grid is
+ * only indices into the settings' values, so a point is materialised on demand.
+ */
+#ifndef LBMC_JOB_IMPL_H
+#define LBMC_JOB_IMPL_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "lbmc/job.h"
+
+/** Settings that may be grid axes: 9 system/run/policy ones and 3 per pool. */
+#define LBMC_JOB_MAX_AXES (9 + 3 * LBMC_MAX_POOLS)
+/** Default replicas per point of a job (the command line's default is 1). */
+#define LBMC_JOB_DEFAULT_REPLICAS 10
+/** Most initial replicas per point (as for lbmc sim --replicas). */
+#define LBMC_JOB_MAX_REPLICAS 1000000L
+
+/** One value of a setting. */
+typedef struct {
+  char *text;  /* as written in the file (quotes removed); a beta vector as "[a, b]" */
+  int line;    /* 1-based line of the value */
+  double x;    /* real settings; NaN for beta 'rest' */
+  long l;      /* integer settings (n, routers, buffer); 1 for warmup 'auto' and policy jiq */
+  double *vec; /* system.beta vectors: J entries (NaN = 'rest'); NULL otherwise */
+  int vec_len; /* entries of vec */
+} lbmc_job_value;
+
+/** A setting: one value, or a list of values forming a grid axis. */
+typedef struct {
+  char key[48];     /* as in messages: "system.pools[2].mu" */
+  char name[32];    /* axis name: "pools[2].mu" */
+  int given;        /* present in the file */
+  int line;         /* line of the key's value */
+  long count;       /* number of values (1 unless an axis) */
+  lbmc_job_value *v;
+  int axis;         /* index of its grid axis, -1 if not an axis */
+} lbmc_job_setting;
+
+struct lbmc_job_ {
+  char *text, *name;
+  int J;
+  lbmc_job_setting n, lambda, routers, beta, policy, stale, sampling, time, warmup;
+  lbmc_job_setting pool_beta[LBMC_MAX_POOLS], pool_mu[LBMC_MAX_POOLS],
+      pool_buffer[LBMC_MAX_POOLS];
+  int pools_line;   /* line of system.pools, 0 if absent */
+  int pool_line[LBMC_MAX_POOLS]; /* line of each pool's mapping */
+  int naxes;
+  lbmc_job_setting *axis[LBMC_JOB_MAX_AXES]; /* in file order */
+  long stride[LBMC_JOB_MAX_AXES];            /* points between two values of the axis */
+  long P;
+  lbmc_run_options o; /* shared settings; time and warmup come from their settings */
+  long replicas, seed;
+  int replicas_line;
+  lbmc_precision precision;
+  char *precision_metric; /* as written, resolved once J and tail_k are known */
+  int precision_line, max_replicas_line;
+  char *output;
+};
+
+/** Parse context: the document being walked and the job being filled. */
+typedef struct {
+  yaml_document_t *doc;
+  const char *name; /* file name for messages */
+  lbmc_job *job;
+  int pool;         /* pool (0-based) whose mapping is being walked */
+  int key_line;     /* line of the key (or list item) naming the node being read */
+} lbmc_jp;
+
+/* ---- job_yaml.c ---- */
+
+/** Load the single YAML document of text[0..len) into *doc (deleted by the caller with
+ *  yaml_document_delete on success). Errors: LBMC_ERR_PARSE "<name>:line:col: not
+ *  valid YAML: ...", or the file holds no document or more than one; LBMC_ERR_MEMORY. */
+lbmc_err lbmc_jp_load(const char *name, const char *text, size_t len, yaml_document_t *doc);
+/** 1-based line of a node. */
+int lbmc_jp_line(const yaml_node_t *node);
+/** Raise an error "<file>[:line]: [key: ]<message>" once; line 0 and key NULL or ""
+ *  are left out. Returns code. */
+lbmc_err lbmc_jp_fail(const lbmc_jp *c, lbmc_err code, int line, const char *key,
+                      const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/** "<file>:<line>: <key>" into buf, for the lbmc_check_* validators. */
+const char *lbmc_jp_where(const lbmc_jp *c, int line, const char *key, char *buf, size_t len);
+/** Describes a node that is not the scalar it should be: "a mapping", "a list", "a
+ *  boolean (true)", "an empty value"; NULL for a usable scalar. */
+const char *lbmc_jp_not_scalar(const yaml_node_t *node);
+/** What a node is, for messages: "a mapping", "a list", "an empty list", "a boolean
+ *  (true)", "an empty value" or "a single value". */
+const char *lbmc_jp_describe(const yaml_node_t *node);
+/** The node's scalar text; fails with "<key>: <kind> is not allowed here; <what> is
+ *  required" when it is not a usable scalar. */
+lbmc_err lbmc_jp_scalar(const lbmc_jp *c, const yaml_node_t *node, const char *key,
+                        const char *what, const char **text);
+/** The key closest to `word` among keys[0..n) if close enough to be a typo, else NULL. */
+const char *lbmc_jp_suggest(const char *word, const char *const *keys, int n);
+
+/** A key of a mapping and what to do with its value. */
+typedef struct {
+  const char *key;
+  lbmc_err (*read)(lbmc_jp *c, yaml_node_t *value);
+  int required;
+  const char *what; /* what the value is, for "required" messages */
+} lbmc_jp_key;
+
+/** Walk a mapping node at `path` ("" for the top level, "system", "run.precision"):
+ *  reject a non-mapping, keys that are not names, unknown keys (suggesting the closest
+ *  one, or through hint() a key of another section) and duplicates; call each key's
+ *  read() in file order; then report missing required keys. */
+lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc_jp_key *keys,
+                      int nkeys, const char *(*hint)(const char *key));
+
+/* ---- job_values.c ---- */
+
+/** Kinds of values, each with its parser and a description of what is allowed. */
+typedef enum {
+  LBMC_JV_N, LBMC_JV_LAMBDA, LBMC_JV_ROUTERS, LBMC_JV_BETA, LBMC_JV_MU, LBMC_JV_BUFFER,
+  LBMC_JV_POLICY, LBMC_JV_STALE, LBMC_JV_SAMPLING, LBMC_JV_TIME, LBMC_JV_WARMUP
+} lbmc_jv_kind;
+
+/** Name a setting: key for messages, axis name. */
+void lbmc_jv_init(lbmc_job_setting *s, const char *key, const char *name);
+/** Read a setting that may be a list: a scalar is one value, a list is a grid axis
+ *  (registered in file order; an empty list empties the grid, which is an error). */
+lbmc_err lbmc_jv_read(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind, lbmc_job_setting *s);
+/** Read system.beta: one vector [b1, ..., bJ] or a list of vectors (an axis). */
+lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s);
+/** Check run options in which only one setting, read at `line`, differs from the
+ *  defaults: lbmc_run_options_check with the prefix "<file>:<line>: run.". */
+lbmc_err lbmc_jv_run_check(const lbmc_jp *c, int line, const lbmc_run_options *o);
+/** Resolve run.precision.metric ("p_wait", "utilization[2]", "tail[2][3]", pools
+ *  1-based) into precision.metric and precision.index, once J and tail_k are known. */
+lbmc_err lbmc_jv_metric(const lbmc_jp *c);
+/** Free a setting's values. */
+void lbmc_jv_free(lbmc_job_setting *s);
+
+/* ---- job_parse.c ---- */
+
+/** Fill the job from the loaded document: every section, then the checks that span
+ *  sections (beta given once per pool, vector lengths, 'rest', precision). */
+lbmc_err lbmc_jp_job(lbmc_jp *c);
+
+#endif

@@ -1,0 +1,83 @@
+/* Private: the results of a run (or shard, or merge) in memory, and their HDF5 file
+ * (layout: docs/results-format.md). Rank 0 owns one; nothing here is collective. */
+#ifndef LBMC_RESULTS_H
+#define LBMC_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lbmc/error.h"
+#include "lbmc/model.h"
+#include "lbmc/sim.h"
+
+#define LBMC_LAYOUT_VERSION 1
+
+/** One point: its parameters (the /points row) and its replicas. */
+typedef struct {
+  long index;                  /* index in the job's full grid */
+  long n, d, routers, batches, replicas;
+  double lambda, rho, time, warmup; /* warmup NaN = auto */
+  char policy[64], policy_name[32], sampling[32], stale[16];
+  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
+  long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
+  lbmc_status status;
+  char reason[192];            /* why unstable, "" otherwise */
+  int surely_unstable;         /* rho >= 1 with unlimited buffers: not simulated */
+  double runaway_fraction;     /* the run options' instability threshold */
+  int done;                    /* all its replicas are in */
+} lbmc_point_info;
+
+typedef struct {
+  char *job_text;
+  char lbmc_version[32], created[32], shard[32];
+  long seed, mpi_ranks;
+  double wall_seconds, confidence;
+  int J, K, complete;          /* complete: every point of the job (or shard) is in */
+  size_t total;                /* entries of the metric vector */
+  long P, Rmax;                /* points held, replica slots per point */
+  lbmc_point_info *pt;         /* P */
+  double *values;              /* P x Rmax x total, NaN where no replica */
+  double *rep_warmup, *rep_cpu;/* P x Rmax */
+  double *rep_growth;          /* P x Rmax (lbmc_replica_result.growth) */
+  int64_t *rep_events;         /* P x Rmax, -1 where no replica */
+  int8_t *rep_unstable;        /* P x Rmax, -1 where no replica */
+  double *mean, *half_width, *std_err; /* P x total */
+} lbmc_results;
+
+/** Allocate for P points of J pools, K tail levels, Rmax replica slots; values NaN.
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **res);
+void lbmc_results_destroy(lbmc_results **res);
+/** Fill point i's parameters from a set-up model and its run options. */
+void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
+                            const lbmc_run_options *o);
+/** Store replica r of point i (values: total entries). */
+void lbmc_results_set_replica(lbmc_results *res, long i, long r, const lbmc_replica_result *rr);
+/** Compute the estimates of point i from its pt[i].replicas replicas (lbmc_estimate;
+ *  with one replica, batch_values (batches x total) give the interval), and judge its
+ *  stability (lbmc_point_unstable): an unstable point gets NaN estimates. */
+void lbmc_results_reduce(lbmc_results *res, long i, const double *batch_values);
+
+/** Copy point `from` of src (parameters, replicas, estimates) to point `to` of dst;
+ *  needs dst->Rmax >= src->Rmax and the same J, K. */
+void lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from);
+
+/** Merge result files of one job: the same job text and seed, every part complete,
+ *  shards (attribute shard "i/k") all present once; points in grid order, none twice.
+ *  paths name the parts in messages. The merge is complete if it holds every grid
+ *  point of the job. Errors: LBMC_ERR_MISMATCH (with the reason), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths, int n,
+                            lbmc_results **out);
+
+/** A new results object holding the first n points with done = 1 (and everything
+ *  else of res). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out);
+
+/** Write the results to `path` atomically: a temporary file in the same directory,
+ *  then rename. Errors: LBMC_ERR_HDF5, LBMC_ERR_FILE. */
+lbmc_err lbmc_results_write(const lbmc_results *res, const char *path);
+/** Read a results file. Errors: LBMC_ERR_FILE (not an lbmc results file, with the
+ *  reason), LBMC_ERR_HDF5. */
+lbmc_err lbmc_results_read(const char *path, lbmc_results **res);
+
+#endif

@@ -1,0 +1,115 @@
+/* Merging result files of one job (Slurm shards). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbmc/job.h"
+#include "results.h"
+
+static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, const lbmc_results *b,
+                                      const char *pb)
+{
+  if (strcmp(a->job_text ? a->job_text : "", b->job_text ? b->job_text : "") != 0 || a->seed != b->seed)
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s and %s come from different jobs (their job text or seed differ); only "
+                      "parts of one job can be merged",
+                      pa, pb);
+  if (a->J != b->J || a->K != b->K || a->confidence != b->confidence)
+    return LBMC_ERROR(LBMC_ERR_MISMATCH, "%s and %s differ in pools, tail_k or confidence", pa, pb);
+  if (!b->complete)
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s is incomplete (its run was interrupted): finish it with lbmc run --resume "
+                      "before merging",
+                      pb);
+  return LBMC_SUCCESS;
+}
+
+/* Shards: every part names i/k with the same k, each i exactly once, all k present. */
+static lbmc_err lbmc_merge_check_shards(lbmc_results *const *parts, const char *const *paths, int n)
+{
+  long k0 = 0;
+  char *seen = NULL;
+  lbmc_err err = LBMC_SUCCESS;
+  for (int p = 0; p < n && !err; p++) {
+    long i, k;
+    if (!parts[p]->shard[0]) {
+      if (k0 > 0) err = LBMC_ERROR(LBMC_ERR_MISMATCH, "%s is not a shard, the other parts are", paths[p]);
+      k0 = -1;
+      continue;
+    }
+    if (sscanf(parts[p]->shard, "%ld/%ld", &i, &k) != 2 || i < 1 || i > k || k0 == -1 ||
+        (k0 > 0 && k != k0)) {
+      err = LBMC_ERROR(LBMC_ERR_MISMATCH, "%s is shard %s, which does not fit the other parts",
+                       paths[p], parts[p]->shard);
+      break;
+    }
+    if (!seen) {
+      k0 = k;
+      seen = calloc((size_t)k, 1);
+      if (!seen) return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
+    }
+    if (seen[i - 1]++)
+      err = LBMC_ERROR(LBMC_ERR_MISMATCH, "shard %ld/%ld is given twice (%s)", i, k, paths[p]);
+  }
+  for (long i = 0; !err && k0 > 0 && i < k0; i++)
+    if (!seen[i])
+      err = LBMC_ERROR(LBMC_ERR_MISMATCH, "shard %ld/%ld is missing: all %ld parts are needed", i + 1,
+                       k0, k0);
+  free(seen);
+  return err;
+}
+
+lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths, int n,
+                            lbmc_results **out)
+{
+  long P = 0, Rmax = 0, k = 0, grid_points;
+  double wall = 0;
+  lbmc_results *m;
+  lbmc_job *job = NULL;
+  if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
+  for (int p = 0; p < n; p++) {
+    LBMC_CHECK(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
+    P += parts[p]->P;
+    wall += parts[p]->wall_seconds;
+    if (parts[p]->Rmax > Rmax) Rmax = parts[p]->Rmax;
+  }
+  LBMC_CHECK(lbmc_merge_check_shards(parts, paths, n));
+  LBMC_CHECK(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
+  m->job_text = strdup(parts[0]->job_text);
+  m->seed = parts[0]->seed;
+  m->confidence = parts[0]->confidence;
+  m->mpi_ranks = 1;
+  m->wall_seconds = wall;
+  /* points in grid order: repeatedly take the smallest index not yet taken */
+  {
+    long *next = calloc((size_t)n, sizeof *next);
+    if (!next) {
+      lbmc_results_destroy(&m);
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
+    }
+    for (; k < P; k++) {
+      int best = -1;
+      for (int p = 0; p < n; p++)
+        if (next[p] < parts[p]->P &&
+            (best < 0 || parts[p]->pt[next[p]].index < parts[best]->pt[next[best]].index))
+          best = p;
+      if (k > 0 && parts[best]->pt[next[best]].index == m->pt[k - 1].index) {
+        long dup = parts[best]->pt[next[best]].index;
+        free(next);
+        lbmc_results_destroy(&m);
+        return LBMC_ERROR(LBMC_ERR_MISMATCH, "grid point %ld is in more than one part (%s)", dup,
+                          paths[best]);
+      }
+      lbmc_results_copy_point(m, k, parts[best], next[best]++);
+    }
+    free(next);
+  }
+  /* complete if every grid point of the job is here */
+  if (lbmc_job_parse_text(m->job_text, "(job text of the parts)", &job) == LBMC_SUCCESS) {
+    grid_points = lbmc_job_points(job);
+    m->complete = grid_points == P;
+    lbmc_job_destroy(&job);
+  }
+  *out = m;
+  return LBMC_SUCCESS;
+}

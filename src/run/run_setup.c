@@ -1,0 +1,221 @@
+/* Run set-up and tear-down, shards, dry run, recording results, the final file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lbmc/log.h"
+#include "lbmc/metrics.h"
+#include "runner_impl.h"
+
+/* Cost of one replica of grid point p: n x simulated time. */
+static double lbmc_point_cost(const lbmc_job *job, long p)
+{
+  lbmc_run_options o;
+  lbmc_model *m = NULL;
+  double cost = 0;
+  lbmc_job_point_options(job, p, &o);
+  if (lbmc_job_point_model(job, p, &m) == LBMC_SUCCESS)
+    cost = (double)lbmc_model_n(m) * (o.time + (o.warmup_auto ? 0 : o.warmup));
+  lbmc_model_destroy(&m);
+  return cost;
+}
+
+lbmc_err lbmc_job_shard_points(const lbmc_job *job, long i, long k, long **points, long *count)
+{
+  long P = lbmc_job_points(job), n = 0;
+  double *cost, *load;
+  long *order, *owner;
+  if (k < 1 || i < 1 || i > k)
+    return LBMC_ERROR(LBMC_ERR_ARG, "--shard: %ld/%ld is not allowed; write i/k with 1 <= i <= k", i, k);
+  cost = malloc(sizeof *cost * (size_t)P);
+  order = malloc(sizeof *order * (size_t)P);
+  owner = malloc(sizeof *owner * (size_t)P);
+  load = calloc((size_t)k, sizeof *load);
+  *points = malloc(sizeof **points * (size_t)P);
+  if (!cost || !order || !owner || !load || !*points) {
+    free(cost), free(order), free(owner), free(load), free(*points);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "shards: out of memory");
+  }
+  for (long p = 0; p < P; p++) {
+    long q = p;
+    cost[p] = lbmc_point_cost(job, p);
+    while (q > 0 && cost[order[q - 1]] < cost[p]) { /* stable: ties keep index order */
+      order[q] = order[q - 1];
+      q--;
+    }
+    order[q] = p;
+  }
+  for (long q = 0; q < P; q++) { /* longest processing time first, to the least loaded */
+    long best = 0;
+    for (long s = 1; s < k; s++)
+      if (load[s] < load[best]) best = s;
+    owner[order[q]] = best;
+    load[best] += cost[order[q]];
+  }
+  for (long p = 0; p < P; p++)
+    if (owner[p] == i - 1) (*points)[n++] = p;
+  *count = n;
+  free(cost), free(order), free(owner), free(load);
+  return LBMC_SUCCESS;
+}
+
+/* Replay of a checkpoint record into the results and the schedule. */
+static lbmc_err lbmc_runner_replay(const lbmc_ckpt_record *rec, void *ctx)
+{
+  lbmc_runner *run = ctx;
+  long lo = 0, hi = run->P - 1;
+  while (lo <= hi) { /* grid indices are increasing: binary search */
+    long mid = (lo + hi) / 2;
+    if (run->grid[mid] == rec->point) {
+      if (rec->replica < 0 || rec->replica >= run->Rmax) break;
+      return lbmc_runner_record(run, mid, rec->replica, &rec->rr);
+    }
+    if (run->grid[mid] < rec->point) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return LBMC_ERROR(LBMC_ERR_MISMATCH, "the checkpoint holds point %ld replica %ld, which this run "
+                    "(shard) does not have; it belongs to another run",
+                    rec->point, rec->replica);
+}
+
+static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
+{
+  char ckpt[4096];
+  lbmc_model *m = NULL;
+  lbmc_run_options o;
+  LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k, &run->res));
+  run->res->job_text = strdup(lbmc_job_text(run->job));
+  run->res->seed = lbmc_job_seed(run->job);
+  run->res->confidence = run->opts.confidence;
+  run->res->mpi_ranks = run->size;
+  if (run->set->shard_count > 0)
+    snprintf(run->res->shard, sizeof run->res->shard, "%ld/%ld", run->set->shard_index, run->set->shard_count);
+  for (long i = 0; i < run->P; i++) {
+    LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &m));
+    lbmc_job_point_options(run->job, run->grid[i], &o);
+    lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    lbmc_model_destroy(&m);
+  }
+  LBMC_CHECK(lbmc_schedule_create(run->P, run->cost, lbmc_job_replicas(run->job), run->Rmax,
+                                  lbmc_job_precision(run->job), &run->sched));
+  for (long i = 0; i < run->P; i++) /* rho >= 1 with unlimited buffers: nothing to simulate */
+    if (run->res->pt[i].surely_unstable) {
+      lbmc_schedule_skip(run->sched, i);
+      lbmc_schedule_settle(run->sched, run->res, i, NULL);
+    }
+  run->waiting = malloc(sizeof *run->waiting * (size_t)run->size);
+  if (run->with_batches)
+    run->batch_store = malloc(sizeof *run->batch_store * (size_t)run->P * (size_t)run->batches * run->total);
+  if (!run->waiting || (run->with_batches && !run->batch_store))
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+  if (run->set->dry_run) return LBMC_SUCCESS;
+  snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
+  return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job), lbmc_job_seed(run->job),
+                              run->total, run->batches, lbmc_runner_replay, run, &run->ck);
+}
+
+lbmc_err lbmc_runner_setup(lbmc_runner *run)
+{
+  const lbmc_run_settings *set = run->set;
+  run->cached = -1;
+  if (set->shard_count > 0) {
+    LBMC_CHECK(lbmc_job_shard_points(run->job, set->shard_index, set->shard_count, &run->grid, &run->P));
+  } else {
+    run->P = lbmc_job_points(run->job);
+    run->grid = malloc(sizeof *run->grid * (size_t)(run->P ? run->P : 1));
+    if (!run->grid) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+    for (long p = 0; p < run->P; p++) run->grid[p] = p;
+  }
+  lbmc_job_point_options(run->job, 0, &run->opts);
+  run->Rmax = lbmc_job_replicas_max(run->job);
+  run->batches = run->opts.batches;
+  run->total = lbmc_metric_total(lbmc_job_pools(run->job), (int)run->opts.tail_k);
+  run->with_batches = lbmc_job_replicas(run->job) == 1;
+  run->msg_len = LBMC_MSG_HEAD + run->total * (1 + (size_t)run->batches);
+  run->msg = malloc(sizeof *run->msg * run->msg_len);
+  run->rmsg = malloc(sizeof *run->rmsg * run->msg_len);
+  run->cost = malloc(sizeof *run->cost * (size_t)(run->P ? run->P : 1));
+  if (!run->msg || !run->rmsg || !run->cost) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+  for (long i = 0; i < run->P; i++) run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);
+  return run->rank == 0 ? lbmc_runner_setup_root(run) : LBMC_SUCCESS;
+}
+
+void lbmc_runner_teardown(lbmc_runner *run)
+{
+  lbmc_checkpoint_close(&run->ck, 0);
+  lbmc_schedule_destroy(&run->sched);
+  lbmc_results_destroy(&run->res);
+  lbmc_replica_destroy(&run->rep);
+  lbmc_model_destroy(&run->model);
+  free(run->grid);
+  free(run->cost);
+  free(run->msg);
+  free(run->rmsg);
+  free(run->waiting);
+  free(run->batch_store);
+}
+
+void lbmc_runner_dry_run(const lbmc_runner *run)
+{
+  const lbmc_results *res = run->res;
+  double events = 0;
+  long units = 0;
+  lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s\n", "point", "n", "lambda",
+           "rho", "policy", "routers", "stale", "time", "warmup");
+  for (long i = 0; i < run->P; i++) {
+    const lbmc_point_info *p = &res->pt[i];
+    double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
+    char w[32];
+    if (isnan(p->warmup)) snprintf(w, sizeof w, "auto");
+    else snprintf(w, sizeof w, "%g", p->warmup);
+    lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s\n", p->index, p->n,
+             p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->time, w);
+    units += run->sched->target[i];
+    /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
+    events += 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];
+  }
+  lbmc_log(run->comm, stdout,
+           "%ld points, %ld work units (point x replica)%s; about %.3g events, roughly %.3g CPU "
+           "seconds at 1e7 events per second per core\n",
+           run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "", events,
+           events / 1e7);
+}
+
+lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica, const lbmc_replica_result *rr)
+{
+  int keep_batches = run->with_batches && replica == 0 && rr->batch_values;
+  const double *batch = NULL;
+  lbmc_results_set_replica(run->res, point, replica, rr);
+  if (keep_batches)
+    memcpy(run->batch_store + (size_t)point * (size_t)run->batches * run->total, rr->batch_values,
+           sizeof *run->batch_store * (size_t)run->batches * run->total);
+  /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
+  if (run->ck) LBMC_CHECK(lbmc_checkpoint_append(run->ck, run->grid[point], replica, rr, keep_batches));
+  lbmc_schedule_done(run->sched, point, replica, run->ck != NULL);
+  if (run->with_batches) batch = run->batch_store + (size_t)point * (size_t)run->batches * run->total;
+  if (lbmc_schedule_settle(run->sched, run->res, point, batch) && run->ck) lbmc_checkpoint_sync(run->ck);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)
+{
+  lbmc_results *res = run->res, *out = res;
+  time_t now = time(NULL);
+  struct tm tm;
+  lbmc_err err;
+  gmtime_r(&now, &tm);
+  strftime(res->created, sizeof res->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  res->wall_seconds = MPI_Wtime() - run->t0;
+  res->complete = complete;
+  if (!complete) { /* keep the finished points only */
+    long n = 0;
+    for (long i = 0; i < res->P; i++) n += res->pt[i].done;
+    LBMC_CHECK(lbmc_results_subset(res, n, &out));
+  }
+  err = lbmc_results_write(out, run->set->output);
+  if (out != res) lbmc_results_destroy(&out);
+  if (!err) lbmc_checkpoint_close(&run->ck, complete);
+  return err;
+}

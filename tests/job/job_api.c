@@ -1,0 +1,121 @@
+/* lbmc-job-api GOOD_DIR: the job API around what lbmc-job-check prints: parsing from
+ * text, the kept text and name, accessors out of range, point options, models of
+ * points, and the agreement of lbmc_job_parse_file with lbmc_job_parse_text. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbmc/job.h"
+#include "lbmc/metrics.h"
+
+static int failures = 0;
+
+#define EXPECT(cond)                                                                     \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
+      failures++;                                                                        \
+    }                                                                                    \
+  } while (0)
+
+static const char *const grid_text =
+    "# a 2 x 3 grid\n"
+    "system:\n"
+    "  n: [10, 20]\n"
+    "  lambda: 0.5\n"
+    "  pools:\n"
+    "    - {beta: 0.5, mu: 2, buffer: 4}\n"
+    "    - {beta: rest, mu: 1/3}\n"
+    "policy: pull\n"
+    "run:\n"
+    "  time: [100, 200, 300]\n"
+    "  warmup: auto\n"
+    "  seed: 7\n"
+    "  replicas: 3\n";
+
+static void test_text(void)
+{
+  lbmc_job *job = NULL;
+  lbmc_model *m = NULL;
+  lbmc_run_options o;
+  EXPECT(lbmc_job_parse_text(grid_text, "mem.yaml", &job) == LBMC_SUCCESS);
+  if (!job) return;
+  EXPECT(strcmp(lbmc_job_text(job), grid_text) == 0 && lbmc_job_text(job) != grid_text);
+  EXPECT(strcmp(lbmc_job_name(job), "mem.yaml") == 0);
+  EXPECT(lbmc_job_points(job) == 6 && lbmc_job_pools(job) == 2 && lbmc_job_axes(job) == 2);
+  EXPECT(strcmp(lbmc_job_axis_name(job, 1), "run.time") == 0);
+  EXPECT(lbmc_job_axis_length(job, 1) == 3 && strcmp(lbmc_job_axis_value(job, 1, 2), "300") == 0);
+  EXPECT(lbmc_job_axis_name(job, 2) == NULL && lbmc_job_axis_name(job, -1) == NULL);
+  EXPECT(lbmc_job_axis_length(job, 5) == 0);
+  EXPECT(lbmc_job_axis_value(job, 0, 2) == NULL && lbmc_job_axis_value(job, 0, -1) == NULL);
+  EXPECT(lbmc_job_seed(job) == 7 && lbmc_job_replicas(job) == 3 && lbmc_job_replicas_max(job) == 3);
+  EXPECT(!lbmc_job_precision(job)->enabled && lbmc_job_output(job) == NULL);
+
+  /* point 4 = (n index 1, time index 1): n 20, time 200, warm-up auto */
+  lbmc_job_point_options(job, 4, &o);
+  EXPECT(o.time == 200 && o.warmup_auto == 1 && o.batches == 20);
+  EXPECT(lbmc_job_point_model(job, 4, &m) == LBMC_SUCCESS);
+  if (m) {
+    EXPECT(lbmc_model_n(m) == 20 && lbmc_model_buffer(m, 0) == 4);
+    EXPECT(lbmc_model_buffer(m, 1) == LBMC_BUFFER_INF);
+    EXPECT(fabs(lbmc_model_beta(m, 1) - 0.5) < 1e-15);
+    EXPECT(fabs(lbmc_model_mu(m, 1) - 1.0 / 3) < 1e-15);
+    EXPECT(strcmp(lbmc_model_stale(m), "withdraw") == 0);
+    lbmc_model_destroy(&m);
+  }
+  /* out of range: an error and no model (the message is expected on stderr) */
+  fprintf(stderr, "(expected error follows)\n");
+  EXPECT(lbmc_job_point_model(job, 6, &m) == LBMC_ERR_ARG && m == NULL);
+  lbmc_job_destroy(&job);
+  EXPECT(job == NULL);
+  lbmc_job_destroy(&job); /* no-op on NULL */
+  lbmc_job_destroy(NULL);
+}
+
+static void test_errors(void)
+{
+  lbmc_job *job = (lbmc_job *)&job; /* must be reset to NULL on failure */
+  fprintf(stderr, "(expected errors follow)\n");
+  EXPECT(lbmc_job_parse_text("system: [", "x.yaml", &job) == LBMC_ERR_PARSE && job == NULL);
+  EXPECT(lbmc_job_parse_text("[1, 2]", "x.yaml", &job) == LBMC_ERR_PARSE && job == NULL);
+  EXPECT(lbmc_job_parse_text("", NULL, &job) == LBMC_ERR_PARSE && job == NULL);
+  EXPECT(lbmc_job_parse_text("policy: pull\n", "x.yaml", &job) == LBMC_ERR_ARG && job == NULL);
+  EXPECT(lbmc_job_parse_file("/nonexistent/x.yaml", &job) == LBMC_ERR_FILE && job == NULL);
+}
+
+/* The file and its text give the same job. */
+static void test_file(const char *dir)
+{
+  char path[4096];
+  lbmc_job *a = NULL, *b = NULL;
+  snprintf(path, sizeof path, "%s/precision.yaml", dir);
+  EXPECT(lbmc_job_parse_file(path, &a) == LBMC_SUCCESS);
+  if (!a) return;
+  EXPECT(strcmp(lbmc_job_name(a), path) == 0);
+  EXPECT(lbmc_job_parse_text(lbmc_job_text(a), path, &b) == LBMC_SUCCESS);
+  if (b) {
+    const lbmc_precision *pa = lbmc_job_precision(a), *pb = lbmc_job_precision(b);
+    EXPECT(lbmc_job_points(a) == lbmc_job_points(b));
+    EXPECT(pa->enabled && pb->enabled && pa->metric == pb->metric && pa->index == pb->index);
+    EXPECT(pa->metric == lbmc_metric_find("utilization") && pa->index == 1);
+    EXPECT(pa->relative == 0.05 && pa->max_replicas == 512 && lbmc_job_replicas_max(a) == 512);
+    EXPECT(strcmp(lbmc_job_output(b), "results/precision.h5") == 0);
+  }
+  lbmc_job_destroy(&a);
+  lbmc_job_destroy(&b);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 2) {
+    fprintf(stderr, "usage: lbmc-job-api GOOD_DIR\n");
+    return 2;
+  }
+  test_text();
+  test_errors();
+  test_file(argv[1]);
+  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  else printf("job API: all checks passed\n");
+  return failures ? 1 : 0;
+}

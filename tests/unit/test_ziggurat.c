@@ -1,0 +1,160 @@
+/* The ziggurat exponential sampler (src/core/ziggurat.h) against Exp(1), with the
+ * inversion sampler lbmc_exp1 as a reference. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/stream.h"
+#include "core/ziggurat.h"
+#include "unit.h"
+
+#define ZIG_R 7.697117470131487    /* right edge of the base layer */
+#define ZIG_V 3.949659822581572e-3 /* area of each layer */
+
+/* Layer i's right edge x_i (i = 1..255; x_255 = R), from the tables. */
+static double edge(const lbmc_zig_exp *z, int i) { return z->w[i] * 0x1p45; }
+
+/* Deterministic table checks: every layer i >= 1 has area x_i (f(x_{i-1}) - f(x_i)) = V,
+ * the base layer R f(R) + tail f(R) = V, and f[i] = exp(-x_i). The recursion in
+ * lbmc_zig_exp_init solves exactly these equations, so only rounding remains: allow
+ * 1e-12 (relative to V ~ 4e-3; 255 steps of double rounding give ~1e-14). */
+static void test_tables(void) {
+  lbmc_zig_exp z;
+  lbmc_zig_exp_init(&z);
+  CU_ASSERT_DOUBLE_EQUAL(edge(&z, 255), ZIG_R, 1e-14);
+  CU_ASSERT_DOUBLE_EQUAL((ZIG_R + 1) * exp(-ZIG_R), ZIG_V, 1e-12 * ZIG_V);
+  CU_ASSERT_DOUBLE_EQUAL(z.f[0], 1.0, 0);
+  for (int i = 1; i < 256; i++) {
+    double x = edge(&z, i);
+    UT_CHECK(fabs(x * (z.f[i - 1] - z.f[i]) - ZIG_V) <= 1e-12, "layer %d area %.17g", i,
+             x * (z.f[i - 1] - z.f[i]));
+    UT_CHECK(fabs(z.f[i] - exp(-x)) <= 1e-15, "f[%d]", i);
+    if (i > 1) {
+      UT_CHECK(edge(&z, i - 1) < x, "edges increase at %d", i);
+      /* k[i] = floor(x_{i-1} / x_i 2^45): the inner rectangle of layer i */
+      UT_CHECK(llabs((long long)z.k[i] - (long long)(edge(&z, i - 1) / x * 0x1p45)) <= 1, "k[%d]",
+               i);
+    }
+  }
+  CU_ASSERT_EQUAL(z.k[1], 0); /* the top layer has no inner rectangle */
+}
+
+/* Bin edges: every layer edge x_1..x_255 and the midpoint of each strip between them
+ * (a wrong wedge test or edge shows there), then the tail beyond R in 5 bins. */
+static int make_edges(const lbmc_zig_exp *z, double *e) {
+  int k = 0;
+  double prev = 0;
+  e[k++] = 0;
+  for (int i = 1; i < 256; i++) {
+    double x = edge(z, i);
+    e[k++] = 0.5 * (prev + x);
+    e[k++] = x;
+    prev = x;
+  }
+  e[k++] = 8.5, e[k++] = 9.5, e[k++] = 10.5, e[k++] = 12;
+  e[k++] = INFINITY;
+  return k; /* k edges, k - 1 bins */
+}
+
+static int find_bin(const double *e, int k, double x) {
+  int lo = 0, hi = k - 1; /* e[lo] <= x < e[hi] */
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (x < e[mid])
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return lo;
+}
+
+/* P(a <= X < b) for Exp(1), without cancellation. */
+static double prob(double a, double b) { return isinf(b) ? exp(-a) : -exp(-a) * expm1(-(b - a)); }
+
+/* 10^7 ziggurat draws. Moments of Exp(1): E X^k = k!, so
+ *   mean 1,               se = sqrt(Var X / N) = sqrt(1 / N);
+ *   sample variance 1,    se = sqrt((mu4 - sigma^4) / N) = sqrt((9 - 1) / N)
+ *                         (central mu4 = 9);
+ *   E X^3 = 6,            se = sqrt((E X^6 - (E X^3)^2) / N) = sqrt((720 - 36) / N);
+ * each within 5 se. Then a chi-square goodness of fit over 515 bins of the CDF (layer
+ * edges, strip midpoints, far tail), critical value at tail UT_TAIL; the smallest
+ * expected count is ~ 10^7 * P(X > 12) = 61. */
+static void test_zig_distribution(void) {
+  const long N = 10000000;
+  lbmc_zig_exp z;
+  lbmc_stream s = {0};
+  double e[600], p[600], s1 = 0, s2 = 0, s3 = 0, mean, var, m3;
+  long *c = calloc(600, sizeof *c), negative = 0;
+  int k;
+  CU_ASSERT_FATAL(c != NULL);
+  lbmc_zig_exp_init(&z);
+  k = make_edges(&z, e);
+  CU_ASSERT_FATAL(lbmc_stream_init(&s, 17, 20240601) == LBMC_SUCCESS);
+  for (long i = 0; i < N; i++) {
+    double x = lbmc_exp_zig(&s, &z), d = x - 1;
+    if (x < 0)
+      negative++;
+    s1 += d, s2 += d * d, s3 += x * x * x;
+    c[find_bin(e, k, x)]++;
+  }
+  CU_ASSERT_EQUAL(negative, 0);
+  mean = 1 + s1 / (double)N;
+  var = (s2 - s1 * s1 / (double)N) / (double)(N - 1);
+  m3 = s3 / (double)N;
+  UT_CHECK_NORMAL("zig mean", mean, 1.0, sqrt(1.0 / (double)N));
+  UT_CHECK_NORMAL("zig variance", var, 1.0, sqrt(8.0 / (double)N));
+  UT_CHECK_NORMAL("zig E X^3", m3, 6.0, sqrt(684.0 / (double)N));
+  for (int i = 0; i + 1 < k; i++)
+    p[i] = prob(e[i], e[i + 1]);
+  UT_CHECK_COUNTS("zig CDF bins", c, p, k - 1, N);
+  /* the base-layer tail (x > R) alone: P = exp(-R) */
+  {
+    long tail = 0;
+    for (int i = find_bin(e, k, ZIG_R); i + 1 < k; i++)
+      tail += c[i];
+    UT_CHECK_BINOMIAL("zig tail x > R", tail, N, exp(-ZIG_R));
+  }
+  lbmc_stream_free(&s);
+  free(c);
+}
+
+/* Reference: lbmc_exp1 (inversion) on the same bins with 10^6 draws must fit too (this
+ * validates the bin probabilities), and a two-sample chi-square between the two
+ * histograms, sum (c1/N1 - c2/N2)^2 / (phat (1/N1 + 1/N2)) over the bins with pooled
+ * phat, is below the chi-square quantile (bins - 1 dof) at tail UT_TAIL. */
+static void test_against_inversion(void) {
+  const long N1 = 2000000, N2 = 1000000;
+  lbmc_zig_exp z;
+  lbmc_stream s = {0};
+  double e[600], p[600], chi2 = 0;
+  long *c1 = calloc(600, sizeof *c1), *c2 = calloc(600, sizeof *c2);
+  int k;
+  CU_ASSERT_FATAL(c1 && c2);
+  lbmc_zig_exp_init(&z);
+  k = make_edges(&z, e);
+  CU_ASSERT_FATAL(lbmc_stream_init(&s, 18, 777) == LBMC_SUCCESS);
+  for (long i = 0; i < N1; i++)
+    c1[find_bin(e, k, lbmc_exp_zig(&s, &z))]++;
+  for (long i = 0; i < N2; i++)
+    c2[find_bin(e, k, lbmc_exp1(&s))]++;
+  for (int i = 0; i + 1 < k; i++) {
+    double ph = (double)(c1[i] + c2[i]) / (double)(N1 + N2);
+    double d = (double)c1[i] / (double)N1 - (double)c2[i] / (double)N2;
+    p[i] = prob(e[i], e[i + 1]);
+    if (ph > 0)
+      chi2 += d * d / (ph * (1.0 / (double)N1 + 1.0 / (double)N2));
+  }
+  UT_CHECK_COUNTS("inversion CDF bins", c2, p, k - 1, N2);
+  UT_CHECK(chi2 <= ut_chisq_crit(k - 2), "two-sample chi-square %.1f > %.1f", chi2,
+           ut_chisq_crit(k - 2));
+  lbmc_stream_free(&s);
+  free(c1);
+  free(c2);
+}
+
+int ut_register_ziggurat(void) {
+  static const ut_test tests[] = {{"tables: equal layer areas", test_tables},
+                                  {"Exp(1): moments and CDF bins (10^7)", test_zig_distribution},
+                                  {"agrees with inversion lbmc_exp1", test_against_inversion},
+                                  {NULL, NULL}};
+  return ut_add_suite("ziggurat", tests);
+}
