@@ -5,6 +5,8 @@
  * CPU second of the measured period and its peak resident memory (getrusage).
  * Run by hand: build/bench/lbmc-bench [--events E] [--lambda L] [--pools LIST]
  *                                     [--n N1,N2,...] [--policies P1;P2;...]
+ *                                     [--service SPEC] [--general]
+ * --service (e.g. lognormal:scv=4) or --general select the general-service engine.
  */
 #include <getopt.h>
 #include <math.h>
@@ -24,8 +26,14 @@ typedef struct {
   long routers;
 } bench_case;
 
-static int bench_one(const bench_case *c, long n, double lambda, const char *pools, double events,
-                     double *rate, double *rss_mib, double *sim_events)
+typedef struct {
+  double lambda, events;
+  const char *pools, *service;
+  int general;
+} bench_opts;
+
+static int bench_one(const bench_case *c, long n, const bench_opts *bo, double *rate,
+                     double *rss_mib, double *sim_events)
 {
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS], cap = 0, *values;
   long buffer[LBMC_MAX_POOLS];
@@ -35,17 +43,23 @@ static int bench_one(const bench_case *c, long n, double lambda, const char *poo
   lbmc_replica *r = NULL;
   lbmc_replica_result res;
   struct rusage ru;
-  if (lbmc_cli_parse_pools("--pools", pools, &J, beta, mu, buffer)) return 1;
+  double lambda = bo->lambda, events = bo->events;
+  lbmc_service svc;
+  if (lbmc_cli_parse_pools("--pools", bo->pools, &J, beta, mu, buffer)) return 1;
   for (int j = 0; j < J; j++) cap += beta[j] * mu[j];
   if (lbmc_model_create(&m) || lbmc_model_set_n(m, n) || lbmc_model_set_lambda(m, lambda) ||
       lbmc_model_set_pools(m, J, beta, mu, buffer) || lbmc_model_set_policy(m, c->policy) ||
-      lbmc_model_set_routers(m, c->routers) || lbmc_model_setup(m))
+      lbmc_model_set_routers(m, c->routers) ||
+      (bo->service && (lbmc_service_parse("--service", bo->service, &svc) ||
+                       lbmc_model_set_service(m, -1, &svc))) ||
+      lbmc_model_setup(m))
     return 1;
   lbmc_run_options_default(&o);
   /* events ~ (arrivals + departures) = 2 lambda n T */
   o.time = events / (2.0 * lambda * (double)n);
   o.warmup = fmax(20.0, 0.2 * o.time);
   o.batches = 2;
+  o.general_engine = bo->general;
   values = malloc(sizeof *values * lbmc_metric_total(J, (int)o.tail_k));
   res.values = values;
   res.batch_values = NULL;
@@ -67,23 +81,28 @@ int main(int argc, char **argv)
                                        {"pools", required_argument, 0, 'p'},
                                        {"n", required_argument, 0, 'n'},
                                        {"policies", required_argument, 0, 'P'},
+                                       {"service", required_argument, 0, 'S'},
+                                       {"general", no_argument, 0, 'G'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  double events = 2e7, lambda = 0.9;
-  const char *pools = "1:1:inf", *ns = "1000,10000,100000,1000000";
+  bench_opts bo = {0.9, 2e7, "1:1:inf", NULL, 0};
+  const char *ns = "1000,10000,100000,1000000";
   char *policies = NULL;
   bench_case cases[16] = {{"random", 1}, {"jsq(2)", 1}, {"pull", 1}, {"pull", 3}};
   int ncases = 4, c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case 'e': events = atof(optarg); break;
-    case 'l': lambda = atof(optarg); break;
-    case 'p': pools = optarg; break;
+    case 'e': bo.events = atof(optarg); break;
+    case 'l': bo.lambda = atof(optarg); break;
+    case 'p': bo.pools = optarg; break;
+    case 'S': bo.service = optarg; break;
+    case 'G': bo.general = 1; break;
     case 'n': ns = optarg; break;
     case 'P': policies = optarg; break;
     default:
       printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..] "
-             "[--policies 'random;jsq(2);pull/3']  (pull/3 = pull with 3 routers)\n");
+             "[--policies 'random;jsq(2);pull/3'] [--service SPEC] [--general]  (pull/3 = pull with 3 "
+             "routers)\n");
       return c == 'h' ? 0 : 2;
     }
   }
@@ -96,8 +115,9 @@ int main(int argc, char **argv)
       cases[ncases++].policy = tok;
     }
   }
-  printf("lbmc-bench: lambda = %g, pools %s, ~%.3g events per run, K = 10, all metrics\n", lambda,
-         pools, events);
+  printf("lbmc-bench: lambda = %g, pools %s, ~%.3g events per run, K = 10, all metrics, %s\n",
+         bo.lambda, bo.pools, bo.events,
+         bo.service ? bo.service : (bo.general ? "exponential (general engine)" : "exponential"));
   printf("%-10s %8s %10s %14s %12s %10s\n", "policy", "routers", "n", "events/s", "peak MiB", "events");
   fflush(stdout);
   for (int i = 0; i < ncases; i++) {
@@ -111,7 +131,7 @@ int main(int argc, char **argv)
       if (pipe(fd) != 0) return 1;
       pid = fork();
       if (pid == 0) { /* child: a fresh process so that the peak memory is this run's */
-        int bad = bench_one(&cases[i], n, lambda, pools, events, &out[0], &out[1], &out[2]);
+        int bad = bench_one(&cases[i], n, &bo, &out[0], &out[1], &out[2]);
         if (write(fd[1], out, sizeof out) != (ssize_t)sizeof out) bad = 1;
         _exit(bad);
       }

@@ -13,7 +13,16 @@
 extern "C" {
 #endif
 
-typedef enum { LBMC_SHAPE_SCALAR = 0, LBMC_SHAPE_POOL = 1, LBMC_SHAPE_POOL_K = 2 } lbmc_shape;
+typedef enum {
+  LBMC_SHAPE_SCALAR = 0,
+  LBMC_SHAPE_POOL = 1,     /* J entries */
+  LBMC_SHAPE_POOL_K = 2,   /* J x K entries */
+  LBMC_SHAPE_QUANTILE = 3  /* LBMC_QUANTILES entries, at the levels lbmc_quantile_level */
+} lbmc_shape;
+
+/** Quantile levels of the sojourn and waiting-time distributions. */
+#define LBMC_QUANTILES 4
+#define LBMC_QUANTILE_LEVELS {0.5, 0.9, 0.99, 0.999}
 
 /* X(enum suffix, name, shape, units, description) */
 #define LBMC_METRIC_LIST(X)                                                                    \
@@ -39,7 +48,11 @@ typedef enum { LBMC_SHAPE_SCALAR = 0, LBMC_SHAPE_POOL = 1, LBMC_SHAPE_POOL_K = 2
   X(WITHDRAWALS_PER_ARRIVAL, "withdrawals_per_arrival", LBMC_SHAPE_SCALAR, "1",                \
     "pull withdrawal messages / arrivals")                                                     \
   X(THROUGHPUT, "throughput", LBMC_SHAPE_SCALAR, "1/time",                                     \
-    "admitted customers per unit time, divided by n")
+    "admitted customers per unit time, divided by n")                                          \
+  X(SOJOURN_QUANTILES, "sojourn_quantiles", LBMC_SHAPE_QUANTILE, "time",                       \
+    "quantiles of the sojourn time of admitted customers, at the levels of attribute levels")  \
+  X(WAIT_QUANTILES, "wait_quantiles", LBMC_SHAPE_QUANTILE, "time",                             \
+    "quantiles of the waiting time of admitted customers, at the levels of attribute levels")
 
 typedef enum {
 #define LBMC_X_METRIC_ENUM(id, name, shape, units, desc) LBMC_M_##id,
@@ -54,6 +67,9 @@ typedef struct {
   const char *units;
   const char *description;
 } lbmc_metric_info;
+
+/** Level of quantile i (0 <= i < LBMC_QUANTILES). */
+double lbmc_quantile_level(int i);
 
 /** Description of metric i (0 <= i < LBMC_METRICS); NULL if out of range. */
 const lbmc_metric_info *lbmc_metric_get(int i);

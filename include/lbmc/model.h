@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "lbmc/error.h"
+#include "lbmc/service.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,8 @@ extern "C" {
 #define LBMC_MAX_SERVERS 2147483647L
 /** Most pools a model may have. */
 #define LBMC_MAX_POOLS 64
+/** Most values of a queue-length-dependent speed list mu_j(1..L). */
+#define LBMC_MAX_RATES 64
 /** Most routers a model may have. */
 #define LBMC_MAX_ROUTERS 1048576L
 
@@ -59,6 +62,17 @@ lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const do
                               const long *buffer);
 /** Change beta_j of pool j only (a grid axis). Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta);
+/** Service-requirement distribution of pool j, or of every pool with j = -1 (the
+ *  default is exponential). Copied. Errors: LBMC_ERR_ARG (pool out of range). */
+lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc);
+/** Queue-length-dependent speeds of pool j (PULL paper, section 6.1): a server of the
+ *  pool holding q customers works at speed rates[min(q, L) - 1] (requirement units
+ *  per time unit, applied to the customer in service), L = count <= LBMC_MAX_RATES;
+ *  L counts its service "slots": its idleness is L - min(q, L). Replaces mu_j by
+ *  rates[0]; capacity (rho) uses rates[L-1]. A constant list is the plain model.
+ *  Errors: LBMC_ERR_ARG (non-positive rates, too many, pool out of range). */
+lbmc_err lbmc_model_set_rates(lbmc_model *m, int j, int count, const double *rates);
+
 /** Policy from its text: "random", "jsq(d)", "jsq", "pull", "jiq" (= pull with stale
  *  keep), "balanced(c)", "lwl(d)". Errors: LBMC_ERR_ARG naming the text and the
  *  policies allowed. */
@@ -91,6 +105,13 @@ long lbmc_model_pool_servers(const lbmc_model *m, int j);
 /** Load rho = lambda / sum_j beta_j mu_j. */
 double lbmc_model_rho(const lbmc_model *m);
 long lbmc_model_routers(const lbmc_model *m);
+/** Service distribution of pool j (owned by the model). */
+const lbmc_service *lbmc_model_service(const lbmc_model *m, int j);
+/** Speed list of pool j: its length L (1 without queue-length dependence) and values. */
+int lbmc_model_rates(const lbmc_model *m, int j, const double **rates);
+/** 1 if the model needs the general-service engine (non-exponential service,
+ *  non-constant speed lists, or a policy that reads workloads). */
+int lbmc_model_needs_general(const lbmc_model *m);
 /** Policy text in canonical form, e.g. "jsq(2)"; owned by the model. */
 const char *lbmc_model_policy(const lbmc_model *m);
 /** Policy family name: "random", "jsq", "pull", "balanced", "lwl". */

@@ -39,6 +39,8 @@ typedef struct {
   long tail_k;             /* K: tail levels k = 1..K, >= 1 */
   long long max_customers; /* runaway cap on customers in the system; 0 = default
                               min(1000 n + 100000, 2^26) */
+  int general_engine;       /* 1: simulate with the general-service engine even when
+                              service is exponential (for cross-checks); 0: automatic */
   double runaway_fraction; /* a point is unstable if in every replica the time-average
                               customers in the system grew from each quarter of the
                               measured period to the next by more than this fraction

@@ -38,15 +38,20 @@ static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbm
     long pool = 1;
     char *br = strchr(tok, '[');
     snprintf(name, sizeof name, "%.*s", br ? (int)(br - tok) : (int)strlen(tok), tok);
-    if (br && (sscanf(br, "[%ld]", &pool) != 1 || pool < 1 || pool > res->J))
-      return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: '%s': the pool must be 1..%d", tok, res->J);
     cols[*n].metric = lbmc_metric_find(name);
+    {
+      int quant = cols[*n].metric >= 0 && lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_QUANTILE;
+      long top = quant ? LBMC_QUANTILES : res->J;
+      if (br && (sscanf(br, "[%ld]", &pool) != 1 || pool < 1 || pool > top))
+        return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: '%s': the %s must be 1..%ld", tok,
+                          quant ? "quantile index" : "pool", top);
+    }
     if (cols[*n].metric < 0 || lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_POOL_K)
       return LBMC_ERROR(LBMC_ERR_ARG,
                         "--metrics: '%s' is not allowed; use scalar or per-pool metrics, e.g. "
                         "p_wait, mean_sojourn, utilization[2]",
                         tok);
-    cols[*n].entry = lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_POOL ? pool - 1 : 0;
+    cols[*n].entry = lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_SCALAR ? 0 : pool - 1;
     snprintf(cols[*n].label, sizeof cols[*n].label, "%s", tok);
     (*n)++;
   }

@@ -22,6 +22,17 @@ static void lbmc_sim_usage(FILE *f)
         "  --pools LIST        pools beta:mu:buffer, comma-separated; beta = fraction of\n"
         "                      servers (sum 1), mu = speed (> 0; 1/3 allowed), buffer =\n"
         "                      customers per server incl. the one in service (>= 1 or inf)\n"
+        "  --service SPEC      service requirement distribution (mean 1; the time at a server\n"
+        "                      of pool j is requirement / mu_j) for every pool, or one per\n"
+        "                      pool separated by ';' (as many as --pools lists):\n"
+        "                        exponential (default), deterministic, erlang:k=K,\n"
+        "                        hyperexponential:scv=C (C >= 1, balanced means),\n"
+        "                        hyperexponential:p=P,r1=A,r2=B (P/A + (1-P)/B = 1),\n"
+        "                        lognormal:scv=C, weibull:shape=K (K >= 0.1),\n"
+        "                        lomax:shape=A (A > 1; Pareto II)\n"
+        "  --mu-k J=R1,...,RL  queue-length-dependent speeds of pool J (1-based): a server\n"
+        "                      holding q customers works at speed R_min(q,L); replaces the\n"
+        "                      pool's mu from --pools; repeat for other pools (L <= 64)\n"
         "  --policy P          routing policy (default random):\n",
         f);
   lbmc_cli_print_policies(f, "                        ");
@@ -50,13 +61,16 @@ typedef struct {
   long n, routers, replicas, seed;
   double lambda;
   const char *pools, *policy, *stale, *sampling;
+  const char *service;               /* --service, NULL if not given */
+  const char *mu_k[LBMC_MAX_POOLS];  /* --mu-k values, in command-line order */
+  int n_mu_k;
   lbmc_run_options o;
   int json;
 } lbmc_sim_args;
 
 enum { OPT_N = 256, OPT_LAMBDA, OPT_POOLS, OPT_POLICY, OPT_ROUTERS, OPT_STALE, OPT_SAMPLING,
        OPT_REPLICAS, OPT_WARMUP, OPT_TIME, OPT_BATCHES, OPT_CONFIDENCE, OPT_SEED, OPT_TAILK,
-       OPT_MAXCUST, OPT_JSON };
+       OPT_MAXCUST, OPT_JSON, OPT_SERVICE, OPT_MU_K };
 
 static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *help)
 {
@@ -77,6 +91,8 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       {"tail-k", required_argument, 0, OPT_TAILK},
       {"max-customers", required_argument, 0, OPT_MAXCUST},
       {"json", no_argument, 0, OPT_JSON},
+      {"service", required_argument, 0, OPT_SERVICE},
+      {"mu-k", required_argument, 0, OPT_MU_K},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c, n_given = 0, lambda_given = 0;
@@ -115,6 +131,13 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       a->o.max_customers = v;
       break;
     case OPT_JSON: a->json = 1; break;
+    case OPT_SERVICE: a->service = optarg; break;
+    case OPT_MU_K:
+      if (a->n_mu_k == LBMC_MAX_POOLS)
+        return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: given more than %d times; allowed: once per pool",
+                          LBMC_MAX_POOLS);
+      a->mu_k[a->n_mu_k++] = optarg;
+      break;
     case 'h': *help = 1; return LBMC_SUCCESS;
     case ':':
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)", argv[optind - 1]);
@@ -138,6 +161,78 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
   return LBMC_SUCCESS;
 }
 
+/* --service SPEC (every pool) or SPEC1;...;SPECJ (one per pool). */
+static lbmc_err lbmc_sim_service(const char *text, int J, lbmc_model *m)
+{
+  char buf[4096], *save = NULL, *tok, where[64];
+  lbmc_service svc;
+  int count = 1, j = 0;
+  for (const char *p = text; *p; p++) count += *p == ';';
+  if (count == 1) {
+    LBMC_CHECK(lbmc_service_parse("--service", text, &svc));
+    return lbmc_model_set_service(m, -1, &svc);
+  }
+  if (count != J)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--service: '%s' gives %d distributions for %d pool%s; allowed: one for all "
+                      "pools, or one per pool separated by ';'",
+                      text, count, J, J > 1 ? "s" : "");
+  if (strlen(text) >= sizeof buf)
+    return LBMC_ERROR(LBMC_ERR_ARG, "--service: the value is too long (at most %zu characters)",
+                      sizeof buf - 1);
+  snprintf(buf, sizeof buf, "%s", text);
+  /* strsep-like split that keeps empty fields, so "a;;b" names its empty pool */
+  for (tok = buf; j < J; j++, tok = save) {
+    save = strchr(tok, ';');
+    if (save) *save++ = '\0';
+    snprintf(where, sizeof where, "--service: pool %d", j + 1);
+    LBMC_CHECK(lbmc_service_parse(where, tok, &svc));
+    LBMC_CHECK(lbmc_model_set_service(m, j, &svc));
+  }
+  return LBMC_SUCCESS;
+}
+
+/* --mu-k J=R1,...,RL for pool J (1-based) of J pools; seen[] marks pools already given. */
+static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
+{
+  char buf[4096], *eq, *save = NULL, where[96];
+  double rates[LBMC_MAX_RATES];
+  long pool;
+  int L = 0;
+  if (strlen(text) >= sizeof buf)
+    return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: the value is too long (at most %zu characters)",
+                      sizeof buf - 1);
+  snprintf(buf, sizeof buf, "%s", text);
+  eq = strchr(buf, '=');
+  if (!eq || eq == buf || !eq[1])
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--mu-k: '%s' is not allowed; write J=R1,R2,...,RL: the 1-based pool J and "
+                      "its speeds with 1, 2, ..., L or more customers, e.g. --mu-k 1=1,2,3",
+                      text);
+  *eq = '\0';
+  LBMC_CHECK(lbmc_parse_long("--mu-k: pool", buf, &pool));
+  if (pool < 1 || pool > J)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--mu-k: pool %ld is not allowed; --pools has %d pool%s, allowed: 1 to %d",
+                      pool, J, J > 1 ? "s" : "", J);
+  if (seen[pool - 1])
+    return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: pool %ld is given twice; give each pool's speeds once",
+                      pool);
+  seen[pool - 1] = 1;
+  for (char *tok = eq + 1; tok; tok = save) { /* empty fields kept: "1,,2" is an error */
+    save = strchr(tok, ',');
+    if (save) *save++ = '\0';
+    if (L == LBMC_MAX_RATES)
+      return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: pool %ld: more than %d speeds are not allowed", pool,
+                        LBMC_MAX_RATES);
+    snprintf(where, sizeof where, "--mu-k: pool %ld: speed %d", pool, L + 1);
+    LBMC_CHECK(lbmc_parse_real(where, tok, &rates[L]));
+    LBMC_CHECK(lbmc_check_positive(where, rates[L]));
+    L++;
+  }
+  return lbmc_model_set_rates(m, (int)pool - 1, L, rates);
+}
+
 static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
 {
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
@@ -148,6 +243,11 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   LBMC_CHECK(lbmc_model_set_n(m, a->n));
   LBMC_CHECK(lbmc_model_set_lambda(m, a->lambda));
   LBMC_CHECK(lbmc_model_set_pools(m, J, beta, mu, buffer));
+  {
+    int seen[LBMC_MAX_POOLS] = {0};
+    for (int i = 0; i < a->n_mu_k; i++) LBMC_CHECK(lbmc_sim_mu_k(a->mu_k[i], J, seen, m));
+  }
+  if (a->service) LBMC_CHECK(lbmc_sim_service(a->service, J, m));
   LBMC_CHECK(lbmc_model_set_policy(m, a->policy));
   LBMC_CHECK(lbmc_model_set_routers(m, a->routers));
   if (a->stale) LBMC_CHECK(lbmc_model_set_stale(m, a->stale));
@@ -168,6 +268,10 @@ static json_t *lbmc_json_metric(const double *x, lbmc_shape shape, int J, long K
   json_t *a;
   if (shape == LBMC_SHAPE_SCALAR) return lbmc_json_num(x[0]);
   a = json_array();
+  if (shape == LBMC_SHAPE_QUANTILE) {
+    for (int i = 0; i < LBMC_QUANTILES; i++) json_array_append_new(a, lbmc_json_num(x[i]));
+    return a;
+  }
   for (int j = 0; j < J; j++) {
     if (shape == LBMC_SHAPE_POOL) {
       json_array_append_new(a, lbmc_json_num(x[j]));
@@ -217,12 +321,27 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
                                          ? json_string("inf")
                                          : json_integer(lbmc_model_buffer(m, j)));
     json_object_set_new(p, "servers", json_integer(lbmc_model_pool_servers(m, j)));
+    {
+      const lbmc_service *svc = lbmc_model_service(m, j);
+      const double *rates;
+      int L = lbmc_model_rates(m, j, &rates);
+      json_t *speeds = json_array();
+      json_object_set_new(p, "service", json_string(svc->text));
+      json_object_set_new(p, "scv", lbmc_json_num(svc->scv)); /* null if infinite */
+      for (int k = 0; k < L; k++) json_array_append_new(speeds, json_real(rates[k]));
+      json_object_set_new(p, "mu_k", speeds);
+    }
     json_array_append_new(pools, p);
   }
   json_object_set_new(model, "pools", pools);
   json_object_set_new(root, "model", model);
   json_object_set_new(root, "seed", json_integer(a->seed));
   json_object_set_new(root, "confidence", json_real(a->o.confidence));
+  {
+    json_t *levels = json_array();
+    for (int i = 0; i < LBMC_QUANTILES; i++) json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
+    json_object_set_new(root, "quantile_levels", levels);
+  }
   json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
   fputc('\n', stdout);
   json_decref(root);

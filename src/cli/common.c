@@ -61,7 +61,18 @@ void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
       fputs("inf", f);
     else
       fprintf(f, "%ld", b);
-    fprintf(f, ", %ld servers\n", lbmc_model_pool_servers(m, j));
+    fprintf(f, ", %ld servers, service %s", lbmc_model_pool_servers(m, j),
+            lbmc_model_service(m, j)->text);
+    {
+      const double *rates;
+      int L = lbmc_model_rates(m, j, &rates);
+      if (L > 1) {
+        fputs(", speeds mu_k =", f);
+        for (int k = 0; k < L; k++) fprintf(f, "%s %g", k ? "," : "", rates[k]);
+        fputs(" (speeds with 1, 2, ... customers)", f);
+      }
+    }
+    fputc('\n', f);
   }
 }
 
@@ -84,6 +95,11 @@ void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double
     size_t off = lbmc_metric_offset(i, J, (int)K);
     if (info->shape == LBMC_SHAPE_SCALAR) {
       lbmc_cli_row(f, info->name, mean[off], hw[off], se[off]);
+    } else if (info->shape == LBMC_SHAPE_QUANTILE) {
+      for (int l = 0; l < LBMC_QUANTILES; l++) {
+        snprintf(label, sizeof label, "%s[%g]", info->name, lbmc_quantile_level(l));
+        lbmc_cli_row(f, label, mean[off + l], hw[off + l], se[off + l]);
+      }
     } else if (info->shape == LBMC_SHAPE_POOL) {
       for (int j = 0; j < J; j++) {
         snprintf(label, sizeof label, "%s[pool %d]", info->name, j + 1);

@@ -13,6 +13,10 @@ lbmc_err lbmc_model_create(lbmc_model **m)
   *m = calloc(1, sizeof **m);
   if (!*m) return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model");
   (*m)->routers = 1;
+  for (int j = 0; j < LBMC_MAX_POOLS; j++) {
+    lbmc_service_exponential(&(*m)->service[j]);
+    (*m)->nrates[j] = 1;
+  }
   (*m)->policy = lbmc_policy_find("random", 0);
   snprintf((*m)->policy_text, sizeof (*m)->policy_text, "random");
   return LBMC_SUCCESS;
@@ -73,7 +77,40 @@ lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const do
     m->beta[j] = beta[j];
     m->mu[j] = mu[j];
     m->buffer[j] = buffer[j];
+    m->nrates[j] = 1;
+    m->rates[j][0] = mu[j];
   }
+  m->is_setup = 0;
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc)
+{
+  if (j < -1 || j >= LBMC_MAX_POOLS)
+    return LBMC_ERROR(LBMC_ERR_ARG, "service: pool %d does not exist", j + 1);
+  for (int i = (j < 0 ? 0 : j); i < (j < 0 ? LBMC_MAX_POOLS : j + 1); i++) m->service[i] = *svc;
+  m->is_setup = 0;
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_model_set_rates(lbmc_model *m, int j, int count, const double *rates)
+{
+  char where[64];
+  if (j < 0 || j >= m->J)
+    return LBMC_ERROR(LBMC_ERR_ARG, "mu_k: pool %d does not exist (set the pools first)", j + 1);
+  snprintf(where, sizeof where, "pool %d: mu_k", j + 1);
+  LBMC_CHECK(lbmc_check_int_range(where, count, 1, LBMC_MAX_RATES));
+  for (int k = 0; k < count; k++) {
+    snprintf(where, sizeof where, "pool %d: mu_k[%d]", j + 1, k + 1);
+    LBMC_CHECK(lbmc_check_positive(where, rates[k]));
+  }
+  /* a constant list is the plain model: same engine, same streams, same numbers */
+  m->nrates[j] = 1;
+  for (int k = 0; k < count; k++) {
+    m->rates[j][k] = rates[k];
+    if (rates[k] != rates[0]) m->nrates[j] = count;
+  }
+  m->mu[j] = rates[0];
   m->is_setup = 0;
   return LBMC_SUCCESS;
 }
@@ -280,10 +317,26 @@ long lbmc_model_routers(const lbmc_model *m) { return m->routers; }
 const char *lbmc_model_policy(const lbmc_model *m) { return m->policy_text; }
 const char *lbmc_model_policy_name(const lbmc_model *m) { return m->policy->name; }
 
+const lbmc_service *lbmc_model_service(const lbmc_model *m, int j) { return &m->service[j]; }
+
+int lbmc_model_rates(const lbmc_model *m, int j, const double **rates)
+{
+  *rates = m->rates[j];
+  return m->nrates[j];
+}
+
+int lbmc_model_needs_general(const lbmc_model *m)
+{
+  if (m->policy->needs_workload) return 1;
+  for (int j = 0; j < m->J; j++)
+    if (m->nrates[j] > 1 || !lbmc_service_is_exponential(&m->service[j])) return 1;
+  return 0;
+}
+
 double lbmc_model_rho(const lbmc_model *m)
 {
-  double cap = 0;
-  for (int j = 0; j < m->J; j++) cap += m->beta[j] * m->mu[j];
+  double cap = 0; /* saturated speeds: the last value of each speed list */
+  for (int j = 0; j < m->J; j++) cap += m->beta[j] * m->rates[j][m->nrates[j] - 1];
   return m->lambda / cap;
 }
 

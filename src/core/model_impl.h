@@ -14,6 +14,9 @@ struct lbmc_model_ {
   double mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS];  /* LBMC_BUFFER_INF = unlimited */
   long N[LBMC_MAX_POOLS];       /* servers per pool, after setup */
+  lbmc_service service[LBMC_MAX_POOLS];
+  int nrates[LBMC_MAX_POOLS];   /* L_j: slots; 1 = constant speed mu_j */
+  double rates[LBMC_MAX_POOLS][LBMC_MAX_RATES]; /* mu_j(1..L_j) */
   long offset[LBMC_MAX_POOLS];  /* index of the pool's first server, after setup */
   const struct lbmc_policy_type_ *policy;
   long param;                   /* d or c; 0 if none */

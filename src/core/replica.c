@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../engine/engine.h"
+#include "../engine/hist.h"
 #include "../engine/ticks.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
@@ -21,6 +22,9 @@ struct lbmc_replica_ {
   double *ticks;  /* nticks x width */
   double *sums;   /* width */
   double *series; /* nticks */
+  uint64_t *hist;  /* batches groups of LBMC_TICKS_PER_BATCH ticks, each 2 histograms
+                      (sojourn, wait) of LBMC_HIST_BINS counts */
+  uint64_t *hsum;  /* 2 x LBMC_HIST_BINS: their sum over the retained groups */
   int (*monitor)(void *ctx);
   void *monitor_ctx;
 };
@@ -103,11 +107,13 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
   r->ticks = malloc(sizeof *r->ticks * r->nticks * r->width);
   r->sums = malloc(sizeof *r->sums * r->width);
   r->series = malloc(sizeof *r->series * r->nticks);
-  if (!r->ticks || !r->sums || !r->series) {
+  r->hist = malloc(sizeof *r->hist * (size_t)o->batches * 2 * LBMC_HIST_BINS);
+  r->hsum = malloc(sizeof *r->hsum * 2 * LBMC_HIST_BINS);
+  if (!r->ticks || !r->sums || !r->series || !r->hist || !r->hsum) {
     lbmc_replica_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu ticks", (size_t)o->batches);
   }
-  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o), &r->e);
+  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o), o->general_engine, &r->e);
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -123,6 +129,8 @@ void lbmc_replica_destroy(lbmc_replica **r)
   free((*r)->ticks);
   free((*r)->sums);
   free((*r)->series);
+  free((*r)->hist);
+  free((*r)->hsum);
   free(*r);
   *r = NULL;
 }
@@ -225,6 +233,41 @@ static size_t lbmc_replica_truncate(lbmc_replica *r)
   return r->nticks - keep;
 }
 
+/* Sojourn and wait quantiles of histograms h (2 x LBMC_HIST_BINS) into values. */
+static void lbmc_replica_put_quantiles(const lbmc_replica *r, const uint64_t *h, double *values)
+{
+  double *qs = values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, r->J, r->K);
+  double *qw = values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, r->J, r->K);
+  for (int i = 0; i < LBMC_QUANTILES; i++) {
+    qs[i] = lbmc_hist_quantile(h, lbmc_quantile_level(i));
+    qw[i] = lbmc_hist_quantile(h + LBMC_HIST_BINS, lbmc_quantile_level(i));
+  }
+}
+
+/* Quantiles over the groups of ticks that lie wholly in the retained ticks [first,
+ * nticks) (with warmup auto up to LBMC_TICKS_PER_BATCH - 1 retained ticks are left
+ * out of the quantiles). */
+static void lbmc_replica_quantiles(lbmc_replica *r, size_t first, double *values)
+{
+  size_t g0 = (first + LBMC_TICKS_PER_BATCH - 1) / LBMC_TICKS_PER_BATCH;
+  memset(r->hsum, 0, sizeof *r->hsum * 2 * LBMC_HIST_BINS);
+  for (size_t g = g0; g < (size_t)r->o->batches; g++) {
+    const uint64_t *h = r->hist + g * 2 * LBMC_HIST_BINS;
+    for (size_t b = 0; b < 2 * LBMC_HIST_BINS; b++) r->hsum[b] += h[b];
+  }
+  lbmc_replica_put_quantiles(r, r->hsum, values);
+}
+
+/* Quantiles of batch b: those of one group of ticks. With a fixed warm-up, group b is
+ * exactly batch b; with warmup auto the batches take the retained groups spread
+ * evenly (an approximation used only for one-replica intervals). */
+static void lbmc_replica_group_quantiles(lbmc_replica *r, size_t first, size_t b, double *values)
+{
+  size_t ng = (size_t)r->o->batches, g0 = (first + LBMC_TICKS_PER_BATCH - 1) / LBMC_TICKS_PER_BATCH;
+  size_t g = g0 < ng ? g0 + b * (ng - g0) / ng : ng - 1;
+  lbmc_replica_put_quantiles(r, r->hist + g * 2 * LBMC_HIST_BINS, values);
+}
+
 lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
                           lbmc_replica_result *res)
 {
@@ -250,10 +293,16 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
     if (t >= t_start || lbmc_engine_overflowed(r->e)) break;
   }
+  memset(r->hist, 0, sizeof *r->hist * (size_t)o->batches * 2 * LBMC_HIST_BINS);
   for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++) {
+    if (i % LBMC_TICKS_PER_BATCH == 0) { /* a new group of ticks: its own histograms */
+      uint64_t *g = r->hist + i / LBMC_TICKS_PER_BATCH * 2 * LBMC_HIST_BINS;
+      lbmc_engine_set_histograms(r->e, g, g + LBMC_HIST_BINS);
+    }
     LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->ticks + i * r->width));
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
   }
+  lbmc_engine_set_histograms(r->e, NULL, NULL);
   if (lbmc_engine_overflowed(r->e)) {
     snprintf(res->reason, sizeof res->reason,
              "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
@@ -271,12 +320,14 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   res->cpu_seconds = r->sums[LBMC_TK_CPU];
   res->growth = lbmc_replica_growth(r, first, r->nticks);
   lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), res->values);
+  lbmc_replica_quantiles(r, first, res->values);
   if (res->batch_values)
     for (long b = 0; b < o->batches; b++) {
       size_t from = first + (size_t)b * per_batch;
+      double *bv = res->batch_values + (size_t)b * total;
       lbmc_replica_sum(r, from, from + per_batch);
-      lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m),
-                             res->batch_values + (size_t)b * total);
+      lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), bv);
+      lbmc_replica_group_quantiles(r, first, (size_t)b, bv);
     }
   return LBMC_SUCCESS;
 }

@@ -23,9 +23,16 @@ int lbmc_metric_find(const char *name)
   return -1;
 }
 
+double lbmc_quantile_level(int i)
+{
+  static const double levels[LBMC_QUANTILES] = LBMC_QUANTILE_LEVELS;
+  return (i >= 0 && i < LBMC_QUANTILES) ? levels[i] : NAN;
+}
+
 size_t lbmc_metric_size(int i, int J, int K)
 {
   switch (lbmc_metric_table[i].shape) {
+  case LBMC_SHAPE_QUANTILE: return LBMC_QUANTILES;
   case LBMC_SHAPE_POOL: return (size_t)J;
   case LBMC_SHAPE_POOL_K: return (size_t)J * (size_t)K;
   default: return 1;
@@ -71,4 +78,8 @@ void lbmc_metrics_from_sums(const double *S, int J, int K, const long *N, long n
   out[lbmc_metric_offset(LBMC_M_WITHDRAWALS_PER_ARRIVAL, J, K)] =
       lbmc_ratio(S[LBMC_TK_WITHDRAWALS], arrivals);
   out[lbmc_metric_offset(LBMC_M_THROUGHPUT, J, K)] = lbmc_ratio(admitted, len * (double)n);
+  for (int i = 0; i < LBMC_QUANTILES; i++) { /* filled from the histograms, if any */
+    out[lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, J, K) + (size_t)i] = NAN;
+    out[lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, J, K) + (size_t)i] = NAN;
+  }
 }

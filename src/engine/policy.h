@@ -27,6 +27,7 @@ typedef struct lbmc_policy_type_ {
   const char *summary;       /* one line for --help */
   int uses_stale;            /* the stale option applies (pull) */
   int uses_sampling;         /* the sampling option applies (jsq(d)) */
+  int needs_workload;        /* reads server workloads: needs the general engine */
   /** Checks that depend on the whole model (e.g. d <= n); may be NULL. Errors:
    *  LBMC_ERR_ARG, message prefixed with the model's origin. */
   lbmc_err (*check)(const lbmc_model *m);
@@ -37,7 +38,8 @@ typedef struct lbmc_policy_type_ {
   void (*reset)(lbmc_state *st, void *ws);
   /** Choose the server (0 .. n-1) for an arrival at router r (0 .. R-1). */
   uint32_t (*route)(lbmc_state *st, void *ws, uint32_t r);
-  /** Server s has just become idle; may be NULL. */
+  /** Server s's idleness has just increased (a departure left it with fewer than
+   *  st->slots[pool] customers; with constant speed: it became idle); may be NULL. */
   void (*on_idle)(lbmc_state *st, void *ws, uint32_t s);
   /** Server s's count changed from old_q to st->q[s]; may be NULL. */
   void (*on_change)(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q);

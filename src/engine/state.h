@@ -4,6 +4,7 @@
 #ifndef LBMC_STATE_H
 #define LBMC_STATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/model_impl.h"
@@ -44,6 +45,8 @@ typedef struct lbmc_state_ {
   uint32_t B[LBMC_MAX_POOLS];   /* buffer, UINT32_MAX for unlimited */
   double mu[LBMC_MAX_POOLS];
   double inv_mu[LBMC_MAX_POOLS];
+  uint32_t slots[LBMC_MAX_POOLS]; /* L_j: length of the pool's speed list (1: constant) */
+  const double *rates[LBMC_MAX_POOLS]; /* mu_j(1..L_j) */
   lbmc_zig_exp zig;             /* exponential sampler tables */
 
   /* System state. */
@@ -62,6 +65,22 @@ typedef struct lbmc_state_ {
   uint32_t *level;              /* J x (K+1): servers of pool j holding >= k customers */
   uint64_t pool_q[LBMC_MAX_POOLS]; /* customers in pool j */
 
+  /* General service only (NULL otherwise). */
+  /* A server of pool j serves up to L_j customers at once (its slots: the first
+   * min(q, L_j) of its FCFS queue), sharing its speed mu_j(q) equally; L_j = 1 is a
+   * plain FCFS server. V[s] is the service attained per slot customer (at time Vt[s]);
+   * a slot customer finishes when V reaches its level f = V at its start + requirement. */
+  uint32_t lmax;                /* most slots of any pool */
+  double *slot_a;               /* n x lmax: arrival times of the slot customers */
+  double *slot_f;               /* n x lmax: their finish levels */
+  double *V, *Vt;               /* n */
+  double *t_done;               /* n: time of the server's next completion */
+  double *work_wait;            /* n: requirements of the waiting customers, summed */
+  double *cust_work;            /* cust_cap: requirement of each waiting customer */
+
+  /* Histograms of this batch group (LBMC_HIST_BINS counts each), NULL = not recorded. */
+  uint64_t *hist_sojourn, *hist_wait;
+
   /* Random streams (owned by the workspace). */
   lbmc_stream *s_arr, *s_svc, *s_route;
 
@@ -77,6 +96,20 @@ typedef struct lbmc_state_ {
   const struct lbmc_policy_type_ *pol;
   void *pw;
 } lbmc_state;
+
+/** Remaining work at server s in time units at its pool's first speed mu_j: the
+ *  remaining requirements of the customers in service plus the waiting ones, divided
+ *  by mu_j. General-service engine only; used by workload-aware policies (lwl). */
+static inline double lbmc_workload(const lbmc_state *st, uint32_t s)
+{
+  uint32_t q = st->q[s], j = st->pool_of[s], L = st->slots[j], m = q < L ? q : L;
+  double v, left = 0;
+  const double *f = st->slot_f + (size_t)s * st->lmax;
+  if (q == 0) return 0.0;
+  v = st->V[s] + (st->t - st->Vt[s]) * st->rates[j][m - 1] / (double)m;
+  for (uint32_t i = 0; i < m; i++) left += f[i] - v;
+  return (left + st->work_wait[s]) * st->inv_mu[j];
+}
 
 /* Integrals use the signed-time form: over a tick [t0, t1], the integral of a counter
  * c is c(t1) (t1 - t0) - sum over its changes at times s of (change) (s - t0); the

@@ -86,10 +86,21 @@ int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims,
 int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const *data,
                       const char *units, const char *description)
 {
+  return lbmc_h5_write_strs(loc, name, 1, &n, data, units, description);
+}
+
+int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                       const char *const *data, const char *units, const char *description)
+{
   hid_t t = lbmc_h5_vlstr();
-  int rc = lbmc_h5_write(loc, name, t, t, 1, &n, data, units, description);
+  int rc = lbmc_h5_write(loc, name, t, t, rank, dims, data, units, description);
   H5Tclose(t);
   return rc;
+}
+
+int lbmc_h5_exists(hid_t loc, const char *name)
+{
+  return H5Lexists(loc, name, H5P_DEFAULT) > 0;
 }
 
 static int lbmc_h5_read_attr(hid_t loc, const char *name, hid_t memtype, void *value)

@@ -23,6 +23,11 @@ int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims,
                      const int8_t *data, const char *units, const char *description);
 int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const *data,
                       const char *units, const char *description);
+/** The same with `rank` dims (data in C order), e.g. P x J. */
+int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dims,
+                       const char *const *data, const char *units, const char *description);
+/** 1 if loc holds a link (dataset or group) `name`, 0 if not. */
+int lbmc_h5_exists(hid_t loc, const char *name);
 
 /** Read attributes; *value of lbmc_h5_read_attr_str is malloc'ed. Missing: -1. */
 int lbmc_h5_read_attr_str(hid_t loc, const char *name, char **value);

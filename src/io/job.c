@@ -32,6 +32,7 @@ static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **o
   lbmc_jv_init(&job->sampling, "sampling", "sampling");
   lbmc_jv_init(&job->time, "run.time", "run.time");
   lbmc_jv_init(&job->warmup, "run.warmup", "run.warmup");
+  lbmc_jv_init(&job->service, "system.service", "service");
   for (int j = 0; j < LBMC_MAX_POOLS; j++) {
 #define LBMC_JOB_POOL_INIT(field, what)                                                        \
   snprintf(key, sizeof key, "system.pools[%d]." what, j + 1);                                  \
@@ -40,6 +41,8 @@ static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **o
     LBMC_JOB_POOL_INIT(pool_beta, "beta");
     LBMC_JOB_POOL_INIT(pool_mu, "mu");
     LBMC_JOB_POOL_INIT(pool_buffer, "buffer");
+    LBMC_JOB_POOL_INIT(pool_service, "service");
+    LBMC_JOB_POOL_INIT(pool_mu_k, "mu_k");
 #undef LBMC_JOB_POOL_INIT
   }
   lbmc_run_options_default(&job->o);
@@ -63,10 +66,13 @@ void lbmc_job_destroy(lbmc_job **job)
   lbmc_jv_free(&j->sampling);
   lbmc_jv_free(&j->time);
   lbmc_jv_free(&j->warmup);
+  lbmc_jv_free(&j->service);
   for (int p = 0; p < LBMC_MAX_POOLS; p++) {
     lbmc_jv_free(&j->pool_beta[p]);
     lbmc_jv_free(&j->pool_mu[p]);
     lbmc_jv_free(&j->pool_buffer[p]);
+    lbmc_jv_free(&j->pool_service[p]);
+    lbmc_jv_free(&j->pool_mu_k[p]);
   }
   free(j->text);
   free(j->name);
@@ -150,7 +156,8 @@ static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *or
   int rest = -1;
   for (int j = 0; j < job->J; j++) {
     beta[j] = vector ? vector->vec[j] : lbmc_job_at(job, &job->pool_beta[j], p)->x;
-    mu[j] = lbmc_job_at(job, &job->pool_mu[j], p)->x;
+    mu[j] = job->pool_mu_k[j].given ? lbmc_job_at(job, &job->pool_mu_k[j], p)->vec[0]
+                                    : lbmc_job_at(job, &job->pool_mu[j], p)->x;
     buffer[j] = job->pool_buffer[j].given ? lbmc_job_at(job, &job->pool_buffer[j], p)->l
                                           : LBMC_BUFFER_INF;
     if (isnan(beta[j]))
@@ -184,6 +191,17 @@ static lbmc_err lbmc_job_point_fill(const lbmc_job *job, long p, lbmc_model *m)
   LBMC_CHECK(lbmc_model_set_n(m, lbmc_job_at(job, &job->n, p)->l));
   LBMC_CHECK(lbmc_model_set_lambda(m, lbmc_job_at(job, &job->lambda, p)->x));
   LBMC_CHECK(lbmc_model_set_pools(m, job->J, beta, mu, buffer));
+  for (int j = 0; j < job->J; j++) {
+    const lbmc_job_value *v;
+    if (job->pool_mu_k[j].given) {
+      v = lbmc_job_at(job, &job->pool_mu_k[j], p);
+      LBMC_CHECK(lbmc_model_set_rates(m, j, v->vec_len, v->vec));
+    }
+    if (job->pool_service[j].given)
+      LBMC_CHECK(lbmc_model_set_service(m, j, lbmc_job_at(job, &job->pool_service[j], p)->svc));
+  }
+  if (job->service.given)
+    LBMC_CHECK(lbmc_model_set_service(m, -1, lbmc_job_at(job, &job->service, p)->svc));
   LBMC_CHECK(lbmc_model_set_policy(m, policy->text));
   if (job->routers.given)
     LBMC_CHECK(lbmc_model_set_routers(m, lbmc_job_at(job, &job->routers, p)->l));

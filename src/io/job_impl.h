@@ -16,8 +16,8 @@
 
 #include "lbmc/job.h"
 
-/** Settings that may be grid axes: 9 system/run/policy ones and 3 per pool. */
-#define LBMC_JOB_MAX_AXES (9 + 3 * LBMC_MAX_POOLS)
+/** Settings that may be grid axes: 10 system/run/policy ones and 5 per pool. */
+#define LBMC_JOB_MAX_AXES (10 + 5 * LBMC_MAX_POOLS)
 /** Default replicas per point of a job (the command line's default is 1). */
 #define LBMC_JOB_DEFAULT_REPLICAS 10
 /** Most initial replicas per point (as for lbmc sim --replicas). */
@@ -29,8 +29,10 @@ typedef struct {
   int line;    /* 1-based line of the value */
   double x;    /* real settings; NaN for beta 'rest' */
   long l;      /* integer settings (n, routers, buffer); 1 for warmup 'auto' and policy jiq */
-  double *vec; /* system.beta vectors: J entries (NaN = 'rest'); NULL otherwise */
+  double *vec; /* system.beta vectors: J entries (NaN = 'rest'); mu_k speed lists;
+                  NULL otherwise */
   int vec_len; /* entries of vec */
+  lbmc_service *svc; /* service settings: the distribution; NULL otherwise */
 } lbmc_job_value;
 
 /** A setting: one value, or a list of values forming a grid axis. */
@@ -48,8 +50,9 @@ struct lbmc_job_ {
   char *text, *name;
   int J;
   lbmc_job_setting n, lambda, routers, beta, policy, stale, sampling, time, warmup;
+  lbmc_job_setting service; /* system.service: every pool */
   lbmc_job_setting pool_beta[LBMC_MAX_POOLS], pool_mu[LBMC_MAX_POOLS],
-      pool_buffer[LBMC_MAX_POOLS];
+      pool_buffer[LBMC_MAX_POOLS], pool_service[LBMC_MAX_POOLS], pool_mu_k[LBMC_MAX_POOLS];
   int pools_line;   /* line of system.pools, 0 if absent */
   int pool_line[LBMC_MAX_POOLS]; /* line of each pool's mapping */
   int naxes;
@@ -133,8 +136,16 @@ void lbmc_jv_init(lbmc_job_setting *s, const char *key, const char *name);
 /** Read a setting that may be a list: a scalar is one value, a list is a grid axis
  *  (registered in file order; an empty list empties the grid, which is an error). */
 lbmc_err lbmc_jv_read(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind, lbmc_job_setting *s);
-/** Read system.beta: one vector [b1, ..., bJ] or a list of vectors (an axis). */
-lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s);
+/** Read a vector setting: one vector or a list of vectors (an axis). kind is
+ *  LBMC_JV_BETA for system.beta ([b1, ..., bJ], 'rest' at most once) or LBMC_JV_MU for
+ *  system.pools[j].mu_k (speeds [mu(1), ..., mu(L)], 1 <= L <= LBMC_MAX_RATES). */
+lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind,
+                              lbmc_job_setting *s);
+/** Read a service setting (system.service, system.pools[j].service): one distribution,
+ *  as text "lognormal:scv=4" or as a mapping {dist: lognormal, scv: 4}, or a list of
+ *  them (an axis). A mapping's text is "dist:key=value,..." with the values as
+ *  written. */
+lbmc_err lbmc_jv_read_service(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s);
 /** Check run options in which only one setting, read at `line`, differs from the
  *  defaults: lbmc_run_options_check with the prefix "<file>:<line>: run.". */
 lbmc_err lbmc_jv_run_check(const lbmc_jp *c, int line, const lbmc_run_options *o);

@@ -24,11 +24,19 @@ static const char *lbmc_jp_hint(const char *key)
       {"replicas", "run.replicas"}, {"warmup", "run.warmup"}, {"time", "run.time"},
       {"batches", "run.batches"}, {"confidence", "run.confidence"}, {"seed", "run.seed"},
       {"tail_k", "run.tail_k"}, {"max_customers", "run.max_customers"},
+      {"service", "system.service or system.pools[j].service"},
+      {"mu_k", "system.pools[j].mu_k"},
+      {"dist", "system.service or system.pools[j].service, e.g. service: {dist: lognormal, scv: 4}"},
+      {"scv", "a service distribution, e.g. service: {dist: lognormal, scv: 4}"},
+      {"shape", "a service distribution, e.g. service: {dist: weibull, shape: 0.5}"},
       {"precision", "run.precision"}, {"metric", "run.precision.metric"},
       {"relative", "run.precision.relative"}, {"max_replicas", "run.precision.max_replicas"},
   };
   for (int i = 0; i < LBMC_JP_COUNT(where); i++)
     if (strcmp(key, where[i][0]) == 0) return where[i][1];
+  /* {mu: 1, service: hyperexponential:p=0.25,r1=0.5,r2=1.5}: YAML splits at the commas */
+  if (strchr(key, '=') && !strchr(key, ':'))
+    return "inside a quoted service text, as in service: \"hyperexponential:p=0.25,r1=0.5,r2=1.5\"";
   return NULL;
 }
 
@@ -198,12 +206,43 @@ static lbmc_err lbmc_jp_pool_buffer(lbmc_jp *c, yaml_node_t *v)
   return lbmc_jv_read(c, v, LBMC_JV_BUFFER, &c->job->pool_buffer[c->pool]);
 }
 
+static lbmc_err lbmc_jp_pool_mu_k(lbmc_jp *c, yaml_node_t *v)
+{
+  return lbmc_jv_read_vectors(c, v, LBMC_JV_MU, &c->job->pool_mu_k[c->pool]);
+}
+
+static lbmc_err lbmc_jp_pool_service(lbmc_jp *c, yaml_node_t *v)
+{
+  return lbmc_jv_read_service(c, v, &c->job->pool_service[c->pool]);
+}
+
+/* A pool's speed: mu (constant) or mu_k (by queue length), exactly one of them. */
+static lbmc_err lbmc_jp_check_speed(const lbmc_jp *c, int j)
+{
+  const lbmc_job *job = c->job;
+  const lbmc_job_setting *mu = &job->pool_mu[j], *mu_k = &job->pool_mu_k[j];
+  if (mu->given && mu_k->given)
+    return lbmc_jp_fail(c, LBMC_ERR_ARG, mu_k->line, mu_k->key,
+                        "not allowed together with system.pools[%d].mu (line %d); give either mu "
+                        "(a constant speed) or mu_k (speeds by the customers at the server)",
+                        j + 1, mu->line);
+  if (!mu->given && !mu_k->given)
+    return lbmc_jp_fail(c, LBMC_ERR_ARG, job->pool_line[j], NULL,
+                        "system.pools[%d]: the key 'mu' is required (the speed of the pool's "
+                        "servers, e.g. 2 or 1/3), or 'mu_k' (speeds by the customers at the "
+                        "server, e.g. [1, 2, 3])",
+                        j + 1);
+  return LBMC_SUCCESS;
+}
+
 static lbmc_err lbmc_jp_pools(lbmc_jp *c, yaml_node_t *v)
 {
   static const lbmc_jp_key keys[] = {
       {"beta", lbmc_jp_pool_beta, 0, ""},
-      {"mu", lbmc_jp_pool_mu, 1, "the speed of the pool's servers, e.g. 2 or 1/3"},
+      {"mu", lbmc_jp_pool_mu, 0, ""},
       {"buffer", lbmc_jp_pool_buffer, 0, ""},
+      {"mu_k", lbmc_jp_pool_mu_k, 0, ""},
+      {"service", lbmc_jp_pool_service, 0, ""},
   };
   lbmc_job *job = c->job;
   char where[512], path[48];
@@ -224,6 +263,7 @@ static lbmc_err lbmc_jp_pools(lbmc_jp *c, yaml_node_t *v)
     job->pool_line[c->pool] = c->key_line = lbmc_jp_line(pool);
     snprintf(path, sizeof path, "system.pools[%d]", c->pool + 1);
     LBMC_CHECK(lbmc_jp_walk(c, pool, path, keys, LBMC_JP_COUNT(keys), lbmc_jp_hint));
+    LBMC_CHECK(lbmc_jp_check_speed(c, c->pool));
   }
   return LBMC_SUCCESS;
 }
@@ -245,7 +285,12 @@ static lbmc_err lbmc_jp_routers(lbmc_jp *c, yaml_node_t *v)
 
 static lbmc_err lbmc_jp_beta(lbmc_jp *c, yaml_node_t *v)
 {
-  return lbmc_jv_read_vectors(c, v, &c->job->beta);
+  return lbmc_jv_read_vectors(c, v, LBMC_JV_BETA, &c->job->beta);
+}
+
+static lbmc_err lbmc_jp_service(lbmc_jp *c, yaml_node_t *v)
+{
+  return lbmc_jv_read_service(c, v, &c->job->service);
 }
 
 static lbmc_err lbmc_jp_system(lbmc_jp *c, yaml_node_t *v)
@@ -256,6 +301,7 @@ static lbmc_err lbmc_jp_system(lbmc_jp *c, yaml_node_t *v)
       {"routers", lbmc_jp_routers, 0, ""},
       {"pools", lbmc_jp_pools, 1, "a list of pools, each a mapping {beta, mu, buffer}"},
       {"beta", lbmc_jp_beta, 0, ""},
+      {"service", lbmc_jp_service, 0, ""},
   };
   return lbmc_jp_walk(c, v, "system", keys, LBMC_JP_COUNT(keys), lbmc_jp_hint);
 }
@@ -328,6 +374,19 @@ static lbmc_err lbmc_jp_check_betas(const lbmc_jp *c)
   return LBMC_SUCCESS;
 }
 
+/* The service given for all pools (system.service) or per pool, not both. */
+static lbmc_err lbmc_jp_check_services(const lbmc_jp *c)
+{
+  const lbmc_job *job = c->job;
+  for (int j = 0; j < job->J && job->service.given; j++)
+    if (job->pool_service[j].given)
+      return lbmc_jp_fail(c, LBMC_ERR_ARG, job->pool_service[j].line, job->pool_service[j].key,
+                          "not allowed together with system.service (line %d); give the service "
+                          "distribution either for all pools (system.service) or per pool",
+                          job->service.line);
+  return LBMC_SUCCESS;
+}
+
 static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
 {
   const lbmc_job *job = c->job;
@@ -353,6 +412,7 @@ lbmc_err lbmc_jp_job(lbmc_jp *c)
   LBMC_CHECK(lbmc_jp_walk(c, yaml_document_get_root_node(c->doc), "", keys, LBMC_JP_COUNT(keys),
                           lbmc_jp_hint));
   LBMC_CHECK(lbmc_jp_check_betas(c));
+  LBMC_CHECK(lbmc_jp_check_services(c));
   LBMC_CHECK(lbmc_jp_check_precision(c));
   return LBMC_SUCCESS;
 }

@@ -157,6 +157,7 @@ void lbmc_jv_free(lbmc_job_setting *s)
   for (long i = 0; s->v && i < s->count; i++) {
     free(s->v[i].text);
     free(s->v[i].vec);
+    free(s->v[i].svc);
   }
   free(s->v);
   s->v = NULL;
@@ -228,9 +229,16 @@ lbmc_err lbmc_jv_read(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind, lbmc_job
   return LBMC_SUCCESS;
 }
 
-/* ---- system.beta vectors ---- */
+/* ---- vectors: system.beta, system.pools[j].mu_k ---- */
 
 #define LBMC_JV_VECTOR_WHAT "a vector of pool fractions [beta_1, ..., beta_J]"
+#define LBMC_JV_SPEEDS_WHAT                                                                    \
+  "a list of speeds [mu(1), ..., mu(L)] by customers at the server (1 to 64 numbers > 0)"
+
+static const char *lbmc_jv_vector_what(lbmc_jv_kind kind)
+{
+  return kind == LBMC_JV_BETA ? LBMC_JV_VECTOR_WHAT : LBMC_JV_SPEEDS_WHAT;
+}
 
 /* The vector's text "[a, b, c]" from its entries' texts. */
 static lbmc_err lbmc_jv_vector_text(const lbmc_jp *c, const lbmc_job_setting *s,
@@ -252,17 +260,22 @@ static lbmc_err lbmc_jv_vector_text(const lbmc_jp *c, const lbmc_job_setting *s,
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_jv_vector(lbmc_jp *c, const yaml_node_t *vnode, lbmc_job_setting *s,
-                               lbmc_job_value *v)
+static lbmc_err lbmc_jv_vector(lbmc_jp *c, const yaml_node_t *vnode, lbmc_jv_kind kind,
+                               lbmc_job_setting *s, lbmc_job_value *v)
 {
-  const lbmc_jv_type *t = &lbmc_jv_types[LBMC_JV_BETA];
+  const lbmc_jv_type *t = &lbmc_jv_types[kind];
   int rest = -1;
   v->line = lbmc_jp_line(vnode);
   if (vnode->type != YAML_SEQUENCE_NODE ||
       vnode->data.sequence.items.top == vnode->data.sequence.items.start)
     return lbmc_jp_fail(c, LBMC_ERR_ARG, v->line, s->key, "%s is not allowed here; %s is required",
-                        lbmc_jp_describe(vnode), LBMC_JV_VECTOR_WHAT);
+                        lbmc_jp_describe(vnode), lbmc_jv_vector_what(kind));
   v->vec_len = (int)(vnode->data.sequence.items.top - vnode->data.sequence.items.start);
+  if (kind == LBMC_JV_MU && v->vec_len > LBMC_MAX_RATES)
+    return lbmc_jp_fail(c, LBMC_ERR_ARG, v->line, s->key,
+                        "a list of %d speeds is not allowed; allowed: 1 to %d speeds (the last "
+                        "one holds for every longer queue)",
+                        v->vec_len, LBMC_MAX_RATES);
   v->vec = calloc((size_t)v->vec_len, sizeof *v->vec);
   if (!v->vec) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
   for (int j = 0; j < v->vec_len; j++) {
@@ -282,7 +295,8 @@ static lbmc_err lbmc_jv_vector(lbmc_jp *c, const yaml_node_t *vnode, lbmc_job_se
   return lbmc_jv_vector_text(c, s, vnode, v);
 }
 
-lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s)
+lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind,
+                              lbmc_job_setting *s)
 {
   const yaml_node_item_t *items;
   long count;
@@ -290,18 +304,156 @@ lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s
   s->line = lbmc_jp_line(node);
   if (node->type != YAML_SEQUENCE_NODE)
     return lbmc_jp_fail(c, LBMC_ERR_ARG, s->line, s->key,
-                        "%s is not allowed here; %s, or a list of such vectors, is required",
-                        lbmc_jp_describe(node), LBMC_JV_VECTOR_WHAT);
+                        "%s is not allowed here; %s, or a list of such %s, is required",
+                        lbmc_jp_describe(node), lbmc_jv_vector_what(kind),
+                        kind == LBMC_JV_BETA ? "vectors" : "lists");
   items = node->data.sequence.items.start;
   count = node->data.sequence.items.top - items;
+  if (count == 0 && kind == LBMC_JV_MU) /* an empty speed list, not an empty axis */
+    return lbmc_jp_fail(c, LBMC_ERR_ARG, s->line, s->key,
+                        "an empty list is not allowed here; %s is required", LBMC_JV_SPEEDS_WHAT);
   if (count == 0) return lbmc_jv_empty(c, s);
   if (yaml_document_get_node(c->doc, items[0])->type != YAML_SEQUENCE_NODE) {
     LBMC_CHECK(lbmc_jv_alloc(c, s, 1)); /* one vector: not an axis */
-    return lbmc_jv_vector(c, node, s, &s->v[0]);
+    return lbmc_jv_vector(c, node, kind, s, &s->v[0]);
   }
   LBMC_CHECK(lbmc_jv_alloc(c, s, count));
   for (long i = 0; i < count; i++)
-    LBMC_CHECK(lbmc_jv_vector(c, yaml_document_get_node(c->doc, items[i]), s, &s->v[i]));
+    LBMC_CHECK(lbmc_jv_vector(c, yaml_document_get_node(c->doc, items[i]), kind, s, &s->v[i]));
+  lbmc_jv_axis(c, s);
+  return LBMC_SUCCESS;
+}
+
+/* ---- service distributions: system.service, system.pools[j].service ---- */
+
+#define LBMC_JV_SERVICE_WHAT                                                                   \
+  "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "           \
+  "{dist: lognormal, scv: 4}"
+#define LBMC_JV_SERVICE_MAX_PARAMS 8
+
+/* The mapping form {dist: NAME, KEY: VALUE, ...}: dist required, every other key a
+ * parameter (checked by lbmc_service_make), each key once; its text is
+ * "NAME:KEY=VALUE,..." with the values as written. */
+static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
+                                    const lbmc_job_setting *s, const char *where,
+                                    lbmc_job_value *v)
+{
+  const char *dist = NULL, *names[LBMC_JV_SERVICE_MAX_PARAMS], *texts[LBMC_JV_SERVICE_MAX_PARAMS];
+  double values[LBMC_JV_SERVICE_MAX_PARAMS];
+  int n = 0, dist_line = 0, lines[LBMC_JV_SERVICE_MAX_PARAMS];
+  char dkey[96], key[96], pwhere[640];
+  size_t len, used;
+  snprintf(dkey, sizeof dkey, "%s.dist", s->key);
+  for (yaml_node_pair_t *pr = node->data.mapping.pairs.start; pr < node->data.mapping.pairs.top;
+       pr++) {
+    const yaml_node_t *knode = yaml_document_get_node(c->doc, pr->key);
+    const yaml_node_t *vnode = yaml_document_get_node(c->doc, pr->value);
+    const char *word, *kind = lbmc_jp_not_scalar(knode), *text;
+    const int kline = lbmc_jp_line(knode);
+    if (kind)
+      return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                          "%s is not allowed as a key; the keys are dist and the distribution's "
+                          "parameters, e.g. {dist: lognormal, scv: 4}",
+                          kind);
+    word = (const char *)knode->data.scalar.value;
+    if (strcmp(word, "dist") == 0) {
+      if (dist)
+        return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                            "'dist' is given twice (first at line %d); give each key once",
+                            dist_line);
+      LBMC_CHECK(lbmc_jp_scalar(c, vnode, dkey,
+                                "a distribution name (exponential, deterministic, erlang, "
+                                "hyperexponential, lognormal, weibull or lomax)",
+                                &dist));
+      dist_line = kline;
+      continue;
+    }
+    for (int i = 0; i < n; i++)
+      if (strcmp(names[i], word) == 0)
+        return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                            "'%s' is given twice (first at line %d); give each key once", word,
+                            lines[i]);
+    if (n == LBMC_JV_SERVICE_MAX_PARAMS)
+      return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                          "more than %d parameters are not allowed; a distribution has at most 3",
+                          LBMC_JV_SERVICE_MAX_PARAMS);
+    snprintf(key, sizeof key, "%s.%s", s->key, word);
+    LBMC_CHECK(lbmc_jp_scalar(c, vnode, key, "a number", &text));
+    LBMC_CHECK(lbmc_parse_real(lbmc_jp_where(c, lbmc_jp_line(vnode), key, pwhere, sizeof pwhere),
+                               text, &values[n]));
+    names[n] = word;
+    texts[n] = text;
+    lines[n++] = kline;
+  }
+  if (!dist)
+    return lbmc_jp_fail(c, LBMC_ERR_ARG, v->line, s->key,
+                        "the key 'dist' is required in a mapping (the distribution: exponential, "
+                        "deterministic, erlang, hyperexponential, lognormal, weibull or lomax), "
+                        "e.g. {dist: lognormal, scv: 4}");
+  len = strlen(dist) + 1;
+  for (int i = 0; i < n; i++) len += strlen(names[i]) + strlen(texts[i]) + 2;
+  v->text = malloc(len);
+  if (!v->text) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
+  used = (size_t)snprintf(v->text, len, "%s", dist);
+  for (int i = 0; i < n; i++)
+    used += (size_t)snprintf(v->text + used, len - used, "%s%s=%s", i ? "," : ":", names[i],
+                             texts[i]);
+  return lbmc_service_make(where, dist, n, names, values, v->svc);
+}
+
+/* One distribution: a scalar in the text form, or a mapping. */
+static lbmc_err lbmc_jv_service(const lbmc_jp *c, const yaml_node_t *node, const char *what,
+                                const lbmc_job_setting *s, lbmc_job_value *v)
+{
+  char where[512];
+  const char *text;
+  size_t len;
+  v->line = lbmc_jp_line(node);
+  v->svc = calloc(1, sizeof *v->svc);
+  if (!v->svc) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
+  lbmc_jp_where(c, v->line, s->key, where, sizeof where);
+  if (node->type == YAML_MAPPING_NODE) return lbmc_jv_service_map(c, node, s, where, v);
+  LBMC_CHECK(lbmc_jp_scalar(c, node, s->key, what, &text));
+  LBMC_CHECK(lbmc_jv_text(c, s, text, v));
+  LBMC_CHECK(lbmc_service_parse(where, text, v->svc));
+  /* kept as written, without surrounding blanks */
+  len = strspn(v->text, " \t");
+  memmove(v->text, v->text + len, strlen(v->text + len) + 1);
+  for (len = strlen(v->text); len > 0 && (v->text[len - 1] == ' ' || v->text[len - 1] == '\t');)
+    v->text[--len] = '\0';
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_jv_read_service(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s)
+{
+  s->given = 1;
+  s->line = lbmc_jp_line(node);
+  if (node->type != YAML_SEQUENCE_NODE) {
+    LBMC_CHECK(lbmc_jv_alloc(c, s, 1));
+    return lbmc_jv_service(c, node, LBMC_JV_SERVICE_WHAT ", or a list of them,", s, &s->v[0]);
+  }
+  if (node->data.sequence.items.top == node->data.sequence.items.start)
+    return lbmc_jv_empty(c, s);
+  /* [hyperexponential:p=0.25,r1=0.5,r2=1.5] is three items to YAML: say so before the
+   * first of them is judged incomplete */
+  for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top;
+       it++) {
+    const yaml_node_t *item = yaml_document_get_node(c->doc, *it);
+    const char *t = (const char *)item->data.scalar.value;
+    if (item->type == YAML_SCALAR_NODE && item->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+        strchr(t, '=') && !strchr(t, ':'))
+      return lbmc_jp_fail(c, LBMC_ERR_ARG, lbmc_jp_line(item), s->key,
+                          "'%s' is not allowed as a list item; in [...] commas separate the items, "
+                          "so quote a text with several parameters (\"hyperexponential:p=0.25,"
+                          "r1=0.5,r2=1.5\") or write a mapping {dist: hyperexponential, p: 0.25, "
+                          "r1: 0.5, r2: 1.5}",
+                          t);
+  }
+  LBMC_CHECK(lbmc_jv_alloc(c, s, node->data.sequence.items.top - node->data.sequence.items.start));
+  for (long i = 0; i < s->count; i++) {
+    yaml_node_t *item = yaml_document_get_node(c->doc, node->data.sequence.items.start[i]);
+    LBMC_CHECK(lbmc_jv_service(c, item, LBMC_JV_SERVICE_WHAT, s, &s->v[i]));
+  }
   lbmc_jv_axis(c, s);
   return LBMC_SUCCESS;
 }

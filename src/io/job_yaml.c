@@ -240,6 +240,16 @@ lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc
   const int named_at = c->key_line > 0 ? c->key_line : lbmc_jp_line(map);
   if (nkeys > 32) return LBMC_ERROR(LBMC_ERR_INTERNAL, "%s: too many keys in a table", path);
   if (map->type != YAML_MAPPING_NODE) return lbmc_jp_not_mapping(c, map, path, keys, nkeys);
+  /* A key such as 'r1=0.5' is the tail of an unquoted text that YAML split at its commas
+   * ({mu: 1, service: hyperexponential:p=0.25,r1=0.5,r2=1.5}): report it before the
+   * truncated value it came from. */
+  for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+       pr++) {
+    yaml_node_t *knode = yaml_document_get_node(c->doc, pr->key);
+    const char *word = (const char *)knode->data.scalar.value;
+    if (knode->type == YAML_SCALAR_NODE && strchr(word, '=') && !strchr(word, ':'))
+      return lbmc_jp_unknown(c, knode, path, word, keys, nkeys, hint);
+  }
   for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
        pr++) {
     yaml_node_t *knode = yaml_document_get_node(c->doc, pr->key);

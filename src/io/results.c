@@ -27,8 +27,11 @@ lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **out
   r->rep_events = malloc(sizeof *r->rep_events * (slots + 1));
   r->rep_unstable = malloc(sizeof *r->rep_unstable * (slots + 1));
   r->mean = malloc(sizeof *r->mean * ((size_t)P * r->total * 3 + 1));
+  r->service = calloc((size_t)P * (size_t)J * LBMC_SERVICE_TEXT + 1, 1);
+  r->slots = malloc(sizeof *r->slots * ((size_t)P * (size_t)J + 1));
+  r->mu_k = malloc(sizeof *r->mu_k * ((size_t)P * (size_t)J * LBMC_MAX_RATES + 1));
   if (!r->pt || !r->values || !r->rep_warmup || !r->rep_cpu || !r->rep_growth || !r->rep_events ||
-      !r->rep_unstable || !r->mean) {
+      !r->rep_unstable || !r->mean || !r->service || !r->slots || !r->mu_k) {
     lbmc_results_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points x %ld replicas", P,
                       Rmax);
@@ -42,6 +45,11 @@ lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **out
     r->rep_unstable[i] = -1;
   }
   for (size_t i = 0; i < (size_t)P * r->total * 3; i++) r->mean[i] = NAN;
+  for (size_t i = 0; i < (size_t)P * (size_t)J; i++) {
+    snprintf(r->service + i * LBMC_SERVICE_TEXT, LBMC_SERVICE_TEXT, "exponential");
+    r->slots[i] = 1;
+  }
+  for (size_t i = 0; i < (size_t)P * (size_t)J * LBMC_MAX_RATES; i++) r->mu_k[i] = NAN;
   *out = r;
   return LBMC_SUCCESS;
 }
@@ -58,6 +66,9 @@ void lbmc_results_destroy(lbmc_results **r)
   free((*r)->rep_events);
   free((*r)->rep_unstable);
   free((*r)->mean);
+  free((*r)->service);
+  free((*r)->slots);
+  free((*r)->mu_k);
   free(*r);
   *r = NULL;
 }
@@ -84,6 +95,14 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
     p->mu[j] = lbmc_model_mu(m, j);
     p->buffer[j] = lbmc_model_buffer(m, j);
     p->pool_servers[j] = lbmc_model_pool_servers(m, j);
+    {
+      const double *rates;
+      int L = lbmc_model_rates(m, j, &rates);
+      double *mu_k = LBMC_RES_MU_K(res, i, j);
+      snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s", lbmc_model_service(m, j)->text);
+      res->slots[(size_t)i * res->J + j] = L;
+      for (int k = 0; k < LBMC_MAX_RATES; k++) mu_k[k] = k < L ? rates[k] : NAN;
+    }
   }
   p->status = LBMC_STATUS_OK;
   p->reason[0] = '\0';
@@ -135,6 +154,10 @@ void lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src
   memcpy(dst->mean + (size_t)to * t, src->mean + (size_t)from * t, sizeof(double) * t);
   memcpy(dst->half_width + (size_t)to * t, src->half_width + (size_t)from * t, sizeof(double) * t);
   memcpy(dst->std_err + (size_t)to * t, src->std_err + (size_t)from * t, sizeof(double) * t);
+  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0), (size_t)src->J * LBMC_SERVICE_TEXT);
+  memcpy(dst->slots + (size_t)to * dst->J, src->slots + (size_t)from * src->J, sizeof(int) * (size_t)src->J);
+  memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
+         sizeof(double) * (size_t)src->J * LBMC_MAX_RATES);
 }
 
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out)

@@ -42,7 +42,19 @@ typedef struct {
   int64_t *rep_events;         /* P x Rmax, -1 where no replica */
   int8_t *rep_unstable;        /* P x Rmax, -1 where no replica */
   double *mean, *half_width, *std_err; /* P x total */
+  /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
+   * LBMC_MAX_POOLS): */
+  char *service;               /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */
+  int *slots;                  /* P x J: L_j, length of the speed list (1 = constant mu_j) */
+  double *mu_k;                /* P x J x LBMC_MAX_RATES: mu_j(1..L_j), NaN beyond L_j */
 } lbmc_results;
+
+/** Bytes of one service text (lbmc_service.text). */
+#define LBMC_SERVICE_TEXT ((int)sizeof(((lbmc_service *)0)->text))
+/** Service text of point i, pool j. */
+#define LBMC_RES_SERVICE(res, i, j) ((res)->service + ((size_t)(i) * (res)->J + (j)) * LBMC_SERVICE_TEXT)
+/** Speed list of point i, pool j (LBMC_MAX_RATES entries). */
+#define LBMC_RES_MU_K(res, i, j) ((res)->mu_k + ((size_t)(i) * (res)->J + (j)) * LBMC_MAX_RATES)
 
 /** Allocate for P points of J pools, K tail levels, Rmax replica slots; values NaN.
  *  Errors: LBMC_ERR_MEMORY. */

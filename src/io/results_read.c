@@ -99,6 +99,37 @@ static int lbmc_read_points(hid_t f, lbmc_results *res)
   return rc;
 }
 
+/* /points/service, slots, mu_k; files written before they existed hold exponential
+ * service at constant speeds (the defaults of lbmc_results_create, with mu_k = mu). */
+static int lbmc_read_service(hid_t f, lbmc_results *res)
+{
+  const size_t PJ = (size_t)res->P * (size_t)res->J;
+  hsize_t dims[4];
+  int64_t *I;
+  double *F;
+  int rc;
+  if (!lbmc_h5_exists(f, "points/service")) {
+    for (size_t i = 0; i < PJ; i++) res->mu_k[i * LBMC_MAX_RATES] = res->pt[i / (size_t)res->J].mu[i % (size_t)res->J];
+    return 0;
+  }
+  if (lbmc_h5_dims(f, "points/mu_k", dims) != 3 || dims[0] != (hsize_t)res->P ||
+      dims[1] != (hsize_t)res->J || dims[2] < 1 || dims[2] > LBMC_MAX_RATES)
+    return -1;
+  I = malloc(sizeof *I * (PJ + 1));
+  F = malloc(sizeof *F * (PJ * dims[2] + 1));
+  rc = !I || !F || lbmc_h5_read_str(f, "points/service", (hsize_t)PJ, res->service, LBMC_SERVICE_TEXT) ||
+       lbmc_h5_read(f, "points/slots", H5T_NATIVE_INT64, I) ||
+       lbmc_h5_read(f, "points/mu_k", H5T_NATIVE_DOUBLE, F);
+  for (size_t i = 0; !rc && i < PJ; i++) {
+    if (I[i] < 1 || I[i] > (int64_t)dims[2]) rc = -1;
+    res->slots[i] = (int)I[i];
+    for (size_t k = 0; k < dims[2]; k++) res->mu_k[i * LBMC_MAX_RATES + k] = F[i * dims[2] + k];
+  }
+  free(I);
+  free(F);
+  return rc;
+}
+
 /* Scatter metric i of a dataset (rows x len) into the flat vectors (stride total). */
 static int lbmc_read_metric(hid_t f, const char *name, lbmc_results *res, int i, size_t rows,
                             double *dst, double *buf)
@@ -162,7 +193,8 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
              lbmc_h5_dims(f, "replicas/warmup", pr) != 2) {
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
   } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) == LBMC_SUCCESS) {
-    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res)) {
+    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_service(f, res) ||
+        lbmc_read_data(f, res)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);
     }

@@ -64,6 +64,29 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
   LBMC_POOL_F("mu", mu, "1/time", "service speed of a server of each pool");
   LBMC_POOL_I("buffer", buffer, "1", "customers a server of each pool holds, -1 = unlimited");
   LBMC_POOL_I("pool_servers", pool_servers, "1", "servers per pool (largest-remainder rounding of beta_j n)");
+  if (!rc) { /* service distribution per pool: P x J strings */
+    for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++) S[i] = res->service + i * LBMC_SERVICE_TEXT;
+    rc = lbmc_h5_write_strs(g, "service", 2, PJ, S, "1",
+                            "service requirement distribution (mean 1) of each pool, canonical "
+                            "text such as lognormal:scv=4 (docs/job-files.md)");
+  }
+  if (!rc) { /* queue-length-dependent speeds: P x J lengths, P x J x L speeds */
+    int L = 1;
+    for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++) {
+      I[i] = res->slots[i];
+      if (res->slots[i] > L) L = res->slots[i];
+    }
+    rc = lbmc_h5_write_i64(g, "slots", 2, PJ, I, "1",
+                           "L_j: entries of each pool's speed list mu_k (1 = the constant speed mu)");
+    if (!rc) {
+      hsize_t PJL[3] = {(hsize_t)res->P, (hsize_t)res->J, (hsize_t)L};
+      for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++)
+        for (int k = 0; k < L; k++) F[i * (size_t)L + (size_t)k] = res->mu_k[i * LBMC_MAX_RATES + (size_t)k];
+      rc = lbmc_h5_write_f64(g, "mu_k", 3, PJL, F, "1/time",
+                             "speed of a server of each pool holding k = 1..L customers (the last "
+                             "one for more); NaN beyond the pool's slots");
+    }
+  }
   LBMC_F64("time", p->time, "time", "measured time per replica (with warmup auto: the whole run)");
   LBMC_F64("warmup", p->warmup, "time", "requested warm-up time, NaN for auto (MSER-5)");
   LBMC_I64("batches", p->batches, "1", "batch means per replica");
@@ -85,6 +108,7 @@ static int lbmc_metric_dims(const lbmc_results *res, int i, int lead, const hsiz
   int rank = lead;
   for (int k = 0; k < lead; k++) dims[k] = first[k];
   switch (lbmc_metric_get(i)->shape) {
+  case LBMC_SHAPE_QUANTILE: dims[rank++] = LBMC_QUANTILES; break;
   case LBMC_SHAPE_POOL: dims[rank++] = (hsize_t)res->J; break;
   case LBMC_SHAPE_POOL_K:
     dims[rank++] = (hsize_t)res->J;
@@ -102,6 +126,23 @@ static void lbmc_metric_slice(const lbmc_results *res, const double *src, size_t
   for (size_t r = 0; r < rows; r++) memcpy(out + r * len, src + r * res->total + off, sizeof *out * len);
 }
 
+/* Attribute `levels` (the quantile levels) on a group or dataset. */
+static int lbmc_write_levels(hid_t loc)
+{
+  double levels[LBMC_QUANTILES];
+  hsize_t q = LBMC_QUANTILES;
+  hid_t space = H5Screate_simple(1, &q, NULL), a;
+  int rc = -1;
+  for (int i = 0; i < LBMC_QUANTILES; i++) levels[i] = lbmc_quantile_level(i);
+  a = H5Acreate2(loc, "levels", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) {
+    rc = H5Awrite(a, H5T_NATIVE_DOUBLE, levels) < 0 ? -1 : 0;
+    H5Aclose(a);
+  }
+  H5Sclose(space);
+  return rc;
+}
+
 static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scratch)
 {
   hid_t g = H5Gcreate2(file, "estimates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -113,6 +154,7 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
     int rank = lbmc_metric_dims(res, i, 1, &P, dims);
     char desc[256];
     rc = m < 0 || lbmc_h5_attr_str(m, "units", info->units) || lbmc_h5_attr_str(m, "description", info->description);
+    if (!rc && info->shape == LBMC_SHAPE_QUANTILE) rc = lbmc_write_levels(m);
     lbmc_metric_slice(res, res->mean, (size_t)res->P, i, scratch);
     snprintf(desc, sizeof desc, "mean over replicas of: %s", info->description);
     if (!rc) rc = lbmc_h5_write_f64(m, "mean", rank, dims, scratch, info->units, desc);
@@ -146,6 +188,11 @@ static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scra
     snprintf(desc, sizeof desc, "per-replica values (NaN where a point has fewer replicas) of: %s", info->description);
     lbmc_metric_slice(res, res->values, rows, i, scratch);
     rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
+    if (!rc && info->shape == LBMC_SHAPE_QUANTILE) {
+      hid_t d = H5Dopen2(g, info->name, H5P_DEFAULT);
+      rc = d < 0 || lbmc_write_levels(d);
+      if (d >= 0) H5Dclose(d);
+    }
   }
   if (!rc) rc = lbmc_h5_write_f64(g, "warmup", 2, PR, res->rep_warmup, "time", "warm-up time used by the replica (chosen by MSER-5 with warmup auto); NaN where no replica");
   if (!rc) rc = lbmc_h5_write_i64(g, "events", 2, PR, res->rep_events, "1", "arrivals plus departures simulated after the warm-up; -1 where no replica");
@@ -174,7 +221,8 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
 {
   char tmp[4096];
   size_t need = (size_t)res->P * (size_t)(res->Rmax > 3 ? res->Rmax : 3) * res->total + 64;
-  void *scratch = malloc(sizeof(double) * need);
+  size_t need_mu_k = (size_t)res->P * (size_t)res->J * LBMC_MAX_RATES + 64; /* /points/mu_k */
+  void *scratch = malloc(sizeof(double) * (need > need_mu_k ? need : need_mu_k));
   hid_t file;
   int rc;
   if (!scratch) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);

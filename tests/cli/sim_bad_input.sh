@@ -59,10 +59,41 @@ expect 2 "--tail-k: 0 is not allowed" sim $ok --tail-k 0
 expect 2 "'--bogus' is not an option of lbmc sim" sim $ok --bogus
 expect 2 "--lambda: a value is required" sim --n 10 --pools 1:1:inf --lambda
 expect 2 "'frobnicate' is not a command; allowed: sim" frobnicate
+# --service: the distribution, its parameters, one per pool
+two="--n 10 --lambda 0.5 --pools 0.5:1:inf,0.5:2:inf --time 5 --warmup 1"
+expect 2 "--service: 'gamma' is not a service distribution; allowed: exponential, deterministic, erlang, hyperexponential, lognormal, weibull, lomax" sim $ok --service gamma:k=2
+expect 2 "--service: 'cv' is not a parameter of lognormal; write lognormal:scv=VALUE" sim $ok --service lognormal:cv=2
+expect 2 "--service: lognormal needs the parameter scv; write lognormal:scv=VALUE" sim $ok --service lognormal
+expect 2 "--service: k = 2.5 is not allowed; erlang needs an integer k from 1 to 1000000" sim $ok --service erlang:k=2.5
+expect 2 "--service: scv = 0 is not allowed; lognormal needs a finite scv > 0" sim $ok --service lognormal:scv=0
+expect 2 "--service: shape = 1 is not allowed; lomax needs a finite shape > 1" sim $ok --service lomax:shape=1
+expect 2 "--service: shape = 0.01 is not allowed; weibull needs a finite shape >= 0.1" sim $ok --service weibull:shape=0.01
+expect 2 "--service: scv = 0.5 is not allowed; a hyperexponential has scv >= 1" sim $ok --service hyperexponential:scv=0.5
+expect 2 "--service: p/r1 \+ \(1-p\)/r2 = 0.75; allowed: the mean must be 1" sim $ok --service hyperexponential:p=0.5,r1=1,r2=2
+expect 2 "--service: hyperexponential: give either scv or p, r1, r2, not both" sim $ok --service hyperexponential:scv=4,p=0.5
+expect 2 "--service: 'lognormal:4' is not allowed; write NAME\[:KEY=VALUE" sim $ok --service lognormal:4
+expect 2 "--service: scv: 'four' is not a number" sim $ok --service lognormal:scv=four
+expect 2 "--service: '' is not allowed; a service distribution such as exponential or lognormal:scv=4 is required" sim $ok --service ""
+expect 2 "--service: 'exponential;deterministic;erlang:k=2' gives 3 distributions for 2 pools; allowed: one for all pools, or one per pool separated by ';'" sim $two --service "exponential;deterministic;erlang:k=2"
+expect 2 "--service: pool 2: '' is not allowed; a service distribution" sim $two --service "exponential;"
+expect 2 "--service: pool 2: k = 0 is not allowed; erlang needs an integer k" sim $two --service "exponential;erlang:k=0"
+# --mu-k: the pool, the speeds
+expect 2 "--mu-k: '1' is not allowed; write J=R1,R2,...,RL" sim $ok --mu-k 1
+expect 2 "--mu-k: '1=' is not allowed; write J=R1,R2,...,RL" sim $ok --mu-k 1=
+expect 2 "--mu-k: pool 2 is not allowed; --pools has 1 pool, allowed: 1 to 1" sim $ok --mu-k 2=1,2
+expect 2 "--mu-k: pool 0 is not allowed; --pools has 2 pools, allowed: 1 to 2" sim $two --mu-k 0=1
+expect 2 "--mu-k: pool: 'x' is not an integer" sim $ok --mu-k x=1
+expect 2 "--mu-k: pool 1: speed 2: -2 is not allowed; a positive finite number is required" sim $ok --mu-k 1=1,-2
+expect 2 "--mu-k: pool 1: speed 2: an empty value is not a number" sim $ok --mu-k 1=1,,2
+expect 2 "--mu-k: pool 1: speed 2: 'abc' is not a number" sim $ok --mu-k 1=1,abc
+expect 2 "--mu-k: pool 1: more than 64 speeds are not allowed" sim $ok --mu-k "1=$(seq -s, 1 65)"
+expect 2 "--mu-k: pool 1 is given twice; give each pool's speeds once" sim $two --mu-k 1=1,2 --mu-k 1=3
 # good input still works
 expect 0 "status: ok" sim $ok
 expect 0 "usage: lbmc sim" sim --help
 expect 0 "\"status\": \"ok\"" sim $ok --json
+expect 0 "pool 2: beta = 0.5, mu = 1, buffer = inf, 5 servers, service deterministic, speeds mu_k = 1, 2, 3" sim $two --service "lognormal:scv=4;deterministic" --mu-k 2=1,2,3
+expect 0 "\"service\": \"erlang:k=3\"" sim $two --service erlang:k=3 --json
 }
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

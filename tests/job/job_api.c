@@ -84,6 +84,54 @@ static void test_errors(void)
   EXPECT(lbmc_job_parse_file("/nonexistent/x.yaml", &job) == LBMC_ERR_FILE && job == NULL);
 }
 
+/* Service distributions and speed lists reach the points' models exactly: the parsed
+ * parameters (not a re-parse of the text), per pool or for all pools, and the grid
+ * order of a service axis. */
+static void test_service(void)
+{
+  static const char *const text =
+      "system:\n"
+      "  n: 20\n"
+      "  lambda: 0.5\n"
+      "  service: [{dist: lognormal, scv: 1/3}, \"hyperexponential:p=1/3,r1=2/3,r2=4/3\"]\n"
+      "  pools:\n"
+      "    - {beta: 0.5, mu_k: [1, 2, 4]}\n"
+      "    - {beta: 0.5, mu: 3}\n"
+      "policy: [random, pull]\n";
+  lbmc_job *job = NULL;
+  lbmc_model *m = NULL;
+  const double *rates;
+  EXPECT(lbmc_job_parse_text(text, "svc.yaml", &job) == LBMC_SUCCESS);
+  if (!job) return;
+  EXPECT(lbmc_job_points(job) == 4 && lbmc_job_axes(job) == 2);
+  EXPECT(strcmp(lbmc_job_axis_name(job, 0), "service") == 0);
+  EXPECT(strcmp(lbmc_job_axis_value(job, 0, 0), "lognormal:scv=1/3") == 0);
+  EXPECT(strcmp(lbmc_job_axis_value(job, 0, 1), "hyperexponential:p=1/3,r1=2/3,r2=4/3") == 0);
+  /* point 1: lognormal scv 1/3 (exact), pull */
+  EXPECT(lbmc_job_point_model(job, 1, &m) == LBMC_SUCCESS);
+  if (m) {
+    for (int j = 0; j < 2; j++) {
+      const lbmc_service *s = lbmc_model_service(m, j);
+      EXPECT(s->kind == LBMC_SERVICE_LOGNORMAL && s->scv == 1.0 / 3);
+      EXPECT(strcmp(s->text, "lognormal:scv=0.3333333333333333") == 0);
+    }
+    EXPECT(lbmc_model_rates(m, 0, &rates) == 3 && rates[0] == 1 && rates[1] == 2 && rates[2] == 4);
+    EXPECT(lbmc_model_rates(m, 1, &rates) == 1 && rates[0] == 3);
+    EXPECT(lbmc_model_mu(m, 0) == 1 && fabs(lbmc_model_rho(m) - 0.5 / (0.5 * 4 + 0.5 * 3)) < 1e-15);
+    EXPECT(lbmc_model_needs_general(m));
+    lbmc_model_destroy(&m);
+  }
+  /* point 2: the explicit hyperexponential keeps p = 1/3 to the last bit */
+  EXPECT(lbmc_job_point_model(job, 2, &m) == LBMC_SUCCESS);
+  if (m) {
+    const lbmc_service *s = lbmc_model_service(m, 1);
+    EXPECT(s->kind == LBMC_SERVICE_HYPEREXPONENTIAL && s->p[0] == 1.0 / 3 && s->p[1] == 2.0 / 3 &&
+           s->p[2] == 4.0 / 3);
+    lbmc_model_destroy(&m);
+  }
+  lbmc_job_destroy(&job);
+}
+
 /* The file and its text give the same job. */
 static void test_file(const char *dir)
 {
@@ -114,6 +162,7 @@ int main(int argc, char **argv)
   }
   test_text();
   test_errors();
+  test_service();
   test_file(argv[1]);
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
   else printf("job API: all checks passed\n");

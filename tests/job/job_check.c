@@ -59,6 +59,16 @@ static void print_point(const lbmc_job *job, long p, const lbmc_model *m)
     else
       printf("%s%ld", j ? "," : "", b);
   }
+  /* service distributions and speed lists, pools separated by ';' */
+  printf(" service=");
+  for (int j = 0; j < lbmc_model_pools(m); j++)
+    printf("%s%s", j ? ";" : "", lbmc_model_service(m, j)->text);
+  printf(" mu_k=");
+  for (int j = 0; j < lbmc_model_pools(m); j++) {
+    const double *rates;
+    int L = lbmc_model_rates(m, j, &rates);
+    for (int k = 0; k < L; k++) printf("%s%.6g", k ? "," : j ? ";" : "", rates[k]);
+  }
   printf(" servers=");
   for (int j = 0; j < lbmc_model_pools(m); j++)
     printf("%s%ld", j ? "," : "", lbmc_model_pool_servers(m, j));

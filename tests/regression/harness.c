@@ -49,6 +49,42 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
   return 0;
 }
 
+lbmc_model *th_model(long n, double lambda, const char *pools, const char *policy, long routers)
+{
+  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
+  long buffer[LBMC_MAX_POOLS];
+  int J = 0;
+  lbmc_model *m = NULL;
+  char buf[256], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", pools);
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), J++) {
+    char *b = strrchr(tok, ':');
+    beta[J] = atof(tok);
+    mu[J] = atof(strchr(tok, ':') + 1);
+    buffer[J] = strcmp(b + 1, "inf") == 0 ? LBMC_BUFFER_INF : atol(b + 1);
+  }
+  if (lbmc_model_create(&m) || lbmc_model_set_n(m, n) || lbmc_model_set_lambda(m, lambda) ||
+      lbmc_model_set_pools(m, J, beta, mu, buffer) || lbmc_model_set_policy(m, policy) ||
+      lbmc_model_set_routers(m, routers) || lbmc_model_setup(m)) {
+    fprintf(stderr, "bad test model\n");
+    exit(2);
+  }
+  return m;
+}
+
+void th_run(lbmc_model *m, double time, double warmup, long point, long replicas, long seed,
+            th_result *r)
+{
+  lbmc_run_options o;
+  lbmc_run_options_default(&o);
+  o.time = time;
+  o.warmup = warmup;
+  if (th_simulate(m, &o, point, replicas, seed, r)) {
+    fprintf(stderr, "simulation failed\n");
+    exit(1);
+  }
+}
+
 void th_result_free(th_result *res)
 {
   free(res->mean);

@@ -25,6 +25,14 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
                 long seed, th_result *res);
 void th_result_free(th_result *res);
 
+/** A set-up model from "beta:mu:buffer,..." pools (buffer an integer or inf) and a
+ *  policy text; exits the test program with status 2 on bad input. */
+lbmc_model *th_model(long n, double lambda, const char *pools, const char *policy, long routers);
+/** th_simulate with default options but the given time and warm-up; exits with status
+ *  1 on failure. */
+void th_run(lbmc_model *m, double time, double warmup, long point, long replicas, long seed,
+            th_result *r);
+
 /** Value of metric `name` entry (pool j, level k; 0 for unused) in a result. */
 size_t th_index(const th_result *r, const char *name, int j, int k);
 

@@ -91,6 +91,7 @@ int ut_register_policy_balanced(void);
 int ut_register_policy_pull(void);
 int ut_register_engine(void);
 int ut_register_replica(void);
+int ut_register_service(void);
 
 /* Add a suite with its tests {name, function} ended by {NULL, NULL}. */
 typedef struct {

@@ -101,6 +101,7 @@ ut_pstate *ut_pstate_new(const ut_pconf *c) {
     st->B[j] = b == LBMC_BUFFER_INF ? UINT32_MAX : (uint32_t)b;
     st->mu[j] = lbmc_model_mu(p->m, j);
     st->inv_mu[j] = 1.0 / st->mu[j];
+    st->slots[j] = (uint32_t)lbmc_model_rates(p->m, j, &st->rates[j]);
   }
   st->q = calloc((size_t)c->n, sizeof *st->q);
   st->pool_of = calloc((size_t)c->n, sizeof *st->pool_of);

@@ -1,0 +1,264 @@
+/* General service: every arrival draws its service requirement S (mean 1) from the
+ * service stream. A server of pool j holding q customers serves the first
+ * m = min(q, L_j) of them (its slots; L_j = 1: a plain FCFS server) at total speed
+ * mu_j(m), shared equally; the others wait, FCFS. The server's attained service per
+ * slot customer V grows at mu_j(m)/m; a slot customer that started at level V0 with
+ * requirement S leaves when V = V0 + S. Busy servers sit in a binary min-heap on the
+ * time of their next completion (the event calendar: O(log n) per event). With one
+ * service distribution for all pools, S is drawn before routing, so every policy sees
+ * the same requirements (common random numbers); with different distributions per
+ * pool it is drawn from the destination pool's distribution after routing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/sampler.h"
+#include "engine_impl.h"
+
+static int lbmc_gen_same_service(const lbmc_model *m)
+{
+  for (int j = 1; j < m->J; j++) {
+    const lbmc_service *a = &m->service[0], *b = &m->service[j];
+    if (a->kind != b->kind || memcmp(a->p, b->p, sizeof a->p) != 0) return 0;
+  }
+  return 1;
+}
+
+lbmc_err lbmc_engine_general_create(lbmc_engine *e)
+{
+  lbmc_state *st = &e->st;
+  size_t n = st->n;
+  for (uint32_t j = 0; j < st->J; j++)
+    if (st->slots[j] > st->lmax) st->lmax = st->slots[j];
+  st->slot_a = malloc(sizeof *st->slot_a * n * st->lmax);
+  st->slot_f = malloc(sizeof *st->slot_f * n * st->lmax);
+  st->V = malloc(sizeof *st->V * n);
+  st->Vt = malloc(sizeof *st->Vt * n);
+  st->t_done = malloc(sizeof *st->t_done * n);
+  st->work_wait = malloc(sizeof *st->work_wait * n);
+  st->cust_work = malloc(sizeof *st->cust_work * st->cust_cap);
+  e->heap = malloc(sizeof *e->heap * n);
+  e->hpos = malloc(sizeof *e->hpos * n);
+  if (!st->slot_a || !st->slot_f || !st->V || !st->Vt || !st->t_done || !st->work_wait ||
+      !st->cust_work || !e->heap || !e->hpos)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for the event calendar");
+  e->common_service = lbmc_gen_same_service(st->m);
+  return lbmc_sampler_create(st->s_svc, &e->sampler);
+}
+
+void lbmc_engine_general_destroy(lbmc_engine *e)
+{
+  lbmc_state *st = &e->st;
+  free(st->slot_a);
+  free(st->slot_f);
+  free(st->V);
+  free(st->Vt);
+  free(st->t_done);
+  free(st->work_wait);
+  free(st->cust_work);
+  free(e->heap);
+  free(e->hpos);
+  lbmc_sampler_destroy(&e->sampler);
+}
+
+void lbmc_engine_general_reset(lbmc_engine *e)
+{
+  lbmc_state *st = &e->st;
+  for (uint32_t s = 0; s < st->n; s++) {
+    e->hpos[s] = -1;
+    st->work_wait[s] = 0;
+    st->V[s] = st->Vt[s] = 0;
+  }
+  e->hsize = 0;
+}
+
+/* ---- the heap of busy servers: a 4-ary min-heap of (t_done, server) pairs, the keys
+ * stored inline so that a sift touches contiguous memory ---- */
+
+static void lbmc_heap_place(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
+{
+  e->heap[i] = it;
+  e->hpos[it.server] = (int32_t)i;
+}
+
+static void lbmc_heap_up(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
+{
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 4;
+    if (e->heap[parent].key <= it.key) break;
+    lbmc_heap_place(e, i, e->heap[parent]);
+    i = parent;
+  }
+  lbmc_heap_place(e, i, it);
+}
+
+static void lbmc_heap_down(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
+{
+  for (;;) {
+    uint32_t c = 4 * i + 1, end = c + 4, best;
+    if (c >= e->hsize) break;
+    if (end > e->hsize) end = e->hsize;
+    best = c;
+    for (uint32_t k = c + 1; k < end; k++)
+      if (e->heap[k].key < e->heap[best].key) best = k;
+    if (e->heap[best].key >= it.key) break;
+    lbmc_heap_place(e, i, e->heap[best]);
+    i = best;
+  }
+  lbmc_heap_place(e, i, it);
+}
+
+/* Server s's completion time is now st->t_done[s]: restore the heap (push if new). */
+static void lbmc_heap_set(lbmc_engine *e, uint32_t s)
+{
+  lbmc_heap_item it = {e->st.t_done[s], s};
+  if (e->hpos[s] < 0) {
+    lbmc_heap_up(e, e->hsize++, it);
+  } else {
+    uint32_t i = (uint32_t)e->hpos[s];
+    if (i > 0 && e->heap[(i - 1) / 4].key > it.key) lbmc_heap_up(e, i, it);
+    else lbmc_heap_down(e, i, it);
+  }
+}
+
+static void lbmc_heap_remove(lbmc_engine *e, uint32_t s)
+{
+  uint32_t i = (uint32_t)e->hpos[s];
+  lbmc_heap_item last = e->heap[--e->hsize];
+  e->hpos[s] = -1;
+  if (last.server == s) return;
+  if (i > 0 && e->heap[(i - 1) / 4].key > last.key) lbmc_heap_up(e, i, last);
+  else lbmc_heap_down(e, i, last);
+}
+
+/* ---- service at one server ---- */
+
+static uint32_t lbmc_gen_slots_used(const lbmc_state *st, uint32_t s)
+{
+  uint32_t q = st->q[s], L = st->slots[st->pool_of[s]];
+  return q < L ? q : L;
+}
+
+/* Service rate per slot customer with m of them busy. */
+static double lbmc_gen_rate(const lbmc_state *st, uint32_t j, uint32_t m)
+{
+  return st->rates[j][m - 1] / (double)m;
+}
+
+/* Bring V up to now (before the count of server s changes). */
+static void lbmc_gen_catch_up(lbmc_state *st, uint32_t s)
+{
+  uint32_t m = lbmc_gen_slots_used(st, s);
+  if (m > 0) st->V[s] += (st->t - st->Vt[s]) * lbmc_gen_rate(st, st->pool_of[s], m);
+  st->Vt[s] = st->t;
+}
+
+/* Index of the slot customer that finishes first. */
+static uint32_t lbmc_gen_first_slot(const lbmc_state *st, uint32_t s, uint32_t m)
+{
+  const double *f = st->slot_f + (size_t)s * st->lmax;
+  uint32_t k = 0;
+  for (uint32_t i = 1; i < m; i++)
+    if (f[i] < f[k]) k = i;
+  return k;
+}
+
+/* Recompute server s's next completion after its count changed (V is current). */
+static void lbmc_gen_schedule(lbmc_engine *e, uint32_t s)
+{
+  lbmc_state *st = &e->st;
+  uint32_t m = lbmc_gen_slots_used(st, s);
+  if (m == 0) {
+    if (e->hpos[s] >= 0) lbmc_heap_remove(e, s);
+    return;
+  }
+  st->t_done[s] = st->t + (st->slot_f[(size_t)s * st->lmax + lbmc_gen_first_slot(st, s, m)] - st->V[s]) /
+                              lbmc_gen_rate(st, st->pool_of[s], m);
+  lbmc_heap_set(e, s);
+}
+
+static double lbmc_gen_requirement(lbmc_engine *e, uint32_t j)
+{
+  const lbmc_service *svc = &e->st.m->service[j];
+  if (svc->kind == LBMC_SERVICE_EXPONENTIAL) return lbmc_exp_zig(e->st.s_svc, &e->st.zig);
+  return lbmc_service_sample(svc, e->sampler);
+}
+
+static void lbmc_gen_arrival(lbmc_engine *e)
+{
+  lbmc_state *st = &e->st;
+  double work = e->common_service ? lbmc_gen_requirement(e, 0) : 0;
+  uint32_t s = lbmc_engine_route(st), j, q, m;
+  if (s == UINT32_MAX) return;
+  j = st->pool_of[s];
+  q = st->q[s];
+  m = lbmc_gen_slots_used(st, s);
+  if (!e->common_service) work = lbmc_gen_requirement(e, j);
+  if (m < st->slots[j]) { /* a free slot: service starts at once, the speed changes */
+    lbmc_gen_catch_up(st, s);
+    st->slot_a[(size_t)s * st->lmax + m] = st->t;
+    st->slot_f[(size_t)s * st->lmax + m] = st->V[s] + work;
+    lbmc_engine_admitted(st, s, j, q + 1, 1);
+    lbmc_gen_schedule(e, s);
+  } else { /* every slot busy: it waits, nothing else changes */
+    int32_t c = lbmc_engine_enqueue(e, s);
+    if (c < 0) return;
+    st->cust_work[c] = work;
+    st->work_wait[s] += work;
+    lbmc_engine_admitted(st, s, j, q + 1, 0);
+  }
+}
+
+static void lbmc_gen_departure(lbmc_engine *e)
+{
+  lbmc_state *st = &e->st;
+  uint32_t s = e->heap[0].server, j = st->pool_of[s], m = lbmc_gen_slots_used(st, s), k, q;
+  double *a = st->slot_a + (size_t)s * st->lmax, *f = st->slot_f + (size_t)s * st->lmax;
+  double sojourn;
+  lbmc_gen_catch_up(st, s);
+  k = lbmc_gen_first_slot(st, s, m);
+  st->V[s] = f[k]; /* exactly its finish level: no drift */
+  sojourn = st->t - a[k];
+  a[k] = a[m - 1];
+  f[k] = f[m - 1];
+  st->sum_sojourn += sojourn;
+  if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
+  st->c.departures++;
+  st->in_system--;
+  q = --st->q[s];
+  lbmc_level_down(st, j, q);
+  if (st->first[s] >= 0) { /* the first waiting customer takes the freed slot */
+    int32_t c = st->first[s];
+    double wait = st->t - st->cust[c].t_arrival;
+    a[m - 1] = st->cust[c].t_arrival;
+    f[m - 1] = st->V[s] + st->cust_work[c];
+    st->work_wait[s] = st->cust[c].next >= 0 ? st->work_wait[s] - st->cust_work[c] : 0;
+    st->first[s] = st->cust[c].next;
+    if (st->first[s] < 0) st->srv[s].last = -1;
+    st->cust[c].next = st->cust_free;
+    st->cust_free = c;
+    st->sum_wait += wait;
+    if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
+    st->c.starts++;
+  }
+  lbmc_gen_schedule(e, s);
+  lbmc_engine_departed(st, s, j, q);
+}
+
+void lbmc_engine_general_run(lbmc_engine *e, double t_end)
+{
+  lbmc_state *st = &e->st;
+  while (!st->overflow) {
+    double next_dep = e->hsize ? e->heap[0].key : INFINITY;
+    if (e->next_arr <= next_dep) {
+      if (e->next_arr > t_end) break;
+      st->t = e->next_arr;
+      lbmc_gen_arrival(e);
+      e->next_arr = st->t + lbmc_exp_zig(st->s_arr, &st->zig) * e->inv_lambda_total;
+    } else {
+      if (next_dep > t_end) break;
+      st->t = next_dep;
+      lbmc_gen_departure(e);
+    }
+  }
+}
