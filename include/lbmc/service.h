@@ -7,13 +7,15 @@
  * Text form (command line, job files' short form): "NAME[:KEY=VALUE[,KEY=VALUE...]]"
  *   exponential                       scv 1
  *   deterministic                     S = 1, scv 0
- *   erlang:k=K                        Gamma(K, 1/K), K >= 1 integer, scv 1/K
- *   hyperexponential:scv=C            two phases, balanced means (p1/r1 = p2/r2), C >= 1
+ *   erlang:k=K                        Gamma(K, 1/K), integer 1 <= K <= 1000000, scv 1/K
+ *   hyperexponential:scv=C            two phases, balanced means (p1/r1 = p2/r2),
+ *                                     1 <= C <= 1e12
  *   hyperexponential:p=P,r1=A,r2=B    explicit: phase 1 w.p. P at rate A, phase 2 at
  *                                     rate B; P/A + (1-P)/B must be 1 (within 1e-9)
  *   lognormal:scv=C                   sigma^2 = ln(1 + C), location -sigma^2/2, C > 0
- *   weibull:shape=K                   scale 1/Gamma(1 + 1/K), K > 0
- *   lomax:shape=A                     Pareto II, scale A - 1, A > 1 (scv A/(A-2) if A > 2)
+ *   weibull:shape=K                   scale 1/Gamma(1 + 1/K), K >= 0.1
+ *   lomax:shape=A                     Pareto II, scale b = A - 1, A > 1 (scv A/(A-2) if
+ *                                     A > 2), sampled as b expm1(E/A), E ~ Exp(1)
  * Sampling uses GSL's generators (gsl_ran_*) driven by the caller's SPRNG stream.
  */
 #ifndef LBMC_SERVICE_H

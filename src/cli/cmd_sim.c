@@ -47,6 +47,8 @@ static void lbmc_sim_usage(FILE *f)
         "  --confidence C      interval level (default 0.95)\n"
         "  --seed S            seed 0..2147483647 (default 1)\n"
         "  --tail-k K          tail levels k = 1..K (default 10)\n"
+        "  --engine E          auto (default: exponential fast path when it applies) or\n"
+        "                      general (the general-service engine, to cross-check)\n"
         "  --max-customers M   runaway cap on customers in the system (default min(1000 n + 1e5, 2^26))\n"
         "output:\n"
         "  --json              one JSON object instead of the table (NaN written as null)\n"
@@ -70,7 +72,7 @@ typedef struct {
 
 enum { OPT_N = 256, OPT_LAMBDA, OPT_POOLS, OPT_POLICY, OPT_ROUTERS, OPT_STALE, OPT_SAMPLING,
        OPT_REPLICAS, OPT_WARMUP, OPT_TIME, OPT_BATCHES, OPT_CONFIDENCE, OPT_SEED, OPT_TAILK,
-       OPT_MAXCUST, OPT_JSON, OPT_SERVICE, OPT_MU_K };
+       OPT_MAXCUST, OPT_JSON, OPT_SERVICE, OPT_MU_K, OPT_ENGINE };
 
 static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *help)
 {
@@ -91,6 +93,7 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       {"tail-k", required_argument, 0, OPT_TAILK},
       {"max-customers", required_argument, 0, OPT_MAXCUST},
       {"json", no_argument, 0, OPT_JSON},
+      {"engine", required_argument, 0, OPT_ENGINE},
       {"service", required_argument, 0, OPT_SERVICE},
       {"mu-k", required_argument, 0, OPT_MU_K},
       {"help", no_argument, 0, 'h'},
@@ -131,6 +134,12 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       a->o.max_customers = v;
       break;
     case OPT_JSON: a->json = 1; break;
+    case OPT_ENGINE:
+      if (strcmp(optarg, "general") == 0)
+        a->o.general_engine = 1;
+      else if (strcmp(optarg, "auto") != 0)
+        return LBMC_ERROR(LBMC_ERR_ARG, "--engine: '%s' is not allowed; allowed: auto, general", optarg);
+      break;
     case OPT_SERVICE: a->service = optarg; break;
     case OPT_MU_K:
       if (a->n_mu_k == LBMC_MAX_POOLS)

@@ -340,7 +340,8 @@ double lbmc_service_sample(const lbmc_service *s, gsl_rng *r)
   case LBMC_SERVICE_ERLANG: return gsl_ran_gamma(r, s->p[0], 1.0 / s->p[0]);
   case LBMC_SERVICE_HYPEREXPONENTIAL:
     return gsl_ran_exponential(r, gsl_rng_uniform(r) < s->p[0] ? 1.0 / s->p[1] : 1.0 / s->p[2]);
-  case LBMC_SERVICE_LOGNORMAL: return gsl_ran_lognormal(r, s->p[0], s->p[1]);
+  case LBMC_SERVICE_LOGNORMAL: /* exp of a normal: GSL's ziggurat normal is the fastest it has */
+    return exp(s->p[0] + s->p[1] * gsl_ran_gaussian_ziggurat(r, 1.0));
   case LBMC_SERVICE_WEIBULL: return gsl_ran_weibull(r, s->p[1], s->p[0]);
   /* Lomax(a, b) = b (exp(E/a) - 1) with E ~ Exp(1): P(S > x) = P(E > a ln(1 + x/b)) =
    * (1 + x/b)^-a. (gsl_ran_pareto(a, b) - b, the Pareto I shifted, loses the low digits

@@ -162,16 +162,17 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   const lbmc_results *res = run->res;
   double events = 0;
   long units = 0;
-  lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s\n", "point", "n", "lambda",
-           "rho", "policy", "routers", "stale", "time", "warmup");
+  lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s  %s\n", "point", "n",
+           "lambda", "rho", "policy", "routers", "stale", "time", "warmup", "service (pool 1)");
   for (long i = 0; i < run->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
     double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
     char w[32];
     if (isnan(p->warmup)) snprintf(w, sizeof w, "auto");
     else snprintf(w, sizeof w, "%g", p->warmup);
-    lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s\n", p->index, p->n,
-             p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->time, w);
+    lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s  %s%s\n", p->index,
+             p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->time, w,
+             LBMC_RES_SERVICE(res, i, 0), res->slots[(size_t)i * res->J] > 1 ? " (mu_k)" : "");
     units += run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
     events += 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];

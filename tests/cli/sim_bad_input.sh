@@ -57,6 +57,7 @@ expect 2 "--seed: 3000000000 is not allowed; an integer from 0 to 2147483647" si
 expect 2 "--replicas: 0 is not allowed" sim $ok --replicas 0
 expect 2 "--tail-k: 0 is not allowed" sim $ok --tail-k 0
 expect 2 "'--bogus' is not an option of lbmc sim" sim $ok --bogus
+expect 2 "--engine: 'fast' is not allowed; allowed: auto, general" sim $ok --engine fast
 expect 2 "--lambda: a value is required" sim --n 10 --pools 1:1:inf --lambda
 expect 2 "'frobnicate' is not a command; allowed: sim" frobnicate
 # --service: the distribution, its parameters, one per pool
