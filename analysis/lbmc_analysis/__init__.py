@@ -8,18 +8,23 @@ Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
   read a results file, layout of ``docs/results-format.md`` (version 1);
 * :func:`check_file`: list the deviations of a file from that document;
 * :mod:`lbmc_analysis.meanfield`: JSQ(d) (Vvedenskaya, Dobrushin & Karpelevich 1996;
-  Mitzenmacher 2001), PULL (Stolyar 2015, 2017), random routing, Erlang-B, M/M/1(/B);
-* :mod:`lbmc_analysis.plot`: figures (matplotlib, no pyplot state; Agg-safe).
+  Mitzenmacher 2001), PULL (Stolyar 2015, 2017), random routing, balanced routing
+  (Chen & Ye 2012), Erlang-B, M/M/1(/B);
+* :mod:`lbmc_analysis.plot`: figures (matplotlib, no pyplot state; Agg-safe);
+* :mod:`lbmc_analysis.derived`: metrics computed from the per-replica values
+  (e.g. the workload), with Student-t intervals like the file's own;
+* :mod:`lbmc_analysis.notebook`: where the notebooks read results and save figures.
 
 The model, metrics and references are described in SPEC.md (shared with the project).
 """
 
-from . import meanfield
+from . import derived, meanfield, notebook
 from .conformance import check_file
 from .io import (
     METRICS,
     SUPPORTED_LAYOUT_VERSIONS,
     LbmcFormatError,
+    PartialResultsWarning,
     load,
     metric_names,
     select_points,
@@ -32,10 +37,13 @@ __version__ = "0.1.0"
 __all__ = [
     "LbmcFormatError",
     "METRICS",
+    "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "check_file",
+    "derived",
     "load",
     "meanfield",
+    "notebook",
     "metric_names",
     "select_points",
     "to_frame",

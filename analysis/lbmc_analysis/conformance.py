@@ -9,11 +9,15 @@ so a test on a file written by the real ``lbmc run`` can print them all:
 It checks what the document states: root attributes and their types; the
 ``/points``, ``/estimates`` and ``/replicas`` datasets, shapes and types; strings
 variable-length UTF-8 (datasets and attributes); ``units`` and ``description`` on
-every dataset, with the units of the metrics table; value domains (``status``,
-``policy_name``, ``sampling``, ``stale``, ``buffer``, ``beta`` summing to 1,
-``pool_servers`` summing to ``n``, ``rho = lambda / sum beta mu``); NaN estimates at
-unstable points; NaN padding of float ``/replicas`` slots beyond a point's replicas.
-Extra (unknown) datasets are allowed, as the document says.
+every dataset and every ``/estimates/<metric>`` group, with the units the document
+gives (``"1/time"`` for rates, ``"time"``, ``"s"`` for CPU seconds); value domains
+(``status``, ``policy_name``, ``sampling``, ``stale``, ``buffer``, ``beta`` summing
+to 1, ``pool_servers`` summing to ``n``, ``rho = lambda / sum beta mu``,
+``complete`` 0 or 1); ``/points/replicas`` equal to ``/estimates/replicas``; a
+non-empty ``reason`` exactly at unstable points; NaN estimates at unstable points;
+padding of ``/replicas`` slots beyond a point's replicas (NaN in float datasets, -1
+in integer ones) and ``unstable`` 0 or 1 in the slots that ran. Extra (unknown)
+datasets are allowed, as the document says.
 """
 
 from __future__ import annotations
@@ -64,7 +68,11 @@ POINT_TYPES = {
     "batches": "i",
     "replicas": "i",
     "status": "s",
+    "reason": "s",
 }
+
+# /points units (docs/results-format.md: "1/time" for rates, "time" for model time)
+POINT_UNITS = {"lambda": "1/time", "mu": "1/time", "time": "time", "warmup": "time"}
 
 METRIC_UNITS = {
     "p_wait": "1",
@@ -81,7 +89,8 @@ METRIC_UNITS = {
     "throughput": "1/time",
 }
 
-REPLICA_EXTRA_TYPES = {"warmup": "f", "events": "i", "cpu_seconds": "f", "unstable": "i"}
+REPLICA_EXTRA_TYPES = {"warmup": "f", "events": "i", "cpu_seconds": "f", "growth": "f", "unstable": "i"}
+REPLICA_EXTRA_UNITS = {"warmup": "time", "events": "1", "cpu_seconds": "s", "growth": "1", "unstable": "1"}
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
 
@@ -110,12 +119,16 @@ def _attr_kind_ok(attrs, name, kind):
     return (dt.kind == "f" and np.ndim(attrs[name]) == 0), "a scalar floating-point number"
 
 
-def _check_dset_attrs(dset, where, problems):
+def _check_dset_attrs(dset, where, problems, units=None):
     for a in ("units", "description"):
         if a not in dset.attrs:
             problems.append(f"{where}: missing attribute '{a}'")
         elif not _is_vlen_utf8(dset.attrs.get_id(a).dtype):
             problems.append(f"{where}: attribute '{a}' is not a variable-length UTF-8 string")
+        elif a == "description" and not str(dset.attrs[a]).strip():
+            problems.append(f"{where}: attribute 'description' is empty")
+    if units is not None and "units" in dset.attrs and dset.attrs["units"] != units:
+        problems.append(f"{where}: units {dset.attrs['units']!r}, the doc says {units!r}")
 
 
 def check_file(path) -> list[str]:
@@ -150,6 +163,8 @@ def _check(f, problems):
         problems.append(f"root: shard {attrs['shard']!r} is neither '' nor 'i/k'")
     if "mpi_ranks" in attrs and int(attrs["mpi_ranks"]) < 1:
         problems.append("root: mpi_ranks < 1")
+    if "complete" in attrs and np.ndim(attrs["complete"]) == 0 and attrs["complete"] not in (0, 1):
+        problems.append(f"root: complete is {attrs['complete']!r}, expected 0 or 1")
 
     pts = f.get("points")
     if not isinstance(pts, h5py.Group):
@@ -174,7 +189,7 @@ def _check(f, problems):
         if not _kind_ok(d.dtype, kind):
             problems.append(f"{where}: dtype {d.dtype} ({h5py.check_string_dtype(d.dtype)}), expected "
                             + {"i": "int64", "f": "double", "s": "variable-length UTF-8 string"}[kind])
-        _check_dset_attrs(d, where, problems)
+        _check_dset_attrs(d, where, problems, POINT_UNITS.get(name, "1"))
         vals[name] = d.asstr()[()] if kind == "s" and h5py.check_string_dtype(d.dtype) else d[()]
 
     def domain(name, allowed):
@@ -201,6 +216,13 @@ def _check(f, problems):
     except (TypeError, ValueError) as exc:  # shapes already reported
         problems.append(f"/points: cannot check values ({exc})")
     unstable = np.asarray(vals.get("status", np.array([], dtype=object))) == "unstable"
+    if "reason" in vals and np.shape(vals["reason"]) == unstable.shape:
+        has_reason = np.array([bool(str(r).strip()) for r in np.ravel(vals["reason"])], dtype=bool)
+        for p in np.flatnonzero(unstable & ~has_reason)[:1]:
+            problems.append(f"/points/reason: point {p} is unstable but its reason is empty")
+        for p in np.flatnonzero(~unstable & has_reason)[:1]:
+            problems.append(f"/points/reason: point {p} has status {vals['status'][p]!r} but a reason "
+                            f"({vals['reason'][p]!r}); the doc keeps reasons for unstable points")
 
     est = f.get("estimates")
     if not isinstance(est, h5py.Group):
@@ -212,13 +234,18 @@ def _check(f, problems):
         else:
             if r.shape != (P,) or r.dtype.kind not in "iu":
                 problems.append(f"/estimates/replicas: shape {r.shape} dtype {r.dtype}, expected ({P},) int64")
-            _check_dset_attrs(r, "/estimates/replicas", problems)
+            elif "replicas" in vals and np.shape(vals["replicas"]) == (P,) and not np.array_equal(r[()], vals["replicas"]):
+                bad = int(np.flatnonzero(r[()] != vals["replicas"])[0])
+                problems.append(f"/estimates/replicas differs from /points/replicas (first at point {bad}: "
+                                f"{int(r[bad])} vs {int(vals['replicas'][bad])})")
+            _check_dset_attrs(r, "/estimates/replicas", problems, "1")
         for m, kind in METRICS.items():
             g = est.get(m)
             want = {"scalar": (P,), "pool": (P, J), "pool_k": (P, J, K)}[kind]
             if not isinstance(g, h5py.Group):
                 problems.append(f"/estimates/{m}: missing group")
                 continue
+            _check_dset_attrs(g, f"/estimates/{m} (group)", problems, METRIC_UNITS[m])
             for part in ("mean", "half_width", "std_err"):
                 d = g.get(part)
                 where = f"/estimates/{m}/{part}"
@@ -265,7 +292,25 @@ def _check(f, problems):
             problems.append(f"{where}: shape {d.shape}, expected {want}")
         if not _kind_ok(d.dtype, kind) and not (name == "unstable" and d.dtype.kind in "iu"):
             problems.append(f"{where}: dtype {d.dtype}, expected {'double' if kind == 'f' else 'integer'}")
-        _check_dset_attrs(d, where, problems)
+        _check_dset_attrs(d, where, problems, METRIC_UNITS.get(name, REPLICA_EXTRA_UNITS.get(name)))
+        if kind == "i" and d.shape == want and n_run is not None and np.shape(n_run) == (P,):
+            a = d[()]
+            for p in range(P):
+                r_p = max(int(n_run[p]), 0)
+                if r_p < R and not np.all(a[p, r_p:] == -1):
+                    problems.append(f"{where}: point {p} has {r_p} replicas but slots beyond are not -1")
+                    break
+                if name == "unstable" and not np.all((a[p, :r_p] == 0) | (a[p, :r_p] == 1)):
+                    problems.append(f"{where}: point {p}: values {sorted(set(a[p, :r_p].tolist()))}, expected 0 or 1 "
+                                    f"in the slots that ran")
+                    break
+                if name == "unstable" and np.any(a[p, :r_p] == 1) and unstable.shape == (P,) and not unstable[p]:
+                    problems.append(f"{where}: point {p} has a replica stopped as unstable but status "
+                                    f"{vals['status'][p]!r}")
+                    break
+                if name == "events" and np.any(a[p, :r_p] < 0):
+                    problems.append(f"{where}: point {p}: negative event counts in slots that ran")
+                    break
         if kind == "f" and d.shape == want and n_run is not None and np.shape(n_run) == (P,):
             a = d[()]
             for p in range(P):

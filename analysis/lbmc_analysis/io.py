@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from typing import Any, Iterable, Mapping
 
 import h5py
@@ -20,6 +21,7 @@ import xarray as xr
 
 __all__ = [
     "LbmcFormatError",
+    "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "METRICS",
     "load",
@@ -70,10 +72,14 @@ POINTS = {
     "batches": "P",
     "replicas": "P",
     "status": "P",
+    "reason": "P",
 }
 
 #: /replicas datasets that are not metrics (shape P x R).
-REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "unstable")
+REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "growth", "unstable")
+
+#: value that integer /replicas datasets hold in a replica slot that was never run.
+INT_PAD = -1
 
 _CI_PARTS = ("half_width", "std_err")
 _FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "replicas")
@@ -81,6 +87,10 @@ _FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err",
 
 class LbmcFormatError(ValueError):
     """A file is not an lbmc results file this reader can load (the message says why)."""
+
+
+class PartialResultsWarning(UserWarning):
+    """The file holds the partial results of an interrupted run (root attribute ``complete = 0``)."""
 
 
 # ----------------------------------------------------------------------------------
@@ -140,31 +150,40 @@ def load(path) -> xr.Dataset:
         ``/estimates/sojourn_quantiles`` (P x Q). Every ``/points`` dataset becomes a
         coordinate on ``point`` (1-D) or ``(point, pool)`` (P x J): ``n``,
         ``lambda``, ``rho``, ``policy``, ``d``, ``beta``, ``mu``, ``buffer``,
-        ``status``, ... (``ds["lambda"]``; ``lambda`` is a Python keyword, so not
-        ``ds.lambda``). Exception: ``/points/replicas`` becomes the coordinate
-        ``point_replicas`` because ``replicas`` is the data variable below.
+        ``status``, ``reason`` (why a point is unstable, ``""`` otherwise), ...
+        (``ds["lambda"]``; ``lambda`` is a Python keyword, so not ``ds.lambda``).
+        Exception: ``/points/replicas`` becomes the coordinate ``point_replicas``
+        because ``replicas`` is the data variable below (the doc makes the two equal).
 
     Data variables
         For each metric M of ``/estimates``: ``M`` (the mean), ``M_half_width``,
         ``M_std_err`` and, from ``/replicas/M``, ``M_replicas`` (dims ``point,
         replica`` then the metric's own). ``replicas``: ``/estimates/replicas``, the
         number of replicas behind each estimate. ``/replicas/{warmup, events,
-        cpu_seconds, unstable}`` become ``warmup_replicas``, ``events_replicas``,
-        ``cpu_seconds_replicas``, ``unstable_replicas``. A ``*_quantiles`` dataset
-        with a ``levels`` attribute becomes a variable of dims ``(point, level)``.
+        cpu_seconds, growth, unstable}`` become ``warmup_replicas``,
+        ``events_replicas``, ``cpu_seconds_replicas``, ``growth_replicas``,
+        ``unstable_replicas``. A ``*_quantiles`` dataset with a ``levels`` attribute
+        becomes a variable of dims ``(point, level)``.
 
     Values
         NaN stays NaN (unstable points, unused replica slots). Integer ``/replicas``
-        datasets (``events``, ``unstable``) cannot hold NaN in the file, so they are
-        returned as float64 with NaN in the slots ``replica >= point_replicas`` (the
-        doc does not say what the writer puts there). Strings are Python ``str``.
+        datasets (``events``, ``unstable``) mark a slot that was never run with -1
+        in the file; they are returned as float64 with NaN there (and in every slot
+        ``replica >= point_replicas``, whatever the file holds), so that all
+        ``*_replicas`` variables are padded alike. Strings are Python ``str``.
 
     Attributes
         Root attributes go to ``ds.attrs`` (``lbmc_version``, ``layout_version``,
-        ``job``, ``seed``, ``confidence``, ``tail_k``, ...) plus ``source_path``.
-        Each HDF5 dataset's attributes (``units``, ``description``) go to the
-        variable's or coordinate's ``attrs``; ``M_half_width`` also gets
-        ``confidence``.
+        ``job``, ``seed``, ``confidence``, ``tail_k``, ``shard``, ``complete``, ...)
+        plus ``source_path``. Each HDF5 dataset's attributes (``units``,
+        ``description``) go to the variable's or coordinate's ``attrs``;
+        ``M_half_width`` also gets ``confidence``; a metric group's own
+        ``description`` (``/estimates/M``) becomes ``metric_description`` of ``M``.
+
+    Partial results
+        A file whose root attribute ``complete`` is 0 holds the points an
+        interrupted run had finished (``lbmc run --resume`` completes it): it loads,
+        with a :class:`PartialResultsWarning`.
 
     Forward compatibility
         Datasets and groups this reader does not know are ignored, as the doc asks
@@ -357,6 +376,9 @@ def _read(f: h5py.File, path: str) -> xr.Dataset:
                 if arr.shape != shape:
                     _fail(path, f"/estimates/{name}/{suffix[1:]} has shape {arr.shape}, but mean has {shape}")
                 attrs = _dset_attrs(dset)
+                if suffix == "" and isinstance(obj, h5py.Group) and "description" in obj.attrs:
+                    attrs.setdefault("metric_description", _py(obj.attrs["description"]))
+                    attrs.setdefault("units", _py(obj.attrs.get("units", "")))
                 if suffix == "_half_width" and "confidence" in root_attrs:
                     attrs.setdefault("confidence", root_attrs["confidence"])
                 data_vars[name + suffix] = (("point",) + dims, arr, attrs)
@@ -396,7 +418,8 @@ def _read(f: h5py.File, path: str) -> xr.Dataset:
                     level_coords[ldim] = levels
             arr = _read_array(obj)
             if arr.dtype.kind in "iub":
-                arr = arr.astype(np.float64)
+                pad = arr == INT_PAD if arr.dtype.kind == "i" else np.zeros(arr.shape, dtype=bool)
+                arr = np.where(pad, np.nan, arr.astype(np.float64))
                 if n_run is not None:
                     # slots a point never ran; a NaN count marks all its slots unused
                     unused = ~(np.arange(R)[None, :] < n_run[:, None])
@@ -420,6 +443,13 @@ def _read(f: h5py.File, path: str) -> xr.Dataset:
         attrs=root_attrs,
     )
     ds.attrs["source_path"] = os.path.abspath(path)
+    if "complete" in root_attrs and root_attrs["complete"] in (0, False):
+        warnings.warn(
+            f"{path}: partial results (root attribute complete = 0): the run that wrote it was "
+            f"interrupted; finish it with `lbmc run JOB --resume`",
+            PartialResultsWarning,
+            stacklevel=3,
+        )
     return ds
 
 
@@ -483,13 +513,15 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     ``data`` is a path or a Dataset from :func:`load`. Columns: ``point`` (row of
     the file), every point parameter (``index``, ``n``, ``lambda``, ``rho``,
     ``policy``, ``policy_name``, ``d``, ``sampling``, ``routers``, ``stale``,
-    ``time``, ``warmup``, ``batches``, ``point_replicas``, ``status``, ...; the per-pool
+    ``time``, ``warmup``, ``batches``, ``point_replicas``, ``status``, ``reason``, ...; the per-pool
     ones as ``beta_1 .. beta_J``, ``mu_1 ..``, ``buffer_1 ..``, ``pool_servers_1 ..``),
     then ``metric``, ``pool`` (1-based; <NA> for scalar metrics), ``k`` (tail level;
     <NA> otherwise), ``level`` (only when quantiles exist; NaN otherwise), ``mean``,
     ``half_width``, ``std_err`` (NaN where the file has none, e.g. quantiles) and
     ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
-    Units per metric are in ``frame.attrs["units"]``.
+    Units per metric are in ``frame.attrs["units"]``, their one-sentence
+    descriptions in ``frame.attrs["descriptions"]``. ``status`` and ``reason`` say
+    why an unstable point's ``mean`` is NaN.
     """
     ds = _as_dataset(data)
     names = metric_names(ds)
@@ -538,6 +570,8 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
         out["replicas"] = np.nan
     out = out.reset_index(drop=True)
     out.attrs["units"] = {m: ds[m].attrs.get("units") for m in names}
+    out.attrs["descriptions"] = {m: ds[m].attrs.get("metric_description", ds[m].attrs.get("description"))
+                                 for m in names}
     out.attrs["source_path"] = ds.attrs.get("source_path")
     return out
 

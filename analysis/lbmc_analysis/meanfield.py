@@ -11,6 +11,9 @@ Every function states where its formula comes from and what kind of reference it
 * **limit, partly derived here**: finite-buffer JSQ(d) fixed point (same ODE,
   truncated), multi-router PULL (see :func:`pull_multi_router`, whose docstring
   separates what the multi-router paper proves from what is derived here);
+* **heavy-traffic limit** (fixed n, rho -> 1): balanced routing with c >= 2
+  (:func:`balanced_heavy_traffic`, after Chen & Ye 2012); balanced(1) is exact
+  (:func:`proportional_routing`);
 * **necessary condition only**: :func:`jsq_stability`.
 
 Notation follows SPEC.md: ``lam`` is the arrival rate per server (total ``lam * n``),
@@ -41,6 +44,8 @@ References
 [L11] Y. Lu, Q. Xie, G. Kliot, A. Geller, J. R. Larus, A. Greenberg,
     "Join-Idle-Queue: a novel load balancing algorithm for dynamically scalable web
     services", Performance Evaluation 68(11), 2011.
+[CY12] H. Chen, H.-Q. Ye, "Asymptotic optimality of balanced routing", Operations
+    Research 60(1), 163-179, 2012 (abstract: /work/shared/seeds/balanced-routing-abstract.txt).
 [K75] L. Kleinrock, Queueing Systems, Vol. 1: Theory, Wiley 1975, ch. 3 (M/M/1,
     M/M/1/K, M/M/m/m and the Erlang loss formula).
 """
@@ -71,6 +76,9 @@ __all__ = [
     "mmnn",
     "pull_fixed_point",
     "pull_multi_router",
+    "proportional_routing",
+    "balanced_heavy_traffic",
+    "workload_per_server",
     "pool_sizes",
     "parse_policy",
     "reference_for_point",
@@ -945,6 +953,136 @@ def pull_multi_router(lam, beta, mu, routers, stale="withdraw", buffer=None, K=1
 
 
 # ----------------------------------------------------------------------------------
+# Balanced routing (Chen & Ye 2012)
+# ----------------------------------------------------------------------------------
+
+
+def workload_per_server(mean_queue, beta, mu):
+    """Workload per server from per-pool mean queues: ``W = sum_j beta_j mean_queue_j / mu_j``.
+
+    The definition used with balanced routing: the unfinished work in the system,
+    in model time, per server, i.e. the time the servers would need to clear what
+    they hold if no one else arrived, summed over the servers and divided by n. A
+    server of pool j works at speed ``mu_j`` and service requirements are Exp(1),
+    so each customer at it (the one in service too, by memorylessness) needs
+    ``1/mu_j`` time on average, hence ``W = (1/n) sum_j N_j mean_queue_j / mu_j``
+    with ``N_j / n = beta_j`` (pass the realised ``pool_servers / n`` as ``beta``
+    for a finite n). Broadcasts over leading axes: ``mean_queue`` (..., J).
+    """
+    q = np.asarray(mean_queue, dtype=float)
+    beta = np.asarray(beta, dtype=float)
+    mu = np.asarray(mu, dtype=float)
+    return np.sum(beta * q / mu, axis=-1)
+
+
+def proportional_routing(lam, beta, mu, K=10):
+    """Rate-proportional random routing (= ``balanced(1)``): exact for every n.
+
+    ``balanced(1)`` samples one server with probability ``mu_i / sum_k mu_k`` and
+    sends the customer there. By Poisson thinning a server of pool j receives a
+    Poisson stream of rate ``lam n mu_j / (n sum_k beta_k mu_k) = rho mu_j`` and is
+    an independent M/M/1 queue of load ``rho`` [K75], whatever its speed: every
+    server has ``mean_queue = rho/(1 - rho)``, ``utilization = rho``, mean sojourn
+    ``1/(mu_j (1 - rho))``; ``admitted_share_j = beta_j mu_j / sum_k beta_k mu_k``;
+    the system's mean sojourn is ``sum_j share_j / (mu_j (1 - rho))``; ``p_wait = rho``.
+    Workload per server (:func:`workload_per_server`):
+    ``W = rho/(1 - rho) sum_j beta_j / mu_j``. Unlimited buffers; needs ``rho < 1``.
+    Returns the metric dict (results-file names) plus ``rho`` and ``workload``.
+    """
+    lam = _real("lam", lam, lo=0)
+    beta, mu, _ = _pools(beta, mu, None)
+    K = _levels(K)
+    rho = lam / float(np.sum(beta * mu))
+    if rho >= 1:
+        raise ValueError(f"proportional routing needs rho < 1; got rho = {rho:g}")
+    J = beta.size
+    q = rho / (1 - rho)
+    share = beta * mu / float(np.sum(beta * mu))
+    soj = float(np.sum(share / (mu * (1 - rho))))
+    return {
+        "rho": rho,
+        "p_wait": rho,
+        "p_block": 0.0,
+        "p_wait_or_block": rho,
+        "mean_sojourn": soj,
+        "mean_wait": soj - float(np.sum(share / mu)),
+        "mean_queue": np.full(J, q),
+        "utilization": np.full(J, rho),
+        "admitted_share": share,
+        "tail": np.tile(rho ** np.arange(1, K + 1, dtype=float), (J, 1)),
+        "messages_per_arrival": 2.0,
+        "withdrawals_per_arrival": 0.0,
+        "throughput": lam,
+        "workload": q * float(np.sum(beta / mu)),
+    }
+
+
+def balanced_heavy_traffic(lam, beta, mu, c, n, K=10):
+    """Balanced routing ``balanced(c)`` with n servers as ``rho -> 1`` (fixed n): workload.
+
+    **c = 1** is exact for every rho (:func:`proportional_routing`):
+    ``W = rho/(1 - rho) sum_j beta_j / mu_j`` (per server), so
+    ``(1 - rho) W -> sum_j beta_j / mu_j``.
+
+    **c >= 2**: heavy-traffic limit, after [CY12]. Chen & Ye show that the diffusion
+    limits of the queue lengths and workloads are the same for every c >= 2 and
+    that this limit minimises the workload; its form is derived here from their
+    statement (not copied from the paper, whose full text we do not have):
+    state-space collapse to equal queue lengths (a server with a strictly longer
+    queue than the others gets no arrivals in the fluid scale once c >= 2, while
+    the set of shortest queues receives at least its capacity share, because the
+    first draw is proportional to mu) and complete resource pooling, so the total
+    number of customers behaves like a single queue served at the total rate
+    ``n sum_j beta_j mu_j``: ``E[customers] ~ rho/(1 - rho)`` (M/M/1 of load rho,
+    the correct first order as rho -> 1). Hence each server holds about
+    ``rho/((1 - rho) n)`` customers and
+
+        ``W ~ rho/(1 - rho) (1/n) sum_j beta_j / mu_j``,
+        ``(1 - rho) W -> (1/n) sum_j beta_j / mu_j``,
+
+    n times less than with c = 1. Only the limit of ``(1 - rho) W`` is claimed;
+    at rho < 1 the c >= 2 value is a first-order approximation (the true workload
+    is larger by O(1): e.g. at least the busy servers' work).
+
+    ``beta`` may be the realised fractions ``pool_servers / n``. Returns a dict with
+    ``rho``, ``c``, ``n``, ``exact`` (True for c = 1), ``workload`` (per server),
+    ``scaled_workload`` (``(1 - rho) W``), ``scaled_limit`` (its rho -> 1 limit),
+    ``mean_customers`` (per server), ``basis``.
+    """
+    lam = _real("lam", lam, lo=0)
+    beta, mu, _ = _pools(beta, mu, None)
+    c = _int("c", c, lo=1)
+    n = _int("n", n, lo=1)
+    if c > n:
+        raise ValueError(f"balanced(c) needs c <= n; got c = {c}, n = {n}")
+    rho = lam / float(np.sum(beta * mu))
+    if rho >= 1:
+        raise ValueError(f"no stationary regime for rho >= 1; got rho = {rho:g}")
+    inv = float(np.sum(beta / mu))
+    if c == 1:
+        limit = inv
+        basis = "balanced(1) = rate-proportional random routing: independent M/M/1 queues of load rho (exact)"
+        per_server_customers = rho / (1 - rho)
+    else:
+        limit = inv / n
+        basis = ("balanced(c >= 2), heavy traffic (Chen & Ye 2012): equal queues, resource pooling; "
+                 "first order in 1/(1 - rho)")
+        per_server_customers = rho / ((1 - rho) * n)
+    W = rho / (1 - rho) * limit
+    return {
+        "rho": rho,
+        "c": c,
+        "n": n,
+        "exact": c == 1,
+        "workload": W,
+        "scaled_workload": (1 - rho) * W,
+        "scaled_limit": limit,
+        "mean_customers": per_server_customers,
+        "basis": basis,
+    }
+
+
+# ----------------------------------------------------------------------------------
 # choosing a reference for a grid point
 # ----------------------------------------------------------------------------------
 
@@ -994,10 +1132,11 @@ def reference_for_point(params: Mapping[str, Any], K=10):
 
     * ``random`` -> :func:`random_routing` (exact for every n);
     * ``pull`` -> :func:`pull_multi_router` (single-router x* of [S15]) when rho < 1;
+    * ``balanced(1)`` with unlimited buffers -> :func:`proportional_routing` (exact);
     * ``jsq(d)`` with all mu equal -> :func:`jsq_fixed_point` (d < n), or, for
       full JSQ (``jsq`` / d = n), the PULL fixed point (with idle servers present
       full JSQ also picks a uniform idle server; heuristic limit);
-    * anything else (JSQ(d) with unequal speeds, balanced, lwl) -> ``None``.
+    * anything else (JSQ(d) with unequal speeds, balanced(c >= 2), lwl) -> ``None``.
 
     Returns the reference dict with an added ``"reference"`` key naming the formula,
     or ``None`` when no formula applies or the point has no stationary limit.
@@ -1024,6 +1163,12 @@ def reference_for_point(params: Mapping[str, Any], K=10):
             r = random_routing(lam, beta, mu, buffer, K)
             r["reference"] = "random routing: independent M/M/1(/B) queues (exact)"
             return r if r["stable"] else None
+        if name == "balanced" and d is not None and int(d) == 1 and (buf is None or np.all((buf < 0) | np.isinf(buf))):
+            if lam >= cap:
+                return None
+            r = proportional_routing(lam, beta, mu, K)
+            r["reference"] = "balanced(1): rate-proportional routing, independent M/M/1 queues (exact)"
+            return r
         if name == "pull":
             if lam <= 0 or lam >= cap:
                 return None

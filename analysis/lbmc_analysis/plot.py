@@ -3,13 +3,17 @@
 Every function takes a Dataset from :func:`lbmc_analysis.load`, a tidy DataFrame
 from :func:`lbmc_analysis.to_frame` (possibly filtered) or a path, draws on ``ax``
 if given (else on a new :class:`matplotlib.figure.Figure`), and returns the
-Figure. In a notebook, display it with ``display(fig)`` or leave it as the cell's
-last expression; save it with ``fig.savefig(...)``.
+Figure. Save it with ``fig.savefig(...)``; in a notebook,
+``lbmc_analysis.notebook.save(ctx, fig, name)`` saves the PNG and shows it (a
+Figure made without pyplot is shown by ``display(fig)`` only once ``%matplotlib
+inline`` is active).
 
 Points without an estimate (``status == "unstable"``, NaN means) are never drawn as
-values: they are marked with an ``x`` on the bottom edge of the axes (heat map:
-hatched cells labelled "unstable"). On a log y scale, values <= 0 are marked with a
-``v`` on the bottom edge, and interval bars that would cross 0 are cut just above 0.
+values: they are marked with an ``x`` on the bottom edge of the axes, each series a
+little higher than the previous one and labelled "<series>: unstable / no estimate"
+(heat map: hatched cells labelled "unstable"). On a log y scale, values <= 0 are
+marked with a ``v`` the same way, and interval bars that would cross 0 are cut just
+above 0.
 Points whose status is ``precision_not_met`` are drawn with hollow markers.
 
 Selection: ``where`` is a mapping column -> value, list of values or predicate,
@@ -42,6 +46,7 @@ from .io import _FRAME_FIXED, load, to_frame
 __all__ = ["metric_vs_n", "tail", "messages", "heatmap", "frame_of"]
 
 _MARK_Y = 0.015  # axes fraction where "no value" markers sit
+_MARK_STEP = 0.03  # and how much higher each further series' markers sit
 
 
 # ----------------------------------------------------------------------------------
@@ -149,12 +154,13 @@ def _units(df, metric):
     return f" [{u}]" if u and u != "1" else ""
 
 
-def _mark_bottom(ax, xs, marker, color, label=None):
+def _mark_bottom(ax, xs, marker, color, label=None, row=0):
+    """Markers on the bottom edge (axes fraction), row r a little higher so series do not hide each other."""
     if len(xs) == 0:
         return
     trans = transforms.blended_transform_factory(ax.transData, ax.transAxes)
-    ax.plot(xs, np.full(len(xs), _MARK_Y), ls="none", marker=marker, color=color, ms=7, mew=1.5,
-            transform=trans, clip_on=False, label=label, zorder=5)
+    ax.plot(xs, np.full(len(xs), _MARK_Y + _MARK_STEP * row), ls="none", marker=marker, color=color, ms=7,
+            mew=1.5, transform=trans, clip_on=False, label=label, zorder=5)
 
 
 def _reference_value(ref, metric, pool, k, params):
@@ -225,10 +231,11 @@ def _series(ax, rows, *, x, by, metric, pool, k, logy, reference, colors, style=
             if hollow.any():
                 ax.plot(xs[hollow], mean[hollow], ls="none", marker="o", ms=6, mfc="white", color=color, zorder=4)
         bad = ~ok
-        _mark_bottom(ax, xs[bad], "x", color, None if "unstable" in marks_done else "unstable / no estimate")
+        row = list(colors).index(ckey) % 6
+        _mark_bottom(ax, xs[bad], "x", color, f"{label}: unstable / no estimate", row)
         if bad.any():
             marks_done.add("unstable")
-        _mark_bottom(ax, xs[zero], "v", color, None if "zero" in marks_done else "0 (off the log scale)")
+        _mark_bottom(ax, xs[zero], "v", color, f"{label}: 0 (off the log scale)", row)
         if zero.any():
             marks_done.add("zero")
         if reference is not None and reference is not False:

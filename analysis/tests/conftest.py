@@ -28,4 +28,4 @@ def fake(tmp_path):
 def fake_extended(tmp_path):
     """Fake file with the later quantile datasets and unknown datasets (forward compatibility)."""
     return fakefile.write_results(tmp_path / "fake_ext.h5", quantile_levels=[0.5, 0.9, 0.99], extras=True,
-                                  int_pad=-7, long_job=True)
+                                  long_job=True)

@@ -7,8 +7,8 @@ mean-field references of :mod:`lbmc_analysis.meanfield` where one applies (so pl
 of a fake file look plausible), else from simple formulas, plus deterministic
 noise; estimates are the Student-t summaries of the replicas actually "run",
 slots beyond a point's replicas are NaN-padded (float datasets) or ``int_pad``
-(integer datasets, whose padding the doc leaves open), unstable points have NaN
-estimates and replicas and ``unstable = 1``.
+(integer datasets: -1 as the doc says; another value tests a reader's tolerance),
+unstable points have NaN estimates and replicas, ``unstable = 1`` and a ``reason``.
 
 Knobs for negative tests: ``layout_version``, ``omit`` (paths to leave out, e.g.
 ``"points/rho"`` or ``"@job"`` for a root attribute), ``extras`` (unknown datasets
@@ -52,7 +52,7 @@ METRIC_ORDER = ["p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wa
 
 
 def point(n, lam, policy, beta=(1.0,), mu=(1.0,), buffer=-1, *, routers=1, stale=None, sampling=None,
-          replicas=3, status="ok", time=1000.0, warmup=100.0, batches=20) -> dict:
+          replicas=3, status="ok", time=1000.0, warmup=100.0, batches=20, reason=None) -> dict:
     """One grid point as the writer needs it (pool parameters as sequences; buffer -1 = inf)."""
     name, param = meanfield.parse_policy(policy)
     beta = [float(b) for b in beta]
@@ -74,6 +74,9 @@ def point(n, lam, policy, beta=(1.0,), mu=(1.0,), buffer=-1, *, routers=1, stale
         "sampling": sampling, "routers": int(routers), "stale": stale, "beta": beta, "mu": mu,
         "buffer": buf, "time": float(time), "warmup": float(warmup), "batches": int(batches),
         "replicas": int(replicas), "status": status,
+        "reason": reason if reason is not None else (
+            "the customers in the system keep growing: in every replica, from each quarter of the measured "
+            "period to the next, by at least 8.0% of the customers admitted" if status == "unstable" else ""),
     }
 
 
@@ -148,7 +151,7 @@ def _dset(group, name, data, units, description, dtype=None):
 
 def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, layout_version: int = 1,
                   seed: int = 12345, rng_seed: int = 0, confidence: float = 0.95,
-                  quantile_levels: Sequence[float] | None = None, extras: bool = False, int_pad: int = 0,
+                  quantile_levels: Sequence[float] | None = None, extras: bool = False, int_pad: int = -1,
                   long_job: bool = False, omit: Sequence[str] = (), shard: str = "") -> Expected:
     """Write a results file following docs/results-format.md; return what was written."""
     path = os.fspath(path)
@@ -185,7 +188,7 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
     for key, dt in (("n", np.int64), ("lambda", float), ("d", np.int64), ("routers", np.int64),
                     ("time", float), ("warmup", float), ("batches", np.int64), ("replicas", np.int64)):
         pv[key] = np.array([p[key] for p in pts], dtype=dt)
-    for key in ("policy", "policy_name", "sampling", "stale", "status"):
+    for key in ("policy", "policy_name", "sampling", "stale", "status", "reason"):
         pv[key] = np.array([p[key] for p in pts], dtype=object)
     pv["beta"] = np.array([p["beta"] for p in pts], dtype=float).reshape(P, J)
     pv["mu"] = np.array([p["mu"] for p in pts], dtype=float).reshape(P, J)
@@ -200,6 +203,7 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
         "warmup": np.full((P, R), np.nan),
         "events": np.full((P, R), int_pad, dtype=np.int64),
         "cpu_seconds": np.full((P, R), np.nan),
+        "growth": np.full((P, R), np.nan),
         "unstable": np.full((P, R), int_pad, dtype=np.int8),
     }
     for i, p in enumerate(pts):
@@ -210,6 +214,7 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
             extra["events"][i, r] = int(2 * p["lambda"] * p["n"] * p["time"]) + r
             extra["cpu_seconds"][i, r] = 1e-7 * extra["events"][i, r]
             extra["unstable"][i, r] = 1 if p["status"] == "unstable" else 0
+            extra["growth"][i, r] = 0.08 + 0.001 * r if p["status"] == "unstable" else 0.001 * (r - 1)
             if p["status"] == "unstable":
                 continue
             for m in METRIC_ORDER:
@@ -264,6 +269,7 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
         "batches": ("1", "batches per replica"),
         "replicas": ("1", "replicas run for the point"),
         "status": ("1", "ok, precision_not_met or unstable"),
+        "reason": ("1", "why the point is unstable; empty otherwise"),
     }
     tmp = path + ".tmp"
     with h5py.File(tmp, "w") as f:
@@ -284,6 +290,8 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
             if f"estimates/{m}" in omit:
                 continue
             gm = e.create_group(m)
+            gm.attrs.create("units", UNITS[m], dtype=STR)
+            gm.attrs.create("description", f"the metric {m}", dtype=STR)
             for part, arr in estimates[m].items():
                 _dset(gm, part, arr, UNITS[m], f"{part} of {m}")
         if "estimates/replicas" not in omit:
@@ -293,6 +301,8 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
             d.attrs["levels"] = lev
         rg = f.create_group("replicas")
         for k, v in extra.items():
+            if f"replicas/{k}" in omit:
+                continue
             _dset(rg, k, v, "time" if k == "warmup" else ("s" if k == "cpu_seconds" else "1"), f"per-replica {k}")
         for m in METRIC_ORDER:
             if f"replicas/{m}" in omit:
@@ -302,6 +312,8 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
             _dset(g, "new_param", np.arange(P, dtype=float), "1", "a parameter from a later layout")
             _dset(g, "odd_shape", np.zeros((P, 3, 2)), "1", "an unknown 3-D point dataset")
             gm = e.create_group("future_metric")
+            gm.attrs.create("units", "1", dtype=STR)
+            gm.attrs.create("description", "a metric of a later layout", dtype=STR)
             for part in ("mean", "half_width", "std_err"):
                 _dset(gm, part, np.ones(P), "1", f"{part} of future_metric")
             go = e.create_group("odd_metric")

@@ -216,3 +216,75 @@ def test_empty_grid(tmp_path):
     assert ds.sizes["point"] == 0
     df = la.to_frame(ds)
     assert len(df) == 0 and "mean" in df.columns
+
+
+# ------------------------------------------------- updates of the layout document
+
+
+def test_reason_growth_and_int_padding(fake):
+    ds = la.load(fake.path)
+    assert ds["reason"].dims == ("point",)
+    assert all(type(r) is str for r in ds["reason"].values)
+    u = ds["status"].values == "unstable"
+    assert all(r for r in ds["reason"].values[u]) and not any(ds["reason"].values[~u])
+    assert ds["growth_replicas"].dims == ("point", "replica")
+    assert np.isnan(ds["growth_replicas"].values[4, 2])  # slot never run
+    np.testing.assert_array_equal(ds["growth_replicas"].values[:4], fake.replicas["growth"][:4])
+    # -1 in the file (no replica) -> NaN, the other values unchanged
+    assert fake.replicas["events"][4, 2] == -1 and fake.replicas["unstable"][4, 2] == -1
+    assert np.isnan(ds["events_replicas"].values[4, 2]) and np.isnan(ds["unstable_replicas"].values[4, 2])
+    assert ds["unstable_replicas"].values[0, 0] == 0
+    # metric groups carry units/description: the loader keeps the group's description
+    assert ds["p_wait"].attrs["metric_description"] == "the metric p_wait"
+    df = la.to_frame(ds, metrics=["p_wait"])
+    assert df.attrs["descriptions"]["p_wait"] == "the metric p_wait"
+    assert "reason" in df.columns
+
+
+def test_other_integer_padding_is_masked_and_reported(tmp_path):
+    e = fakefile.write_results(tmp_path / "pad.h5", int_pad=-7)
+    ds = la.load(e.path)
+    assert np.isnan(ds["events_replicas"].values[4, 2]) and np.isnan(ds["unstable_replicas"].values[9, 1:]).all()
+    problems = la.check_file(e.path)
+    assert any(p.startswith("/replicas/events: point 4") and "not -1" in p for p in problems), problems
+    assert any(p.startswith("/replicas/unstable: point 4") for p in problems), problems
+
+
+def test_partial_results_warn(tmp_path):
+    e = fakefile.write_results(tmp_path / "part.h5")
+    with h5py.File(e.path, "a") as f:
+        f.attrs["complete"] = 0
+    with pytest.warns(la.PartialResultsWarning, match="--resume"):
+        ds = la.load(e.path)
+    assert ds.attrs["complete"] == 0
+    assert la.check_file(e.path) == []  # a partial file is still a valid file
+    with h5py.File(e.path, "a") as f:
+        f.attrs["complete"] = 3
+    assert any("complete is 3" in p for p in la.check_file(e.path))
+
+
+def test_check_file_new_rules(tmp_path):
+    e = fakefile.write_results(tmp_path / "rules.h5", omit=["replicas/growth"])
+    u = int(np.flatnonzero(e.points["status"] == "unstable")[0])
+    with h5py.File(e.path, "a") as f:
+        r = f["estimates/replicas"]
+        r[0] = r[0] + 1                                    # no longer equal to /points/replicas
+        del f["points/reason"]
+        reason = e.points["reason"].copy()
+        reason[u] = ""                                     # unstable without a reason
+        reason[0] = "spurious"                             # a reason at an ok point
+        d = f["points"].create_dataset("reason", data=reason, dtype=fakefile.STR)
+        d.attrs.create("units", "1", dtype=fakefile.STR)
+        d.attrs.create("description", "why", dtype=fakefile.STR)
+        f["replicas/cpu_seconds"].attrs.create("units", "time", dtype=fakefile.STR)
+        del f["estimates/tail"].attrs["description"]
+        f["points/lambda"].attrs.create("units", "1", dtype=fakefile.STR)
+    problems = la.check_file(e.path)
+    want = ["/replicas/growth: missing", "/estimates/replicas differs from /points/replicas",
+            f"/points/reason: point {u} is unstable but its reason is empty",
+            "/points/reason: point 0 has status 'ok' but a reason",
+            "/replicas/cpu_seconds: units 'time', the doc says 's'",
+            "/estimates/tail (group): missing attribute 'description'",
+            "/points/lambda: units '1', the doc says '1/time'"]
+    for w in want:
+        assert any(p.startswith(w) for p in problems), (w, problems)

@@ -336,3 +336,54 @@ def test_reference_for_point():
     assert mf.parse_policy("jiq") == ("pull", None)
     with pytest.raises(ValueError):
         mf.parse_policy("jsq(")
+
+
+# ------------------------------------------------------------------ balanced routing
+
+
+def test_proportional_routing_by_hand():
+    # pools beta = (0.2, 0.3, 0.5), mu = (2.5, 1, 0.5): capacity 0.5 + 0.3 + 0.25 = 1.05;
+    # lambda = 0.84 -> rho = 0.8; every server M/M/1 of load 0.8: mean queue 4.
+    r = mf.proportional_routing(0.84, [0.2, 0.3, 0.5], [2.5, 1, 0.5])
+    assert r["rho"] == pytest.approx(0.8)
+    np.testing.assert_allclose(r["mean_queue"], [4, 4, 4])
+    # shares beta mu / capacity = (0.5, 0.3, 0.25) / 1.05
+    np.testing.assert_allclose(r["admitted_share"], np.array([0.5, 0.3, 0.25]) / 1.05)
+    # workload per server 4 * (0.2/2.5 + 0.3/1 + 0.5/0.5) = 4 * 1.38 = 5.52
+    assert r["workload"] == pytest.approx(5.52)
+    # mean sojourn sum_j share_j / (mu_j (1 - rho)) = 5 * (0.2 + 0.3 + 0.5) / 1.05 = 4.7619
+    assert r["mean_sojourn"] == pytest.approx(5 / 1.05)
+    # Little: lambda * sojourn = customers per server = 4
+    assert 0.84 * r["mean_sojourn"] == pytest.approx(4.0)
+    np.testing.assert_allclose(r["tail"][1, :3], [0.8, 0.64, 0.512])
+
+
+def test_balanced_heavy_traffic_by_hand():
+    beta, mu = [0.2, 0.3, 0.5], [2.5, 1, 0.5]
+    one = mf.balanced_heavy_traffic(0.84, beta, mu, 1, 10)
+    two = mf.balanced_heavy_traffic(0.84, beta, mu, 2, 10)
+    three = mf.balanced_heavy_traffic(0.84, beta, mu, 3, 10)
+    assert one["exact"] and not two["exact"]
+    assert one["workload"] == pytest.approx(5.52)          # = proportional_routing
+    assert one["scaled_limit"] == pytest.approx(1.38)      # sum beta/mu
+    assert two["scaled_limit"] == pytest.approx(0.138)     # (1/n) sum beta/mu, n = 10
+    assert two["workload"] == pytest.approx(0.552) and three["workload"] == two["workload"]
+    assert two["scaled_workload"] == pytest.approx(0.2 * 0.552)
+    with pytest.raises(ValueError):
+        mf.balanced_heavy_traffic(1.05, beta, mu, 2, 10)   # rho = 1
+    with pytest.raises(ValueError):
+        mf.balanced_heavy_traffic(0.5, beta, mu, 11, 10)   # c > n
+
+
+def test_workload_per_server():
+    # 2 pools: queues (2, 6), beta (0.5, 0.5), mu (2, 1/2): 0.5*2/2 + 0.5*6*2 = 0.5 + 6 = 6.5
+    assert mf.workload_per_server([2, 6], [0.5, 0.5], [2, 0.5]) == pytest.approx(6.5)
+    np.testing.assert_allclose(mf.workload_per_server(np.array([[2, 6], [0, 0]]), [0.5, 0.5], [2, 0.5]), [6.5, 0])
+
+
+def test_reference_for_balanced_one():
+    r = mf.reference_for_point({"lambda": 0.84, "policy": "balanced(1)", "beta": [0.2, 0.3, 0.5],
+                                "mu": [2.5, 1, 0.5], "buffer": [-1, -1, -1], "n": 10})
+    assert r is not None and r["workload"] == pytest.approx(5.52)
+    assert mf.reference_for_point({"lambda": 0.84, "policy": "balanced(2)", "beta": [0.2, 0.3, 0.5],
+                                   "mu": [2.5, 1, 0.5], "n": 10}) is None

@@ -41,7 +41,7 @@ typedef struct {
                               min(1000 n + 100000, 2^26) */
   int general_engine;       /* 1: simulate with the general-service engine even when
                               service is exponential (for cross-checks); 0: automatic */
-  double runaway_fraction; /* a point is unstable if in every replica the time-average
+  double runaway_fraction; /* a point is unstable if in most replicas the time-average
                               customers in the system grew from each quarter of the
                               measured period to the next by more than this fraction
                               of the customers admitted (see lbmc_point_unstable) */
@@ -103,8 +103,8 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
 /** Whether a point is unstable, from its R replicas' results (see lbmc_run_options):
  *  - `surely` (lbmc_model_surely_unstable): rho >= 1 and no finite buffer;
  *  - a replica hit the customer cap (replica_unstable[r] == 1);
- *  - every replica's growth is at least runaway_fraction (R >= 1): the customers in
- *    the system rose steadily, quarter after quarter, in every replica.
+ *  - in most replicas (more than half) growth is at least runaway_fraction: the
+ *    customers in the system rose steadily, quarter after quarter.
  *  Arrays: R values each. Writes the reason (len bytes) and returns 1 if unstable. */
 int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
                         const int8_t *replica_unstable, const double *growth, char *reason,

@@ -155,7 +155,6 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
   lbmc_run_args a;
   lbmc_job *job = NULL;
   lbmc_err err;
-  struct sigaction sa;
   int rank;
   int code = 0;
   memset(&a, 0, sizeof a);
@@ -172,14 +171,8 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
   lbmc_run_output(&a, job);
   a.set.output = a.output;
   a.set.stop = &lbmc_stop_requested;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = lbmc_on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGUSR1, &sa, NULL);
   err = lbmc_run_job(job, &a.set, comm);
-  if (!err && !a.set.dry_run) lbmc_log(comm, stderr, "lbmc run: wrote %s\n", a.output);
+  if (!err && !a.set.dry_run && !a.set.quiet) lbmc_log(comm, stderr, "lbmc run: wrote %s\n", a.output);
   lbmc_job_destroy(&job);
   return err;
 }
@@ -188,6 +181,14 @@ int lbmc_cmd_run(int argc, char **argv)
 {
   int help = 0, rank, status;
   lbmc_err err;
+  struct sigaction sa;
+  /* before MPI_Init: a signal during start-up stops the run instead of killing it */
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = lbmc_on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   err = lbmc_run_main(argc, argv, MPI_COMM_WORLD, &help);

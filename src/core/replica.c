@@ -182,7 +182,7 @@ int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long 
                         const int8_t *replica_unstable, const double *growth, char *reason,
                         size_t len)
 {
-  double least = INFINITY;
+  long rising = 0;
   if (surely) {
     snprintf(reason, len, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
              rho);
@@ -195,13 +195,12 @@ int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long 
       return 1;
     }
   if (R < 1) return 0;
-  for (long r = 0; r < R; r++)
-    if (growth[r] < least) least = growth[r];
-  if (least >= o->runaway_fraction) {
+  for (long r = 0; r < R; r++) rising += growth[r] >= o->runaway_fraction;
+  if (2 * rising > R) { /* most replicas: one slow replica does not hide a runaway */
     snprintf(reason, len,
-             "the customers in the system keep growing: in every replica, from each quarter of "
-             "the measured period to the next, by at least %.1f%% of the customers admitted",
-             100 * least);
+             "the customers in the system keep growing: in %ld of %ld replicas, from each quarter "
+             "of the measured period to the next, by at least %.1f%% of the customers admitted",
+             rising, R, 100 * o->runaway_fraction);
     return 1;
   }
   return 0;

@@ -43,6 +43,7 @@ lbmc_err lbmc_engine_general_create(lbmc_engine *e)
       !st->cust_work || !e->heap || !e->hpos)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for the event calendar");
   e->common_service = lbmc_gen_same_service(st->m);
+  e->track = st->lmax > 1;
   return lbmc_sampler_create(st->s_svc, &e->sampler);
 }
 
@@ -78,7 +79,7 @@ void lbmc_engine_general_reset(lbmc_engine *e)
 static void lbmc_heap_place(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
 {
   e->heap[i] = it;
-  e->hpos[it.server] = (int32_t)i;
+  if (e->track) e->hpos[it.server] = (int32_t)i;
 }
 
 static void lbmc_heap_up(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
@@ -94,24 +95,43 @@ static void lbmc_heap_up(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
 
 static void lbmc_heap_down(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
 {
+  const lbmc_heap_item *h = e->heap;
+  const uint32_t size = e->hsize;
   for (;;) {
-    uint32_t c = 4 * i + 1, end = c + 4, best;
-    if (c >= e->hsize) break;
-    if (end > e->hsize) end = e->hsize;
-    best = c;
-    for (uint32_t k = c + 1; k < end; k++)
-      if (e->heap[k].key < e->heap[best].key) best = k;
-    if (e->heap[best].key >= it.key) break;
-    lbmc_heap_place(e, i, e->heap[best]);
+    uint32_t c = 4 * i + 1, best;
+    uint64_t least;
+    if (c + 3 < size) { /* four children: a branch-free tournament (conditional moves) */
+      uint64_t k0 = h[c].key, k1 = h[c + 1].key, k2 = h[c + 2].key, k3 = h[c + 3].key;
+      uint32_t i01 = c + (k1 < k0), i23 = c + 2 + (k3 < k2);
+      uint64_t m01 = k1 < k0 ? k1 : k0, m23 = k3 < k2 ? k3 : k2;
+      best = m23 < m01 ? i23 : i01;
+      least = m23 < m01 ? m23 : m01;
+    } else if (c < size) {
+      best = c;
+      for (uint32_t k = c + 1; k < size; k++)
+        if (h[k].key < h[best].key) best = k;
+      least = h[best].key;
+    } else {
+      break;
+    }
+    if (least >= it.key) break;
+    lbmc_heap_place(e, i, h[best]);
     i = best;
   }
   lbmc_heap_place(e, i, it);
 }
 
-/* Server s's completion time is now st->t_done[s]: restore the heap (push if new). */
-static void lbmc_heap_set(lbmc_engine *e, uint32_t s)
+/* Server s's completion time is now st->t_done[s]: restore the heap (push if new).
+ * Without slots only the root's key changes (the server that just completed) and a
+ * server enters when it becomes busy: positions need not be tracked. */
+static void lbmc_heap_set(lbmc_engine *e, uint32_t s, int in_heap)
 {
-  lbmc_heap_item it = {e->st.t_done[s], s};
+  lbmc_heap_item it = {lbmc_time_key(e->st.t_done[s]), s};
+  if (!e->track) {
+    if (in_heap) lbmc_heap_down(e, 0, it); /* s is the root */
+    else lbmc_heap_up(e, e->hsize++, it);
+    return;
+  }
   if (e->hpos[s] < 0) {
     lbmc_heap_up(e, e->hsize++, it);
   } else {
@@ -123,9 +143,9 @@ static void lbmc_heap_set(lbmc_engine *e, uint32_t s)
 
 static void lbmc_heap_remove(lbmc_engine *e, uint32_t s)
 {
-  uint32_t i = (uint32_t)e->hpos[s];
+  uint32_t i = e->track ? (uint32_t)e->hpos[s] : 0; /* untracked: only the root leaves */
   lbmc_heap_item last = e->heap[--e->hsize];
-  e->hpos[s] = -1;
+  if (e->track) e->hpos[s] = -1;
   if (last.server == s) return;
   if (i > 0 && e->heap[(i - 1) / 4].key > last.key) lbmc_heap_up(e, i, last);
   else lbmc_heap_down(e, i, last);
@@ -163,18 +183,19 @@ static uint32_t lbmc_gen_first_slot(const lbmc_state *st, uint32_t s, uint32_t m
   return k;
 }
 
-/* Recompute server s's next completion after its count changed (V is current). */
-static void lbmc_gen_schedule(lbmc_engine *e, uint32_t s)
+/* Recompute server s's next completion after its count changed (V is current);
+ * in_heap: s was busy before the change. */
+static void lbmc_gen_schedule(lbmc_engine *e, uint32_t s, int in_heap)
 {
   lbmc_state *st = &e->st;
   uint32_t m = lbmc_gen_slots_used(st, s);
   if (m == 0) {
-    if (e->hpos[s] >= 0) lbmc_heap_remove(e, s);
+    if (in_heap) lbmc_heap_remove(e, s);
     return;
   }
   st->t_done[s] = st->t + (st->slot_f[(size_t)s * st->lmax + lbmc_gen_first_slot(st, s, m)] - st->V[s]) /
                               lbmc_gen_rate(st, st->pool_of[s], m);
-  lbmc_heap_set(e, s);
+  lbmc_heap_set(e, s, in_heap);
 }
 
 static double lbmc_gen_requirement(lbmc_engine *e, uint32_t j)
@@ -182,6 +203,24 @@ static double lbmc_gen_requirement(lbmc_engine *e, uint32_t j)
   const lbmc_service *svc = &e->st.m->service[j];
   if (svc->kind == LBMC_SERVICE_EXPONENTIAL) return lbmc_exp_zig(e->st.s_svc, &e->st.zig);
   return lbmc_service_sample(svc, e->sampler);
+}
+
+/* One slot per server at constant speed (no speed lists): t_done is set directly. */
+static void lbmc_gen_arrival_single(lbmc_engine *e, uint32_t s, uint32_t j, uint32_t q, double work)
+{
+  lbmc_state *st = &e->st;
+  if (q == 0) {
+    st->slot_a[s] = st->t;
+    st->t_done[s] = st->t + work * st->inv_mu[j];
+    lbmc_engine_admitted(st, s, j, 1, 1);
+    lbmc_heap_set(e, s, 0);
+  } else {
+    int32_t c = lbmc_engine_enqueue(e, s);
+    if (c < 0) return;
+    st->cust_work[c] = work;
+    st->work_wait[s] += work;
+    lbmc_engine_admitted(st, s, j, q + 1, 0);
+  }
 }
 
 static void lbmc_gen_arrival(lbmc_engine *e)
@@ -194,12 +233,16 @@ static void lbmc_gen_arrival(lbmc_engine *e)
   q = st->q[s];
   m = lbmc_gen_slots_used(st, s);
   if (!e->common_service) work = lbmc_gen_requirement(e, j);
+  if (!e->track) {
+    lbmc_gen_arrival_single(e, s, j, q, work);
+    return;
+  }
   if (m < st->slots[j]) { /* a free slot: service starts at once, the speed changes */
     lbmc_gen_catch_up(st, s);
     st->slot_a[(size_t)s * st->lmax + m] = st->t;
     st->slot_f[(size_t)s * st->lmax + m] = st->V[s] + work;
     lbmc_engine_admitted(st, s, j, q + 1, 1);
-    lbmc_gen_schedule(e, s);
+    lbmc_gen_schedule(e, s, q > 0);
   } else { /* every slot busy: it waits, nothing else changes */
     int32_t c = lbmc_engine_enqueue(e, s);
     if (c < 0) return;
@@ -209,12 +252,48 @@ static void lbmc_gen_arrival(lbmc_engine *e)
   }
 }
 
+/* One slot per server at constant speed: the root's customer leaves. */
+static void lbmc_gen_departure_single(lbmc_engine *e, uint32_t s, uint32_t j)
+{
+  lbmc_state *st = &e->st;
+  double sojourn = st->t - st->slot_a[s];
+  uint32_t q;
+  st->sum_sojourn += sojourn;
+  if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
+  st->c.departures++;
+  st->in_system--;
+  q = --st->q[s];
+  lbmc_level_down(st, j, q);
+  if (q > 0) { /* the first waiting customer starts */
+    int32_t c = st->first[s];
+    double wait = st->t - st->cust[c].t_arrival;
+    st->slot_a[s] = st->cust[c].t_arrival;
+    st->t_done[s] = st->t + st->cust_work[c] * st->inv_mu[j];
+    st->work_wait[s] = q > 1 ? st->work_wait[s] - st->cust_work[c] : 0;
+    st->first[s] = st->cust[c].next;
+    if (st->first[s] < 0) st->srv[s].last = -1;
+    st->cust[c].next = st->cust_free;
+    st->cust_free = c;
+    st->sum_wait += wait;
+    if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
+    st->c.starts++;
+    lbmc_heap_set(e, s, 1);
+  } else {
+    lbmc_heap_remove(e, s);
+  }
+  lbmc_engine_departed(st, s, j, q);
+}
+
 static void lbmc_gen_departure(lbmc_engine *e)
 {
   lbmc_state *st = &e->st;
   uint32_t s = e->heap[0].server, j = st->pool_of[s], m = lbmc_gen_slots_used(st, s), k, q;
   double *a = st->slot_a + (size_t)s * st->lmax, *f = st->slot_f + (size_t)s * st->lmax;
   double sojourn;
+  if (!e->track) {
+    lbmc_gen_departure_single(e, s, j);
+    return;
+  }
   lbmc_gen_catch_up(st, s);
   k = lbmc_gen_first_slot(st, s, m);
   st->V[s] = f[k]; /* exactly its finish level: no drift */
@@ -241,7 +320,7 @@ static void lbmc_gen_departure(lbmc_engine *e)
     if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
     st->c.starts++;
   }
-  lbmc_gen_schedule(e, s);
+  lbmc_gen_schedule(e, s, 1);
   lbmc_engine_departed(st, s, j, q);
 }
 
@@ -249,7 +328,7 @@ void lbmc_engine_general_run(lbmc_engine *e, double t_end)
 {
   lbmc_state *st = &e->st;
   while (!st->overflow) {
-    double next_dep = e->hsize ? e->heap[0].key : INFINITY;
+    double next_dep = e->hsize ? lbmc_key_time(e->heap[0].key) : INFINITY;
     if (e->next_arr <= next_dep) {
       if (e->next_arr > t_end) break;
       st->t = e->next_arr;

@@ -5,6 +5,7 @@
 #define LBMC_ENGINE_IMPL_H
 
 #include <gsl/gsl_rng.h>
+#include <string.h>
 
 #include "engine.h"
 #include "hist.h"
@@ -12,9 +13,24 @@
 #include "policy.h"
 
 typedef struct {
-  double key;      /* t_done of the server */
+  uint64_t key;    /* t_done of the server, as the bits of the double: for times >= 0 the
+                      bit patterns order like the values, and integers compare faster */
   uint32_t server;
 } lbmc_heap_item;
+
+static inline uint64_t lbmc_time_key(double t)
+{
+  uint64_t k;
+  memcpy(&k, &t, sizeof k);
+  return k;
+}
+
+static inline double lbmc_key_time(uint64_t k)
+{
+  double t;
+  memcpy(&t, &k, sizeof t);
+  return t;
+}
 
 struct lbmc_engine_ {
   lbmc_state st;
@@ -34,7 +50,8 @@ struct lbmc_engine_ {
   gsl_rng *sampler;     /* service requirements, from the service stream */
   int common_service;   /* every pool has the same distribution: draw before routing */
   lbmc_heap_item *heap; /* busy servers, a 4-ary min-heap on t_done */
-  int32_t *hpos;        /* n: position in heap, -1 if not in it */
+  int32_t *hpos;        /* n: position in heap, -1 if not in it (kept only with track) */
+  int track;            /* some pool has slots: keys of servers inside the heap change */
   uint32_t hsize;
 };
 

@@ -106,6 +106,8 @@ static inline double lbmc_workload(const lbmc_state *st, uint32_t s)
   double v, left = 0;
   const double *f = st->slot_f + (size_t)s * st->lmax;
   if (q == 0) return 0.0;
+  if (st->lmax == 1) /* one slot at constant speed: the service ends at t_done */
+    return (st->t_done[s] - st->t) + st->work_wait[s] * st->inv_mu[j];
   v = st->V[s] + (st->t - st->Vt[s]) * st->rates[j][m - 1] / (double)m;
   for (uint32_t i = 0; i < m; i++) left += f[i] - v;
   return (left + st->work_wait[s]) * st->inv_mu[j];

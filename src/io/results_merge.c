@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lbmc/job.h"
 #include "results.h"
@@ -109,6 +110,12 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     grid_points = lbmc_job_points(job);
     m->complete = grid_points == P;
     lbmc_job_destroy(&job);
+  }
+  {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(m->created, sizeof m->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
   }
   *out = m;
   return LBMC_SUCCESS;

@@ -148,6 +148,8 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
   int rc = !buf;
   for (int i = 0; !rc && i < LBMC_METRICS; i++) {
     const char *m = lbmc_metric_get(i)->name;
+    snprintf(name, sizeof name, "estimates/%s", m);
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: stays NaN */
     snprintf(name, sizeof name, "estimates/%s/mean", m);
     rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->mean, buf);
     snprintf(name, sizeof name, "estimates/%s/half_width", m);
