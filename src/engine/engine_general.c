@@ -32,15 +32,11 @@ lbmc_err lbmc_engine_general_create(lbmc_engine *e)
     if (st->slots[j] > st->lmax) st->lmax = st->slots[j];
   st->slot_a = malloc(sizeof *st->slot_a * n * st->lmax);
   st->slot_f = malloc(sizeof *st->slot_f * n * st->lmax);
-  st->V = malloc(sizeof *st->V * n);
-  st->Vt = malloc(sizeof *st->Vt * n);
-  st->t_done = malloc(sizeof *st->t_done * n);
-  st->work_wait = malloc(sizeof *st->work_wait * n);
+  st->g = malloc(sizeof *st->g * n);
   st->cust_work = malloc(sizeof *st->cust_work * st->cust_cap);
   e->heap = malloc(sizeof *e->heap * n);
   e->hpos = malloc(sizeof *e->hpos * n);
-  if (!st->slot_a || !st->slot_f || !st->V || !st->Vt || !st->t_done || !st->work_wait ||
-      !st->cust_work || !e->heap || !e->hpos)
+  if (!st->slot_a || !st->slot_f || !st->g || !st->cust_work || !e->heap || !e->hpos)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for the event calendar");
   e->common_service = lbmc_gen_same_service(st->m);
   e->track = st->lmax > 1;
@@ -52,10 +48,7 @@ void lbmc_engine_general_destroy(lbmc_engine *e)
   lbmc_state *st = &e->st;
   free(st->slot_a);
   free(st->slot_f);
-  free(st->V);
-  free(st->Vt);
-  free(st->t_done);
-  free(st->work_wait);
+  free(st->g);
   free(st->cust_work);
   free(e->heap);
   free(e->hpos);
@@ -67,8 +60,8 @@ void lbmc_engine_general_reset(lbmc_engine *e)
   lbmc_state *st = &e->st;
   for (uint32_t s = 0; s < st->n; s++) {
     e->hpos[s] = -1;
-    st->work_wait[s] = 0;
-    st->V[s] = st->Vt[s] = 0;
+    st->g[s].work_wait = 0;
+    st->g[s].V = st->g[s].Vt = st->g[s].t_done = 0;
   }
   e->hsize = 0;
 }
@@ -121,12 +114,12 @@ static void lbmc_heap_down(lbmc_engine *e, uint32_t i, lbmc_heap_item it)
   lbmc_heap_place(e, i, it);
 }
 
-/* Server s's completion time is now st->t_done[s]: restore the heap (push if new).
+/* Server s's completion time is now st->g[s].t_done: restore the heap (push if new).
  * Without slots only the root's key changes (the server that just completed) and a
  * server enters when it becomes busy: positions need not be tracked. */
 static void lbmc_heap_set(lbmc_engine *e, uint32_t s, int in_heap)
 {
-  lbmc_heap_item it = {lbmc_time_key(e->st.t_done[s]), s};
+  lbmc_heap_item it = {lbmc_time_key(e->st.g[s].t_done), s};
   if (!e->track) {
     if (in_heap) lbmc_heap_down(e, 0, it); /* s is the root */
     else lbmc_heap_up(e, e->hsize++, it);
@@ -169,8 +162,8 @@ static double lbmc_gen_rate(const lbmc_state *st, uint32_t j, uint32_t m)
 static void lbmc_gen_catch_up(lbmc_state *st, uint32_t s)
 {
   uint32_t m = lbmc_gen_slots_used(st, s);
-  if (m > 0) st->V[s] += (st->t - st->Vt[s]) * lbmc_gen_rate(st, st->pool_of[s], m);
-  st->Vt[s] = st->t;
+  if (m > 0) st->g[s].V += (st->t - st->g[s].Vt) * lbmc_gen_rate(st, st->pool_of[s], m);
+  st->g[s].Vt = st->t;
 }
 
 /* Index of the slot customer that finishes first. */
@@ -193,7 +186,7 @@ static void lbmc_gen_schedule(lbmc_engine *e, uint32_t s, int in_heap)
     if (in_heap) lbmc_heap_remove(e, s);
     return;
   }
-  st->t_done[s] = st->t + (st->slot_f[(size_t)s * st->lmax + lbmc_gen_first_slot(st, s, m)] - st->V[s]) /
+  st->g[s].t_done = st->t + (st->slot_f[(size_t)s * st->lmax + lbmc_gen_first_slot(st, s, m)] - st->g[s].V) /
                               lbmc_gen_rate(st, st->pool_of[s], m);
   lbmc_heap_set(e, s, in_heap);
 }
@@ -211,14 +204,14 @@ static void lbmc_gen_arrival_single(lbmc_engine *e, uint32_t s, uint32_t j, uint
   lbmc_state *st = &e->st;
   if (q == 0) {
     st->slot_a[s] = st->t;
-    st->t_done[s] = st->t + work * st->inv_mu[j];
+    st->g[s].t_done = st->t + work * st->inv_mu[j];
     lbmc_engine_admitted(st, s, j, 1, 1);
     lbmc_heap_set(e, s, 0);
   } else {
     int32_t c = lbmc_engine_enqueue(e, s);
     if (c < 0) return;
     st->cust_work[c] = work;
-    st->work_wait[s] += work;
+    st->g[s].work_wait += work;
     lbmc_engine_admitted(st, s, j, q + 1, 0);
   }
 }
@@ -240,14 +233,14 @@ static void lbmc_gen_arrival(lbmc_engine *e)
   if (m < st->slots[j]) { /* a free slot: service starts at once, the speed changes */
     lbmc_gen_catch_up(st, s);
     st->slot_a[(size_t)s * st->lmax + m] = st->t;
-    st->slot_f[(size_t)s * st->lmax + m] = st->V[s] + work;
+    st->slot_f[(size_t)s * st->lmax + m] = st->g[s].V + work;
     lbmc_engine_admitted(st, s, j, q + 1, 1);
     lbmc_gen_schedule(e, s, q > 0);
   } else { /* every slot busy: it waits, nothing else changes */
     int32_t c = lbmc_engine_enqueue(e, s);
     if (c < 0) return;
     st->cust_work[c] = work;
-    st->work_wait[s] += work;
+    st->g[s].work_wait += work;
     lbmc_engine_admitted(st, s, j, q + 1, 0);
   }
 }
@@ -268,8 +261,8 @@ static void lbmc_gen_departure_single(lbmc_engine *e, uint32_t s, uint32_t j)
     int32_t c = st->first[s];
     double wait = st->t - st->cust[c].t_arrival;
     st->slot_a[s] = st->cust[c].t_arrival;
-    st->t_done[s] = st->t + st->cust_work[c] * st->inv_mu[j];
-    st->work_wait[s] = q > 1 ? st->work_wait[s] - st->cust_work[c] : 0;
+    st->g[s].t_done = st->t + st->cust_work[c] * st->inv_mu[j];
+    st->g[s].work_wait = q > 1 ? st->g[s].work_wait - st->cust_work[c] : 0;
     st->first[s] = st->cust[c].next;
     if (st->first[s] < 0) st->srv[s].last = -1;
     st->cust[c].next = st->cust_free;
@@ -296,7 +289,7 @@ static void lbmc_gen_departure(lbmc_engine *e)
   }
   lbmc_gen_catch_up(st, s);
   k = lbmc_gen_first_slot(st, s, m);
-  st->V[s] = f[k]; /* exactly its finish level: no drift */
+  st->g[s].V = f[k]; /* exactly its finish level: no drift */
   sojourn = st->t - a[k];
   a[k] = a[m - 1];
   f[k] = f[m - 1];
@@ -310,8 +303,8 @@ static void lbmc_gen_departure(lbmc_engine *e)
     int32_t c = st->first[s];
     double wait = st->t - st->cust[c].t_arrival;
     a[m - 1] = st->cust[c].t_arrival;
-    f[m - 1] = st->V[s] + st->cust_work[c];
-    st->work_wait[s] = st->cust[c].next >= 0 ? st->work_wait[s] - st->cust_work[c] : 0;
+    f[m - 1] = st->g[s].V + st->cust_work[c];
+    st->g[s].work_wait = st->cust[c].next >= 0 ? st->g[s].work_wait - st->cust_work[c] : 0;
     st->first[s] = st->cust[c].next;
     if (st->first[s] < 0) st->srv[s].last = -1;
     st->cust[c].next = st->cust_free;

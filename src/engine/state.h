@@ -16,8 +16,7 @@
  *  for random servers, so they should stay in cache). The customer in service is
  *  stored inline; only waiting customers occupy customer records. */
 typedef struct {
-  double t_head;    /* arrival time of the customer in service */
-  double w_head;    /* its service requirement (general service); unused by the exponential path */
+  double t_head;    /* arrival time of the customer in service (exponential engine) */
   int32_t last;     /* last waiting customer (index into cust), -1 if none */
   int32_t busy_pos; /* position in the pool's busy list, -1 if idle */
 } lbmc_server;
@@ -28,6 +27,14 @@ typedef struct {
   int32_t next;     /* next customer in the queue / free list, -1 = none */
   int32_t pad_;
 } lbmc_customer;
+
+/** A server's general-service quantities, together so that one cache line serves a
+ *  workload query. */
+typedef struct {
+  double t_done;    /* time of the server's next completion */
+  double work_wait; /* requirements of its waiting customers, summed */
+  double V, Vt;     /* service attained per slot customer, at time Vt (speed lists) */
+} lbmc_gen_server;
 
 /** Counters, cumulative since the replica started. */
 typedef struct {
@@ -73,9 +80,7 @@ typedef struct lbmc_state_ {
   uint32_t lmax;                /* most slots of any pool */
   double *slot_a;               /* n x lmax: arrival times of the slot customers */
   double *slot_f;               /* n x lmax: their finish levels */
-  double *V, *Vt;               /* n */
-  double *t_done;               /* n: time of the server's next completion */
-  double *work_wait;            /* n: requirements of the waiting customers, summed */
+  lbmc_gen_server *g;           /* n: t_done, work_wait, V, Vt of each server */
   double *cust_work;            /* cust_cap: requirement of each waiting customer */
 
   /* Histograms of this batch group (LBMC_HIST_BINS counts each), NULL = not recorded. */
@@ -107,10 +112,10 @@ static inline double lbmc_workload(const lbmc_state *st, uint32_t s)
   const double *f = st->slot_f + (size_t)s * st->lmax;
   if (q == 0) return 0.0;
   if (st->lmax == 1) /* one slot at constant speed: the service ends at t_done */
-    return (st->t_done[s] - st->t) + st->work_wait[s] * st->inv_mu[j];
-  v = st->V[s] + (st->t - st->Vt[s]) * st->rates[j][m - 1] / (double)m;
+    return (st->g[s].t_done - st->t) + st->g[s].work_wait * st->inv_mu[j];
+  v = st->g[s].V + (st->t - st->g[s].Vt) * st->rates[j][m - 1] / (double)m;
   for (uint32_t i = 0; i < m; i++) left += f[i] - v;
-  return (left + st->work_wait[s]) * st->inv_mu[j];
+  return (left + st->g[s].work_wait) * st->inv_mu[j];
 }
 
 /* Integrals use the signed-time form: over a tick [t0, t1], the integral of a counter
