@@ -76,10 +76,11 @@ static void lbmc_exp_arrival(lbmc_engine *e)
 static void lbmc_exp_departure(lbmc_engine *e)
 {
   lbmc_state *st = &e->st;
-  uint32_t s = e->dep_server, j = st->pool_of[s], q;
-  int32_t started;
-  q = lbmc_engine_depart(st, s, &started);
-  if (q == 0) { /* leave the pool's busy list */
+  uint32_t s = e->dep_server, j = st->pool_of[s];
+  uint32_t q = lbmc_engine_left(st, s, j, st->t - st->srv[s].t_head);
+  if (q > 0) { /* the first waiting customer starts service */
+    st->srv[s].t_head = st->cust[lbmc_engine_start_next(st, s)].t_arrival;
+  } else { /* leave the pool's busy list */
     lbmc_server *sv = &st->srv[s];
     int32_t *busy = st->busy + st->m->offset[j];
     int32_t moved = busy[--st->nbusy[j]];

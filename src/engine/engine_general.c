@@ -249,27 +249,12 @@ static void lbmc_gen_arrival(lbmc_engine *e)
 static void lbmc_gen_departure_single(lbmc_engine *e, uint32_t s, uint32_t j)
 {
   lbmc_state *st = &e->st;
-  double sojourn = st->t - st->slot_a[s];
-  uint32_t q;
-  st->sum_sojourn += sojourn;
-  if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
-  st->c.departures++;
-  st->in_system--;
-  q = --st->q[s];
-  lbmc_level_down(st, j, q);
+  uint32_t q = lbmc_engine_left(st, s, j, st->t - st->slot_a[s]);
   if (q > 0) { /* the first waiting customer starts */
-    int32_t c = st->first[s];
-    double wait = st->t - st->cust[c].t_arrival;
+    int32_t c = lbmc_engine_start_next(st, s);
     st->slot_a[s] = st->cust[c].t_arrival;
     st->g[s].t_done = st->t + st->cust_work[c] * st->inv_mu[j];
     st->g[s].work_wait = q > 1 ? st->g[s].work_wait - st->cust_work[c] : 0;
-    st->first[s] = st->cust[c].next;
-    if (st->first[s] < 0) st->srv[s].last = -1;
-    st->cust[c].next = st->cust_free;
-    st->cust_free = c;
-    st->sum_wait += wait;
-    if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
-    st->c.starts++;
     lbmc_heap_set(e, s, 1);
   } else {
     lbmc_heap_remove(e, s);
@@ -282,7 +267,7 @@ static void lbmc_gen_departure(lbmc_engine *e)
   lbmc_state *st = &e->st;
   uint32_t s = e->heap[0].server, j = st->pool_of[s], m = lbmc_gen_slots_used(st, s), k, q;
   double *a = st->slot_a + (size_t)s * st->lmax, *f = st->slot_f + (size_t)s * st->lmax;
-  double sojourn;
+  double a_k;
   if (!e->track) {
     lbmc_gen_departure_single(e, s, j);
     return;
@@ -290,28 +275,15 @@ static void lbmc_gen_departure(lbmc_engine *e)
   lbmc_gen_catch_up(st, s);
   k = lbmc_gen_first_slot(st, s, m);
   st->g[s].V = f[k]; /* exactly its finish level: no drift */
-  sojourn = st->t - a[k];
+  a_k = a[k];
   a[k] = a[m - 1];
   f[k] = f[m - 1];
-  st->sum_sojourn += sojourn;
-  if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
-  st->c.departures++;
-  st->in_system--;
-  q = --st->q[s];
-  lbmc_level_down(st, j, q);
+  q = lbmc_engine_left(st, s, j, st->t - a_k);
   if (st->first[s] >= 0) { /* the first waiting customer takes the freed slot */
-    int32_t c = st->first[s];
-    double wait = st->t - st->cust[c].t_arrival;
+    int32_t c = lbmc_engine_start_next(st, s);
     a[m - 1] = st->cust[c].t_arrival;
     f[m - 1] = st->g[s].V + st->cust_work[c];
-    st->g[s].work_wait = st->cust[c].next >= 0 ? st->g[s].work_wait - st->cust_work[c] : 0;
-    st->first[s] = st->cust[c].next;
-    if (st->first[s] < 0) st->srv[s].last = -1;
-    st->cust[c].next = st->cust_free;
-    st->cust_free = c;
-    st->sum_wait += wait;
-    if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
-    st->c.starts++;
+    st->g[s].work_wait = st->first[s] >= 0 ? st->g[s].work_wait - st->cust_work[c] : 0;
   }
   lbmc_gen_schedule(e, s, 1);
   lbmc_engine_departed(st, s, j, q);

@@ -115,37 +115,34 @@ static inline int32_t lbmc_engine_enqueue(lbmc_engine *e, uint32_t s)
   return c;
 }
 
-/** A departure from server s: records the sojourn; if a customer waits, it starts
- *  service: its arrival time becomes t_head, its wait is recorded and its record is
- *  freed, *started = the record's index (its cust_work stays readable until the next
- *  allocation), else *started = -1. Returns the new count; the caller then calls
- *  lbmc_engine_departed. */
-static inline uint32_t lbmc_engine_depart(lbmc_state *st, uint32_t s, int32_t *started)
+/** A customer of server s (pool j) leaves after `sojourn` time units: counters,
+ *  integrals, histogram; returns the server's new count. */
+static inline uint32_t lbmc_engine_left(lbmc_state *st, uint32_t s, uint32_t j, double sojourn)
 {
-  lbmc_server *sv = &st->srv[s];
-  uint32_t j = st->pool_of[s], q = --st->q[s];
-  double sojourn = st->t - sv->t_head;
+  uint32_t q = --st->q[s];
   st->sum_sojourn += sojourn;
   if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
   st->c.departures++;
   st->in_system--;
   lbmc_level_down(st, j, q);
-  *started = -1;
-  if (q > 0) { /* the first waiting customer starts service */
-    int32_t c = st->first[s];
-    double wait;
-    sv->t_head = st->cust[c].t_arrival;
-    st->first[s] = st->cust[c].next;
-    if (st->first[s] < 0) sv->last = -1;
-    st->cust[c].next = st->cust_free;
-    st->cust_free = c;
-    wait = st->t - sv->t_head;
-    st->sum_wait += wait;
-    if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
-    st->c.starts++;
-    *started = c;
-  }
   return q;
+}
+
+/** The first waiting customer of server s starts service now (s must have one): it
+ *  leaves the queue, its wait is recorded and its record freed; returns the record
+ *  (its t_arrival and cust_work stay readable until the next allocation). */
+static inline int32_t lbmc_engine_start_next(lbmc_state *st, uint32_t s)
+{
+  int32_t c = st->first[s];
+  double wait = st->t - st->cust[c].t_arrival;
+  st->first[s] = st->cust[c].next;
+  if (st->first[s] < 0) st->srv[s].last = -1;
+  st->cust[c].next = st->cust_free;
+  st->cust_free = c;
+  st->sum_wait += wait;
+  if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
+  st->c.starts++;
+  return c;
 }
 
 /** Policy hooks after a departure left server s (pool j) with q customers. */
