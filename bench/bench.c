@@ -100,9 +100,10 @@ int main(int argc, char **argv)
     case 'n': ns = optarg; break;
     case 'P': policies = optarg; break;
     default:
-      printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..] "
-             "[--policies 'random;jsq(2);pull/3'] [--service SPEC] [--general]  (pull/3 = pull with 3 "
-             "routers)\n");
+      printf(
+          "usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..] "
+          "[--policies 'random;jsq(2);pull/3'] [--service SPEC] [--general]  (pull/3 = pull with 3 "
+          "routers)\n");
       return c == 'h' ? 0 : 2;
     }
   }
@@ -118,12 +119,14 @@ int main(int argc, char **argv)
   printf("lbmc-bench: lambda = %g, pools %s, ~%.3g events per run, K = 10, all metrics, %s\n",
          bo.lambda, bo.pools, bo.events,
          bo.service ? bo.service : (bo.general ? "exponential (general engine)" : "exponential"));
-  printf("%-10s %8s %10s %14s %12s %10s\n", "policy", "routers", "n", "events/s", "peak MiB", "events");
+  printf("%-10s %8s %10s %14s %12s %10s\n", "policy", "routers", "n", "events/s", "peak MiB",
+         "events");
   fflush(stdout);
   for (int i = 0; i < ncases; i++) {
     char nbuf[256];
     snprintf(nbuf, sizeof nbuf, "%s", ns);
-    for (char *save = NULL, *tok = strtok_r(nbuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *tok = strtok_r(nbuf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
       long n = atol(tok);
       int fd[2];
       pid_t pid;
@@ -139,8 +142,8 @@ int main(int argc, char **argv)
       if (read(fd[0], out, sizeof out) != (ssize_t)sizeof out) out[0] = NAN;
       close(fd[0]);
       waitpid(pid, NULL, 0);
-      printf("%-10s %8ld %10ld %14.4g %12.1f %10.3g\n", cases[i].policy, cases[i].routers, n, out[0],
-             out[1], out[2]);
+      printf("%-10s %8ld %10ld %14.4g %12.1f %10.3g\n", cases[i].policy, cases[i].routers, n,
+             out[0], out[1], out[2]);
       fflush(stdout);
     }
   }

@@ -14,18 +14,18 @@ extern "C" {
 #endif
 
 /* X(code name, exit status of the command-line program, message) */
-#define LBMC_ERROR_LIST(X)                                                             \
-  X(LBMC_SUCCESS, 0, "success")                                                        \
-  X(LBMC_ERR_ARG, 2, "invalid input value")                                            \
-  X(LBMC_ERR_PARSE, 2, "input could not be parsed")                                    \
-  X(LBMC_ERR_LIMIT, 2, "input exceeds a limit of the program")                         \
-  X(LBMC_ERR_MEMORY, 1, "out of memory")                                               \
-  X(LBMC_ERR_FILE, 1, "file could not be read or written")                             \
-  X(LBMC_ERR_RNG, 1, "random number generator failure")                                \
-  X(LBMC_ERR_MPI, 1, "MPI failure")                                                    \
-  X(LBMC_ERR_HDF5, 1, "HDF5 failure")                                                  \
-  X(LBMC_ERR_MISMATCH, 1, "files do not belong together")                              \
-  X(LBMC_ERR_INTERRUPTED, 3, "interrupted (resume with --resume)")                                \
+#define LBMC_ERROR_LIST(X)                                                                         \
+  X(LBMC_SUCCESS, 0, "success")                                                                    \
+  X(LBMC_ERR_ARG, 2, "invalid input value")                                                        \
+  X(LBMC_ERR_PARSE, 2, "input could not be parsed")                                                \
+  X(LBMC_ERR_LIMIT, 2, "input exceeds a limit of the program")                                     \
+  X(LBMC_ERR_MEMORY, 1, "out of memory")                                                           \
+  X(LBMC_ERR_FILE, 1, "file could not be read or written")                                         \
+  X(LBMC_ERR_RNG, 1, "random number generator failure")                                            \
+  X(LBMC_ERR_MPI, 1, "MPI failure")                                                                \
+  X(LBMC_ERR_HDF5, 1, "HDF5 failure")                                                              \
+  X(LBMC_ERR_MISMATCH, 1, "files do not belong together")                                          \
+  X(LBMC_ERR_INTERRUPTED, 3, "interrupted (resume with --resume)")                                 \
   X(LBMC_ERR_INTERNAL, 1, "internal error (a bug in lbmc; please report it)")
 
 typedef enum {
@@ -57,21 +57,21 @@ lbmc_err lbmc_error_trace(const char *file, int line, const char *func, lbmc_err
 
 #define LBMC_ERROR(code, ...) lbmc_error_raise(__FILE__, __LINE__, __func__, (code), __VA_ARGS__)
 
-#define LBMC_CHECK(call)                                                               \
-  do {                                                                                 \
-    lbmc_err lbmc_check_err_ = (call);                                                 \
-    if (lbmc_check_err_ != LBMC_SUCCESS)                                               \
-      return lbmc_error_trace(__FILE__, __LINE__, __func__, lbmc_check_err_);          \
+#define LBMC_CHECK(call)                                                                           \
+  do {                                                                                             \
+    lbmc_err lbmc_check_err_ = (call);                                                             \
+    if (lbmc_check_err_ != LBMC_SUCCESS)                                                           \
+      return lbmc_error_trace(__FILE__, __LINE__, __func__, lbmc_check_err_);                      \
   } while (0)
 
 /* Like LBMC_CHECK, but jumps to a cleanup label after storing the code in err. */
-#define LBMC_CHECK_GOTO(err, call, label)                                              \
-  do {                                                                                 \
-    (err) = (call);                                                                    \
-    if ((err) != LBMC_SUCCESS) {                                                       \
-      lbmc_error_trace(__FILE__, __LINE__, __func__, (err));                           \
-      goto label;                                                                      \
-    }                                                                                  \
+#define LBMC_CHECK_GOTO(err, call, label)                                                          \
+  do {                                                                                             \
+    (err) = (call);                                                                                \
+    if ((err) != LBMC_SUCCESS) {                                                                   \
+      lbmc_error_trace(__FILE__, __LINE__, __func__, (err));                                       \
+      goto label;                                                                                  \
+    }                                                                                              \
   } while (0)
 
 #ifdef __cplusplus

@@ -28,10 +28,10 @@ typedef struct lbmc_job_ lbmc_job;
  *  metric) is at most `relative`, or max_replicas is reached. */
 typedef struct {
   int enabled;
-  int metric;         /* index into LBMC_METRIC_LIST */
-  long index;         /* entry within the metric (0 for scalars) */
-  double relative;    /* target relative half-width, > 0 */
-  long max_replicas;  /* budget, >= replicas */
+  int metric;        /* index into LBMC_METRIC_LIST */
+  long index;        /* entry within the metric (0 for scalars) */
+  double relative;   /* target relative half-width, > 0 */
+  long max_replicas; /* budget, >= replicas */
 } lbmc_precision;
 
 /** Parse the job file at `path` (read whole, kept as the job's text). Errors name the
@@ -67,8 +67,8 @@ lbmc_err lbmc_job_point_model(const lbmc_job *job, long p, lbmc_model **m);
 void lbmc_job_point_options(const lbmc_job *job, long p, lbmc_run_options *o);
 
 /** Run settings shared by all points. */
-long lbmc_job_replicas(const lbmc_job *job);          /* initial replicas per point */
-long lbmc_job_replicas_max(const lbmc_job *job);      /* most replicas any point may get */
+long lbmc_job_replicas(const lbmc_job *job);     /* initial replicas per point */
+long lbmc_job_replicas_max(const lbmc_job *job); /* most replicas any point may get */
 long lbmc_job_seed(const lbmc_job *job);
 const lbmc_precision *lbmc_job_precision(const lbmc_job *job);
 /** Output path from the file (may be NULL when the file has none). */

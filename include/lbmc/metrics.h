@@ -15,43 +15,46 @@ extern "C" {
 
 typedef enum {
   LBMC_SHAPE_SCALAR = 0,
-  LBMC_SHAPE_POOL = 1,     /* J entries */
-  LBMC_SHAPE_POOL_K = 2,   /* J x K entries */
-  LBMC_SHAPE_QUANTILE = 3  /* LBMC_QUANTILES entries, at the levels lbmc_quantile_level */
+  LBMC_SHAPE_POOL = 1,    /* J entries */
+  LBMC_SHAPE_POOL_K = 2,  /* J x K entries */
+  LBMC_SHAPE_QUANTILE = 3 /* LBMC_QUANTILES entries, at the levels lbmc_quantile_level */
 } lbmc_shape;
 
 /** Quantile levels of the sojourn and waiting-time distributions. */
 #define LBMC_QUANTILES 4
-#define LBMC_QUANTILE_LEVELS {0.5, 0.9, 0.99, 0.999}
+#define LBMC_QUANTILE_LEVELS                                                                       \
+  {                                                                                                \
+    0.5, 0.9, 0.99, 0.999                                                                          \
+  }
 
 /* X(enum suffix, name, shape, units, description) */
-#define LBMC_METRIC_LIST(X)                                                                    \
-  X(P_WAIT, "p_wait", LBMC_SHAPE_SCALAR, "1",                                                  \
-    "admitted arrivals that found their server busy / all arrivals")                           \
-  X(P_BLOCK, "p_block", LBMC_SHAPE_SCALAR, "1", "blocked arrivals / all arrivals")            \
-  X(P_WAIT_OR_BLOCK, "p_wait_or_block", LBMC_SHAPE_SCALAR, "1",                                \
-    "arrivals that waited or were blocked / all arrivals")                                     \
-  X(MEAN_SOJOURN, "mean_sojourn", LBMC_SHAPE_SCALAR, "time",                                   \
-    "mean time from arrival to departure of admitted customers")                               \
-  X(MEAN_WAIT, "mean_wait", LBMC_SHAPE_SCALAR, "time",                                         \
-    "mean time from arrival to start of service of admitted customers")                        \
-  X(MEAN_QUEUE, "mean_queue", LBMC_SHAPE_POOL, "1",                                            \
-    "time-average customers at a server of the pool, the one in service included")             \
-  X(UTILIZATION, "utilization", LBMC_SHAPE_POOL, "1",                                          \
-    "time-average fraction of busy servers in the pool")                                       \
-  X(ADMITTED_SHARE, "admitted_share", LBMC_SHAPE_POOL, "1",                                    \
-    "share of admitted customers that went to the pool")                                       \
-  X(TAIL, "tail", LBMC_SHAPE_POOL_K, "1",                                                      \
-    "time-average fraction of the pool's servers holding at least k customers")                \
-  X(MESSAGES_PER_ARRIVAL, "messages_per_arrival", LBMC_SHAPE_SCALAR, "1",                      \
-    "router-server messages counted by the simulator / arrivals")                              \
-  X(WITHDRAWALS_PER_ARRIVAL, "withdrawals_per_arrival", LBMC_SHAPE_SCALAR, "1",                \
-    "pull withdrawal messages / arrivals")                                                     \
-  X(THROUGHPUT, "throughput", LBMC_SHAPE_SCALAR, "1/time",                                     \
-    "admitted customers per unit time, divided by n")                                          \
-  X(SOJOURN_QUANTILES, "sojourn_quantiles", LBMC_SHAPE_QUANTILE, "time",                       \
-    "quantiles of the sojourn time of admitted customers, at the levels of attribute levels")  \
-  X(WAIT_QUANTILES, "wait_quantiles", LBMC_SHAPE_QUANTILE, "time",                             \
+#define LBMC_METRIC_LIST(X)                                                                        \
+  X(P_WAIT, "p_wait", LBMC_SHAPE_SCALAR, "1",                                                      \
+    "admitted arrivals that found their server busy / all arrivals")                               \
+  X(P_BLOCK, "p_block", LBMC_SHAPE_SCALAR, "1", "blocked arrivals / all arrivals")                 \
+  X(P_WAIT_OR_BLOCK, "p_wait_or_block", LBMC_SHAPE_SCALAR, "1",                                    \
+    "arrivals that waited or were blocked / all arrivals")                                         \
+  X(MEAN_SOJOURN, "mean_sojourn", LBMC_SHAPE_SCALAR, "time",                                       \
+    "mean time from arrival to departure of admitted customers")                                   \
+  X(MEAN_WAIT, "mean_wait", LBMC_SHAPE_SCALAR, "time",                                             \
+    "mean time from arrival to start of service of admitted customers")                            \
+  X(MEAN_QUEUE, "mean_queue", LBMC_SHAPE_POOL, "1",                                                \
+    "time-average customers at a server of the pool, the one in service included")                 \
+  X(UTILIZATION, "utilization", LBMC_SHAPE_POOL, "1",                                              \
+    "time-average fraction of busy servers in the pool")                                           \
+  X(ADMITTED_SHARE, "admitted_share", LBMC_SHAPE_POOL, "1",                                        \
+    "share of admitted customers that went to the pool")                                           \
+  X(TAIL, "tail", LBMC_SHAPE_POOL_K, "1",                                                          \
+    "time-average fraction of the pool's servers holding at least k customers")                    \
+  X(MESSAGES_PER_ARRIVAL, "messages_per_arrival", LBMC_SHAPE_SCALAR, "1",                          \
+    "router-server messages counted by the simulator / arrivals")                                  \
+  X(WITHDRAWALS_PER_ARRIVAL, "withdrawals_per_arrival", LBMC_SHAPE_SCALAR, "1",                    \
+    "pull withdrawal messages / arrivals")                                                         \
+  X(THROUGHPUT, "throughput", LBMC_SHAPE_SCALAR, "1/time",                                         \
+    "admitted customers per unit time, divided by n")                                              \
+  X(SOJOURN_QUANTILES, "sojourn_quantiles", LBMC_SHAPE_QUANTILE, "time",                           \
+    "quantiles of the sojourn time of admitted customers, at the levels of attribute levels")      \
+  X(WAIT_QUANTILES, "wait_quantiles", LBMC_SHAPE_QUANTILE, "time",                                 \
     "quantiles of the waiting time of admitted customers, at the levels of attribute levels")
 
 typedef enum {

@@ -28,7 +28,7 @@ typedef enum {
   LBMC_PURPOSES = 4
 } lbmc_purpose;
 
-#define LBMC_SEED_MAX 2147483647L
+#define LBMC_SEED_MAX   2147483647L
 #define LBMC_STREAM_MAX 2147483646L
 
 /** Stream number of (point, replica, purpose) for a job whose points have at most

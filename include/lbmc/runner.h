@@ -15,14 +15,14 @@ extern "C" {
 #endif
 
 typedef struct {
-  const char *output;         /* results file; its checkpoint is output + ".ckpt" */
-  int resume;                 /* continue from the checkpoint */
-  int dry_run;                /* print the grid, the units and a cost estimate; run nothing */
-  int quiet;                  /* no progress on stderr */
-  double progress_seconds;    /* at most one progress line per this many seconds */
-  long shard_index;           /* 1..shard_count; 0 = the whole job */
+  const char *output;      /* results file; its checkpoint is output + ".ckpt" */
+  int resume;              /* continue from the checkpoint */
+  int dry_run;             /* print the grid, the units and a cost estimate; run nothing */
+  int quiet;               /* no progress on stderr */
+  double progress_seconds; /* at most one progress line per this many seconds */
+  long shard_index;        /* 1..shard_count; 0 = the whole job */
   long shard_count;
-  volatile sig_atomic_t *stop;/* set (e.g. by a signal handler) to stop early; may be NULL */
+  volatile sig_atomic_t *stop; /* set (e.g. by a signal handler) to stop early; may be NULL */
 } lbmc_run_settings;
 
 /** Points of shard i of k (1 <= i <= k): the job's points dealt to k shards by

@@ -40,10 +40,10 @@ typedef enum {
 /** A distribution with mean 1 (plain data: copy freely). */
 typedef struct {
   lbmc_service_kind kind;
-  double p[3];  /* parameters, by kind: erlang {k}; hyperexponential {p1, r1, r2};
-                   lognormal {zeta, sigma}; weibull {shape, scale}; lomax {shape, scale} */
-  double scv;   /* squared coefficient of variation (INFINITY if it does not exist) */
-  char text[64];/* canonical text, e.g. "lognormal:scv=4" */
+  double p[3];   /* parameters, by kind: erlang {k}; hyperexponential {p1, r1, r2};
+                    lognormal {zeta, sigma}; weibull {shape, scale}; lomax {shape, scale} */
+  double scv;    /* squared coefficient of variation (INFINITY if it does not exist) */
+  char text[64]; /* canonical text, e.g. "lognormal:scv=4" */
 } lbmc_service;
 
 /** The exponential distribution (the default). */

@@ -39,8 +39,8 @@ typedef struct {
   long tail_k;             /* K: tail levels k = 1..K, >= 1 */
   long long max_customers; /* runaway cap on customers in the system; 0 = default
                               min(1000 n + 100000, 2^26) */
-  int general_engine;       /* 1: simulate with the general-service engine even when
-                              service is exponential (for cross-checks); 0: automatic */
+  int general_engine;      /* 1: simulate with the general-service engine even when
+                             service is exponential (for cross-checks); 0: automatic */
   double runaway_fraction; /* a point is unstable if in most replicas the time-average
                               customers in the system grew from each quarter of the
                               measured period to the next by more than this fraction
@@ -117,8 +117,7 @@ int lbmc_model_surely_unstable(const lbmc_model *m);
  *  batch_values (batches x total) give the interval instead. Outputs have `total`
  *  entries each. Any unstable replica makes every output NaN. */
 void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
-                   size_t total, double level, double *mean, double *half_width,
-                   double *std_err);
+                   size_t total, double level, double *mean, double *half_width, double *std_err);
 
 #ifdef __cplusplus
 }

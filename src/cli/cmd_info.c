@@ -40,7 +40,8 @@ static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbm
     snprintf(name, sizeof name, "%.*s", br ? (int)(br - tok) : (int)strlen(tok), tok);
     cols[*n].metric = lbmc_metric_find(name);
     {
-      int quant = cols[*n].metric >= 0 && lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_QUANTILE;
+      int quant =
+          cols[*n].metric >= 0 && lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_QUANTILE;
       long top = quant ? LBMC_QUANTILES : res->J;
       if (br && (sscanf(br, "[%ld]", &pool) != 1 || pool < 1 || pool > top))
         return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: '%s': the %s must be 1..%ld", tok,
@@ -58,7 +59,8 @@ static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbm
   return LBMC_SUCCESS;
 }
 
-static void lbmc_info_print(const char *path, const lbmc_results *res, const lbmc_info_col *cols, int nc)
+static void lbmc_info_print(const char *path, const lbmc_results *res, const lbmc_info_col *cols,
+                            int nc)
 {
   printf("%s: lbmc %s, created %s, %ld MPI ranks, %.1f s wall, seed %ld, %.0f%% intervals%s%s%s\n",
          path, res->lbmc_version, res->created, res->mpi_ranks, res->wall_seconds, res->seed,
@@ -71,14 +73,18 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
   for (long i = 0; i < res->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
     printf("%5ld %8ld %8.4g %7.4g %-12s %3ld %-8s %4ld %-17s", p->index, p->n, p->lambda, p->rho,
-           p->policy, p->routers, p->stale[0] ? p->stale : "-", p->replicas, lbmc_status_name(p->status));
+           p->policy, p->routers, p->stale[0] ? p->stale : "-", p->replicas,
+           lbmc_status_name(p->status));
     for (int c = 0; c < nc; c++) {
       size_t k = (size_t)i * res->total + lbmc_metric_offset(cols[c].metric, res->J, res->K) +
                  (size_t)cols[c].entry;
       char cell[64];
-      if (isnan(res->mean[k])) snprintf(cell, sizeof cell, "nan");
-      else if (isnan(res->half_width[k])) snprintf(cell, sizeof cell, "%.5g", res->mean[k]);
-      else snprintf(cell, sizeof cell, "%.5g +/- %.2g", res->mean[k], res->half_width[k]);
+      if (isnan(res->mean[k]))
+        snprintf(cell, sizeof cell, "nan");
+      else if (isnan(res->half_width[k]))
+        snprintf(cell, sizeof cell, "%.5g", res->mean[k]);
+      else
+        snprintf(cell, sizeof cell, "%.5g +/- %.2g", res->mean[k], res->half_width[k]);
       printf(" %24s", cell);
     }
     putchar('\n');
@@ -87,9 +93,8 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
 
 int lbmc_cmd_info(int argc, char **argv)
 {
-  static const struct option opts[] = {{"metrics", required_argument, 0, 'm'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"metrics", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
   const char *metrics = LBMC_INFO_DEFAULT_METRICS;
   lbmc_results *res = NULL;
   lbmc_info_col cols[16];
@@ -98,12 +103,14 @@ int lbmc_cmd_info(int argc, char **argv)
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, ":m:h", opts, NULL)) != -1) {
-    if (c == 'm') metrics = optarg;
+    if (c == 'm')
+      metrics = optarg;
     else if (c == 'h') {
       lbmc_info_usage(stdout);
       return 0;
     } else {
-      LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc info (see lbmc info --help)", argv[optind - 1]);
+      LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc info (see lbmc info --help)",
+                 argv[optind - 1]);
       return 2;
     }
   }

@@ -77,8 +77,10 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_SHARD: {
       char *slash = strchr(optarg, '/');
       if (!slash || sscanf(optarg, "%ld/%ld", &a->set.shard_index, &a->set.shard_count) != 2 ||
-          a->set.shard_count < 1 || a->set.shard_index < 1 || a->set.shard_index > a->set.shard_count)
-        return LBMC_ERROR(LBMC_ERR_ARG, "--shard: '%s' is not allowed; write I/K with 1 <= I <= K, e.g. 2/16",
+          a->set.shard_count < 1 || a->set.shard_index < 1 ||
+          a->set.shard_index > a->set.shard_count)
+        return LBMC_ERROR(LBMC_ERR_ARG,
+                          "--shard: '%s' is not allowed; write I/K with 1 <= I <= K, e.g. 2/16",
                           optarg);
       break;
     }
@@ -87,13 +89,17 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
       LBMC_CHECK(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
       break;
     case 'h': a->help = 1; return LBMC_SUCCESS;
-    case ':': return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc run --help)", argv[optind - 1]);
+    case ':':
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc run --help)",
+                        argv[optind - 1]);
     default:
-      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc run (see lbmc run --help)", argv[optind - 1]);
+      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc run (see lbmc run --help)",
+                        argv[optind - 1]);
     }
   }
   if (optind != argc - 1)
-    return LBMC_ERROR(LBMC_ERR_ARG, "lbmc run takes exactly one job file (got %d arguments; see --help)",
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "lbmc run takes exactly one job file (got %d arguments; see --help)",
                       argc - optind);
   a->job_path = argv[optind];
   return LBMC_SUCCESS;
@@ -140,9 +146,12 @@ static void lbmc_run_output(lbmc_run_args *a, const lbmc_job *job)
     snprintf(stem, sizeof stem, "%s", base ? base + 1 : a->job_path);
   }
   len = strlen(stem);
-  if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0) stem[len - 5] = '\0';
-  else if (len > 4 && strcmp(stem + len - 4, ".yml") == 0) stem[len - 4] = '\0';
-  else if (len > 3 && strcmp(stem + len - 3, ".h5") == 0) stem[len - 3] = '\0';
+  if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0)
+    stem[len - 5] = '\0';
+  else if (len > 4 && strcmp(stem + len - 4, ".yml") == 0)
+    stem[len - 4] = '\0';
+  else if (len > 3 && strcmp(stem + len - 3, ".h5") == 0)
+    stem[len - 3] = '\0';
   if (a->set.shard_count > 0)
     snprintf(a->output, sizeof a->output, "%s.shard-%ld-of-%ld.h5", stem, a->set.shard_index,
              a->set.shard_count);
@@ -172,7 +181,8 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
   a.set.output = a.output;
   a.set.stop = &lbmc_stop_requested;
   err = lbmc_run_job(job, &a.set, comm);
-  if (!err && !a.set.dry_run && !a.set.quiet) lbmc_log(comm, stderr, "lbmc run: wrote %s\n", a.output);
+  if (!err && !a.set.dry_run && !a.set.quiet)
+    lbmc_log(comm, stderr, "lbmc run: wrote %s\n", a.output);
   lbmc_job_destroy(&job);
   return err;
 }

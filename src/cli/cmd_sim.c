@@ -36,68 +36,87 @@ static void lbmc_sim_usage(FILE *f)
         "  --policy P          routing policy (default random):\n",
         f);
   lbmc_cli_print_policies(f, "                        ");
-  fputs("  --routers R         routers (default 1)\n"
-        "  --stale S           pull only: withdraw (default) or keep\n"
-        "  --sampling S        jsq(d) only: distinct (default) or with_replacement\n"
-        "run:\n"
-        "  --replicas R        independent replicas (default 1)\n"
-        "  --warmup W          warm-up time discarded (default 100), or auto (MSER-5 within --time)\n"
-        "  --time T            measured time per replica (default 1000)\n"
-        "  --batches B         batch means per replica (default 20)\n"
-        "  --confidence C      interval level (default 0.95)\n"
-        "  --seed S            seed 0..2147483647 (default 1)\n"
-        "  --tail-k K          tail levels k = 1..K (default 10)\n"
-        "  --engine E          auto (default: exponential fast path when it applies) or\n"
-        "                      general (the general-service engine, to cross-check)\n"
-        "  --max-customers M   runaway cap on customers in the system (default min(1000 n + 1e5, 2^26))\n"
-        "output:\n"
-        "  --json              one JSON object instead of the table (NaN written as null)\n"
-        "  -h, --help          this help\n"
-        "\n"
-        "Exit status: 0 on success (also for an unstable system, reported as such),\n"
-        "2 for bad input, 1 for other failures.\n",
-        f);
+  fputs(
+      "  --routers R         routers (default 1)\n"
+      "  --stale S           pull only: withdraw (default) or keep\n"
+      "  --sampling S        jsq(d) only: distinct (default) or with_replacement\n"
+      "run:\n"
+      "  --replicas R        independent replicas (default 1)\n"
+      "  --warmup W          warm-up time discarded (default 100), or auto (MSER-5 within --time)\n"
+      "  --time T            measured time per replica (default 1000)\n"
+      "  --batches B         batch means per replica (default 20)\n"
+      "  --confidence C      interval level (default 0.95)\n"
+      "  --seed S            seed 0..2147483647 (default 1)\n"
+      "  --tail-k K          tail levels k = 1..K (default 10)\n"
+      "  --engine E          auto (default: exponential fast path when it applies) or\n"
+      "                      general (the general-service engine, to cross-check)\n"
+      "  --max-customers M   runaway cap on customers in the system (default min(1000 n + 1e5, "
+      "2^26))\n"
+      "output:\n"
+      "  --json              one JSON object instead of the table (NaN written as null)\n"
+      "  -h, --help          this help\n"
+      "\n"
+      "Exit status: 0 on success (also for an unstable system, reported as such),\n"
+      "2 for bad input, 1 for other failures.\n",
+      f);
 }
 
 typedef struct {
   long n, routers, replicas, seed;
   double lambda;
   const char *pools, *policy, *stale, *sampling;
-  const char *service;               /* --service, NULL if not given */
-  const char *mu_k[LBMC_MAX_POOLS];  /* --mu-k values, in command-line order */
+  const char *service;              /* --service, NULL if not given */
+  const char *mu_k[LBMC_MAX_POOLS]; /* --mu-k values, in command-line order */
   int n_mu_k;
   lbmc_run_options o;
   int json;
 } lbmc_sim_args;
 
-enum { OPT_N = 256, OPT_LAMBDA, OPT_POOLS, OPT_POLICY, OPT_ROUTERS, OPT_STALE, OPT_SAMPLING,
-       OPT_REPLICAS, OPT_WARMUP, OPT_TIME, OPT_BATCHES, OPT_CONFIDENCE, OPT_SEED, OPT_TAILK,
-       OPT_MAXCUST, OPT_JSON, OPT_SERVICE, OPT_MU_K, OPT_ENGINE };
+enum {
+  OPT_N = 256,
+  OPT_LAMBDA,
+  OPT_POOLS,
+  OPT_POLICY,
+  OPT_ROUTERS,
+  OPT_STALE,
+  OPT_SAMPLING,
+  OPT_REPLICAS,
+  OPT_WARMUP,
+  OPT_TIME,
+  OPT_BATCHES,
+  OPT_CONFIDENCE,
+  OPT_SEED,
+  OPT_TAILK,
+  OPT_MAXCUST,
+  OPT_JSON,
+  OPT_SERVICE,
+  OPT_MU_K,
+  OPT_ENGINE
+};
 
 static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *help)
 {
-  static const struct option opts[] = {
-      {"n", required_argument, 0, OPT_N},
-      {"lambda", required_argument, 0, OPT_LAMBDA},
-      {"pools", required_argument, 0, OPT_POOLS},
-      {"policy", required_argument, 0, OPT_POLICY},
-      {"routers", required_argument, 0, OPT_ROUTERS},
-      {"stale", required_argument, 0, OPT_STALE},
-      {"sampling", required_argument, 0, OPT_SAMPLING},
-      {"replicas", required_argument, 0, OPT_REPLICAS},
-      {"warmup", required_argument, 0, OPT_WARMUP},
-      {"time", required_argument, 0, OPT_TIME},
-      {"batches", required_argument, 0, OPT_BATCHES},
-      {"confidence", required_argument, 0, OPT_CONFIDENCE},
-      {"seed", required_argument, 0, OPT_SEED},
-      {"tail-k", required_argument, 0, OPT_TAILK},
-      {"max-customers", required_argument, 0, OPT_MAXCUST},
-      {"json", no_argument, 0, OPT_JSON},
-      {"engine", required_argument, 0, OPT_ENGINE},
-      {"service", required_argument, 0, OPT_SERVICE},
-      {"mu-k", required_argument, 0, OPT_MU_K},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+  static const struct option opts[] = {{"n", required_argument, 0, OPT_N},
+                                       {"lambda", required_argument, 0, OPT_LAMBDA},
+                                       {"pools", required_argument, 0, OPT_POOLS},
+                                       {"policy", required_argument, 0, OPT_POLICY},
+                                       {"routers", required_argument, 0, OPT_ROUTERS},
+                                       {"stale", required_argument, 0, OPT_STALE},
+                                       {"sampling", required_argument, 0, OPT_SAMPLING},
+                                       {"replicas", required_argument, 0, OPT_REPLICAS},
+                                       {"warmup", required_argument, 0, OPT_WARMUP},
+                                       {"time", required_argument, 0, OPT_TIME},
+                                       {"batches", required_argument, 0, OPT_BATCHES},
+                                       {"confidence", required_argument, 0, OPT_CONFIDENCE},
+                                       {"seed", required_argument, 0, OPT_SEED},
+                                       {"tail-k", required_argument, 0, OPT_TAILK},
+                                       {"max-customers", required_argument, 0, OPT_MAXCUST},
+                                       {"json", no_argument, 0, OPT_JSON},
+                                       {"engine", required_argument, 0, OPT_ENGINE},
+                                       {"service", required_argument, 0, OPT_SERVICE},
+                                       {"mu-k", required_argument, 0, OPT_MU_K},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   int c, n_given = 0, lambda_given = 0;
   long v;
   memset(a, 0, sizeof *a);
@@ -110,8 +129,14 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
   optind = 1;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
-    case OPT_N: LBMC_CHECK(lbmc_parse_long("--n", optarg, &a->n)); n_given = 1; break;
-    case OPT_LAMBDA: LBMC_CHECK(lbmc_parse_real("--lambda", optarg, &a->lambda)); lambda_given = 1; break;
+    case OPT_N:
+      LBMC_CHECK(lbmc_parse_long("--n", optarg, &a->n));
+      n_given = 1;
+      break;
+    case OPT_LAMBDA:
+      LBMC_CHECK(lbmc_parse_real("--lambda", optarg, &a->lambda));
+      lambda_given = 1;
+      break;
     case OPT_POOLS: a->pools = optarg; break;
     case OPT_POLICY: a->policy = optarg; break;
     case OPT_ROUTERS: LBMC_CHECK(lbmc_parse_long("--routers", optarg, &a->routers)); break;
@@ -126,7 +151,9 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       break;
     case OPT_TIME: LBMC_CHECK(lbmc_parse_real("--time", optarg, &a->o.time)); break;
     case OPT_BATCHES: LBMC_CHECK(lbmc_parse_long("--batches", optarg, &a->o.batches)); break;
-    case OPT_CONFIDENCE: LBMC_CHECK(lbmc_parse_real("--confidence", optarg, &a->o.confidence)); break;
+    case OPT_CONFIDENCE:
+      LBMC_CHECK(lbmc_parse_real("--confidence", optarg, &a->o.confidence));
+      break;
     case OPT_SEED: LBMC_CHECK(lbmc_parse_long("--seed", optarg, &a->seed)); break;
     case OPT_TAILK: LBMC_CHECK(lbmc_parse_long("--tail-k", optarg, &a->o.tail_k)); break;
     case OPT_MAXCUST:
@@ -138,7 +165,8 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       if (strcmp(optarg, "general") == 0)
         a->o.general_engine = 1;
       else if (strcmp(optarg, "auto") != 0)
-        return LBMC_ERROR(LBMC_ERR_ARG, "--engine: '%s' is not allowed; allowed: auto, general", optarg);
+        return LBMC_ERROR(LBMC_ERR_ARG, "--engine: '%s' is not allowed; allowed: auto, general",
+                          optarg);
       break;
     case OPT_SERVICE: a->service = optarg; break;
     case OPT_MU_K:
@@ -149,7 +177,8 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       break;
     case 'h': *help = 1; return LBMC_SUCCESS;
     case ':':
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)", argv[optind - 1]);
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)",
+                        argv[optind - 1]);
     default:
       return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc sim (see lbmc sim --help)",
                         argv[optind - 1]);
@@ -159,7 +188,8 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
     return LBMC_ERROR(LBMC_ERR_ARG, "'%s': lbmc sim takes no positional arguments (see --help)",
                       argv[optind]);
   if (!n_given) return LBMC_ERROR(LBMC_ERR_ARG, "--n: the number of servers is required");
-  if (!lambda_given) return LBMC_ERROR(LBMC_ERR_ARG, "--lambda: the arrival rate per server is required");
+  if (!lambda_given)
+    return LBMC_ERROR(LBMC_ERR_ARG, "--lambda: the arrival rate per server is required");
   if (!a->pools) return LBMC_ERROR(LBMC_ERR_ARG, "--pools: the pools beta:mu:buffer are required");
   LBMC_CHECK(lbmc_check_int_range("--n", a->n, 1, LBMC_MAX_SERVERS));
   LBMC_CHECK(lbmc_check_positive("--lambda", a->lambda));
@@ -263,7 +293,8 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   if (a->sampling) LBMC_CHECK(lbmc_model_set_sampling(m, a->sampling));
   LBMC_CHECK(lbmc_model_setup(m));
   if (a->stale && !*lbmc_model_stale(m))
-    return LBMC_ERROR(LBMC_ERR_ARG, "--stale: applies only to policy pull, not to %s", lbmc_model_policy(m));
+    return LBMC_ERROR(LBMC_ERR_ARG, "--stale: applies only to policy pull, not to %s",
+                      lbmc_model_policy(m));
   if (a->sampling && !*lbmc_model_sampling(m))
     return LBMC_ERROR(LBMC_ERR_ARG, "--sampling: applies only to policy jsq(d), not to %s",
                       lbmc_model_policy(m));
@@ -326,9 +357,10 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
     json_t *p = json_object();
     json_object_set_new(p, "beta", json_real(lbmc_model_beta(m, j)));
     json_object_set_new(p, "mu", json_real(lbmc_model_mu(m, j)));
-    json_object_set_new(p, "buffer", lbmc_model_buffer(m, j) == LBMC_BUFFER_INF
-                                         ? json_string("inf")
-                                         : json_integer(lbmc_model_buffer(m, j)));
+    json_object_set_new(p, "buffer",
+                        lbmc_model_buffer(m, j) == LBMC_BUFFER_INF
+                            ? json_string("inf")
+                            : json_integer(lbmc_model_buffer(m, j)));
     json_object_set_new(p, "servers", json_integer(lbmc_model_pool_servers(m, j)));
     {
       const lbmc_service *svc = lbmc_model_service(m, j);
@@ -348,7 +380,8 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
   json_object_set_new(root, "confidence", json_real(a->o.confidence));
   {
     json_t *levels = json_array();
-    for (int i = 0; i < LBMC_QUANTILES; i++) json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
+    for (int i = 0; i < LBMC_QUANTILES; i++)
+      json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
     json_object_set_new(root, "quantile_levels", levels);
   }
   json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
@@ -358,9 +391,8 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
 
 /* Run the replicas (values: R x total, batch: batches x total) and judge stability. */
 static lbmc_err lbmc_sim_replicas(const lbmc_sim_args *a, const lbmc_model *m, size_t total,
-                                  double *values, double *batch, lbmc_status *status,
-                                  char *reason, size_t rlen, int64_t *events, double *cpu,
-                                  double *warmup)
+                                  double *values, double *batch, lbmc_status *status, char *reason,
+                                  size_t rlen, int64_t *events, double *cpu, double *warmup)
 {
   lbmc_replica *rep = NULL;
   lbmc_replica_result res;

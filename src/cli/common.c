@@ -29,7 +29,8 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
                         "%s: pool %d '%s' is not allowed; write beta:mu:buffer, e.g. 0.5:2:inf",
                         where, j + 1, orig);
     if (j >= LBMC_MAX_POOLS)
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: more than %d pools are not allowed", where, LBMC_MAX_POOLS);
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: more than %d pools are not allowed", where,
+                        LBMC_MAX_POOLS);
     snprintf(key, sizeof key, "%s: pool %d: beta", where, j + 1);
     LBMC_CHECK(lbmc_parse_real(key, f[0], &beta[j]));
     LBMC_CHECK(lbmc_check_beta(key, beta[j]));
@@ -40,7 +41,8 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
     LBMC_CHECK(lbmc_parse_buffer(key, f[2], &buffer[j]));
     j++;
   }
-  if (j == 0) return LBMC_ERROR(LBMC_ERR_ARG, "%s: at least one pool beta:mu:buffer is required", where);
+  if (j == 0)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: at least one pool beta:mu:buffer is required", where);
   *J = j;
   return LBMC_SUCCESS;
 }

@@ -27,7 +27,8 @@ int main(int argc, char **argv)
     lbmc_usage(stderr);
     return 2;
   }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
     lbmc_usage(stdout);
     return 0;
   }
@@ -39,7 +40,8 @@ int main(int argc, char **argv)
   if (strcmp(argv[1], "run") == 0) return lbmc_cmd_run(argc - 1, argv + 1);
   if (strcmp(argv[1], "info") == 0) return lbmc_cmd_info(argc - 1, argv + 1);
   if (strcmp(argv[1], "merge") == 0) return lbmc_cmd_merge(argc - 1, argv + 1);
-  fprintf(stderr, "lbmc: error: '%s' is not a command; allowed: sim, run, info, merge (see lbmc --help)\n",
+  fprintf(stderr,
+          "lbmc: error: '%s' is not a command; allowed: sim, run, info, merge (see lbmc --help)\n",
           argv[1]);
   return 2;
 }

@@ -20,24 +20,26 @@ lbmc_err lbmc_check_positive(const char *where, double v)
 lbmc_err lbmc_check_nonnegative(const char *where, double v)
 {
   if (!isfinite(v) || v < 0)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %g is not allowed; a finite number >= 0 is required", where,
-                      v);
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %g is not allowed; a finite number >= 0 is required",
+                      where, v);
   return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_check_int_range(const char *where, long v, long lo, long hi)
 {
   if (v < lo || v > hi)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %ld is not allowed; an integer from %ld to %ld is required",
-                      where, v, lo, hi);
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: %ld is not allowed; an integer from %ld to %ld is required", where, v,
+                      lo, hi);
   return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_check_open_unit(const char *where, double v)
 {
   if (!(v > 0 && v < 1))
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %g is not allowed; a number strictly between 0 and 1 is required",
-                      where, v);
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: %g is not allowed; a number strictly between 0 and 1 is required", where,
+                      v);
   return LBMC_SUCCESS;
 }
 

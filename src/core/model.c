@@ -18,7 +18,7 @@ lbmc_err lbmc_model_create(lbmc_model **m)
     (*m)->nrates[j] = 1;
   }
   (*m)->policy = lbmc_policy_find("random", 0);
-  snprintf((*m)->policy_text, sizeof (*m)->policy_text, "random");
+  snprintf((*m)->policy_text, sizeof(*m)->policy_text, "random");
   return LBMC_SUCCESS;
 }
 
@@ -280,9 +280,13 @@ static const char *lbmc_pfx(const lbmc_model *m) { return m->origin[0] ? m->orig
 lbmc_err lbmc_model_setup(lbmc_model *m)
 {
   double sum = 0;
-  if (m->J < 1) return LBMC_ERROR(LBMC_ERR_ARG, "%s: pools: at least one pool is required", lbmc_pfx(m));
-  if (m->n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "%s: n: the number of servers is required (an integer >= 1)", lbmc_pfx(m));
-  if (!(m->lambda > 0)) return LBMC_ERROR(LBMC_ERR_ARG, "%s: lambda: an arrival rate > 0 is required", lbmc_pfx(m));
+  if (m->J < 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: pools: at least one pool is required", lbmc_pfx(m));
+  if (m->n < 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: n: the number of servers is required (an integer >= 1)",
+                      lbmc_pfx(m));
+  if (!(m->lambda > 0))
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: lambda: an arrival rate > 0 is required", lbmc_pfx(m));
   for (int j = 0; j < m->J; j++) sum += m->beta[j];
   if (fabs(sum - 1.0) > LBMC_BETA_SUM_TOL)
     return LBMC_ERROR(LBMC_ERR_ARG,

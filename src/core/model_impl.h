@@ -12,21 +12,21 @@ struct lbmc_model_ {
   int J;
   double beta[LBMC_MAX_POOLS];
   double mu[LBMC_MAX_POOLS];
-  long buffer[LBMC_MAX_POOLS];  /* LBMC_BUFFER_INF = unlimited */
-  long N[LBMC_MAX_POOLS];       /* servers per pool, after setup */
+  long buffer[LBMC_MAX_POOLS]; /* LBMC_BUFFER_INF = unlimited */
+  long N[LBMC_MAX_POOLS];      /* servers per pool, after setup */
   lbmc_service service[LBMC_MAX_POOLS];
-  int nrates[LBMC_MAX_POOLS];   /* L_j: slots; 1 = constant speed mu_j */
+  int nrates[LBMC_MAX_POOLS];                   /* L_j: slots; 1 = constant speed mu_j */
   double rates[LBMC_MAX_POOLS][LBMC_MAX_RATES]; /* mu_j(1..L_j) */
-  long offset[LBMC_MAX_POOLS];  /* index of the pool's first server, after setup */
+  long offset[LBMC_MAX_POOLS];                  /* index of the pool's first server, after setup */
   const struct lbmc_policy_type_ *policy;
-  long param;                   /* d or c; 0 if none */
-  int is_jiq;                   /* the policy was named jiq (pull with stale keep) */
-  int stale_given;              /* stale set explicitly by the user, as stale_user */
+  long param;      /* d or c; 0 if none */
+  int is_jiq;      /* the policy was named jiq (pull with stale keep) */
+  int stale_given; /* stale set explicitly by the user, as stale_user */
   lbmc_stale stale_user;
-  lbmc_stale stale;             /* effective value, resolved by lbmc_model_setup */
+  lbmc_stale stale; /* effective value, resolved by lbmc_model_setup */
   lbmc_sampling sampling;
   long routers;
-  char policy_text[64];         /* canonical, e.g. "jsq(2)" */
+  char policy_text[64]; /* canonical, e.g. "jsq(2)" */
   char origin[256];
   int is_setup;
 };

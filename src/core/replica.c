@@ -22,9 +22,9 @@ struct lbmc_replica_ {
   double *ticks;  /* nticks x width */
   double *sums;   /* width */
   double *series; /* nticks */
-  uint64_t *hist;  /* batches groups of LBMC_TICKS_PER_BATCH ticks, each 2 histograms
-                      (sojourn, wait) of LBMC_HIST_BINS counts */
-  uint64_t *hsum;  /* 2 x LBMC_HIST_BINS: their sum over the retained groups */
+  uint64_t *hist; /* batches groups of LBMC_TICKS_PER_BATCH ticks, each 2 histograms
+                     (sojourn, wait) of LBMC_HIST_BINS counts */
+  uint64_t *hsum; /* 2 x LBMC_HIST_BINS: their sum over the retained groups */
   int (*monitor)(void *ctx);
   void *monitor_ctx;
 };
@@ -190,8 +190,10 @@ int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long 
   }
   for (long r = 0; r < R; r++)
     if (replica_unstable[r] == 1) {
-      snprintf(reason, len, "replica %ld: the customers in the system exceeded the cap "
-               "(max_customers)", r);
+      snprintf(reason, len,
+               "replica %ld: the customers in the system exceeded the cap "
+               "(max_customers)",
+               r);
       return 1;
     }
   if (R < 1) return 0;

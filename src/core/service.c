@@ -38,7 +38,10 @@ void lbmc_service_exponential(lbmc_service *s)
   snprintf(s->text, sizeof s->text, "exponential");
 }
 
-int lbmc_service_is_exponential(const lbmc_service *s) { return s->kind == LBMC_SERVICE_EXPONENTIAL; }
+int lbmc_service_is_exponential(const lbmc_service *s)
+{
+  return s->kind == LBMC_SERVICE_EXPONENTIAL;
+}
 
 /* Value of parameter `key` among n names, or NAN if absent (a given NaN is rejected
  * earlier, by lbmc_svc_names, so NAN here always means "not given"). */
@@ -58,14 +61,16 @@ static lbmc_err lbmc_svc_names(const char *where, const char *dist, int n, const
     int ok = 0;
     for (int k = 0; allowed[k]; k++) ok |= strcmp(names[i], allowed[k]) == 0;
     if (!ok)
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not a parameter of %s; write %s", where, names[i],
-                        dist, usage);
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not a parameter of %s; write %s", where,
+                        names[i], dist, usage);
     for (int k = 0; k < i; k++)
       if (strcmp(names[i], names[k]) == 0)
-        return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s: '%s' is given twice; give each parameter once, as in %s",
-                          where, dist, names[i], usage);
+        return LBMC_ERROR(LBMC_ERR_ARG,
+                          "%s: %s: '%s' is given twice; give each parameter once, as in %s", where,
+                          dist, names[i], usage);
     if (isnan(values[i]))
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s = nan is not allowed; write %s", where, names[i], usage);
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s = nan is not allowed; write %s", where, names[i],
+                        usage);
   }
   return LBMC_SUCCESS;
 }
@@ -105,7 +110,8 @@ static lbmc_err lbmc_svc_need(const char *where, const char *dist, const char *k
                               const char *usage)
 {
   if (isnan(v))
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s needs the parameter %s; write %s", where, dist, key, usage);
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s needs the parameter %s; write %s", where, dist, key,
+                      usage);
   return LBMC_SUCCESS;
 }
 
@@ -121,7 +127,8 @@ static lbmc_err lbmc_svc_hyper(const char *where, int n, const char *const *name
   if (!isnan(scv)) {
     double q;
     if (!isnan(p) || !isnan(r1) || !isnan(r2))
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: hyperexponential: give either scv or p, r1, r2, not both; write %s",
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: hyperexponential: give either scv or p, r1, r2, not both; write %s",
                         where, usage);
     if (!(scv >= 1 && scv <= LBMC_HYPER_SCV_MAX))
       return LBMC_ERROR(LBMC_ERR_ARG,
@@ -173,7 +180,9 @@ static lbmc_err lbmc_svc_hyper(const char *where, int n, const char *const *name
 static lbmc_err lbmc_svc_one(const char *where, const char *dist, int n, const char *const *names,
                              const double *values, lbmc_service *s)
 {
-  const char *key = strcmp(dist, "erlang") == 0 ? "k" : strcmp(dist, "lognormal") == 0 ? "scv" : "shape";
+  const char *key = strcmp(dist, "erlang") == 0      ? "k"
+                    : strcmp(dist, "lognormal") == 0 ? "scv"
+                                                     : "shape";
   const char *allowed[] = {key, NULL};
   char usage[64];
   double v = lbmc_svc_param(n, names, values, key);
@@ -183,17 +192,17 @@ static lbmc_err lbmc_svc_one(const char *where, const char *dist, int n, const c
   if (strcmp(dist, "erlang") == 0) {
     if (!(v >= 1 && v == floor(v) && v <= LBMC_ERLANG_K_MAX))
       return LBMC_ERROR(LBMC_ERR_ARG,
-                        "%s: k = %g is not allowed; erlang needs an integer k from 1 to %.0f", where,
-                        v, LBMC_ERLANG_K_MAX);
+                        "%s: k = %g is not allowed; erlang needs an integer k from 1 to %.0f",
+                        where, v, LBMC_ERLANG_K_MAX);
     s->kind = LBMC_SERVICE_ERLANG;
     s->p[0] = v;
     s->scv = 1 / v;
   } else if (strcmp(dist, "lognormal") == 0) {
     if (!(v > 0) || !isfinite(v))
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: scv = %g is not allowed; lognormal needs a finite scv > 0",
-                        where, v);
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: scv = %g is not allowed; lognormal needs a finite scv > 0", where, v);
     s->kind = LBMC_SERVICE_LOGNORMAL;
-    s->p[1] = sqrt(log1p(v));          /* sigma */
+    s->p[1] = sqrt(log1p(v));           /* sigma */
     s->p[0] = -0.5 * s->p[1] * s->p[1]; /* zeta: E[S] = exp(zeta + sigma^2/2) = 1 */
     s->scv = v;
   } else if (strcmp(dist, "weibull") == 0) {
@@ -209,13 +218,14 @@ static lbmc_err lbmc_svc_one(const char *where, const char *dist, int n, const c
     lg2 = gsl_sf_lngamma(1 + 2 / v);
     s->kind = LBMC_SERVICE_WEIBULL;
     s->p[0] = v;
-    s->p[1] = exp(-lg1); /* scale: E[S] = scale Gamma(1 + 1/k) = 1 */
+    s->p[1] = exp(-lg1);                      /* scale: E[S] = scale Gamma(1 + 1/k) = 1 */
     s->scv = fmax(0.0, expm1(lg2 - 2 * lg1)); /* Gamma(1+2/k)/Gamma(1+1/k)^2 - 1 */
   } else {
     if (!(v > 1) || !isfinite(v))
-      return LBMC_ERROR(LBMC_ERR_ARG,
-                        "%s: shape = %g is not allowed; lomax needs a finite shape > 1 (a finite mean)",
-                        where, v);
+      return LBMC_ERROR(
+          LBMC_ERR_ARG,
+          "%s: shape = %g is not allowed; lomax needs a finite shape > 1 (a finite mean)", where,
+          v);
     s->kind = LBMC_SERVICE_LOMAX;
     s->p[0] = v;
     s->p[1] = v - 1; /* scale: E[S] = scale / (shape - 1) = 1 */
@@ -245,8 +255,8 @@ lbmc_err lbmc_service_make(const char *where, const char *dist, int n, const cha
     return LBMC_SUCCESS;
   }
   if (strcmp(dist, "hyperexponential") == 0) return lbmc_svc_hyper(where, n, names, values, s);
-  if (strcmp(dist, "erlang") == 0 || strcmp(dist, "lognormal") == 0 || strcmp(dist, "weibull") == 0 ||
-      strcmp(dist, "lomax") == 0)
+  if (strcmp(dist, "erlang") == 0 || strcmp(dist, "lognormal") == 0 ||
+      strcmp(dist, "weibull") == 0 || strcmp(dist, "lomax") == 0)
     return lbmc_svc_one(where, dist, n, names, values, s);
   return LBMC_ERROR(LBMC_ERR_ARG,
                     "%s: '%s' is not a service distribution; allowed: exponential, deterministic, "
@@ -314,10 +324,14 @@ static unsigned long lbmc_gsl_get(void *state)
   return (unsigned long)(lbmc_u01(((lbmc_gsl_state *)state)->stream) * 4294967296.0);
 }
 
-static double lbmc_gsl_get_double(void *state) { return lbmc_u01(((lbmc_gsl_state *)state)->stream); }
+static double lbmc_gsl_get_double(void *state)
+{
+  return lbmc_u01(((lbmc_gsl_state *)state)->stream);
+}
 
-static const gsl_rng_type lbmc_gsl_type = {"lbmc-sprng", 0xffffffffUL, 0, sizeof(lbmc_gsl_state),
-                                           lbmc_gsl_set, lbmc_gsl_get, lbmc_gsl_get_double};
+static const gsl_rng_type lbmc_gsl_type = {"lbmc-sprng",           0xffffffffUL, 0,
+                                           sizeof(lbmc_gsl_state), lbmc_gsl_set, lbmc_gsl_get,
+                                           lbmc_gsl_get_double};
 
 lbmc_err lbmc_sampler_create(lbmc_stream *stream, gsl_rng **r)
 {

@@ -1,8 +1,8 @@
 #include "stream.h"
 
 #include <limits.h>
-#include <stddef.h>
 #include <sprng/sprng.h>
+#include <stddef.h>
 
 #include "lbmc/rng.h"
 

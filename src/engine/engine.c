@@ -116,8 +116,10 @@ int32_t lbmc_engine_cust_alloc(lbmc_engine *e)
     if (c) st->cust = c;
     if (c && st->cust_work) {
       double *w = realloc(st->cust_work, sizeof *w * cap);
-      if (w) st->cust_work = w;
-      else c = NULL;
+      if (w)
+        st->cust_work = w;
+      else
+        c = NULL;
     }
     if (!c) {
       e->mem_error = 1;
@@ -136,7 +138,8 @@ lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
 {
   lbmc_state *st = &e->st;
   const lbmc_model *m = st->m;
-  for (int p = 0; p < LBMC_PURPOSES; p++) LBMC_CHECK(lbmc_stream_init(&e->streams[p], gennum[p], seed));
+  for (int p = 0; p < LBMC_PURPOSES; p++)
+    LBMC_CHECK(lbmc_stream_init(&e->streams[p], gennum[p], seed));
   for (uint32_t j = 0; j < st->J; j++) {
     for (long i = m->offset[j]; i < m->offset[j] + m->N[j]; i++) {
       st->q[i] = 0;
@@ -163,8 +166,10 @@ lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
   st->hist_sojourn = st->hist_wait = NULL;
   if (st->pol->reset) st->pol->reset(st, st->pw);
   e->next_arr = lbmc_exp_zig(st->s_arr, &st->zig) * e->inv_lambda_total;
-  if (e->general) lbmc_engine_general_reset(e);
-  else lbmc_engine_exp_reset(e);
+  if (e->general)
+    lbmc_engine_general_reset(e);
+  else
+    lbmc_engine_exp_reset(e);
   e->cpu0 = lbmc_thread_cpu();
   return LBMC_SUCCESS;
 }
@@ -203,7 +208,8 @@ static void lbmc_engine_close_tick(lbmc_engine *e, double t1, double *rec)
     for (int j = 0; j < J; j++) {
       rec[lbmc_tk_admitted(J, K, j)] = (double)(st->c.admitted[j] - e->c0.admitted[j]);
       rec[lbmc_tk_area_q(J, K, j)] = st->area_q[j];
-      for (int k = 1; k <= K; k++) rec[lbmc_tk_area_tail(J, K, j, k)] = st->area_tail[j * K + k - 1];
+      for (int k = 1; k <= K; k++)
+        rec[lbmc_tk_area_tail(J, K, j, k)] = st->area_tail[j * K + k - 1];
     }
   }
   e->c0 = st->c;
@@ -217,8 +223,10 @@ static void lbmc_engine_close_tick(lbmc_engine *e, double t1, double *rec)
 lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec)
 {
   lbmc_state *st = &e->st;
-  if (e->general) lbmc_engine_general_run(e, t_end);
-  else lbmc_engine_exp_run(e, t_end);
+  if (e->general)
+    lbmc_engine_general_run(e, t_end);
+  else
+    lbmc_engine_exp_run(e, t_end);
   if (e->mem_error && st->in_system < st->max_customers)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory with %llu customers in the system",
                       (unsigned long long)st->in_system);

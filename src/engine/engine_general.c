@@ -121,16 +121,20 @@ static void lbmc_heap_set(lbmc_engine *e, uint32_t s, int in_heap)
 {
   lbmc_heap_item it = {lbmc_time_key(e->st.g[s].t_done), s};
   if (!e->track) {
-    if (in_heap) lbmc_heap_down(e, 0, it); /* s is the root */
-    else lbmc_heap_up(e, e->hsize++, it);
+    if (in_heap)
+      lbmc_heap_down(e, 0, it); /* s is the root */
+    else
+      lbmc_heap_up(e, e->hsize++, it);
     return;
   }
   if (e->hpos[s] < 0) {
     lbmc_heap_up(e, e->hsize++, it);
   } else {
     uint32_t i = (uint32_t)e->hpos[s];
-    if (i > 0 && e->heap[(i - 1) / 4].key > it.key) lbmc_heap_up(e, i, it);
-    else lbmc_heap_down(e, i, it);
+    if (i > 0 && e->heap[(i - 1) / 4].key > it.key)
+      lbmc_heap_up(e, i, it);
+    else
+      lbmc_heap_down(e, i, it);
   }
 }
 
@@ -140,8 +144,10 @@ static void lbmc_heap_remove(lbmc_engine *e, uint32_t s)
   lbmc_heap_item last = e->heap[--e->hsize];
   if (e->track) e->hpos[s] = -1;
   if (last.server == s) return;
-  if (i > 0 && e->heap[(i - 1) / 4].key > last.key) lbmc_heap_up(e, i, last);
-  else lbmc_heap_down(e, i, last);
+  if (i > 0 && e->heap[(i - 1) / 4].key > last.key)
+    lbmc_heap_up(e, i, last);
+  else
+    lbmc_heap_down(e, i, last);
 }
 
 /* ---- service at one server ---- */
@@ -186,8 +192,9 @@ static void lbmc_gen_schedule(lbmc_engine *e, uint32_t s, int in_heap)
     if (in_heap) lbmc_heap_remove(e, s);
     return;
   }
-  st->g[s].t_done = st->t + (st->slot_f[(size_t)s * st->lmax + lbmc_gen_first_slot(st, s, m)] - st->g[s].V) /
-                              lbmc_gen_rate(st, st->pool_of[s], m);
+  st->g[s].t_done =
+      st->t + (st->slot_f[(size_t)s * st->lmax + lbmc_gen_first_slot(st, s, m)] - st->g[s].V) /
+                  lbmc_gen_rate(st, st->pool_of[s], m);
   lbmc_heap_set(e, s, in_heap);
 }
 

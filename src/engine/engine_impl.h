@@ -13,8 +13,8 @@
 #include "policy.h"
 
 typedef struct {
-  uint64_t key;    /* t_done of the server, as the bits of the double: for times >= 0 the
-                      bit patterns order like the values, and integers compare faster */
+  uint64_t key; /* t_done of the server, as the bits of the double: for times >= 0 the
+                   bit patterns order like the values, and integers compare faster */
   uint32_t server;
 } lbmc_heap_item;
 
@@ -35,16 +35,16 @@ static inline double lbmc_key_time(uint64_t k)
 struct lbmc_engine_ {
   lbmc_state st;
   lbmc_stream streams[LBMC_PURPOSES];
-  int general;          /* 1: general-service engine */
+  int general; /* 1: general-service engine */
   double next_arr;
   double inv_lambda_total;
-  lbmc_counters c0;     /* counters at the start of the current tick */
-  double cpu0;          /* thread CPU time at the start of the current tick */
+  lbmc_counters c0; /* counters at the start of the current tick */
+  double cpu0;      /* thread CPU time at the start of the current tick */
   int mem_error;
 
   /* exponential engine */
   double next_dep;
-  uint32_t dep_server;  /* the server of the next completion, chosen with next_dep */
+  uint32_t dep_server; /* the server of the next completion, chosen with next_dep */
 
   /* general engine (the slot arrays are in the state) */
   gsl_rng *sampler;     /* service requirements, from the service stream */

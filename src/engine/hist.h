@@ -10,10 +10,10 @@
 #include <string.h>
 
 #define LBMC_HIST_SUB_BITS 6
-#define LBMC_HIST_SUB (1 << LBMC_HIST_SUB_BITS)
-#define LBMC_HIST_EMIN (-30) /* 2^-30 ~ 1e-9 time units: smaller values count as zero */
-#define LBMC_HIST_EMAX 30    /* 2^31 ~ 2e9: larger values go to the last bin */
-#define LBMC_HIST_BINS (1 + (LBMC_HIST_EMAX - LBMC_HIST_EMIN + 1) * LBMC_HIST_SUB)
+#define LBMC_HIST_SUB      (1 << LBMC_HIST_SUB_BITS)
+#define LBMC_HIST_EMIN     (-30) /* 2^-30 ~ 1e-9 time units: smaller values count as zero */
+#define LBMC_HIST_EMAX     30    /* 2^31 ~ 2e9: larger values go to the last bin */
+#define LBMC_HIST_BINS     (1 + (LBMC_HIST_EMAX - LBMC_HIST_EMIN + 1) * LBMC_HIST_SUB)
 
 /** Bin of a time x >= 0. */
 static inline uint32_t lbmc_hist_bin(double x)

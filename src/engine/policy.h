@@ -21,13 +21,13 @@ typedef enum {
 } lbmc_param_kind;
 
 typedef struct lbmc_policy_type_ {
-  const char *name;          /* family name as written by users, e.g. "jsq" */
-  lbmc_param_kind param;     /* whether the name takes "(p)" */
-  const char *param_name;    /* "d" or "c"; NULL without parameter */
-  const char *summary;       /* one line for --help */
-  int uses_stale;            /* the stale option applies (pull) */
-  int uses_sampling;         /* the sampling option applies (jsq(d)) */
-  int needs_workload;        /* reads server workloads: needs the general engine */
+  const char *name;       /* family name as written by users, e.g. "jsq" */
+  lbmc_param_kind param;  /* whether the name takes "(p)" */
+  const char *param_name; /* "d" or "c"; NULL without parameter */
+  const char *summary;    /* one line for --help */
+  int uses_stale;         /* the stale option applies (pull) */
+  int uses_sampling;      /* the sampling option applies (jsq(d)) */
+  int needs_workload;     /* reads server workloads: needs the general engine */
   /** Checks that depend on the whole model (e.g. d <= n); may be NULL. Errors:
    *  LBMC_ERR_ARG, message prefixed with the model's origin. */
   lbmc_err (*check)(const lbmc_model *m);

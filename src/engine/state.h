@@ -48,28 +48,28 @@ typedef struct lbmc_state_ {
   /* Model, read-only during a run. */
   const lbmc_model *m;
   uint32_t n, J, K, R;
-  double lambda_total;          /* lambda * n */
-  uint32_t B[LBMC_MAX_POOLS];   /* buffer, UINT32_MAX for unlimited */
+  double lambda_total;        /* lambda * n */
+  uint32_t B[LBMC_MAX_POOLS]; /* buffer, UINT32_MAX for unlimited */
   double mu[LBMC_MAX_POOLS];
   double inv_mu[LBMC_MAX_POOLS];
-  uint32_t slots[LBMC_MAX_POOLS]; /* L_j: length of the pool's speed list (1: constant) */
+  uint32_t slots[LBMC_MAX_POOLS];      /* L_j: length of the pool's speed list (1: constant) */
   const double *rates[LBMC_MAX_POOLS]; /* mu_j(1..L_j) */
-  lbmc_zig_exp zig;             /* exponential sampler tables */
+  lbmc_zig_exp zig;                    /* exponential sampler tables */
 
   /* System state. */
   double t;
-  lbmc_server *srv;             /* n */
-  uint32_t *q;                  /* n: customers at each server, the one in service included */
-  uint8_t *pool_of;             /* n: pool of each server */
-  int32_t *first;               /* n: first waiting customer of each server, -1 if none */
-  int32_t *busy;                /* n; pool j's busy servers at busy[offset[j] .. +nbusy[j]) */
+  lbmc_server *srv; /* n */
+  uint32_t *q;      /* n: customers at each server, the one in service included */
+  uint8_t *pool_of; /* n: pool of each server */
+  int32_t *first;   /* n: first waiting customer of each server, -1 if none */
+  int32_t *busy;    /* n; pool j's busy servers at busy[offset[j] .. +nbusy[j]) */
   uint32_t nbusy[LBMC_MAX_POOLS];
-  lbmc_customer *cust;          /* cust_cap */
-  int32_t cust_free;            /* head of the free list */
+  lbmc_customer *cust; /* cust_cap */
+  int32_t cust_free;   /* head of the free list */
   uint32_t cust_cap;
-  uint64_t in_system;           /* customers in the system */
-  uint64_t max_customers;       /* runaway cap */
-  uint32_t *level;              /* J x (K+1): servers of pool j holding >= k customers */
+  uint64_t in_system;              /* customers in the system */
+  uint64_t max_customers;          /* runaway cap */
+  uint32_t *level;                 /* J x (K+1): servers of pool j holding >= k customers */
   uint64_t pool_q[LBMC_MAX_POOLS]; /* customers in pool j */
 
   /* General service only (NULL otherwise). */
@@ -77,11 +77,11 @@ typedef struct lbmc_state_ {
    * min(q, L_j) of its FCFS queue), sharing its speed mu_j(q) equally; L_j = 1 is a
    * plain FCFS server. V[s] is the service attained per slot customer (at time Vt[s]);
    * a slot customer finishes when V reaches its level f = V at its start + requirement. */
-  uint32_t lmax;                /* most slots of any pool */
-  double *slot_a;               /* n x lmax: arrival times of the slot customers */
-  double *slot_f;               /* n x lmax: their finish levels */
-  lbmc_gen_server *g;           /* n: t_done, work_wait, V, Vt of each server */
-  double *cust_work;            /* cust_cap: requirement of each waiting customer */
+  uint32_t lmax;      /* most slots of any pool */
+  double *slot_a;     /* n x lmax: arrival times of the slot customers */
+  double *slot_f;     /* n x lmax: their finish levels */
+  lbmc_gen_server *g; /* n: t_done, work_wait, V, Vt of each server */
+  double *cust_work;  /* cust_cap: requirement of each waiting customer */
 
   /* Histograms of this batch group (LBMC_HIST_BINS counts each), NULL = not recorded. */
   uint64_t *hist_sojourn, *hist_wait;

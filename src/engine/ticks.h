@@ -15,25 +15,37 @@
 #include <stddef.h>
 
 enum {
-  LBMC_TK_LEN = 0,      /* tick length (time) */
-  LBMC_TK_ARRIVALS,     /* arrivals */
-  LBMC_TK_BLOCKED,      /* blocked arrivals */
-  LBMC_TK_WAITED,       /* admitted arrivals that found their server busy */
-  LBMC_TK_DEPARTURES,   /* service completions */
-  LBMC_TK_STARTS,       /* service starts */
-  LBMC_TK_SUM_SOJOURN,  /* sum of sojourn times of the departures (time) */
-  LBMC_TK_SUM_WAIT,     /* sum of waiting times of the service starts (time) */
-  LBMC_TK_MESSAGES,     /* router-server messages, withdrawals included */
-  LBMC_TK_WITHDRAWALS,  /* pull withdrawal messages */
-  LBMC_TK_AREA_N,       /* integral of customers in the system */
-  LBMC_TK_N_END,        /* customers in the system at the end of the tick */
-  LBMC_TK_CPU,          /* CPU seconds spent simulating the tick */
+  LBMC_TK_LEN = 0,     /* tick length (time) */
+  LBMC_TK_ARRIVALS,    /* arrivals */
+  LBMC_TK_BLOCKED,     /* blocked arrivals */
+  LBMC_TK_WAITED,      /* admitted arrivals that found their server busy */
+  LBMC_TK_DEPARTURES,  /* service completions */
+  LBMC_TK_STARTS,      /* service starts */
+  LBMC_TK_SUM_SOJOURN, /* sum of sojourn times of the departures (time) */
+  LBMC_TK_SUM_WAIT,    /* sum of waiting times of the service starts (time) */
+  LBMC_TK_MESSAGES,    /* router-server messages, withdrawals included */
+  LBMC_TK_WITHDRAWALS, /* pull withdrawal messages */
+  LBMC_TK_AREA_N,      /* integral of customers in the system */
+  LBMC_TK_N_END,       /* customers in the system at the end of the tick */
+  LBMC_TK_CPU,         /* CPU seconds spent simulating the tick */
   LBMC_TK_FIXED
 };
 
-static inline size_t lbmc_tick_width(int J, int K) { return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)J * K; }
-static inline size_t lbmc_tk_admitted(int J, int K, int j) { (void)J; (void)K; return LBMC_TK_FIXED + j; }
-static inline size_t lbmc_tk_area_q(int J, int K, int j) { (void)K; return LBMC_TK_FIXED + J + j; }
+static inline size_t lbmc_tick_width(int J, int K)
+{
+  return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)J * K;
+}
+static inline size_t lbmc_tk_admitted(int J, int K, int j)
+{
+  (void)J;
+  (void)K;
+  return LBMC_TK_FIXED + j;
+}
+static inline size_t lbmc_tk_area_q(int J, int K, int j)
+{
+  (void)K;
+  return LBMC_TK_FIXED + J + j;
+}
 static inline size_t lbmc_tk_area_tail(int J, int K, int j, int k)
 {
   return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)j * K + (k - 1);

@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #define LBMC_CKPT_MAGIC "LBMCCKP2"
-#define LBMC_CKPT_HEAD 4 /* doubles before the values: warmup, cpu, sim_time, growth */
+#define LBMC_CKPT_HEAD  4 /* doubles before the values: warmup, cpu, sim_time, growth */
 
 struct lbmc_checkpoint_ {
   FILE *f;
@@ -30,7 +30,8 @@ static lbmc_err lbmc_ckpt_write_header(lbmc_checkpoint *ck, const char *job_text
   int64_t h[3] = {seed, (int64_t)ck->total, ck->batches};
   if (fwrite(LBMC_CKPT_MAGIC, 1, 8, ck->f) != 8 || fwrite(&len, sizeof len, 1, ck->f) != 1 ||
       fwrite(job_text, 1, len, ck->f) != len || fwrite(h, sizeof h, 1, ck->f) != 1 || fflush(ck->f))
-    return LBMC_ERROR(LBMC_ERR_FILE, "cannot write the checkpoint %s: %s", ck->path, strerror(errno));
+    return LBMC_ERROR(LBMC_ERR_FILE, "cannot write the checkpoint %s: %s", ck->path,
+                      strerror(errno));
   return LBMC_SUCCESS;
 }
 
@@ -44,7 +45,8 @@ static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text
   int same;
   if (fread(magic, 1, 8, ck->f) != 8 || memcmp(magic, LBMC_CKPT_MAGIC, 8) != 0 ||
       fread(&len, sizeof len, 1, ck->f) != 1 || len > (1u << 30))
-    return LBMC_ERROR(LBMC_ERR_FILE, "%s is not an lbmc checkpoint; delete it to start afresh", ck->path);
+    return LBMC_ERROR(LBMC_ERR_FILE, "%s is not an lbmc checkpoint; delete it to start afresh",
+                      ck->path);
   text = malloc(len + 1);
   if (!text) return LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory reading %s", ck->path);
   same = fread(text, 1, len, ck->f) == len && fread(h, sizeof h, 1, ck->f) == 1;
@@ -63,8 +65,8 @@ static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text
 }
 
 /* Read records until EOF or a damaged one; position the file after the last good one. */
-static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck, lbmc_err (*visit)(const lbmc_ckpt_record *, void *),
-                                 void *ctx)
+static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
+                                 lbmc_err (*visit)(const lbmc_ckpt_record *, void *), void *ctx)
 {
   long good = ftell(ck->f);
   for (;;) {
@@ -77,7 +79,8 @@ static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck, lbmc_err (*visit)(const lb
     size = lbmc_ckpt_record_size(ck->total, ck->batches, (int)head[4]);
     body = size - sizeof head - sizeof crc;
     memcpy(ck->buf, head, sizeof head);
-    if (fread(ck->buf + sizeof head, 1, body, ck->f) != body || fread(&crc, sizeof crc, 1, ck->f) != 1 ||
+    if (fread(ck->buf + sizeof head, 1, body, ck->f) != body ||
+        fread(&crc, sizeof crc, 1, ck->f) != 1 ||
         crc != (uint32_t)crc32(0L, ck->buf, (uInt)(size - sizeof crc)))
       break;
     memset(&rec, 0, sizeof rec);
@@ -155,11 +158,14 @@ lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, long point, long replica,
   d[2] = rr->sim_time;
   d[3] = rr->growth;
   memcpy(d + LBMC_CKPT_HEAD, rr->values, sizeof *d * ck->total);
-  if (with_batches) memcpy(d + LBMC_CKPT_HEAD + ck->total, rr->batch_values, sizeof *d * ck->total * (size_t)ck->batches);
+  if (with_batches)
+    memcpy(d + LBMC_CKPT_HEAD + ck->total, rr->batch_values,
+           sizeof *d * ck->total * (size_t)ck->batches);
   crc = (uint32_t)crc32(0L, ck->buf, (uInt)(size - sizeof crc));
   memcpy(ck->buf + size - sizeof crc, &crc, sizeof crc);
   if (fwrite(ck->buf, 1, size, ck->f) != size || fflush(ck->f) != 0)
-    return LBMC_ERROR(LBMC_ERR_FILE, "cannot append to the checkpoint %s: %s", ck->path, strerror(errno));
+    return LBMC_ERROR(LBMC_ERR_FILE, "cannot append to the checkpoint %s: %s", ck->path,
+                      strerror(errno));
   return LBMC_SUCCESS;
 }
 

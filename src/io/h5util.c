@@ -76,8 +76,8 @@ int lbmc_h5_write_i64(hid_t loc, const char *name, int rank, const hsize_t *dims
                        description);
 }
 
-int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims,
-                     const int8_t *data, const char *units, const char *description)
+int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims, const int8_t *data,
+                     const char *units, const char *description)
 {
   return lbmc_h5_write(loc, name, H5T_STD_I8LE, H5T_NATIVE_INT8, rank, dims, data, units,
                        description);
@@ -98,10 +98,7 @@ int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dim
   return rc;
 }
 
-int lbmc_h5_exists(hid_t loc, const char *name)
-{
-  return H5Lexists(loc, name, H5P_DEFAULT) > 0;
-}
+int lbmc_h5_exists(hid_t loc, const char *name) { return H5Lexists(loc, name, H5P_DEFAULT) > 0; }
 
 static int lbmc_h5_read_attr(hid_t loc, const char *name, hid_t memtype, void *value)
 {

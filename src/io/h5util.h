@@ -19,8 +19,8 @@ int lbmc_h5_write_f64(hid_t loc, const char *name, int rank, const hsize_t *dims
                       const double *data, const char *units, const char *description);
 int lbmc_h5_write_i64(hid_t loc, const char *name, int rank, const hsize_t *dims,
                       const int64_t *data, const char *units, const char *description);
-int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims,
-                     const int8_t *data, const char *units, const char *description);
+int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims, const int8_t *data,
+                     const char *units, const char *description);
 int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const *data,
                       const char *units, const char *description);
 /** The same with `rank` dims (data in C order), e.g. P x J. */

@@ -34,9 +34,9 @@ static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **o
   lbmc_jv_init(&job->warmup, "run.warmup", "run.warmup");
   lbmc_jv_init(&job->service, "system.service", "service");
   for (int j = 0; j < LBMC_MAX_POOLS; j++) {
-#define LBMC_JOB_POOL_INIT(field, what)                                                        \
-  snprintf(key, sizeof key, "system.pools[%d]." what, j + 1);                                  \
-  snprintf(axis, sizeof axis, "pools[%d]." what, j + 1);                                       \
+#define LBMC_JOB_POOL_INIT(field, what)                                                            \
+  snprintf(key, sizeof key, "system.pools[%d]." what, j + 1);                                      \
+  snprintf(axis, sizeof axis, "pools[%d]." what, j + 1);                                           \
   lbmc_jv_init(&job->field[j], key, axis)
     LBMC_JOB_POOL_INIT(pool_beta, "beta");
     LBMC_JOB_POOL_INIT(pool_mu, "mu");
@@ -148,8 +148,8 @@ static lbmc_err lbmc_job_beta_sum(const lbmc_job *job, long p, const char *origi
 }
 
 /* The pools at point p, with a 'rest' fraction computed from the others. */
-static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *origin,
-                                     double *beta, double *mu, long *buffer)
+static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *origin, double *beta,
+                                     double *mu, long *buffer)
 {
   const lbmc_job_value *vector = job->beta.given ? lbmc_job_at(job, &job->beta, p) : NULL;
   double sum = 0;
@@ -158,8 +158,8 @@ static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *or
     beta[j] = vector ? vector->vec[j] : lbmc_job_at(job, &job->pool_beta[j], p)->x;
     mu[j] = job->pool_mu_k[j].given ? lbmc_job_at(job, &job->pool_mu_k[j], p)->vec[0]
                                     : lbmc_job_at(job, &job->pool_mu[j], p)->x;
-    buffer[j] = job->pool_buffer[j].given ? lbmc_job_at(job, &job->pool_buffer[j], p)->l
-                                          : LBMC_BUFFER_INF;
+    buffer[j] =
+        job->pool_buffer[j].given ? lbmc_job_at(job, &job->pool_buffer[j], p)->l : LBMC_BUFFER_INF;
     if (isnan(beta[j]))
       rest = j;
     else

@@ -25,25 +25,25 @@
 
 /** One value of a setting. */
 typedef struct {
-  char *text;  /* as written in the file (quotes removed); a beta vector as "[a, b]" */
-  int line;    /* 1-based line of the value */
-  double x;    /* real settings; NaN for beta 'rest' */
-  long l;      /* integer settings (n, routers, buffer); 1 for warmup 'auto' and policy jiq */
-  double *vec; /* system.beta vectors: J entries (NaN = 'rest'); mu_k speed lists;
-                  NULL otherwise */
-  int vec_len; /* entries of vec */
+  char *text;        /* as written in the file (quotes removed); a beta vector as "[a, b]" */
+  int line;          /* 1-based line of the value */
+  double x;          /* real settings; NaN for beta 'rest' */
+  long l;            /* integer settings (n, routers, buffer); 1 for warmup 'auto' and policy jiq */
+  double *vec;       /* system.beta vectors: J entries (NaN = 'rest'); mu_k speed lists;
+                        NULL otherwise */
+  int vec_len;       /* entries of vec */
   lbmc_service *svc; /* service settings: the distribution; NULL otherwise */
 } lbmc_job_value;
 
 /** A setting: one value, or a list of values forming a grid axis. */
 typedef struct {
-  char key[48];     /* as in messages: "system.pools[2].mu" */
-  char name[32];    /* axis name: "pools[2].mu" */
-  int given;        /* present in the file */
-  int line;         /* line of the key's value */
-  long count;       /* number of values (1 unless an axis) */
+  char key[48];  /* as in messages: "system.pools[2].mu" */
+  char name[32]; /* axis name: "pools[2].mu" */
+  int given;     /* present in the file */
+  int line;      /* line of the key's value */
+  long count;    /* number of values (1 unless an axis) */
   lbmc_job_value *v;
-  int axis;         /* index of its grid axis, -1 if not an axis */
+  int axis; /* index of its grid axis, -1 if not an axis */
 } lbmc_job_setting;
 
 struct lbmc_job_ {
@@ -51,9 +51,9 @@ struct lbmc_job_ {
   int J;
   lbmc_job_setting n, lambda, routers, beta, policy, stale, sampling, time, warmup;
   lbmc_job_setting service; /* system.service: every pool */
-  lbmc_job_setting pool_beta[LBMC_MAX_POOLS], pool_mu[LBMC_MAX_POOLS],
-      pool_buffer[LBMC_MAX_POOLS], pool_service[LBMC_MAX_POOLS], pool_mu_k[LBMC_MAX_POOLS];
-  int pools_line;   /* line of system.pools, 0 if absent */
+  lbmc_job_setting pool_beta[LBMC_MAX_POOLS], pool_mu[LBMC_MAX_POOLS], pool_buffer[LBMC_MAX_POOLS],
+      pool_service[LBMC_MAX_POOLS], pool_mu_k[LBMC_MAX_POOLS];
+  int pools_line;                /* line of system.pools, 0 if absent */
   int pool_line[LBMC_MAX_POOLS]; /* line of each pool's mapping */
   int naxes;
   lbmc_job_setting *axis[LBMC_JOB_MAX_AXES]; /* in file order */
@@ -73,8 +73,8 @@ typedef struct {
   yaml_document_t *doc;
   const char *name; /* file name for messages */
   lbmc_job *job;
-  int pool;         /* pool (0-based) whose mapping is being walked */
-  int key_line;     /* line of the key (or list item) naming the node being read */
+  int pool;     /* pool (0-based) whose mapping is being walked */
+  int key_line; /* line of the key (or list item) naming the node being read */
 } lbmc_jp;
 
 /* ---- job_yaml.c ---- */
@@ -87,8 +87,8 @@ lbmc_err lbmc_jp_load(const char *name, const char *text, size_t len, yaml_docum
 int lbmc_jp_line(const yaml_node_t *node);
 /** Raise an error "<file>[:line]: [key: ]<message>" once; line 0 and key NULL or ""
  *  are left out. Returns code. */
-lbmc_err lbmc_jp_fail(const lbmc_jp *c, lbmc_err code, int line, const char *key,
-                      const char *fmt, ...)
+lbmc_err lbmc_jp_fail(const lbmc_jp *c, lbmc_err code, int line, const char *key, const char *fmt,
+                      ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif
@@ -127,8 +127,17 @@ lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc
 
 /** Kinds of values, each with its parser and a description of what is allowed. */
 typedef enum {
-  LBMC_JV_N, LBMC_JV_LAMBDA, LBMC_JV_ROUTERS, LBMC_JV_BETA, LBMC_JV_MU, LBMC_JV_BUFFER,
-  LBMC_JV_POLICY, LBMC_JV_STALE, LBMC_JV_SAMPLING, LBMC_JV_TIME, LBMC_JV_WARMUP
+  LBMC_JV_N,
+  LBMC_JV_LAMBDA,
+  LBMC_JV_ROUTERS,
+  LBMC_JV_BETA,
+  LBMC_JV_MU,
+  LBMC_JV_BUFFER,
+  LBMC_JV_POLICY,
+  LBMC_JV_STALE,
+  LBMC_JV_SAMPLING,
+  LBMC_JV_TIME,
+  LBMC_JV_WARMUP
 } lbmc_jv_kind;
 
 /** Name a setting: key for messages, axis name. */

@@ -16,21 +16,35 @@
 static const char *lbmc_jp_hint(const char *key)
 {
   static const char *const where[][2] = {
-      {"n", "system.n"}, {"lambda", "system.lambda"}, {"routers", "system.routers"},
-      {"pools", "system.pools"}, {"beta", "system.beta or system.pools[j].beta"},
-      {"mu", "system.pools[j].mu"}, {"buffer", "system.pools[j].buffer"},
-      {"policy", "the top-level key policy"}, {"stale", "the top-level key stale"},
-      {"sampling", "the top-level key sampling"}, {"output", "the top-level key output"},
-      {"replicas", "run.replicas"}, {"warmup", "run.warmup"}, {"time", "run.time"},
-      {"batches", "run.batches"}, {"confidence", "run.confidence"}, {"seed", "run.seed"},
-      {"tail_k", "run.tail_k"}, {"max_customers", "run.max_customers"},
+      {"n", "system.n"},
+      {"lambda", "system.lambda"},
+      {"routers", "system.routers"},
+      {"pools", "system.pools"},
+      {"beta", "system.beta or system.pools[j].beta"},
+      {"mu", "system.pools[j].mu"},
+      {"buffer", "system.pools[j].buffer"},
+      {"policy", "the top-level key policy"},
+      {"stale", "the top-level key stale"},
+      {"sampling", "the top-level key sampling"},
+      {"output", "the top-level key output"},
+      {"replicas", "run.replicas"},
+      {"warmup", "run.warmup"},
+      {"time", "run.time"},
+      {"batches", "run.batches"},
+      {"confidence", "run.confidence"},
+      {"seed", "run.seed"},
+      {"tail_k", "run.tail_k"},
+      {"max_customers", "run.max_customers"},
       {"service", "system.service or system.pools[j].service"},
       {"mu_k", "system.pools[j].mu_k"},
-      {"dist", "system.service or system.pools[j].service, e.g. service: {dist: lognormal, scv: 4}"},
+      {"dist",
+       "system.service or system.pools[j].service, e.g. service: {dist: lognormal, scv: 4}"},
       {"scv", "a service distribution, e.g. service: {dist: lognormal, scv: 4}"},
       {"shape", "a service distribution, e.g. service: {dist: weibull, shape: 0.5}"},
-      {"precision", "run.precision"}, {"metric", "run.precision.metric"},
-      {"relative", "run.precision.relative"}, {"max_replicas", "run.precision.max_replicas"},
+      {"precision", "run.precision"},
+      {"metric", "run.precision.metric"},
+      {"relative", "run.precision.relative"},
+      {"max_replicas", "run.precision.max_replicas"},
   };
   for (int i = 0; i < LBMC_JP_COUNT(where); i++)
     if (strcmp(key, where[i][0]) == 0) return where[i][1];
@@ -180,10 +194,14 @@ static lbmc_err lbmc_jp_max_customers(lbmc_jp *c, yaml_node_t *v)
 static lbmc_err lbmc_jp_run(lbmc_jp *c, yaml_node_t *v)
 {
   static const lbmc_jp_key keys[] = {
-      {"replicas", lbmc_jp_replicas, 0, ""},   {"warmup", lbmc_jp_warmup, 0, ""},
-      {"time", lbmc_jp_time, 0, ""},           {"batches", lbmc_jp_batches, 0, ""},
-      {"confidence", lbmc_jp_confidence, 0, ""}, {"seed", lbmc_jp_seed, 0, ""},
-      {"tail_k", lbmc_jp_tail_k, 0, ""},       {"max_customers", lbmc_jp_max_customers, 0, ""},
+      {"replicas", lbmc_jp_replicas, 0, ""},
+      {"warmup", lbmc_jp_warmup, 0, ""},
+      {"time", lbmc_jp_time, 0, ""},
+      {"batches", lbmc_jp_batches, 0, ""},
+      {"confidence", lbmc_jp_confidence, 0, ""},
+      {"seed", lbmc_jp_seed, 0, ""},
+      {"tail_k", lbmc_jp_tail_k, 0, ""},
+      {"max_customers", lbmc_jp_max_customers, 0, ""},
       {"precision", lbmc_jp_precision, 0, ""},
   };
   return lbmc_jp_walk(c, v, "run", keys, LBMC_JP_COUNT(keys), lbmc_jp_hint);
@@ -238,10 +256,8 @@ static lbmc_err lbmc_jp_check_speed(const lbmc_jp *c, int j)
 static lbmc_err lbmc_jp_pools(lbmc_jp *c, yaml_node_t *v)
 {
   static const lbmc_jp_key keys[] = {
-      {"beta", lbmc_jp_pool_beta, 0, ""},
-      {"mu", lbmc_jp_pool_mu, 0, ""},
-      {"buffer", lbmc_jp_pool_buffer, 0, ""},
-      {"mu_k", lbmc_jp_pool_mu_k, 0, ""},
+      {"beta", lbmc_jp_pool_beta, 0, ""},       {"mu", lbmc_jp_pool_mu, 0, ""},
+      {"buffer", lbmc_jp_pool_buffer, 0, ""},   {"mu_k", lbmc_jp_pool_mu_k, 0, ""},
       {"service", lbmc_jp_pool_service, 0, ""},
   };
   lbmc_job *job = c->job;
@@ -394,7 +410,7 @@ static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
   LBMC_CHECK(lbmc_jv_metric(c));
   if (job->precision.max_replicas < job->replicas)
     return lbmc_jp_fail(c, LBMC_ERR_ARG, job->max_replicas_line, "run.precision.max_replicas",
-                        "%ld is not allowed; allowed: at least run.replicas = %ld", 
+                        "%ld is not allowed; allowed: at least run.replicas = %ld",
                         job->precision.max_replicas, job->replicas);
   return LBMC_SUCCESS;
 }

@@ -218,8 +218,7 @@ lbmc_err lbmc_jv_read(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind, lbmc_job
     LBMC_CHECK(lbmc_jv_alloc(c, s, 1));
     return lbmc_jv_value(c, node, t, what, s, &s->v[0]);
   }
-  if (node->data.sequence.items.top == node->data.sequence.items.start)
-    return lbmc_jv_empty(c, s);
+  if (node->data.sequence.items.top == node->data.sequence.items.start) return lbmc_jv_empty(c, s);
   LBMC_CHECK(lbmc_jv_alloc(c, s, node->data.sequence.items.top - node->data.sequence.items.start));
   for (long i = 0; i < s->count; i++) {
     yaml_node_t *item = yaml_document_get_node(c->doc, node->data.sequence.items.start[i]);
@@ -232,7 +231,7 @@ lbmc_err lbmc_jv_read(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind, lbmc_job
 /* ---- vectors: system.beta, system.pools[j].mu_k ---- */
 
 #define LBMC_JV_VECTOR_WHAT "a vector of pool fractions [beta_1, ..., beta_J]"
-#define LBMC_JV_SPEEDS_WHAT                                                                    \
+#define LBMC_JV_SPEEDS_WHAT                                                                        \
   "a list of speeds [mu(1), ..., mu(L)] by customers at the server (1 to 64 numbers > 0)"
 
 static const char *lbmc_jv_vector_what(lbmc_jv_kind kind)
@@ -295,8 +294,7 @@ static lbmc_err lbmc_jv_vector(lbmc_jp *c, const yaml_node_t *vnode, lbmc_jv_kin
   return lbmc_jv_vector_text(c, s, vnode, v);
 }
 
-lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind,
-                              lbmc_job_setting *s)
+lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind, lbmc_job_setting *s)
 {
   const yaml_node_item_t *items;
   long count;
@@ -326,8 +324,8 @@ lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind,
 
 /* ---- service distributions: system.service, system.pools[j].service ---- */
 
-#define LBMC_JV_SERVICE_WHAT                                                                   \
-  "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "           \
+#define LBMC_JV_SERVICE_WHAT                                                                       \
+  "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "               \
   "{dist: lognormal, scv: 4}"
 #define LBMC_JV_SERVICE_MAX_PARAMS 8
 
@@ -335,8 +333,7 @@ lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, lbmc_jv_kind kind,
  * parameter (checked by lbmc_service_make), each key once; its text is
  * "NAME:KEY=VALUE,..." with the values as written. */
 static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
-                                    const lbmc_job_setting *s, const char *where,
-                                    lbmc_job_value *v)
+                                    const lbmc_job_setting *s, const char *where, lbmc_job_value *v)
 {
   const char *dist = NULL, *names[LBMC_JV_SERVICE_MAX_PARAMS], *texts[LBMC_JV_SERVICE_MAX_PARAMS];
   double values[LBMC_JV_SERVICE_MAX_PARAMS];
@@ -396,8 +393,8 @@ static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
   if (!v->text) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
   used = (size_t)snprintf(v->text, len, "%s", dist);
   for (int i = 0; i < n; i++)
-    used += (size_t)snprintf(v->text + used, len - used, "%s%s=%s", i ? "," : ":", names[i],
-                             texts[i]);
+    used +=
+        (size_t)snprintf(v->text + used, len - used, "%s%s=%s", i ? "," : ":", names[i], texts[i]);
   return lbmc_service_make(where, dist, n, names, values, v->svc);
 }
 
@@ -432,8 +429,7 @@ lbmc_err lbmc_jv_read_service(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s
     LBMC_CHECK(lbmc_jv_alloc(c, s, 1));
     return lbmc_jv_service(c, node, LBMC_JV_SERVICE_WHAT ", or a list of them,", s, &s->v[0]);
   }
-  if (node->data.sequence.items.top == node->data.sequence.items.start)
-    return lbmc_jv_empty(c, s);
+  if (node->data.sequence.items.top == node->data.sequence.items.start) return lbmc_jv_empty(c, s);
   /* [hyperexponential:p=0.25,r1=0.5,r2=1.5] is three items to YAML: say so before the
    * first of them is judged incomplete */
   for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top;
@@ -469,7 +465,9 @@ static void lbmc_jv_metric_names(const char **names, char *allowed, size_t len)
     size_t used = strlen(allowed);
     names[i] = m->name;
     snprintf(allowed + used, len - used, "%s%s%s", i ? ", " : "", m->name,
-             m->shape == LBMC_SHAPE_POOL ? "[j]" : m->shape == LBMC_SHAPE_POOL_K ? "[j][k]" : "");
+             m->shape == LBMC_SHAPE_POOL     ? "[j]"
+             : m->shape == LBMC_SHAPE_POOL_K ? "[j][k]"
+                                             : "");
   }
 }
 
@@ -494,8 +492,8 @@ lbmc_err lbmc_jv_metric(const lbmc_jp *c)
   i = lbmc_metric_find(name);
   if (i < 0 || *p) {
     close = i < 0 ? lbmc_jp_suggest(name, names, LBMC_METRICS) : NULL;
-    return lbmc_jp_fail(c, LBMC_ERR_ARG, line, key, "'%s' is not a metric; allowed: %s%s%s%s",
-                        text, allowed, close ? " (did you mean '" : "", close ? close : "",
+    return lbmc_jp_fail(c, LBMC_ERR_ARG, line, key, "'%s' is not a metric; allowed: %s%s%s%s", text,
+                        allowed, close ? " (did you mean '" : "", close ? close : "",
                         close ? "'?)" : "");
   }
   job->precision.metric = i;

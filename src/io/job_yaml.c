@@ -9,8 +9,8 @@
 
 int lbmc_jp_line(const yaml_node_t *node) { return node ? (int)node->start_mark.line + 1 : 0; }
 
-lbmc_err lbmc_jp_fail(const lbmc_jp *c, lbmc_err code, int line, const char *key,
-                      const char *fmt, ...)
+lbmc_err lbmc_jp_fail(const lbmc_jp *c, lbmc_err code, int line, const char *key, const char *fmt,
+                      ...)
 {
   char msg[1024], at[32] = "";
   va_list ap;

@@ -99,7 +99,8 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
       const double *rates;
       int L = lbmc_model_rates(m, j, &rates);
       double *mu_k = LBMC_RES_MU_K(res, i, j);
-      snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s", lbmc_model_service(m, j)->text);
+      snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s",
+               lbmc_model_service(m, j)->text);
       res->slots[(size_t)i * res->J + j] = L;
       for (int k = 0; k < LBMC_MAX_RATES; k++) mu_k[k] = k < L ? rates[k] : NAN;
     }
@@ -137,25 +138,33 @@ void lbmc_results_reduce(lbmc_results *res, long i, const double *batch_values)
     for (size_t k = 0; k < res->total; k++) mean[k] = hw[k] = se[k] = NAN;
     return;
   }
-  lbmc_estimate(res->values + slot * res->total, p->replicas, p->replicas == 1 ? batch_values : NULL,
-                p->batches, res->total, res->confidence, mean, hw, se);
+  lbmc_estimate(res->values + slot * res->total, p->replicas,
+                p->replicas == 1 ? batch_values : NULL, p->batches, res->total, res->confidence,
+                mean, hw, se);
 }
 
 void lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from)
 {
   size_t Rs = (size_t)src->Rmax, Rd = (size_t)dst->Rmax, t = src->total;
   dst->pt[to] = src->pt[from];
-  memcpy(dst->values + (size_t)to * Rd * t, src->values + (size_t)from * Rs * t, sizeof(double) * Rs * t);
-  memcpy(dst->rep_warmup + (size_t)to * Rd, src->rep_warmup + (size_t)from * Rs, sizeof(double) * Rs);
+  memcpy(dst->values + (size_t)to * Rd * t, src->values + (size_t)from * Rs * t,
+         sizeof(double) * Rs * t);
+  memcpy(dst->rep_warmup + (size_t)to * Rd, src->rep_warmup + (size_t)from * Rs,
+         sizeof(double) * Rs);
   memcpy(dst->rep_cpu + (size_t)to * Rd, src->rep_cpu + (size_t)from * Rs, sizeof(double) * Rs);
-  memcpy(dst->rep_growth + (size_t)to * Rd, src->rep_growth + (size_t)from * Rs, sizeof(double) * Rs);
-  memcpy(dst->rep_events + (size_t)to * Rd, src->rep_events + (size_t)from * Rs, sizeof(int64_t) * Rs);
-  memcpy(dst->rep_unstable + (size_t)to * Rd, src->rep_unstable + (size_t)from * Rs, sizeof(int8_t) * Rs);
+  memcpy(dst->rep_growth + (size_t)to * Rd, src->rep_growth + (size_t)from * Rs,
+         sizeof(double) * Rs);
+  memcpy(dst->rep_events + (size_t)to * Rd, src->rep_events + (size_t)from * Rs,
+         sizeof(int64_t) * Rs);
+  memcpy(dst->rep_unstable + (size_t)to * Rd, src->rep_unstable + (size_t)from * Rs,
+         sizeof(int8_t) * Rs);
   memcpy(dst->mean + (size_t)to * t, src->mean + (size_t)from * t, sizeof(double) * t);
   memcpy(dst->half_width + (size_t)to * t, src->half_width + (size_t)from * t, sizeof(double) * t);
   memcpy(dst->std_err + (size_t)to * t, src->std_err + (size_t)from * t, sizeof(double) * t);
-  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0), (size_t)src->J * LBMC_SERVICE_TEXT);
-  memcpy(dst->slots + (size_t)to * dst->J, src->slots + (size_t)from * src->J, sizeof(int) * (size_t)src->J);
+  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0),
+         (size_t)src->J * LBMC_SERVICE_TEXT);
+  memcpy(dst->slots + (size_t)to * dst->J, src->slots + (size_t)from * src->J,
+         sizeof(int) * (size_t)src->J);
   memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
          sizeof(double) * (size_t)src->J * LBMC_MAX_RATES);
 }

@@ -14,17 +14,17 @@
 
 /** One point: its parameters (the /points row) and its replicas. */
 typedef struct {
-  long index;                  /* index in the job's full grid */
+  long index; /* index in the job's full grid */
   long n, d, routers, batches, replicas;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;
-  char reason[192];            /* why unstable, "" otherwise */
-  int surely_unstable;         /* rho >= 1 with unlimited buffers: not simulated */
-  double runaway_fraction;     /* the run options' instability threshold */
-  int done;                    /* all its replicas are in */
+  char reason[192];        /* why unstable, "" otherwise */
+  int surely_unstable;     /* rho >= 1 with unlimited buffers: not simulated */
+  double runaway_fraction; /* the run options' instability threshold */
+  int done;                /* all its replicas are in */
 } lbmc_point_info;
 
 typedef struct {
@@ -32,27 +32,28 @@ typedef struct {
   char lbmc_version[32], created[32], shard[32];
   long seed, mpi_ranks;
   double wall_seconds, confidence;
-  int J, K, complete;          /* complete: every point of the job (or shard) is in */
-  size_t total;                /* entries of the metric vector */
-  long P, Rmax;                /* points held, replica slots per point */
-  lbmc_point_info *pt;         /* P */
-  double *values;              /* P x Rmax x total, NaN where no replica */
-  double *rep_warmup, *rep_cpu;/* P x Rmax */
-  double *rep_growth;          /* P x Rmax (lbmc_replica_result.growth) */
-  int64_t *rep_events;         /* P x Rmax, -1 where no replica */
-  int8_t *rep_unstable;        /* P x Rmax, -1 where no replica */
+  int J, K, complete;                  /* complete: every point of the job (or shard) is in */
+  size_t total;                        /* entries of the metric vector */
+  long P, Rmax;                        /* points held, replica slots per point */
+  lbmc_point_info *pt;                 /* P */
+  double *values;                      /* P x Rmax x total, NaN where no replica */
+  double *rep_warmup, *rep_cpu;        /* P x Rmax */
+  double *rep_growth;                  /* P x Rmax (lbmc_replica_result.growth) */
+  int64_t *rep_events;                 /* P x Rmax, -1 where no replica */
+  int8_t *rep_unstable;                /* P x Rmax, -1 where no replica */
   double *mean, *half_width, *std_err; /* P x total */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
-  char *service;               /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */
-  int *slots;                  /* P x J: L_j, length of the speed list (1 = constant mu_j) */
-  double *mu_k;                /* P x J x LBMC_MAX_RATES: mu_j(1..L_j), NaN beyond L_j */
+  char *service; /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */
+  int *slots;    /* P x J: L_j, length of the speed list (1 = constant mu_j) */
+  double *mu_k;  /* P x J x LBMC_MAX_RATES: mu_j(1..L_j), NaN beyond L_j */
 } lbmc_results;
 
 /** Bytes of one service text (lbmc_service.text). */
 #define LBMC_SERVICE_TEXT ((int)sizeof(((lbmc_service *)0)->text))
 /** Service text of point i, pool j. */
-#define LBMC_RES_SERVICE(res, i, j) ((res)->service + ((size_t)(i) * (res)->J + (j)) * LBMC_SERVICE_TEXT)
+#define LBMC_RES_SERVICE(res, i, j)                                                                \
+  ((res)->service + ((size_t)(i) * (res)->J + (j)) * LBMC_SERVICE_TEXT)
 /** Speed list of point i, pool j (LBMC_MAX_RATES entries). */
 #define LBMC_RES_MU_K(res, i, j) ((res)->mu_k + ((size_t)(i) * (res)->J + (j)) * LBMC_MAX_RATES)
 

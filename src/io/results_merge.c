@@ -10,7 +10,8 @@
 static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, const lbmc_results *b,
                                       const char *pb)
 {
-  if (strcmp(a->job_text ? a->job_text : "", b->job_text ? b->job_text : "") != 0 || a->seed != b->seed)
+  if (strcmp(a->job_text ? a->job_text : "", b->job_text ? b->job_text : "") != 0 ||
+      a->seed != b->seed)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
                       "%s and %s come from different jobs (their job text or seed differ); only "
                       "parts of one job can be merged",
@@ -18,10 +19,11 @@ static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, con
   if (a->J != b->J || a->K != b->K || a->confidence != b->confidence)
     return LBMC_ERROR(LBMC_ERR_MISMATCH, "%s and %s differ in pools, tail_k or confidence", pa, pb);
   if (!b->complete)
-    return LBMC_ERROR(LBMC_ERR_MISMATCH,
-                      "%s is incomplete (its run was interrupted): finish it with lbmc run --resume "
-                      "before merging",
-                      pb);
+    return LBMC_ERROR(
+        LBMC_ERR_MISMATCH,
+        "%s is incomplete (its run was interrupted): finish it with lbmc run --resume "
+        "before merging",
+        pb);
   return LBMC_SUCCESS;
 }
 
@@ -34,7 +36,8 @@ static lbmc_err lbmc_merge_check_shards(lbmc_results *const *parts, const char *
   for (int p = 0; p < n && !err; p++) {
     long i, k;
     if (!parts[p]->shard[0]) {
-      if (k0 > 0) err = LBMC_ERROR(LBMC_ERR_MISMATCH, "%s is not a shard, the other parts are", paths[p]);
+      if (k0 > 0)
+        err = LBMC_ERROR(LBMC_ERR_MISMATCH, "%s is not a shard, the other parts are", paths[p]);
       k0 = -1;
       continue;
     }
@@ -54,8 +57,8 @@ static lbmc_err lbmc_merge_check_shards(lbmc_results *const *parts, const char *
   }
   for (long i = 0; !err && k0 > 0 && i < k0; i++)
     if (!seen[i])
-      err = LBMC_ERROR(LBMC_ERR_MISMATCH, "shard %ld/%ld is missing: all %ld parts are needed", i + 1,
-                       k0, k0);
+      err = LBMC_ERROR(LBMC_ERR_MISMATCH, "shard %ld/%ld is missing: all %ld parts are needed",
+                       i + 1, k0, k0);
   free(seen);
   return err;
 }

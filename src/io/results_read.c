@@ -17,21 +17,24 @@ static int lbmc_read_root(hid_t f, lbmc_results *res)
   int64_t seed, ranks, complete = 1;
   char *s = NULL;
   int rc = lbmc_h5_read_attr_str(f, "job", &res->job_text) ||
-           lbmc_h5_read_attr_i64(f, "seed", &seed) || lbmc_h5_read_attr_i64(f, "mpi_ranks", &ranks) ||
+           lbmc_h5_read_attr_i64(f, "seed", &seed) ||
+           lbmc_h5_read_attr_i64(f, "mpi_ranks", &ranks) ||
            lbmc_h5_read_attr_f64(f, "wall_seconds", &res->wall_seconds) ||
            lbmc_h5_read_attr_f64(f, "confidence", &res->confidence);
   lbmc_h5_read_attr_i64(f, "complete", &complete);
   res->seed = seed;
   res->mpi_ranks = ranks;
   res->complete = (int)complete;
-  if (!rc && lbmc_h5_read_attr_str(f, "created", &s) == 0) snprintf(res->created, sizeof res->created, "%s", s);
+  if (!rc && lbmc_h5_read_attr_str(f, "created", &s) == 0)
+    snprintf(res->created, sizeof res->created, "%s", s);
   free(s);
   s = NULL;
   if (!rc && lbmc_h5_read_attr_str(f, "lbmc_version", &s) == 0)
     snprintf(res->lbmc_version, sizeof res->lbmc_version, "%s", s);
   free(s);
   s = NULL;
-  if (!rc && lbmc_h5_read_attr_str(f, "shard", &s) == 0) snprintf(res->shard, sizeof res->shard, "%s", s);
+  if (!rc && lbmc_h5_read_attr_str(f, "shard", &s) == 0)
+    snprintf(res->shard, sizeof res->shard, "%s", s);
   free(s);
   return rc;
 }
@@ -44,22 +47,23 @@ static int lbmc_read_points(hid_t f, lbmc_results *res)
   double *F = malloc(sizeof *F * (size_t)(P * J + 1));
   char *S = malloc((size_t)P * 256 + 1);
   int rc = !I || !F || !S;
-#define LBMC_RI(name, field)                                                                   \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_INT64, I)))                     \
+#define LBMC_RI(name, field)                                                                       \
+  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_INT64, I)))                         \
     for (long i = 0; i < P; i++) res->pt[i].field = I[i];
-#define LBMC_RF(name, field)                                                                   \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_DOUBLE, F)))                    \
+#define LBMC_RF(name, field)                                                                       \
+  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_DOUBLE, F)))                        \
     for (long i = 0; i < P; i++) res->pt[i].field = F[i];
-#define LBMC_RS(name, field)                                                                   \
-  if (!rc && !(rc = lbmc_h5_read_str(f, "points/" name, (hsize_t)P, S, 256)))                   \
-    for (long i = 0; i < P; i++) snprintf(res->pt[i].field, sizeof res->pt[i].field, "%s", S + i * 256);
-#define LBMC_RPF(name, field)                                                                  \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_DOUBLE, F)))                    \
-    for (long i = 0; i < P; i++)                                                               \
+#define LBMC_RS(name, field)                                                                       \
+  if (!rc && !(rc = lbmc_h5_read_str(f, "points/" name, (hsize_t)P, S, 256)))                      \
+    for (long i = 0; i < P; i++)                                                                   \
+      snprintf(res->pt[i].field, sizeof res->pt[i].field, "%s", S + i * 256);
+#define LBMC_RPF(name, field)                                                                      \
+  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_DOUBLE, F)))                        \
+    for (long i = 0; i < P; i++)                                                                   \
       for (int j = 0; j < J; j++) res->pt[i].field[j] = F[i * J + j];
-#define LBMC_RPI(name, field)                                                                  \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_INT64, I)))                     \
-    for (long i = 0; i < P; i++)                                                               \
+#define LBMC_RPI(name, field)                                                                      \
+  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_INT64, I)))                         \
+    for (long i = 0; i < P; i++)                                                                   \
       for (int j = 0; j < J; j++) res->pt[i].field[j] = I[i * J + j];
   LBMC_RI("index", index);
   LBMC_RI("n", n);
@@ -83,7 +87,7 @@ static int lbmc_read_points(hid_t f, lbmc_results *res)
   if (!rc && !(rc = lbmc_h5_read_str(f, "points/status", (hsize_t)P, S, 256)))
     for (long i = 0; i < P; i++) {
       const char *st = S + i * 256;
-      res->pt[i].status = strcmp(st, "unstable") == 0           ? LBMC_STATUS_UNSTABLE
+      res->pt[i].status = strcmp(st, "unstable") == 0            ? LBMC_STATUS_UNSTABLE
                           : strcmp(st, "precision_not_met") == 0 ? LBMC_STATUS_PRECISION_NOT_MET
                                                                  : LBMC_STATUS_OK;
       res->pt[i].done = 1;
@@ -109,7 +113,8 @@ static int lbmc_read_service(hid_t f, lbmc_results *res)
   double *F;
   int rc;
   if (!lbmc_h5_exists(f, "points/service")) {
-    for (size_t i = 0; i < PJ; i++) res->mu_k[i * LBMC_MAX_RATES] = res->pt[i / (size_t)res->J].mu[i % (size_t)res->J];
+    for (size_t i = 0; i < PJ; i++)
+      res->mu_k[i * LBMC_MAX_RATES] = res->pt[i / (size_t)res->J].mu[i % (size_t)res->J];
     return 0;
   }
   if (lbmc_h5_dims(f, "points/mu_k", dims) != 3 || dims[0] != (hsize_t)res->P ||
@@ -117,7 +122,8 @@ static int lbmc_read_service(hid_t f, lbmc_results *res)
     return -1;
   I = malloc(sizeof *I * (PJ + 1));
   F = malloc(sizeof *F * (PJ * dims[2] + 1));
-  rc = !I || !F || lbmc_h5_read_str(f, "points/service", (hsize_t)PJ, res->service, LBMC_SERVICE_TEXT) ||
+  rc = !I || !F ||
+       lbmc_h5_read_str(f, "points/service", (hsize_t)PJ, res->service, LBMC_SERVICE_TEXT) ||
        lbmc_h5_read(f, "points/slots", H5T_NATIVE_INT64, I) ||
        lbmc_h5_read(f, "points/mu_k", H5T_NATIVE_DOUBLE, F);
   for (size_t i = 0; !rc && i < PJ; i++) {
@@ -136,7 +142,8 @@ static int lbmc_read_metric(hid_t f, const char *name, lbmc_results *res, int i,
 {
   size_t off = lbmc_metric_offset(i, res->J, res->K), len = lbmc_metric_size(i, res->J, res->K);
   if (lbmc_h5_read(f, name, H5T_NATIVE_DOUBLE, buf)) return -1;
-  for (size_t r = 0; r < rows; r++) memcpy(dst + r * res->total + off, buf + r * len, sizeof *buf * len);
+  for (size_t r = 0; r < rows; r++)
+    memcpy(dst + r * res->total + off, buf + r * len, sizeof *buf * len);
   return 0;
 }
 
@@ -189,12 +196,14 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");
   } else if (layout != LBMC_LAYOUT_VERSION) {
     char why[96];
-    snprintf(why, sizeof why, "layout_version %lld, this program reads %d", (long long)layout, LBMC_LAYOUT_VERSION);
+    snprintf(why, sizeof why, "layout_version %lld, this program reads %d", (long long)layout,
+             LBMC_LAYOUT_VERSION);
     err = lbmc_read_fail(path, why);
   } else if (lbmc_h5_read_attr_i64(f, "tail_k", &K) || lbmc_h5_dims(f, "points/beta", dims) != 2 ||
              lbmc_h5_dims(f, "replicas/warmup", pr) != 2) {
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
-  } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) == LBMC_SUCCESS) {
+  } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) ==
+             LBMC_SUCCESS) {
     if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_service(f, res) ||
         lbmc_read_data(f, res)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");

@@ -9,10 +9,10 @@
 #include "results.h"
 
 /* Gather one field of the P points into a flat array. */
-#define LBMC_GATHER(buf, res, expr)                                                            \
-  for (long i_ = 0; i_ < (res)->P; i_++) {                                                     \
-    const lbmc_point_info *p = &(res)->pt[i_];                                                 \
-    (buf)[i_] = (expr);                                                                        \
+#define LBMC_GATHER(buf, res, expr)                                                                \
+  for (long i_ = 0; i_ < (res)->P; i_++) {                                                         \
+    const lbmc_point_info *p = &(res)->pt[i_];                                                     \
+    (buf)[i_] = (expr);                                                                            \
   }
 
 static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
@@ -23,49 +23,54 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
   double *F = scratch;
   const char **S = scratch;
   int rc = g < 0;
-#define LBMC_I64(name, expr, units, desc)                                                      \
-  if (!rc) {                                                                                   \
-    LBMC_GATHER(I, res, expr);                                                                 \
-    rc = lbmc_h5_write_i64(g, name, 1, &P, I, units, desc);                                    \
+#define LBMC_I64(name, expr, units, desc)                                                          \
+  if (!rc) {                                                                                       \
+    LBMC_GATHER(I, res, expr);                                                                     \
+    rc = lbmc_h5_write_i64(g, name, 1, &P, I, units, desc);                                        \
   }
-#define LBMC_F64(name, expr, units, desc)                                                      \
-  if (!rc) {                                                                                   \
-    LBMC_GATHER(F, res, expr);                                                                 \
-    rc = lbmc_h5_write_f64(g, name, 1, &P, F, units, desc);                                    \
+#define LBMC_F64(name, expr, units, desc)                                                          \
+  if (!rc) {                                                                                       \
+    LBMC_GATHER(F, res, expr);                                                                     \
+    rc = lbmc_h5_write_f64(g, name, 1, &P, F, units, desc);                                        \
   }
-#define LBMC_STR(name, expr, desc)                                                             \
-  if (!rc) {                                                                                   \
-    LBMC_GATHER(S, res, expr);                                                                 \
-    rc = lbmc_h5_write_str(g, name, P, S, "1", desc);                                          \
+#define LBMC_STR(name, expr, desc)                                                                 \
+  if (!rc) {                                                                                       \
+    LBMC_GATHER(S, res, expr);                                                                     \
+    rc = lbmc_h5_write_str(g, name, P, S, "1", desc);                                              \
   }
-#define LBMC_POOL_F(name, field, units, desc)                                                  \
-  if (!rc) {                                                                                   \
-    for (long i = 0; i < res->P; i++)                                                          \
-      for (int j = 0; j < res->J; j++) F[i * res->J + j] = res->pt[i].field[j];                \
-    rc = lbmc_h5_write_f64(g, name, 2, PJ, F, units, desc);                                    \
+#define LBMC_POOL_F(name, field, units, desc)                                                      \
+  if (!rc) {                                                                                       \
+    for (long i = 0; i < res->P; i++)                                                              \
+      for (int j = 0; j < res->J; j++) F[i * res->J + j] = res->pt[i].field[j];                    \
+    rc = lbmc_h5_write_f64(g, name, 2, PJ, F, units, desc);                                        \
   }
-#define LBMC_POOL_I(name, field, units, desc)                                                  \
-  if (!rc) {                                                                                   \
-    for (long i = 0; i < res->P; i++)                                                          \
-      for (int j = 0; j < res->J; j++) I[i * res->J + j] = res->pt[i].field[j];                \
-    rc = lbmc_h5_write_i64(g, name, 2, PJ, I, units, desc);                                    \
+#define LBMC_POOL_I(name, field, units, desc)                                                      \
+  if (!rc) {                                                                                       \
+    for (long i = 0; i < res->P; i++)                                                              \
+      for (int j = 0; j < res->J; j++) I[i * res->J + j] = res->pt[i].field[j];                    \
+    rc = lbmc_h5_write_i64(g, name, 2, PJ, I, units, desc);                                        \
   }
-  LBMC_I64("index", p->index, "1", "index of the point in the job's full grid (0-based, first axis slowest)");
+  LBMC_I64("index", p->index, "1",
+           "index of the point in the job's full grid (0-based, first axis slowest)");
   LBMC_I64("n", p->n, "1", "number of servers");
   LBMC_F64("lambda", p->lambda, "1/time", "arrival rate per server (total rate lambda * n)");
   LBMC_F64("rho", p->rho, "1", "load lambda / sum_j beta_j mu_j");
   LBMC_STR("policy", p->policy, "routing policy as written, e.g. jsq(2)");
   LBMC_STR("policy_name", p->policy_name, "policy family: random, jsq, pull, balanced");
-  LBMC_I64("d", p->d, "1", "policy parameter: d of jsq(d), c of balanced(c), n for full jsq, 0 if none");
-  LBMC_STR("sampling", p->sampling, "jsq(d) sampling: distinct or with_replacement; empty otherwise");
+  LBMC_I64("d", p->d, "1",
+           "policy parameter: d of jsq(d), c of balanced(c), n for full jsq, 0 if none");
+  LBMC_STR("sampling", p->sampling,
+           "jsq(d) sampling: distinct or with_replacement; empty otherwise");
   LBMC_I64("routers", p->routers, "1", "number of routers R");
   LBMC_STR("stale", p->stale, "pull's stale-message variant: withdraw or keep; empty otherwise");
   LBMC_POOL_F("beta", beta, "1", "fraction of the servers in each pool");
   LBMC_POOL_F("mu", mu, "1/time", "service speed of a server of each pool");
   LBMC_POOL_I("buffer", buffer, "1", "customers a server of each pool holds, -1 = unlimited");
-  LBMC_POOL_I("pool_servers", pool_servers, "1", "servers per pool (largest-remainder rounding of beta_j n)");
+  LBMC_POOL_I("pool_servers", pool_servers, "1",
+              "servers per pool (largest-remainder rounding of beta_j n)");
   if (!rc) { /* service distribution per pool: P x J strings */
-    for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++) S[i] = res->service + i * LBMC_SERVICE_TEXT;
+    for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++)
+      S[i] = res->service + i * LBMC_SERVICE_TEXT;
     rc = lbmc_h5_write_strs(g, "service", 2, PJ, S, "1",
                             "service requirement distribution (mean 1) of each pool, canonical "
                             "text such as lognormal:scv=4 (docs/job-files.md)");
@@ -76,12 +81,14 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
       I[i] = res->slots[i];
       if (res->slots[i] > L) L = res->slots[i];
     }
-    rc = lbmc_h5_write_i64(g, "slots", 2, PJ, I, "1",
-                           "L_j: entries of each pool's speed list mu_k (1 = the constant speed mu)");
+    rc = lbmc_h5_write_i64(
+        g, "slots", 2, PJ, I, "1",
+        "L_j: entries of each pool's speed list mu_k (1 = the constant speed mu)");
     if (!rc) {
       hsize_t PJL[3] = {(hsize_t)res->P, (hsize_t)res->J, (hsize_t)L};
       for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++)
-        for (int k = 0; k < L; k++) F[i * (size_t)L + (size_t)k] = res->mu_k[i * LBMC_MAX_RATES + (size_t)k];
+        for (int k = 0; k < L; k++)
+          F[i * (size_t)L + (size_t)k] = res->mu_k[i * LBMC_MAX_RATES + (size_t)k];
       rc = lbmc_h5_write_f64(g, "mu_k", 3, PJL, F, "1/time",
                              "speed of a server of each pool holding k = 1..L customers (the last "
                              "one for more); NaN beyond the pool's slots");
@@ -103,7 +110,8 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
 }
 
 /* dims of metric i after a leading block of `lead` dims. */
-static int lbmc_metric_dims(const lbmc_results *res, int i, int lead, const hsize_t *first, hsize_t *dims)
+static int lbmc_metric_dims(const lbmc_results *res, int i, int lead, const hsize_t *first,
+                            hsize_t *dims)
 {
   int rank = lead;
   for (int k = 0; k < lead; k++) dims[k] = first[k];
@@ -120,10 +128,12 @@ static int lbmc_metric_dims(const lbmc_results *res, int i, int lead, const hsiz
 }
 
 /* Copy metric i of every row (stride total) into out. */
-static void lbmc_metric_slice(const lbmc_results *res, const double *src, size_t rows, int i, double *out)
+static void lbmc_metric_slice(const lbmc_results *res, const double *src, size_t rows, int i,
+                              double *out)
 {
   size_t off = lbmc_metric_offset(i, res->J, res->K), len = lbmc_metric_size(i, res->J, res->K);
-  for (size_t r = 0; r < rows; r++) memcpy(out + r * len, src + r * res->total + off, sizeof *out * len);
+  for (size_t r = 0; r < rows; r++)
+    memcpy(out + r * len, src + r * res->total + off, sizeof *out * len);
 }
 
 /* Attribute `levels` (the quantile levels) on a group or dataset. */
@@ -153,13 +163,17 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
     hid_t m = H5Gcreate2(g, info->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rank = lbmc_metric_dims(res, i, 1, &P, dims);
     char desc[256];
-    rc = m < 0 || lbmc_h5_attr_str(m, "units", info->units) || lbmc_h5_attr_str(m, "description", info->description);
+    rc = m < 0 || lbmc_h5_attr_str(m, "units", info->units) ||
+         lbmc_h5_attr_str(m, "description", info->description);
     if (!rc && info->shape == LBMC_SHAPE_QUANTILE) rc = lbmc_write_levels(m);
     lbmc_metric_slice(res, res->mean, (size_t)res->P, i, scratch);
     snprintf(desc, sizeof desc, "mean over replicas of: %s", info->description);
     if (!rc) rc = lbmc_h5_write_f64(m, "mean", rank, dims, scratch, info->units, desc);
     lbmc_metric_slice(res, res->half_width, (size_t)res->P, i, scratch);
-    snprintf(desc, sizeof desc, "half-width of the two-sided Student-t interval at level `confidence` (root attribute) of %s", info->name);
+    snprintf(desc, sizeof desc,
+             "half-width of the two-sided Student-t interval at level `confidence` (root "
+             "attribute) of %s",
+             info->name);
     if (!rc) rc = lbmc_h5_write_f64(m, "half_width", rank, dims, scratch, info->units, desc);
     lbmc_metric_slice(res, res->std_err, (size_t)res->P, i, scratch);
     snprintf(desc, sizeof desc, "standard error of the mean of %s", info->name);
@@ -169,7 +183,9 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
   if (!rc) {
     int64_t *I = (int64_t *)scratch;
     for (long i = 0; i < res->P; i++) I[i] = res->pt[i].replicas;
-    rc = lbmc_h5_write_i64(g, "replicas", 1, &P, I, "1", "replicas behind each estimate (one replica: the interval comes from its batch means)");
+    rc = lbmc_h5_write_i64(
+        g, "replicas", 1, &P, I, "1",
+        "replicas behind each estimate (one replica: the interval comes from its batch means)");
   }
   if (g >= 0) H5Gclose(g);
   return rc;
@@ -185,7 +201,8 @@ static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scra
     const lbmc_metric_info *info = lbmc_metric_get(i);
     int rank = lbmc_metric_dims(res, i, 2, PR, dims);
     char desc[256];
-    snprintf(desc, sizeof desc, "per-replica values (NaN where a point has fewer replicas) of: %s", info->description);
+    snprintf(desc, sizeof desc, "per-replica values (NaN where a point has fewer replicas) of: %s",
+             info->description);
     lbmc_metric_slice(res, res->values, rows, i, scratch);
     rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
     if (!rc && info->shape == LBMC_SHAPE_QUANTILE) {
@@ -194,11 +211,28 @@ static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scra
       if (d >= 0) H5Dclose(d);
     }
   }
-  if (!rc) rc = lbmc_h5_write_f64(g, "warmup", 2, PR, res->rep_warmup, "time", "warm-up time used by the replica (chosen by MSER-5 with warmup auto); NaN where no replica");
-  if (!rc) rc = lbmc_h5_write_i64(g, "events", 2, PR, res->rep_events, "1", "arrivals plus departures simulated after the warm-up; -1 where no replica");
-  if (!rc) rc = lbmc_h5_write_f64(g, "cpu_seconds", 2, PR, res->rep_cpu, "s", "CPU seconds (real time, not model time) of the replica's measured period; NaN where no replica");
-  if (!rc) rc = lbmc_h5_write_f64(g, "growth", 2, PR, res->rep_growth, "1", "smallest increase of the time-average customers in the system from one quarter of the measured period to the next, per customer admitted (about 0 in a steady state, > 0 while the system fills up); NaN where no replica");
-  if (!rc) rc = lbmc_h5_write_i8(g, "unstable", 2, PR, res->rep_unstable, "1", "1 if the replica hit the cap on customers in the system (max_customers), 0 if not, -1 where no replica");
+  if (!rc)
+    rc = lbmc_h5_write_f64(g, "warmup", 2, PR, res->rep_warmup, "time",
+                           "warm-up time used by the replica (chosen by MSER-5 with warmup auto); "
+                           "NaN where no replica");
+  if (!rc)
+    rc = lbmc_h5_write_i64(
+        g, "events", 2, PR, res->rep_events, "1",
+        "arrivals plus departures simulated after the warm-up; -1 where no replica");
+  if (!rc)
+    rc = lbmc_h5_write_f64(g, "cpu_seconds", 2, PR, res->rep_cpu, "s",
+                           "CPU seconds (real time, not model time) of the replica's measured "
+                           "period; NaN where no replica");
+  if (!rc)
+    rc = lbmc_h5_write_f64(
+        g, "growth", 2, PR, res->rep_growth, "1",
+        "smallest increase of the time-average customers in the system from one quarter of the "
+        "measured period to the next, per customer admitted (about 0 in a steady state, > 0 while "
+        "the system fills up); NaN where no replica");
+  if (!rc)
+    rc = lbmc_h5_write_i8(g, "unstable", 2, PR, res->rep_unstable, "1",
+                          "1 if the replica hit the cap on customers in the system "
+                          "(max_customers), 0 if not, -1 where no replica");
   if (g >= 0) H5Gclose(g);
   return rc;
 }

@@ -19,8 +19,7 @@ typedef struct {
 static lbmc_err lbmc_balanced_check(const lbmc_model *m)
 {
   if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: policy %s: c = %ld exceeds n = %ld; allowed: 1 <= c <= n",
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: c = %ld exceeds n = %ld; allowed: 1 <= c <= n",
                       m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
   return LBMC_SUCCESS;
 }
@@ -72,7 +71,8 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
   for (uint32_t j = 0; j < st->J; j++) w->k[j] = 0;
   for (uint32_t i = 0; i < c; i++) {
     uint32_t j = lbmc_balanced_pool(st, w);
-    uint32_t local = lbmc_draw_distinct(st->s_route, (uint32_t)st->m->N[j], w->drawn + j * c, w->k[j]);
+    uint32_t local =
+        lbmc_draw_distinct(st->s_route, (uint32_t)st->m->N[j], w->drawn + j * c, w->k[j]);
     uint32_t s = (uint32_t)st->m->offset[j] + local, q = st->q[s];
     w->k[j]++;
     if (q < best_q) {

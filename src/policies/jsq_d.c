@@ -15,8 +15,7 @@ typedef struct {
 static lbmc_err lbmc_jsqd_check(const lbmc_model *m)
 {
   if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: policy %s: d = %ld exceeds n = %ld; allowed: 1 <= d <= n",
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: d = %ld exceeds n = %ld; allowed: 1 <= d <= n",
                       m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
   return LBMC_SUCCESS;
 }

@@ -28,12 +28,12 @@ typedef struct {
 } lbmc_msg_loc;
 
 typedef struct {
-  uint32_t R, L;      /* routers; most slots of any pool */
-  lbmc_msg **msg;     /* R: the messages each router holds */
-  uint32_t *count;    /* R */
-  uint32_t *cap;      /* R */
-  uint32_t *held;     /* n, withdraw only: messages out per server (= its idleness) */
-  lbmc_msg_loc *loc;  /* n x L, withdraw only: where they are */
+  uint32_t R, L;     /* routers; most slots of any pool */
+  lbmc_msg **msg;    /* R: the messages each router holds */
+  uint32_t *count;   /* R */
+  uint32_t *cap;     /* R */
+  uint32_t *held;    /* n, withdraw only: messages out per server (= its idleness) */
+  lbmc_msg_loc *loc; /* n x L, withdraw only: where they are */
   int withdraw;
 } lbmc_pull_ws;
 

@@ -12,7 +12,7 @@ extern const lbmc_policy_type lbmc_policy_balanced;
 extern const lbmc_policy_type lbmc_policy_lwl;
 
 static const lbmc_policy_type *const lbmc_policies[] = {
-    &lbmc_policy_random, &lbmc_policy_jsq_d, &lbmc_policy_jsq_full,
+    &lbmc_policy_random, &lbmc_policy_jsq_d,    &lbmc_policy_jsq_full,
     &lbmc_policy_pull,   &lbmc_policy_balanced, &lbmc_policy_lwl,
 };
 

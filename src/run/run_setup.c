@@ -28,7 +28,8 @@ lbmc_err lbmc_job_shard_points(const lbmc_job *job, long i, long k, long **point
   double *cost, *load;
   long *order, *owner;
   if (k < 1 || i < 1 || i > k)
-    return LBMC_ERROR(LBMC_ERR_ARG, "--shard: %ld/%ld is not allowed; write i/k with 1 <= i <= k", i, k);
+    return LBMC_ERROR(LBMC_ERR_ARG, "--shard: %ld/%ld is not allowed; write i/k with 1 <= i <= k",
+                      i, k);
   cost = malloc(sizeof *cost * (size_t)P);
   order = malloc(sizeof *order * (size_t)P);
   owner = malloc(sizeof *owner * (size_t)P);
@@ -72,10 +73,13 @@ static lbmc_err lbmc_runner_replay(const lbmc_ckpt_record *rec, void *ctx)
       if (rec->replica < 0 || rec->replica >= run->Rmax) break;
       return lbmc_runner_record(run, mid, rec->replica, &rec->rr);
     }
-    if (run->grid[mid] < rec->point) lo = mid + 1;
-    else hi = mid - 1;
+    if (run->grid[mid] < rec->point)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
-  return LBMC_ERROR(LBMC_ERR_MISMATCH, "the checkpoint holds point %ld replica %ld, which this run "
+  return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                    "the checkpoint holds point %ld replica %ld, which this run "
                     "(shard) does not have; it belongs to another run",
                     rec->point, rec->replica);
 }
@@ -85,13 +89,15 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   char ckpt[4096];
   lbmc_model *m = NULL;
   lbmc_run_options o;
-  LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k, &run->res));
+  LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k,
+                                 &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
   if (run->set->shard_count > 0)
-    snprintf(run->res->shard, sizeof run->res->shard, "%ld/%ld", run->set->shard_index, run->set->shard_count);
+    snprintf(run->res->shard, sizeof run->res->shard, "%ld/%ld", run->set->shard_index,
+             run->set->shard_count);
   for (long i = 0; i < run->P; i++) {
     LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
@@ -107,13 +113,15 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     }
   run->waiting = malloc(sizeof *run->waiting * (size_t)run->size);
   if (run->with_batches)
-    run->batch_store = malloc(sizeof *run->batch_store * (size_t)run->P * (size_t)run->batches * run->total);
+    run->batch_store =
+        malloc(sizeof *run->batch_store * (size_t)run->P * (size_t)run->batches * run->total);
   if (!run->waiting || (run->with_batches && !run->batch_store))
     return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
-  return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job), lbmc_job_seed(run->job),
-                              run->total, run->batches, lbmc_runner_replay, run, &run->ck);
+  return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job),
+                              lbmc_job_seed(run->job), run->total, run->batches, lbmc_runner_replay,
+                              run, &run->ck);
 }
 
 lbmc_err lbmc_runner_setup(lbmc_runner *run)
@@ -121,7 +129,8 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
   const lbmc_run_settings *set = run->set;
   run->cached = -1;
   if (set->shard_count > 0) {
-    LBMC_CHECK(lbmc_job_shard_points(run->job, set->shard_index, set->shard_count, &run->grid, &run->P));
+    LBMC_CHECK(
+        lbmc_job_shard_points(run->job, set->shard_index, set->shard_count, &run->grid, &run->P));
   } else {
     run->P = lbmc_job_points(run->job);
     run->grid = malloc(sizeof *run->grid * (size_t)(run->P ? run->P : 1));
@@ -137,7 +146,8 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
   run->msg = malloc(sizeof *run->msg * run->msg_len);
   run->rmsg = malloc(sizeof *run->rmsg * run->msg_len);
   run->cost = malloc(sizeof *run->cost * (size_t)(run->P ? run->P : 1));
-  if (!run->msg || !run->rmsg || !run->cost) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+  if (!run->msg || !run->rmsg || !run->cost)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
   for (long i = 0; i < run->P; i++) run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);
   return run->rank == 0 ? lbmc_runner_setup_root(run) : LBMC_SUCCESS;
 }
@@ -168,8 +178,10 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
     const lbmc_point_info *p = &res->pt[i];
     double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
     char w[32];
-    if (isnan(p->warmup)) snprintf(w, sizeof w, "auto");
-    else snprintf(w, sizeof w, "%g", p->warmup);
+    if (isnan(p->warmup))
+      snprintf(w, sizeof w, "auto");
+    else
+      snprintf(w, sizeof w, "%g", p->warmup);
     lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s  %s%s\n", p->index,
              p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->time, w,
              LBMC_RES_SERVICE(res, i, 0), res->slots[(size_t)i * res->J] > 1 ? " (mu_k)" : "");
@@ -180,11 +192,12 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   lbmc_log(run->comm, stdout,
            "%ld points, %ld work units (point x replica)%s; about %.3g events, roughly %.3g CPU "
            "seconds at 1e7 events per second per core\n",
-           run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "", events,
-           events / 1e7);
+           run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "",
+           events, events / 1e7);
 }
 
-lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica, const lbmc_replica_result *rr)
+lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
+                            const lbmc_replica_result *rr)
 {
   int keep_batches = run->with_batches && replica == 0 && rr->batch_values;
   const double *batch = NULL;
@@ -193,10 +206,13 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica, const lb
     memcpy(run->batch_store + (size_t)point * (size_t)run->batches * run->total, rr->batch_values,
            sizeof *run->batch_store * (size_t)run->batches * run->total);
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
-  if (run->ck) LBMC_CHECK(lbmc_checkpoint_append(run->ck, run->grid[point], replica, rr, keep_batches));
+  if (run->ck)
+    LBMC_CHECK(lbmc_checkpoint_append(run->ck, run->grid[point], replica, rr, keep_batches));
   lbmc_schedule_done(run->sched, point, replica, run->ck != NULL);
-  if (run->with_batches) batch = run->batch_store + (size_t)point * (size_t)run->batches * run->total;
-  if (lbmc_schedule_settle(run->sched, run->res, point, batch) && run->ck) lbmc_checkpoint_sync(run->ck);
+  if (run->with_batches)
+    batch = run->batch_store + (size_t)point * (size_t)run->batches * run->total;
+  if (lbmc_schedule_settle(run->sched, run->res, point, batch) && run->ck)
+    lbmc_checkpoint_sync(run->ck);
   return LBMC_SUCCESS;
 }
 

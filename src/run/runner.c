@@ -27,8 +27,10 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*
   lbmc_replica_set_monitor(run->rep, monitor, ctx);
   rr.values = m + LBMC_MSG_HEAD;
   rr.batch_values = (run->with_batches && replica == 0) ? m + LBMC_MSG_HEAD + run->total : NULL;
-  err = lbmc_replica_run(run->rep, run->grid[point], replica, run->Rmax, lbmc_job_seed(run->job), &rr);
-  if (err) return err == LBMC_ERR_INTERRUPTED ? err : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
+  err = lbmc_replica_run(run->rep, run->grid[point], replica, run->Rmax, lbmc_job_seed(run->job),
+                         &rr);
+  if (err)
+    return err == LBMC_ERR_INTERRUPTED ? err : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   m[LBMC_MSG_POINT] = (double)point;
   m[LBMC_MSG_REPLICA] = (double)replica;
   m[LBMC_MSG_STATUS] = (double)rr.status;
@@ -67,8 +69,9 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
   run->t_progress = now;
   left = s->cost_planned - s->cost_done;
   eta = (s->cost_done > 0 && run->units_run > 0) ? el * left / s->cost_done : NAN;
-  lbmc_log(run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points, elapsed %.1f s, ETA %s%.0f s\n",
-           run->units_run, s->points_finished, s->P, el, isnan(eta) ? "? " : "", isnan(eta) ? 0.0 : eta);
+  lbmc_log(
+      run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points, elapsed %.1f s, ETA %s%.0f s\n",
+      run->units_run, s->points_finished, s->P, el, isnan(eta) ? "? " : "", isnan(eta) ? 0.0 : eta);
 }
 
 /* Rank 0: answer rank `src` with the next unit, or park it, or release it. */
@@ -94,7 +97,8 @@ static lbmc_err lbmc_runner_serve(lbmc_runner *run)
   for (;;) {
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_RESULT, run->comm, &flag, &st);
     if (!flag) break;
-    MPI_Recv(run->rmsg, (int)run->msg_len, MPI_DOUBLE, st.MPI_SOURCE, LBMC_TAG_RESULT, run->comm, &st);
+    MPI_Recv(run->rmsg, (int)run->msg_len, MPI_DOUBLE, st.MPI_SOURCE, LBMC_TAG_RESULT, run->comm,
+             &st);
     if (run->rmsg[LBMC_MSG_POINT] >= 0) LBMC_CHECK(lbmc_runner_record_msg(run, run->rmsg));
     if (run->rmsg[LBMC_MSG_POINT] == -2) run->stopping = 1; /* that rank was signalled */
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
@@ -148,7 +152,8 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
     }
   }
   if (run->stopping)
-    for (int k = 1; k < run->size; k++) MPI_Send(&aborted, 1, MPI_INT, k, LBMC_TAG_ABORT, run->comm);
+    for (int k = 1; k < run->size; k++)
+      MPI_Send(&aborted, 1, MPI_INT, k, LBMC_TAG_ABORT, run->comm);
   run->stopping = 1; /* from here on every request is answered with "stop" */
   while (run->released < run->size - 1) {
     LBMC_CHECK(lbmc_runner_serve(run));
@@ -174,14 +179,17 @@ static lbmc_err lbmc_runner_worker(lbmc_runner *run)
   int flag, dummy;
   run->msg[LBMC_MSG_POINT] = -1;
   for (;;) {
-    if (run->set->stop && *run->set->stop && run->msg[LBMC_MSG_POINT] == -1) run->msg[LBMC_MSG_POINT] = -2;
+    if (run->set->stop && *run->set->stop && run->msg[LBMC_MSG_POINT] == -1)
+      run->msg[LBMC_MSG_POINT] = -2;
     MPI_Send(run->msg, (int)run->msg_len, MPI_DOUBLE, 0, LBMC_TAG_RESULT, run->comm);
     MPI_Recv(unit, 2, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, MPI_STATUS_IGNORE);
     if (unit[0] < 0) break;
     {
       lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], lbmc_runner_worker_monitor, run);
-      if (err == LBMC_ERR_INTERRUPTED) run->msg[LBMC_MSG_POINT] = (run->set->stop && *run->set->stop) ? -2 : -1;
-      else if (err) return err;
+      if (err == LBMC_ERR_INTERRUPTED)
+        run->msg[LBMC_MSG_POINT] = (run->set->stop && *run->set->stop) ? -2 : -1;
+      else if (err)
+        return err;
     }
   }
   for (;;) { /* drain an abort notice that crossed the stop reply */

@@ -29,9 +29,9 @@ typedef struct {
   int rank, size;
   const lbmc_job *job;
   const lbmc_run_settings *set;
-  long P;           /* points of this run (the shard) */
-  long *grid;       /* P: grid index of each local point, increasing */
-  double *cost;     /* P: cost of one replica, n x simulated time */
+  long P;       /* points of this run (the shard) */
+  long *grid;   /* P: grid index of each local point, increasing */
+  double *cost; /* P: cost of one replica, n x simulated time */
   long Rmax, batches;
   size_t total;
   int with_batches; /* the job has one replica per point: keep batch means of replica 0 */
@@ -72,7 +72,7 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
 /** Simulate (point, replica) into run->msg; returns LBMC_ERR_INTERRUPTED when the
  *  monitor stopped it. */
-lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica,
-                              int (*monitor)(void *), void *ctx);
+lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*monitor)(void *),
+                              void *ctx);
 
 #endif

@@ -21,7 +21,8 @@ lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rm
   s->done = calloc((size_t)P, sizeof *s->done);
   s->inflight = calloc((size_t)P, sizeof *s->inflight);
   s->finished = calloc((size_t)P, sizeof *s->finished);
-  if (!s->cost || !s->order || !s->state || !s->target || !s->done || !s->inflight || !s->finished) {
+  if (!s->cost || !s->order || !s->state || !s->target || !s->done || !s->inflight ||
+      !s->finished) {
     lbmc_schedule_destroy(&s);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "schedule: out of memory for %ld points", P);
   }
@@ -119,9 +120,10 @@ int lbmc_schedule_settle(lbmc_schedule *s, lbmc_results *res, long p, const doub
       if (R >= s->Rmax) {
         res->pt[p].status = LBMC_STATUS_PRECISION_NOT_MET;
       } else {
-        double want = isfinite(rel) ? ceil((double)R * (rel / s->precision.relative) *
-                                           (rel / s->precision.relative))
-                                    : 2.0 * (double)R;
+        double want =
+            isfinite(rel)
+                ? ceil((double)R * (rel / s->precision.relative) * (rel / s->precision.relative))
+                : 2.0 * (double)R;
         more = want > (double)s->Rmax ? s->Rmax : (long)want;
         if (more < R + 1) more = R + 1;
         s->cost_planned += s->cost[p] * (double)(more - R);

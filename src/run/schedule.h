@@ -19,14 +19,14 @@
 
 typedef struct {
   long P, Rmax;
-  double *cost;     /* P: cost of one replica */
-  long *order;      /* P: points by decreasing cost (ties: lower index first) */
-  long cursor;      /* position in order before which no point has pending units */
-  int8_t *state;    /* P x Rmax: 0 pending, 1 issued, 2 done */
-  long *target;     /* P: replicas of the current round's end */
-  long *done;       /* P: replicas done */
-  long *inflight;   /* P: replicas issued and not done */
-  int *finished;    /* P */
+  double *cost;   /* P: cost of one replica */
+  long *order;    /* P: points by decreasing cost (ties: lower index first) */
+  long cursor;    /* position in order before which no point has pending units */
+  int8_t *state;  /* P x Rmax: 0 pending, 1 issued, 2 done */
+  long *target;   /* P: replicas of the current round's end */
+  long *done;     /* P: replicas done */
+  long *inflight; /* P: replicas issued and not done */
+  int *finished;  /* P */
   long points_finished;
   double cost_done, cost_planned;
   lbmc_precision precision;
@@ -49,7 +49,8 @@ void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued);
  *  finished (setting pt[point].status / .replicas / .done) or gets another round.
  *  batch_values: the batch means of its replica 0 when the job has one replica.
  *  Returns 1 if the point is now finished. */
-int lbmc_schedule_settle(lbmc_schedule *s, lbmc_results *res, long point, const double *batch_values);
+int lbmc_schedule_settle(lbmc_schedule *s, lbmc_results *res, long point,
+                         const double *batch_values);
 /** 1 when every point is finished. */
 int lbmc_schedule_all_finished(const lbmc_schedule *s);
 

@@ -11,28 +11,27 @@
 
 static int failures = 0;
 
-#define EXPECT(cond)                                                                     \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-      failures++;                                                                        \
-    }                                                                                    \
+#define EXPECT(cond)                                                                               \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                              \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
-static const char *const grid_text =
-    "# a 2 x 3 grid\n"
-    "system:\n"
-    "  n: [10, 20]\n"
-    "  lambda: 0.5\n"
-    "  pools:\n"
-    "    - {beta: 0.5, mu: 2, buffer: 4}\n"
-    "    - {beta: rest, mu: 1/3}\n"
-    "policy: pull\n"
-    "run:\n"
-    "  time: [100, 200, 300]\n"
-    "  warmup: auto\n"
-    "  seed: 7\n"
-    "  replicas: 3\n";
+static const char *const grid_text = "# a 2 x 3 grid\n"
+                                     "system:\n"
+                                     "  n: [10, 20]\n"
+                                     "  lambda: 0.5\n"
+                                     "  pools:\n"
+                                     "    - {beta: 0.5, mu: 2, buffer: 4}\n"
+                                     "    - {beta: rest, mu: 1/3}\n"
+                                     "policy: pull\n"
+                                     "run:\n"
+                                     "  time: [100, 200, 300]\n"
+                                     "  warmup: auto\n"
+                                     "  seed: 7\n"
+                                     "  replicas: 3\n";
 
 static void test_text(void)
 {
@@ -164,7 +163,9 @@ int main(int argc, char **argv)
   test_errors();
   test_service();
   test_file(argv[1]);
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  else printf("job API: all checks passed\n");
+  if (failures)
+    fprintf(stderr, "%d check(s) failed\n", failures);
+  else
+    printf("job API: all checks passed\n");
   return failures ? 1 : 0;
 }

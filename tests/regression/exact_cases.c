@@ -37,11 +37,11 @@ typedef struct {
   long only;
 } ec_opts;
 
-#define EC_CONFIDENCE 0.99
-#define EC_MIN_COVERAGE 0.97
-#define EC_MAX_HW 4.0
+#define EC_CONFIDENCE      0.99
+#define EC_MIN_COVERAGE    0.97
+#define EC_MAX_HW          4.0
 #define EC_TAIL_MIN_VISITS 50.0
-#define EC_SEED 20261129L
+#define EC_SEED            20261129L
 
 static double ec_num(json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
 
@@ -88,7 +88,8 @@ static void ec_scalar(th_tally *t, const th_result *r, json_t *sm, const char *n
 {
   char label[160];
   snprintf(label, sizeof label, "%s %s", tag, name);
-  th_compare(t, r, th_index(r, name, 0, 0), ec_num(json_object_get(sm, exact_name)), label, verbose);
+  th_compare(t, r, th_index(r, name, 0, 0), ec_num(json_object_get(sm, exact_name)), label,
+             verbose);
 }
 
 static void ec_pool(th_tally *t, const th_result *r, json_t *sm, const char *name, const char *tag,
@@ -119,7 +120,8 @@ static void ec_tail(th_tally *t, const th_result *r, json_t *sm, const char *tag
 
 static int ec_case(json_t *c, long idx, const ec_opts *o, th_tally *t)
 {
-  json_t *in = json_object_get(c, "input"), *sm = json_object_get(json_object_get(c, "result"), "spec_metrics");
+  json_t *in = json_object_get(c, "input"),
+         *sm = json_object_get(json_object_get(c, "result"), "spec_metrics");
   lbmc_model *m = NULL;
   lbmc_run_options ro;
   th_result r;
@@ -166,16 +168,26 @@ int main(int argc, char **argv)
   th_tally t = {.max_hw = EC_MAX_HW};
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--replicas") == 0 && i + 1 < argc) o.replicas = atol(argv[++i]);
-    else if (strcmp(argv[i], "--arrivals") == 0 && i + 1 < argc) o.arrivals = atof(argv[++i]);
-    else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) o.only = atol(argv[++i]);
-    else if (strcmp(argv[i], "--swap-mu") == 0) o.swap_mu = 1;
-    else if (strcmp(argv[i], "--general") == 0) o.general = 1;
-    else if (strcmp(argv[i], "--verbose") == 0) o.verbose = 1;
-    else path = argv[i];
+    if (strcmp(argv[i], "--replicas") == 0 && i + 1 < argc)
+      o.replicas = atol(argv[++i]);
+    else if (strcmp(argv[i], "--arrivals") == 0 && i + 1 < argc)
+      o.arrivals = atof(argv[++i]);
+    else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
+      o.only = atol(argv[++i]);
+    else if (strcmp(argv[i], "--swap-mu") == 0)
+      o.swap_mu = 1;
+    else if (strcmp(argv[i], "--general") == 0)
+      o.general = 1;
+    else if (strcmp(argv[i], "--verbose") == 0)
+      o.verbose = 1;
+    else
+      path = argv[i];
   }
   if (!path) {
-    fprintf(stderr, "usage: %s CASES.json [--replicas R] [--arrivals A] [--swap-mu] [--case I] [--verbose]\n", argv[0]);
+    fprintf(
+        stderr,
+        "usage: %s CASES.json [--replicas R] [--arrivals A] [--swap-mu] [--case I] [--verbose]\n",
+        argv[0]);
     return 2;
   }
   root = json_load_file(path, 0, &jerr);
@@ -184,10 +196,11 @@ int main(int argc, char **argv)
     return 2;
   }
   cases = json_object_get(root, "cases");
-  printf("%zu cases, %ld replicas each, ~%.3g arrivals per replica, %.0f%% intervals, %s engine%s\n",
-         json_array_size(cases), o.replicas, o.arrivals, 100 * EC_CONFIDENCE,
-         o.general ? "general-service" : "exponential",
-         o.swap_mu ? ", pools' mu SWAPPED (this run must fail)" : "");
+  printf(
+      "%zu cases, %ld replicas each, ~%.3g arrivals per replica, %.0f%% intervals, %s engine%s\n",
+      json_array_size(cases), o.replicas, o.arrivals, 100 * EC_CONFIDENCE,
+      o.general ? "general-service" : "exponential",
+      o.swap_mu ? ", pools' mu SWAPPED (this run must fail)" : "");
   for (size_t i = 0; i < json_array_size(cases); i++) {
     if (o.only >= 0 && (long)i != o.only) continue;
     if (ec_case(json_array_get(cases, i), (long)i, &o, &t)) {

@@ -34,7 +34,7 @@
 #include "lbmc/stats.h"
 
 #define GV_ALPHA 0.01
-#define GV_SEED 6006L
+#define GV_SEED  6006L
 
 static void gv_service(lbmc_model *m, const char *text)
 {
@@ -134,7 +134,8 @@ static int gv_mu_k(void)
   for (int k = 0; k < 400; k++) L += k * pi[k];
   for (int k = 3; k < 400; k++) pwait += pi[k]; /* arrivals finding all 3 slots busy */
   th_family_add(&f, &r, th_index(&r, "mean_queue", 0, 0), L, 0, "M/M/3 mean count");
-  th_family_add(&f, &r, th_index(&r, "mean_sojourn", 0, 0), L / lam, 0, "M/M/3 mean sojourn (Little)");
+  th_family_add(&f, &r, th_index(&r, "mean_sojourn", 0, 0), L / lam, 0,
+                "M/M/3 mean sojourn (Little)");
   th_family_add(&f, &r, th_index(&r, "p_wait", 0, 0), pwait, 0, "M/M/3 p_wait (Erlang C)");
   th_family_add(&f, &r, th_index(&r, "mean_wait", 0, 0), L / lam - 1, 0, "M/M/3 mean wait");
   for (int k = 1; k <= 6; k++) {
@@ -166,12 +167,15 @@ static int gv_quantiles(void)
     o.general_engine = g;
     if (th_simulate(m, &o, 2 + g, 20, GV_SEED, &r)) return 1;
     for (int i = 0; i < LBMC_QUANTILES; i++) {
-      double q = levels[i], soj = -log(1 - q) / gap, wait = q > 1 - lam ? -log((1 - q) / lam) / gap : 0;
+      double q = levels[i], soj = -log(1 - q) / gap,
+             wait = q > 1 - lam ? -log((1 - q) / lam) / gap : 0;
       char label[96];
       snprintf(label, sizeof label, "%s sojourn_quantiles[%g]", g ? "general" : "exp", q);
-      th_family_add(&f, &r, th_index(&r, "sojourn_quantiles", 0, 0) + (size_t)i, soj, bin * soj, label);
+      th_family_add(&f, &r, th_index(&r, "sojourn_quantiles", 0, 0) + (size_t)i, soj, bin * soj,
+                    label);
       snprintf(label, sizeof label, "%s wait_quantiles[%g]", g ? "general" : "exp", q);
-      th_family_add(&f, &r, th_index(&r, "wait_quantiles", 0, 0) + (size_t)i, wait, bin * wait, label);
+      th_family_add(&f, &r, th_index(&r, "wait_quantiles", 0, 0) + (size_t)i, wait, bin * wait,
+                    label);
     }
     th_result_free(&r);
     lbmc_model_destroy(&m);

@@ -35,7 +35,8 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
     if (lbmc_replica_run(rep, point, r, replicas, seed, &rr)) return 1;
     unstable[r] = rr.status == LBMC_STATUS_UNSTABLE;
     growth[r] = rr.growth;
-    res->arrivals += lbmc_model_lambda(m) * (double)lbmc_model_n(m) * rr.sim_time / (double)replicas;
+    res->arrivals +=
+        lbmc_model_lambda(m) * (double)lbmc_model_n(m) * rr.sim_time / (double)replicas;
   }
   lbmc_replica_destroy(&rep);
   if (lbmc_point_unstable(o, lbmc_model_surely_unstable(m), lbmc_model_rho(m), replicas, unstable,
@@ -122,8 +123,8 @@ void th_compare(th_tally *t, const th_result *r, size_t i, double exact, const c
              exact);
   }
   if (verbose || z > t->max_hw)
-    printf("  %-58s est %12.6g +/- %-10.3g exact %12.6g  |d|/hw %6.2f%s\n", label, est, hw, exact, z,
-           covered ? "" : (z > t->max_hw ? "  <-- BEYOND THE LIMIT" : "  (not covered)"));
+    printf("  %-58s est %12.6g +/- %-10.3g exact %12.6g  |d|/hw %6.2f%s\n", label, est, hw, exact,
+           z, covered ? "" : (z > t->max_hw ? "  <-- BEYOND THE LIMIT" : "  (not covered)"));
 }
 
 int th_verdict(const th_tally *t, double min_coverage)

@@ -10,10 +10,10 @@
 #include "lbmc/sim.h"
 
 typedef struct {
-  size_t total;       /* entries of the flat metric vector */
+  size_t total; /* entries of the flat metric vector */
   int J, K;
   long replicas;
-  double arrivals;    /* mean arrivals per replica in the measured period */
+  double arrivals; /* mean arrivals per replica in the measured period */
   lbmc_status status;
   double *mean, *hw, *se; /* total entries each */
 } th_result;
@@ -37,9 +37,9 @@ void th_run(lbmc_model *m, double time, double warmup, long point, long replicas
 size_t th_index(const th_result *r, const char *name, int j, int k);
 
 typedef struct {
-  double max_hw;      /* set by the caller: the largest |d|/hw allowed */
+  double max_hw; /* set by the caller: the largest |d|/hw allowed */
   long compared, covered, beyond;
-  double worst_z;     /* largest |estimate - exact| / half-width */
+  double worst_z; /* largest |estimate - exact| / half-width */
   char worst[256];
 } th_tally;
 
@@ -65,7 +65,7 @@ typedef struct {
     char label[128];
     double est, se, exact, allowance;
     long dof;
-  } *items;
+  } * items;
 } th_family;
 
 /** Add estimate i of r (replicas - 1 degrees of freedom). */

@@ -32,7 +32,7 @@
 #include "lbmc/stats.h"
 
 #define KV_ALPHA 0.01
-#define KV_SEED 4242L
+#define KV_SEED  4242L
 
 #define kv_model th_model
 
@@ -89,11 +89,11 @@ static int kv_mm1(void)
     snprintf(pools, sizeof pools, "1:%g:inf", mu);
     m = kv_model(1, lam, pools, "random", 1);
     kv_run(m, 2e5 / lam, 1000 / (mu - lam), c, 20, &r);
-#define KV_ADD(name, j, k, value)                                                              \
-  do {                                                                                         \
-    snprintf(label, sizeof label, "lambda=%g mu=%g %s%s", lam, mu, name, k ? "[k]" : "");      \
-    if (k) snprintf(label, sizeof label, "lambda=%g mu=%g %s[k=%d]", lam, mu, name, k);        \
-    th_family_add(&f, &r, th_index(&r, name, j, k), value, 0, label);                          \
+#define KV_ADD(name, j, k, value)                                                                  \
+  do {                                                                                             \
+    snprintf(label, sizeof label, "lambda=%g mu=%g %s%s", lam, mu, name, k ? "[k]" : "");          \
+    if (k) snprintf(label, sizeof label, "lambda=%g mu=%g %s[k=%d]", lam, mu, name, k);            \
+    th_family_add(&f, &r, th_index(&r, name, j, k), value, 0, label);                              \
   } while (0)
     KV_ADD("p_wait", 0, 0, rho);
     KV_ADD("mean_sojourn", 0, 0, 1 / (mu - lam));

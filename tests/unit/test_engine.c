@@ -12,7 +12,8 @@
 #include "unit.h"
 
 static lbmc_model *model(long n, int J, const double *beta, const double *mu, const long *buf,
-                         double lambda, const char *policy, long routers) {
+                         double lambda, const char *policy, long routers)
+{
   lbmc_model *m = NULL;
   CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_n(m, n) == LBMC_SUCCESS);
@@ -24,7 +25,8 @@ static lbmc_model *model(long n, int J, const double *beta, const double *mu, co
   return m;
 }
 
-static void gennums(long point, long replica, long rmax, int *g) {
+static void gennums(long point, long replica, long rmax, int *g)
+{
   for (int p = 0; p < LBMC_PURPOSES; p++)
     CU_ASSERT_FATAL(lbmc_stream_number(point, replica, rmax, (lbmc_purpose)p, &g[p]) ==
                     LBMC_SUCCESS);
@@ -32,7 +34,8 @@ static void gennums(long point, long replica, long rmax, int *g) {
 
 /* Every redundant piece of the state agrees with the queue lengths q[]. Returns the
  * number of disagreements. */
-static long state_errors(const lbmc_state *st) {
+static long state_errors(const lbmc_state *st)
+{
   long err = 0;
   uint64_t total = 0;
   for (uint32_t j = 0; j < st->J; j++) {
@@ -41,8 +44,7 @@ static long state_errors(const lbmc_state *st) {
     uint32_t busy = 0;
     for (uint32_t k = 0; k <= st->K; k++) {
       uint32_t atleast = 0;
-      for (long s = off; s < off + N; s++)
-        atleast += st->q[s] >= k;
+      for (long s = off; s < off + N; s++) atleast += st->q[s] >= k;
       err += st->level[j * (st->K + 1) + k] != atleast;
     }
     for (long s = off; s < off + N; s++) {
@@ -51,8 +53,7 @@ static long state_errors(const lbmc_state *st) {
       int32_t c = st->first[s], last = -1;
       pq += st->q[s];
       err += st->pool_of[s] != j || st->q[s] > st->B[j];
-      for (; c >= 0 && waiting <= st->q[s]; c = st->cust[c].next)
-        waiting++, last = c;
+      for (; c >= 0 && waiting <= st->q[s]; c = st->cust[c].next) waiting++, last = c;
       err += waiting != (st->q[s] ? st->q[s] - 1 : 0) || sv->last != last;
       if (st->q[s] > 0) {
         busy++;
@@ -76,7 +77,8 @@ static long state_errors(const lbmc_state *st) {
  * and the tick record holds the counter increments, the tick length, the customers at
  * the end, and (pool 2, buffer 4 <= K) area of customers = sum over k of the areas of
  * "at least k" up to floating rounding (1e-9 relative; ~1e2 events per tick). */
-static void test_invariants(void) {
+static void test_invariants(void)
+{
   const double beta[] = {0.5, 0.5}, mu[] = {1, 2};
   const long buf[] = {LBMC_BUFFER_INF, 4};
   const int K = 6;
@@ -114,8 +116,7 @@ static void test_invariants(void) {
     err += rec[LBMC_TK_STARTS] != (double)(c->starts - prev.starts);
     err += rec[LBMC_TK_N_END] != (double)st->in_system;
     err += fabs(rec[LBMC_TK_LEN] - 0.5) > 1e-12;
-    for (int k = 1; k <= K; k++)
-      areas += rec[lbmc_tk_area_tail(2, K, 1, k)];
+    for (int k = 1; k <= K; k++) areas += rec[lbmc_tk_area_tail(2, K, 1, k)];
     err += fabs(rec[lbmc_tk_area_q(2, K, 1)] - areas) > 1e-9 * fmax(1, areas);
     err += fabs(rec[LBMC_TK_AREA_N] - rec[lbmc_tk_area_q(2, K, 0)] - rec[lbmc_tk_area_q(2, K, 1)]) >
            1e-9 * fmax(1, rec[LBMC_TK_AREA_N]);
@@ -123,8 +124,7 @@ static void test_invariants(void) {
       for (int k = 1; k <= K; k++) {
         double a = rec[lbmc_tk_area_tail(2, K, j, k)];
         err += a < -1e-9 || a > 0.5 * (double)st->m->N[j] + 1e-9;
-        if (k > 1)
-          err += a > rec[lbmc_tk_area_tail(2, K, j, k - 1)] + 1e-9;
+        if (k > 1) err += a > rec[lbmc_tk_area_tail(2, K, j, k - 1)] + 1e-9;
       }
     err += rec[lbmc_tk_area_tail(2, K, 1, 5)] != 0 || rec[lbmc_tk_area_tail(2, K, 1, 6)] != 0;
     prev = *c;
@@ -139,7 +139,8 @@ static void test_invariants(void) {
 /* Common random numbers: the arrival stream does not depend on the policy (nor on the
  * number of routers), so at the same streams and seed every policy sees the same
  * arrivals up to any time. */
-static void test_common_random_numbers(void) {
+static void test_common_random_numbers(void)
+{
   const char *pol[] = {"random", "jsq(2)", "jsq", "pull", "balanced(2)", "jiq", "pull"};
   const long routers[] = {1, 1, 1, 1, 1, 1, 3};
   const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
@@ -166,7 +167,8 @@ static void test_common_random_numbers(void) {
 
 /* Each metric is its ratio of tick sums (relative rounding 1e-12): e.g. throughput n T
  * = admitted, p_block arrivals = blocked, mean_sojourn departures = sum of sojourns. */
-static void check_formulas(const double *S, const double *v, const long *N, long n) {
+static void check_formulas(const double *S, const double *v, const long *N, long n)
+{
   const int J = 2, K = 4;
   const double A = S[LBMC_TK_ARRIVALS], T = S[LBMC_TK_LEN];
   double adm = S[lbmc_tk_admitted(J, K, 0)] + S[lbmc_tk_admitted(J, K, 1)];
@@ -198,7 +200,8 @@ static void check_formulas(const double *S, const double *v, const long *N, long
  * metrics of the summed ticks. Replaying that with the engine gives bit-identical
  * values and batch values, and res.events = arrivals + departures of the measured
  * period (from the state's counters). */
-static void test_replay(void) {
+static void test_replay(void)
+{
   const double beta[] = {0.3, 0.7}, mu[] = {1.5, 0.8};
   const long buf[] = {3, LBMC_BUFFER_INF};
   lbmc_model *m = model(9, 2, beta, mu, buf, 0.85, "pull", 2);
@@ -244,11 +247,9 @@ static void test_replay(void) {
     size_t to = b < 0 ? nt : from + LBMC_TICKS_PER_BATCH;
     memset(sums, 0, sizeof *sums * width);
     for (size_t i = from; i < to; i++)
-      for (size_t w = 0; w < width; w++)
-        sums[w] += ticks[i * width + w];
+      for (size_t w = 0; w < width; w++) sums[w] += ticks[i * width + w];
     lbmc_metrics_from_sums(sums, 2, 4, N, 9, mine);
-    if (b < 0)
-      check_formulas(sums, mine, N, 9);
+    if (b < 0) check_formulas(sums, mine, N, 9);
     /* the ratio metrics (the quantiles come from histograms, not from tick sums) */
     UT_CHECK(memcmp(mine, b < 0 ? v : bv + (size_t)b * total,
                     sizeof *mine * lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, 2, 4)) == 0,
@@ -260,7 +261,8 @@ static void test_replay(void) {
   free(v), free(bv), free(mine), free(ticks), free(sums);
 }
 
-int ut_register_engine(void) {
+int ut_register_engine(void)
+{
   static const ut_test tests[] = {
       {"state invariants and tick records", test_invariants},
       {"common random numbers across policies", test_common_random_numbers},

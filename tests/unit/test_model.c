@@ -8,12 +8,12 @@
 #include "unit.h"
 
 /* A model with J pools (mu 1, unlimited buffers); returns setup's code. */
-static lbmc_err make(lbmc_model **m, long n, int J, const double *beta, const char *policy) {
+static lbmc_err make(lbmc_model **m, long n, int J, const double *beta, const char *policy)
+{
   double mu[LBMC_MAX_POOLS];
   long buf[LBMC_MAX_POOLS];
   lbmc_err e;
-  for (int j = 0; j < J; j++)
-    mu[j] = 1, buf[j] = LBMC_BUFFER_INF;
+  for (int j = 0; j < J; j++) mu[j] = 1, buf[j] = LBMC_BUFFER_INF;
   CU_ASSERT_FATAL(lbmc_model_create(m) == LBMC_SUCCESS);
   if ((e = lbmc_model_set_n(*m, n)) || (e = lbmc_model_set_lambda(*m, 0.5)) ||
       (e = lbmc_model_set_pools(*m, J, beta, mu, buf)) || (e = lbmc_model_set_policy(*m, policy)))
@@ -21,7 +21,8 @@ static lbmc_err make(lbmc_model **m, long n, int J, const double *beta, const ch
   return lbmc_model_setup(*m);
 }
 
-static void check_sizes(long n, int J, const double *beta, const long *want) {
+static void check_sizes(long n, int J, const double *beta, const long *want)
+{
   lbmc_model *m = NULL;
   UT_CHECK(make(&m, n, J, beta, "random") == LBMC_SUCCESS, "setup n = %ld", n);
   for (int j = 0; j < J; j++)
@@ -30,7 +31,8 @@ static void check_sizes(long n, int J, const double *beta, const long *want) {
   lbmc_model_destroy(&m);
 }
 
-static void test_pool_sizes_examples(void) {
+static void test_pool_sizes_examples(void)
+{
   const double thirds[] = {1.0 / 3, 1.0 / 3, 1.0 / 3}, halves[] = {0.5, 0.5};
   const double mixed[] = {0.25, 0.6, 0.15};
   check_sizes(10, 3, thirds, (const long[]){4, 3, 3});
@@ -41,7 +43,8 @@ static void test_pool_sizes_examples(void) {
 
 /* Over many n and fraction vectors: the sizes sum to n, each is floor or ceil of beta n,
  * and a pool rounded up never has a smaller remainder than a pool rounded down. */
-static void test_pool_sizes_property(void) {
+static void test_pool_sizes_property(void)
+{
   const double sets[][4] = {{0.2, 0.3, 0.5, 0},
                             {0.1, 0.1, 0.1, 0.7},
                             {1.0 / 7, 2.0 / 7, 4.0 / 7, 0},
@@ -55,8 +58,7 @@ static void test_pool_sizes_property(void) {
       double min_up = INFINITY, max_down = -INFINITY;
       if (make(&m, n, Js[k], sets[k], "random") != LBMC_SUCCESS) {
         /* only allowed when some pool may get no server: floor(beta n) = 0 */
-        for (int j = 0; j < Js[k]; j++)
-          ok = ok && sets[k][j] * (double)n >= 1;
+        for (int j = 0; j < Js[k]; j++) ok = ok && sets[k][j] * (double)n >= 1;
         UT_CHECK(!ok, "set %d n = %ld refused although every beta n >= 1", k, n);
         lbmc_model_destroy(&m);
         continue;
@@ -78,7 +80,8 @@ static void test_pool_sizes_property(void) {
     }
 }
 
-static void test_errors(void) {
+static void test_errors(void)
+{
   lbmc_model *m = NULL;
   const double bad_sum[] = {0.5, 0.4}, near[] = {0.5, 0.5 + 0.5 * LBMC_BETA_SUM_TOL};
   const double over[] = {0.5, 0.5 + 2 * LBMC_BETA_SUM_TOL}, one = 1, mu = 1;
@@ -123,7 +126,8 @@ static void test_errors(void) {
   lbmc_model_destroy(&m);
 }
 
-static void test_policy_text(void) {
+static void test_policy_text(void)
+{
   const double one = 1;
   const struct {
     const char *in, *canon, *family;
@@ -150,7 +154,8 @@ static void test_policy_text(void) {
   }
 }
 
-static void test_stale_and_jiq(void) {
+static void test_stale_and_jiq(void)
+{
   const double one = 1;
   lbmc_model *m = NULL;
   CU_ASSERT_EQUAL(make(&m, 4, 1, &one, "pull"), LBMC_SUCCESS);
@@ -208,7 +213,8 @@ static void test_stale_and_jiq(void) {
   lbmc_model_destroy(&m);
 }
 
-static void test_rho(void) {
+static void test_rho(void)
+{
   lbmc_model *m = NULL;
   const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
   const long buf[] = {LBMC_BUFFER_INF, LBMC_BUFFER_INF};
@@ -222,7 +228,8 @@ static void test_rho(void) {
   lbmc_model_destroy(&m);
 }
 
-static void test_parse(void) {
+static void test_parse(void)
+{
   double v = 0;
   long b = 0;
   CU_ASSERT_EQUAL(lbmc_parse_real("x", "1/3", &v), LBMC_SUCCESS);
@@ -262,7 +269,8 @@ static void test_parse(void) {
   CU_ASSERT_EQUAL(lbmc_parse_long("k", "1.5", &b), LBMC_ERR_ARG);
 }
 
-int ut_register_model(void) {
+int ut_register_model(void)
+{
   static const ut_test tests[] = {
       {"pool sizes: examples (4,3,3), (4,3)", test_pool_sizes_examples},
       {"pool sizes: sum n, largest remainders", test_pool_sizes_property},

@@ -8,15 +8,14 @@
 #define NROUTE 200000
 
 static void check(long n, int J, const double *beta, const double *mu, const char *policy,
-                  const uint32_t *q, const double *probs, int gennum) {
+                  const uint32_t *q, const double *probs, int gennum)
+{
   ut_pconf c = {
       .n = n, .J = J, .beta = beta, .mu = mu, .policy = policy, .gennum = gennum, .seed = 8080};
   ut_pstate *p = ut_pstate_new(&c);
   long cnt[8] = {0}, param = lbmc_model_policy_param(p->m);
-  for (uint32_t s = 0; s < p->st.n; s++)
-    ut_set_q(p, s, q[s]);
-  for (long i = 0; i < NROUTE; i++)
-    cnt[ut_route(p, 0)]++;
+  for (uint32_t s = 0; s < p->st.n; s++) ut_set_q(p, s, q[s]);
+  for (long i = 0; i < NROUTE; i++) cnt[ut_route(p, 0)]++;
   UT_CHECK(p->st.c.messages == 2 * param * NROUTE, "%s: %lld messages, want 2c per arrival", policy,
            (long long)p->st.c.messages);
   UT_CHECK_COUNTS(policy, cnt, probs, (int)n, NROUTE);
@@ -35,7 +34,8 @@ static void check(long n, int J, const double *beta, const double *mu, const cha
  * (5/12, 7/24, 7/24). q = (1, 1, 0): server 2 whenever drawn, 17/20; else {0, 1}:
  * (3/40, 3/40, 17/20). c = 1: proportional to mu, (1/6, 1/3, 1/2), whatever q. c = 3 = n:
  * every server drawn, the minimum, ties uniform. */
-static void test_three_pools(void) {
+static void test_three_pools(void)
+{
   const double beta[] = {1.0 / 3, 1.0 / 3, 1.0 / 3}, mu[] = {1, 2, 3};
   check(3, 3, beta, mu, "balanced(2)", (const uint32_t[]){0, 0, 0},
         (const double[]){5.0 / 24, 11.0 / 30, 17.0 / 40}, 60);
@@ -56,14 +56,16 @@ static void test_three_pools(void) {
  * 3/12 + (6/12)(3/9) + (3/12)(3/11) = 16/33 (3 * 2/11 + 3 * 16/33 = 2). Chosen (uniform
  * tie): 1/11 for each pool-1 server, 8/33 for each pool-2 server. Exercises the
  * without-replacement draws inside a pool. */
-static void test_two_pools(void) {
+static void test_two_pools(void)
+{
   const double beta[] = {0.5, 0.5}, mu[] = {1, 3};
   const double a = 1.0 / 11, b = 8.0 / 33;
   check(6, 2, beta, mu, "balanced(2)", (const uint32_t[]){1, 1, 1, 1, 1, 1},
         (const double[]){a, a, a, b, b, b}, 66);
 }
 
-int ut_register_policy_balanced(void) {
+int ut_register_policy_balanced(void)
+{
   static const ut_test tests[] = {
       {"balanced(c): three pools, exact probabilities", test_three_pools},
       {"balanced(2): two pools of three", test_two_pools},

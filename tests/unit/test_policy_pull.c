@@ -13,20 +13,23 @@ static ut_mark mark(const ut_pstate *p) { return (ut_mark){p->st.c.messages, p->
 static int64_t dm(const ut_pstate *p, ut_mark k) { return p->st.c.messages - k.m; }
 static int64_t dw(const ut_pstate *p, ut_mark k) { return p->st.c.withdrawals - k.w; }
 
-static ut_pstate *make(long n, long R, const char *stale, int gennum) {
+static ut_pstate *make(long n, long R, const char *stale, int gennum)
+{
   ut_pconf c = {
       .n = n, .policy = "pull", .routers = R, .stale = stale, .gennum = gennum, .seed = 5150};
   return ut_pstate_new(&c);
 }
 
 /* A server becomes idle, as in the engine: count 0, then on_idle. */
-static void go_idle(ut_pstate *p, uint32_t s) {
+static void go_idle(ut_pstate *p, uint32_t s)
+{
   ut_set_q(p, s, 0);
   ut_on_idle(p, s);
 }
 
 /* Route at router r and make the chosen server busy (one more customer). */
-static uint32_t arrive(ut_pstate *p, uint32_t r) {
+static uint32_t arrive(ut_pstate *p, uint32_t r)
+{
   uint32_t s = ut_route(p, r);
   CU_ASSERT_FATAL(s < p->st.n);
   ut_set_q(p, s, p->st.q[s] + 1);
@@ -37,7 +40,8 @@ static uint32_t arrive(ut_pstate *p, uint32_t r) {
  * n servers once each (a permutation; uniform choice would give one with probability
  * 5!/5^5 = 0.04), the first uniformly; the router is then empty and the next arrival
  * is uniform among all n. The initial messages are not counted; taking one is free. */
-static void test_reset_one_router(void) {
+static void test_reset_one_router(void)
+{
   const char *stale[] = {"withdraw", "keep"};
   const double u5[] = {0.2, 0.2, 0.2, 0.2, 0.2};
   for (int v = 0; v < 2; v++) {
@@ -50,8 +54,7 @@ static void test_reset_one_router(void) {
       ut_pstate_reset(p);
       for (int i = 0; i < 5; i++) {
         uint32_t s = arrive(p, 0);
-        if (i == 0)
-          first[s]++;
+        if (i == 0) first[s]++;
         not_perm += seen[s]++ != 0;
       }
       after[arrive(p, 0)]++;
@@ -68,7 +71,8 @@ static void test_reset_one_router(void) {
 /* R = 1, n = 6, all busy and no message; servers 1, 3, 4 become idle (3 messages
  * counted). The next three arrivals go to 1, 3, 4 in some order, the first uniformly
  * (1/3 each), then the empty router routes uniformly over 6. */
-static void test_uniform_among_messages(void) {
+static void test_uniform_among_messages(void)
+{
   const char *stale[] = {"withdraw", "keep"};
   const double p3[] = {0, 1.0 / 3, 0, 1.0 / 3, 1.0 / 3, 0},
                u6[] = {1. / 6, 1. / 6, 1. / 6, 1. / 6, 1. / 6, 1. / 6};
@@ -76,8 +80,7 @@ static void test_uniform_among_messages(void) {
     ut_pstate *p = make(6, 1, stale[v], 72 + v);
     const long T = 30000;
     long first[6] = {0}, after[6] = {0}, wrong = 0, bad_count = 0;
-    for (int i = 0; i < 6; i++)
-      arrive(p, 0); /* drain the initial messages */
+    for (int i = 0; i < 6; i++) arrive(p, 0); /* drain the initial messages */
     for (long t = 0; t < T; t++) {
       ut_mark k = mark(p);
       uint32_t a, b, c;
@@ -101,7 +104,8 @@ static void test_uniform_among_messages(void) {
  * arrival at router 0 finds it there (taken, nothing counted) or, w.p. 1/2, finds the
  * router empty, picks the idle server 0 and withdraws its message from router 1
  * (messages +1, withdrawals +1). */
-static void test_reset_two_routers(void) {
+static void test_reset_two_routers(void)
+{
   ut_pstate *p = make(1, 2, "withdraw", 74);
   const long T = 20000;
   long withdrawn = 0, bad = 0;
@@ -132,13 +136,13 @@ static void test_reset_two_routers(void) {
  *   server 0 w.p. 1/2; never a withdrawal (server 0 is busy: it has no message).
  * keep: after B the stale message stays at router 1 and is used: P(server 0 | server 0
  *   chosen first) = (1/2 * 1/2 + 1/4) / (3/4) = 2/3. */
-static void run_two_routers(const char *stale, int gennum) {
+static void run_two_routers(const char *stale, int gennum)
+{
   const int withdraw = strcmp(stale, "withdraw") == 0;
   ut_pstate *p = make(2, 2, stale, gennum);
   const long T = 40000;
   long cat[3] = {0}, other = 0, after_c_wrong = 0, second0 = 0, second_trials = 0;
-  for (int i = 0; i < 2; i++)
-    arrive(p, 0), arrive(p, 1); /* consume the reset messages */
+  for (int i = 0; i < 2; i++) arrive(p, 0), arrive(p, 1); /* consume the reset messages */
   for (long t = 0; t < T; t++) {
     ut_mark k = mark(p);
     uint32_t s0, s1;
@@ -183,7 +187,8 @@ static void test_two_routers_keep(void) { run_two_routers("keep", 76); }
 /* keep, R = 1: a server idle again sends a fresh message although its first is still
  * out: two messages for server 0 send the next two arrivals there; the third finds the
  * router empty (server 0 w.p. 1/2 of n = 2). */
-static void test_keep_fresh_message(void) {
+static void test_keep_fresh_message(void)
+{
   ut_pstate *p = make(2, 1, "keep", 77);
   const long T = 20000;
   long wrong = 0, third0 = 0, badm = 0;
@@ -207,7 +212,8 @@ static void test_keep_fresh_message(void) {
 /* on_idle sends one message (+1) to a uniform router: n = 1, R = 3, withdraw. An
  * arrival at router r takes it iff it went to r (probability 1/3 for each r); otherwise
  * it withdraws it (+1 message, +1 withdrawal). */
-static void test_on_idle_router(void) {
+static void test_on_idle_router(void)
+{
   ut_pstate *p = make(1, 3, "withdraw", 78);
   const long T = 30000;
   long taken[3] = {0}, bad = 0;
@@ -235,7 +241,8 @@ static void test_on_idle_router(void) {
  * withdrawals), at a busy server nothing (it has no message); every server becoming
  * idle counts one message. With R = 1, idle <=> one message at the router, so an
  * arrival finds an idle server whenever there is one. keep: routing never counts. */
-static void run_walk(long R, const char *stale, int gennum) {
+static void run_walk(long R, const char *stale, int gennum)
+{
   const int withdraw = strcmp(stale, "withdraw") == 0;
   ut_pstate *p = make(6, R, stale, gennum);
   lbmc_stream dice = {0};
@@ -246,22 +253,18 @@ static void run_walk(long R, const char *stale, int gennum) {
     ut_mark k = mark(p);
     if (lbmc_u01(&dice) < 0.5) {
       uint32_t r = lbmc_uint(&dice, (uint32_t)R), s = ut_route(p, r), nidle = 0;
-      for (uint32_t i = 0; i < 6; i++)
-        nidle += p->st.q[i] == 0;
+      for (uint32_t i = 0; i < 6; i++) nidle += p->st.q[i] == 0;
       if (p->st.q[s] == 0 && withdraw)
         bad += dw(p, k) > 1 || dm(p, k) != dw(p, k);
       else
         bad += dm(p, k) != 0 || dw(p, k) != 0;
-      if (R == 1 && nidle > 0)
-        missed_idle += p->st.q[s] != 0;
+      if (R == 1 && nidle > 0) missed_idle += p->st.q[s] != 0;
       ut_set_q(p, s, p->st.q[s] + 1);
     } else {
       uint32_t s = lbmc_uint(&dice, 6);
-      if (p->st.q[s] == 0)
-        continue;
+      if (p->st.q[s] == 0) continue;
       ut_set_q(p, s, p->st.q[s] - 1);
-      if (p->st.q[s] == 0)
-        ut_on_idle(p, s), idles++;
+      if (p->st.q[s] == 0) ut_on_idle(p, s), idles++;
       bad += dm(p, k) != (p->st.q[s] == 0) || dw(p, k) != 0;
     }
   }
@@ -275,14 +278,16 @@ static void run_walk(long R, const char *stale, int gennum) {
   ut_pstate_free(p);
 }
 
-static void test_walks(void) {
+static void test_walks(void)
+{
   run_walk(1, "withdraw", 80);
   run_walk(3, "withdraw", 81);
   run_walk(1, "keep", 82);
   run_walk(3, "keep", 83);
 }
 
-int ut_register_policy_pull(void) {
+int ut_register_policy_pull(void)
+{
   static const ut_test tests[] = {
       {"reset: one message per server (R=1)", test_reset_one_router},
       {"uniform among held messages", test_uniform_among_messages},

@@ -11,7 +11,8 @@
 
 /* Route N customers at router 0 without changing the state; counts per server. Checks
  * that every call counts exactly `msg` messages and no withdrawal. */
-static void route_counts(ut_pstate *p, long N, long *c, int64_t msg) {
+static void route_counts(ut_pstate *p, long N, long *c, int64_t msg)
+{
   int64_t m0 = p->st.c.messages, w0 = p->st.c.withdrawals;
   memset(c, 0, sizeof *c * p->st.n);
   for (long i = 0; i < N; i++) {
@@ -24,13 +25,14 @@ static void route_counts(ut_pstate *p, long N, long *c, int64_t msg) {
   CU_ASSERT_EQUAL(p->st.c.withdrawals, w0);
 }
 
-static void set_all(ut_pstate *p, const uint32_t *q) {
-  for (uint32_t s = 0; s < p->st.n; s++)
-    ut_set_q(p, s, q[s]);
+static void set_all(ut_pstate *p, const uint32_t *q)
+{
+  for (uint32_t s = 0; s < p->st.n; s++) ut_set_q(p, s, q[s]);
 }
 
 static void check_policy(const char *policy, const char *sampling, long n, const uint32_t *q,
-                         const double *probs, int64_t msg, int gennum) {
+                         const double *probs, int64_t msg, int gennum)
+{
   ut_pconf c = {.n = n, .policy = policy, .sampling = sampling, .gennum = gennum, .seed = 4242};
   ut_pstate *p = ut_pstate_new(&c);
   long cnt[16];
@@ -42,7 +44,8 @@ static void check_policy(const char *policy, const char *sampling, long n, const
   ut_pstate_free(p);
 }
 
-static void test_random(void) {
+static void test_random(void)
+{
   const double u5[] = {0.2, 0.2, 0.2, 0.2, 0.2};
   check_policy("random", NULL, 5, (const uint32_t[]){0, 0, 0, 0, 0}, u5, 0, 10);
   check_policy("random", NULL, 5, (const uint32_t[]){0, 3, 0, 5, 1}, u5, 0, 11); /* blind to q */
@@ -56,7 +59,8 @@ static void test_random(void) {
  * jsq(3) of 5, q = (3,1,1,2,0): server 4 is in the sample w.p. 3/5 and wins; otherwise
  * the 4 triples of {0,1,2,3} give server 1 (1/2 + 1 + 0 + 1/2)/4 = 1/2, server 2 too:
  * (0, 1/5, 1/5, 0, 3/5). Messages: 2d per arrival. */
-static void test_jsqd_distinct(void) {
+static void test_jsqd_distinct(void)
+{
   check_policy("jsq(2)", NULL, 4, (const uint32_t[]){0, 1, 1, 2},
                (const double[]){0.5, 0.25, 0.25, 0}, 4, 20);
   check_policy("jsq(2)", NULL, 4, (const uint32_t[]){2, 2, 2, 2},
@@ -74,7 +78,8 @@ static void test_jsqd_distinct(void) {
  * q = (0,1,1,2): server 0 if any draw is 0: 1 - (3/4)^2 = 7/16; server 3 only for (3,3):
  * 1/16; servers 1, 2 share the remaining 8/16 by symmetry: 1/4 each. Messages 2d even
  * when a server is drawn twice. */
-static void test_jsqd_replacement(void) {
+static void test_jsqd_replacement(void)
+{
   check_policy("jsq(2)", "with_replacement", 2, (const uint32_t[]){0, 5},
                (const double[]){0.75, 0.25}, 4, 30);
   check_policy("jsq(2)", "with_replacement", 4, (const uint32_t[]){0, 1, 1, 2},
@@ -82,7 +87,8 @@ static void test_jsqd_replacement(void) {
 }
 
 /* Full jsq: the minimum, ties uniform; 2n messages. */
-static void test_jsq_full_static(void) {
+static void test_jsq_full_static(void)
+{
   check_policy("jsq", NULL, 5, (const uint32_t[]){0, 0, 0, 0, 0},
                (const double[]){0.2, 0.2, 0.2, 0.2, 0.2}, 10, 40);
   check_policy("jsq", NULL, 5, (const uint32_t[]){1, 0, 0, 2, 0},
@@ -96,7 +102,8 @@ static void test_jsq_full_static(void) {
  * them), including one server pushed to 40 customers and back (beyond the initial 16
  * levels of its index). After every step a routed customer must go to a minimum; at
  * checkpoints the choice is uniform among the minima (counts test). */
-static void test_jsq_full_walk(void) {
+static void test_jsq_full_walk(void)
+{
   ut_pconf c = {.n = 7, .policy = "jsq", .gennum = 50, .seed = 99};
   ut_pstate *p = ut_pstate_new(&c);
   lbmc_stream walk = {0};
@@ -113,16 +120,12 @@ static void test_jsq_full_walk(void) {
       ut_set_q(p, s, p->st.q[s] + 1);
     else
       ut_set_q(p, s, p->st.q[s] - 1);
-    for (uint32_t i = 0; i < 7; i++)
-      qmin = p->st.q[i] < qmin ? p->st.q[i] : qmin;
-    for (int k = 0; k < 3; k++)
-      bad += p->st.q[ut_route(p, 0)] != qmin;
+    for (uint32_t i = 0; i < 7; i++) qmin = p->st.q[i] < qmin ? p->st.q[i] : qmin;
+    for (int k = 0; k < 3; k++) bad += p->st.q[ut_route(p, 0)] != qmin;
     if (step % 4000 == 3999) {
       int ties = 0;
-      for (uint32_t i = 0; i < 7; i++)
-        ties += p->st.q[i] == qmin;
-      for (uint32_t i = 0; i < 7; i++)
-        probs[i] = p->st.q[i] == qmin ? 1.0 / ties : 0;
+      for (uint32_t i = 0; i < 7; i++) ties += p->st.q[i] == qmin;
+      for (uint32_t i = 0; i < 7; i++) probs[i] = p->st.q[i] == qmin ? 1.0 / ties : 0;
       route_counts(p, 30000, cnt, 14);
       UT_CHECK_COUNTS("jsq after walk", cnt, probs, 7, 30000);
     }
@@ -132,7 +135,8 @@ static void test_jsq_full_walk(void) {
   ut_pstate_free(p);
 }
 
-int ut_register_policy_simple(void) {
+int ut_register_policy_simple(void)
+{
   static const ut_test tests[] = {{"random: uniform, 0 messages", test_random},
                                   {"jsq(d) distinct: exact probabilities", test_jsqd_distinct},
                                   {"jsq(d) with replacement", test_jsqd_replacement},

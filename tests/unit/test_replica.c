@@ -11,7 +11,8 @@
 #define AT(v, id, J, K) ((v) + lbmc_metric_offset(LBMC_M_##id, (J), (K)))
 
 static lbmc_model *model(long n, int J, const double *beta, const double *mu, const long *buf,
-                         double lambda, const char *policy) {
+                         double lambda, const char *policy)
+{
   lbmc_model *m = NULL;
   CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_n(m, n) == LBMC_SUCCESS);
@@ -26,7 +27,8 @@ static lbmc_model *model(long n, int J, const double *beta, const double *mu, co
  * admitted = throughput n T, arrivals = admitted / (1 - p_block),
  * departures = events - arrivals. */
 static void counts(const double *v, int J, int K, long n, const lbmc_replica_result *res,
-                   double *adm, double *arr, double *dep) {
+                   double *adm, double *arr, double *dep)
+{
   *adm = *AT(v, THROUGHPUT, J, K) * (double)n * res->sim_time;
   *arr = *adm / (1 - *AT(v, P_BLOCK, J, K));
   *dep = (double)res->events - *arr;
@@ -39,7 +41,8 @@ static void counts(const double *v, int J, int K, long n, const lbmc_replica_res
  * 2d = 4 messages per arrival, no withdrawal; admitted and arrivals are integers and
  * |departures - admitted| <= customers a system can hold (n B = 18); time averages of
  * the whole period = mean of the (equal-length) batch values. */
-static void test_identities(void) {
+static void test_identities(void)
+{
   const double beta[] = {0.5, 0.5}, mu[] = {1, 2};
   const long buf[] = {3, 3};
   const int J = 2, K = 5;
@@ -69,10 +72,8 @@ static void test_identities(void) {
              AT(v, UTILIZATION, J, K)[j], tail[0]);
     for (int k = 0; k < K; k++) {
       sum += tail[k];
-      if (k > 0)
-        CU_ASSERT(tail[k] <= tail[k - 1]);
-      if (k + 1 > buf[j])
-        CU_ASSERT_EQUAL(tail[k], 0.0);
+      if (k > 0) CU_ASSERT(tail[k] <= tail[k - 1]);
+      if (k + 1 > buf[j]) CU_ASSERT_EQUAL(tail[k], 0.0);
     }
     CU_ASSERT_DOUBLE_EQUAL(AT(v, MEAN_QUEUE, J, K)[j], sum, eps * sum);
     shares += AT(v, ADMITTED_SHARE, J, K)[j];
@@ -93,8 +94,7 @@ static void test_identities(void) {
       size_t off = lbmc_metric_offset(ids[i], J, K), sz = lbmc_metric_size(ids[i], J, K);
       for (size_t e = off; e < off + sz; e++) {
         double mean = 0;
-        for (int b = 0; b < 10; b++)
-          mean += bv[(size_t)b * total + e] / 10;
+        for (int b = 0; b < 10; b++) mean += bv[(size_t)b * total + e] / 10;
         UT_CHECK(fabs(mean - v[e]) <= eps * fmax(1e-3, fabs(v[e])),
                  "%s[%zu]: whole %.12g, batch mean %.12g", lbmc_metric_get(ids[i])->name, e - off,
                  v[e], mean);
@@ -107,10 +107,10 @@ static void test_identities(void) {
 }
 
 /* Erlang's loss formula B(n, a), a = offered load. */
-static double erlang_b(int n, double a) {
+static double erlang_b(int n, double a)
+{
   double b = 1;
-  for (int k = 1; k <= n; k++)
-    b = a * b / (k + a * b);
+  for (int k = 1; k <= n; k++) b = a * b / (k + a * b);
   return b;
 }
 
@@ -119,10 +119,10 @@ typedef struct {
 } est;
 
 /* Mean and standard error over R replicas of metric entry e. */
-static est across(const double *vals, int R, size_t total, size_t e) {
+static est across(const double *vals, int R, size_t total, size_t e)
+{
   double s = 0, ss = 0;
-  for (int i = 0; i < R; i++)
-    s += vals[(size_t)i * total + e];
+  for (int i = 0; i < R; i++) s += vals[(size_t)i * total + e];
   s /= R;
   for (int i = 0; i < R; i++)
     ss += (vals[(size_t)i * total + e] - s) * (vals[(size_t)i * total + e] - s);
@@ -151,7 +151,8 @@ typedef struct {
   int erlang; /* 1: M/M/n/n; 0: independent M/M/1/1 */
 } loss_case;
 
-static void run_loss(const loss_case *lc, int point) {
+static void run_loss(const loss_case *lc, int point)
+{
   const int R = 40, K = 2, J = lc->J;
   const double lambda = 0.8, tcrit = ut_t_crit(R - 1), beta[] = {0.5, 0.5};
   const long buf[] = {1, 1}, n = 4;
@@ -217,14 +218,14 @@ static void run_loss(const loss_case *lc, int point) {
   free(vals);
 }
 
-static void test_loss_systems(void) {
+static void test_loss_systems(void)
+{
   const loss_case cases[] = {{"jsq", 1, {1, 0}, 1},
                              {"pull", 1, {1, 0}, 1},
                              {"jiq", 1, {1, 0}, 1},
                              {"random", 1, {1, 0}, 0},
                              {"random", 2, {1, 3}, 0}};
-  for (int i = 0; i < 5; i++)
-    run_loss(&cases[i], i);
+  for (int i = 0; i < 5; i++) run_loss(&cases[i], i);
 }
 
 /* Random routing to n = 3 servers with unlimited buffers, mu = 1, lambda = 0.5: three
@@ -234,7 +235,8 @@ static void test_loss_systems(void) {
  * 5000 time units after a warm-up of 100 (the relaxation time of this M/M/1 is
  * 1 / (mu (1 - sqrt(rho))^2) = 11.7, so the start-up bias is negligible); tolerance:
  * t quantile (39 dof, tail UT_TAIL) times the standard error across replicas. */
-static void test_mm1_queues(void) {
+static void test_mm1_queues(void)
+{
   const int R = 40, J = 1, K = 3;
   const double one = 1, rho = 0.5, tcrit = ut_t_crit(R - 1);
   const long inf = LBMC_BUFFER_INF;
@@ -275,7 +277,8 @@ static void test_mm1_queues(void) {
 /* The same (point, replica, seed) gives bit-identical values and batch values, also
  * after other replicas ran on the same workspace and on a fresh workspace; another
  * replica, point or seed gives different values. */
-static void test_determinism(void) {
+static void test_determinism(void)
+{
   const double beta[] = {0.5, 0.5}, mu[] = {2, 0.5};
   const long buf[] = {LBMC_BUFFER_INF, LBMC_BUFFER_INF};
   lbmc_model *m = model(10, 2, beta, mu, buf, 0.7, "jsq(2)");
@@ -305,8 +308,7 @@ static void test_determinism(void) {
     UT_CHECK(same == want, "run %d (point %ld, replica %ld, seed %ld): %s run 0", i, args[i][0],
              args[i][1], args[i][2], same ? "identical to" : "differs from");
   }
-  for (int i = 0; i < 6; i++)
-    free(v[i]), free(bv[i]);
+  for (int i = 0; i < 6; i++) free(v[i]), free(bv[i]);
   lbmc_replica_destroy(&r);
   lbmc_replica_destroy(&r2);
   lbmc_model_destroy(&m);
@@ -316,7 +318,8 @@ static void test_determinism(void) {
  * replica reports the growth, and the point-level judgement calls it unstable (for
  * rho >= 1 with unlimited buffers even without simulation). A replica that hits the
  * customer cap is unstable itself, with NaN values. */
-static void test_limits_and_unstable(void) {
+static void test_limits_and_unstable(void)
+{
   const double one = 1;
   const long inf = LBMC_BUFFER_INF;
   lbmc_model *m = model(4, 1, &one, &one, &inf, 2.0, "random");
@@ -350,15 +353,15 @@ static void test_limits_and_unstable(void) {
   CU_ASSERT_EQUAL_FATAL(lbmc_replica_run(r, 0, 0, 1, 1, &res), LBMC_SUCCESS);
   CU_ASSERT_EQUAL(res.status, LBMC_STATUS_UNSTABLE);
   CU_ASSERT(res.reason[0] != '\0');
-  for (size_t i = 0; i < total; i++)
-    nan_count += isnan(v[i]);
+  for (size_t i = 0; i < total; i++) nan_count += isnan(v[i]);
   CU_ASSERT_EQUAL(nan_count, (long)total);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
   free(v);
 }
 
-int ut_register_replica(void) {
+int ut_register_replica(void)
+{
   static const ut_test tests[] = {{"bookkeeping identities", test_identities},
                                   {"loss systems: exact values", test_loss_systems},
                                   {"M/M/1 queues: exact values", test_mm1_queues},

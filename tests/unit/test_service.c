@@ -37,7 +37,7 @@
 #include "unit.h"
 
 #define NSAMPLE 1000000L
-#define NCELLS 100
+#define NCELLS  100
 
 /* ---- parsing ---- */
 
@@ -160,11 +160,18 @@ static void test_parse_forms(void)
  * and the same through lbmc_service_make. */
 static void test_parse_canonical(void)
 {
-  static const char *const texts[] = {
-      "exponential", "deterministic", "erlang:k=10", "hyperexponential:scv=16",
-      "hyperexponential:p=0.1,r1=0.2,r2=1.8", "lognormal:scv=0.5", "lognormal:scv=0.1234567",
-      "lognormal:scv=1/3", "weibull:shape=2", "lomax:shape=3", "lomax:shape=1e12",
-      "hyperexponential:p=1/3,r1=2/3,r2=4/3"};
+  static const char *const texts[] = {"exponential",
+                                      "deterministic",
+                                      "erlang:k=10",
+                                      "hyperexponential:scv=16",
+                                      "hyperexponential:p=0.1,r1=0.2,r2=1.8",
+                                      "lognormal:scv=0.5",
+                                      "lognormal:scv=0.1234567",
+                                      "lognormal:scv=1/3",
+                                      "weibull:shape=2",
+                                      "lomax:shape=3",
+                                      "lomax:shape=1e12",
+                                      "hyperexponential:p=1/3,r1=2/3,r2=4/3"};
   lbmc_service a, b, c;
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
     a = parse_ok(texts[i]);
@@ -173,10 +180,12 @@ static void test_parse_canonical(void)
              a.text, b.text);
     /* exact unless the text had to be shortened to fit (explicit 1/3 ...) */
     if (i + 1 < sizeof texts / sizeof texts[0])
-      UT_CHECK(memcmp(a.p, b.p, sizeof a.p) == 0 && (a.scv == b.scv || (isinf(a.scv) && isinf(b.scv))),
+      UT_CHECK(memcmp(a.p, b.p, sizeof a.p) == 0 &&
+                   (a.scv == b.scv || (isinf(a.scv) && isinf(b.scv))),
                "'%s' -> '%s' does not round-trip", texts[i], a.text);
     else
-      UT_CHECK(near(a.p[0], b.p[0]) || fabs(a.p[0] - b.p[0]) < 1e-9, "'%s' -> '%s'", texts[i], a.text);
+      UT_CHECK(near(a.p[0], b.p[0]) || fabs(a.p[0] - b.p[0]) < 1e-9, "'%s' -> '%s'", texts[i],
+               a.text);
     UT_CHECK(strlen(a.text) < sizeof a.text, "'%s': text '%s'", texts[i], a.text);
   }
   a = parse_ok("lognormal:scv=0.1234567");
@@ -186,7 +195,8 @@ static void test_parse_canonical(void)
   {
     const char *names[] = {"r1", "p", "r2"};
     const double values[] = {0.2, 0.1, 1.8};
-    CU_ASSERT_EQUAL(lbmc_service_make("test", "hyperexponential", 3, names, values, &c), LBMC_SUCCESS);
+    CU_ASSERT_EQUAL(lbmc_service_make("test", "hyperexponential", 3, names, values, &c),
+                    LBMC_SUCCESS);
     a = parse_ok("hyperexponential:p=0.1,r1=0.2,r2=1.8");
     CU_ASSERT_STRING_EQUAL(c.text, a.text);
     CU_ASSERT_TRUE(memcmp(c.p, a.p, sizeof a.p) == 0);
@@ -198,8 +208,9 @@ static void test_parse_canonical(void)
 /* "lognormal:" (a colon and no parameter) names the missing parameter. */
 static void test_parse_errors(void)
 {
-  BAD("gamma:k=2", "'gamma' is not a service distribution", "allowed: exponential, deterministic, "
-                                                            "erlang, hyperexponential, lognormal, weibull, lomax");
+  BAD("gamma:k=2", "'gamma' is not a service distribution",
+      "allowed: exponential, deterministic, "
+      "erlang, hyperexponential, lognormal, weibull, lomax");
   BAD("Lognormal:scv=4", "'Lognormal' is not a service distribution");
   BAD("lognormal:cv=4", "'cv' is not a parameter of lognormal", "write lognormal:scv=VALUE");
   BAD("exponential:scv=1", "'scv' is not a parameter of exponential");
@@ -232,7 +243,8 @@ static void test_parse_errors(void)
   BAD("lognormal:scv=1,scv=4", "'scv' is given twice");
   BAD("lognormal:scv=four", "--service: scv: 'four' is not a number");
   BAD("lognormal:scv=", "--service: scv: an empty value is not a number");
-  BAD("", "'' is not allowed; a service distribution such as exponential or lognormal:scv=4 is required");
+  BAD("", "'' is not allowed; a service distribution such as exponential or lognormal:scv=4 is "
+          "required");
   BAD(NULL, "a service distribution such as exponential or lognormal:scv=4 is required");
   BAD(":scv=4", "'' is not a service distribution");
 }
@@ -248,21 +260,33 @@ typedef struct {
   double a[3]; /* CDF parameters */
 } dist_case;
 
-static double cdf_exp(double x, const double *a) { (void)a; return -expm1(-x); }
+static double cdf_exp(double x, const double *a)
+{
+  (void)a;
+  return -expm1(-x);
+}
 static double cdf_gamma(double x, const double *a) { return gsl_cdf_gamma_P(x, a[0], a[1]); }
 static double cdf_hyper(double x, const double *a)
 {
   return 1 - a[0] * exp(-a[1] * x) - (1 - a[0]) * exp(-a[2] * x);
 }
-static double cdf_lognormal(double x, const double *a) { return gsl_cdf_lognormal_P(x, a[0], a[1]); }
+static double cdf_lognormal(double x, const double *a)
+{
+  return gsl_cdf_lognormal_P(x, a[0], a[1]);
+}
 static double cdf_weibull(double x, const double *a) { return gsl_cdf_weibull_P(x, a[0], a[1]); }
 static double cdf_lomax(double x, const double *a) { return -expm1(-a[0] * log1p(x / a[1])); }
 
 /* Erlang k = Gamma(k, scale 1/k): m_r = k (k+1) ... (k+r-1) / k^r. */
 static dist_case erlang_case(const char *text, double k)
 {
-  dist_case d = {text, (k + 1) / k, (k + 1) * (k + 2) / (k * k),
-                 (k + 1) * (k + 2) * (k + 3) / (k * k * k), 1 / k, cdf_gamma, {k, 1 / k, 0}};
+  dist_case d = {text,
+                 (k + 1) / k,
+                 (k + 1) * (k + 2) / (k * k),
+                 (k + 1) * (k + 2) * (k + 3) / (k * k * k),
+                 1 / k,
+                 cdf_gamma,
+                 {k, 1 / k, 0}};
   return d;
 }
 
@@ -293,8 +317,8 @@ static dist_case hyper_balanced_case(const char *text, double C)
 static dist_case lognormal_case(const char *text, double C)
 {
   double s2 = log1p(C);
-  dist_case d = {text, pow(1 + C, 1), pow(1 + C, 3), pow(1 + C, 6), C, cdf_lognormal,
-                 {-s2 / 2, sqrt(s2), 0}};
+  dist_case d = {text, pow(1 + C, 1), pow(1 + C, 3),         pow(1 + C, 6),
+                 C,    cdf_lognormal, {-s2 / 2, sqrt(s2), 0}};
   return d;
 }
 
@@ -303,8 +327,13 @@ static dist_case weibull_case(const char *text, double k)
 {
   double g1 = gsl_sf_gamma(1 + 1 / k);
   double m2 = gsl_sf_gamma(1 + 2 / k) / pow(g1, 2);
-  dist_case d = {text,    m2,          gsl_sf_gamma(1 + 3 / k) / pow(g1, 3),
-                 gsl_sf_gamma(1 + 4 / k) / pow(g1, 4), m2 - 1, cdf_weibull, {1 / g1, k, 0}};
+  dist_case d = {text,
+                 m2,
+                 gsl_sf_gamma(1 + 3 / k) / pow(g1, 3),
+                 gsl_sf_gamma(1 + 4 / k) / pow(g1, 4),
+                 m2 - 1,
+                 cdf_weibull,
+                 {1 / g1, k, 0}};
   return d;
 }
 
@@ -445,8 +474,9 @@ static void test_sample_lomax(void)
  * adapter hands out the stream's uniforms unchanged. */
 static void test_determinism(void)
 {
-  static const char *const texts[] = {"exponential", "erlang:k=3", "hyperexponential:scv=4",
-                                      "lognormal:scv=4", "weibull:shape=0.5", "lomax:shape=3"};
+  static const char *const texts[] = {
+      "exponential",     "erlang:k=3",        "hyperexponential:scv=4",
+      "lognormal:scv=4", "weibull:shape=0.5", "lomax:shape=3"};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
     lbmc_service s = parse_ok(texts[i]);
     lbmc_stream a = {0}, b = {0}, c = {0};
@@ -464,7 +494,8 @@ static void test_determinism(void)
       diff += x != lbmc_service_sample(&s, rc);
     }
     UT_CHECK(same == 10000, "%s: same stream, %ld of 10000 requirements equal", texts[i], same);
-    UT_CHECK(diff >= 9990, "%s: other stream, only %ld of 10000 requirements differ", texts[i], diff);
+    UT_CHECK(diff >= 9990, "%s: other stream, only %ld of 10000 requirements differ", texts[i],
+             diff);
     lbmc_sampler_destroy(&ra);
     lbmc_sampler_destroy(&rb);
     lbmc_sampler_destroy(&rc);
@@ -497,18 +528,17 @@ static void test_determinism(void)
 
 int ut_register_service(void)
 {
-  static const ut_test tests[] = {
-      {"parse: every form", test_parse_forms},
-      {"parse: canonical text", test_parse_canonical},
-      {"parse: errors", test_parse_errors},
-      {"sample: exponential", test_sample_exponential},
-      {"sample: deterministic", test_sample_deterministic},
-      {"sample: erlang k = 1, 3, 10", test_sample_erlang},
-      {"sample: hyperexponential", test_sample_hyperexponential},
-      {"sample: lognormal scv 0.5, 4", test_sample_lognormal},
-      {"sample: weibull shape 0.5, 2", test_sample_weibull},
-      {"sample: lomax shape 5, 3, 1e9", test_sample_lomax},
-      {"sample: determinism", test_determinism},
-      {NULL, NULL}};
+  static const ut_test tests[] = {{"parse: every form", test_parse_forms},
+                                  {"parse: canonical text", test_parse_canonical},
+                                  {"parse: errors", test_parse_errors},
+                                  {"sample: exponential", test_sample_exponential},
+                                  {"sample: deterministic", test_sample_deterministic},
+                                  {"sample: erlang k = 1, 3, 10", test_sample_erlang},
+                                  {"sample: hyperexponential", test_sample_hyperexponential},
+                                  {"sample: lognormal scv 0.5, 4", test_sample_lognormal},
+                                  {"sample: weibull shape 0.5, 2", test_sample_weibull},
+                                  {"sample: lomax shape 5, 3, 1e9", test_sample_lomax},
+                                  {"sample: determinism", test_determinism},
+                                  {NULL, NULL}};
   return ut_add_suite("service", tests);
 }

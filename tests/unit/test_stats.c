@@ -10,11 +10,11 @@
 #include "unit.h"
 
 /* MSER-5 by its definition (O(b^2)): the reference for lbmc_mser5. */
-static size_t mser5_reference(const double *y, size_t m) {
+static size_t mser5_reference(const double *y, size_t m)
+{
   size_t b = m / 5, best = 0;
   double best_val = INFINITY;
-  if (m < 10)
-    return 0;
+  if (m < 10) return 0;
   for (size_t d = 0; d <= b / 2; d++) {
     double mean = 0, ss = 0;
     for (size_t i = d; i < b; i++)
@@ -39,15 +39,15 @@ static size_t mser5_reference(const double *y, size_t m) {
  * c_k = (g^2 - (g - k)^2) (g - k - 1) / (k (g - k)^2). The union bound over k >= K gives
  * P(truncation >= d0 + K groups) <= sum_{k >= K} P(F > c_k); return the smallest K with
  * bound <= alpha (kmax = the largest k MSER may choose). */
-static size_t mser_excess_bound(size_t g, size_t kmax, double alpha) {
+static size_t mser_excess_bound(size_t g, size_t kmax, double alpha)
+{
   for (size_t K = 1; K <= kmax; K++) {
     double tail = 0;
     for (size_t k = K; k <= kmax; k++) {
       double gk = (double)(g - k), c = ((double)g * g - gk * gk) * (gk - 1) / ((double)k * gk * gk);
       tail += gsl_cdf_fdist_Q(c, (double)k, gk - 1);
     }
-    if (tail <= alpha)
-      return K;
+    if (tail <= alpha) return K;
   }
   return kmax + 1;
 }
@@ -60,7 +60,8 @@ static size_t mser_excess_bound(size_t g, size_t kmax, double alpha) {
  * (At a 5-sigma level per series the bound is vacuous: MSER-5 on 180 noisy groups does
  * sometimes truncate far.) Stationary N(0, 1) series: truncation >= 5 K' (200 groups,
  * d <= 100) in at most as many series. */
-static void test_mser5(void) {
+static void test_mser5(void)
+{
   const size_t m = 1000;
   const int REPS = 200;
   const double alpha = 0.01, allowed = REPS * alpha + UT_Z * sqrt(REPS * alpha * (1 - alpha));
@@ -73,8 +74,7 @@ static void test_mser5(void) {
   gsl_rng_set(r, 12345);
   for (int rep = 0; rep < REPS; rep++) {
     size_t d;
-    for (size_t i = 0; i < m; i++)
-      y[i] = (i < 100 ? 10 : 0) + gsl_ran_gaussian(r, 1.0);
+    for (size_t i = 0; i < m; i++) y[i] = (i < 100 ? 10 : 0) + gsl_ran_gaussian(r, 1.0);
     d = lbmc_mser5(y, m);
     wrong += d != mser5_reference(y, m);
     below += d < 100;
@@ -83,8 +83,7 @@ static void test_mser5(void) {
     y[1000] = y[1001] = y[1002] = 1e6;
     wrong += lbmc_mser5(y, 1003) != d;
 
-    for (size_t i = 0; i < m; i++)
-      y[i] = gsl_ran_gaussian(r, 1.0);
+    for (size_t i = 0; i < m; i++) y[i] = gsl_ran_gaussian(r, 1.0);
     d = lbmc_mser5(y, m);
     wrong += d != mser5_reference(y, m);
     far0 += d >= 5 * K0;
@@ -97,20 +96,18 @@ static void test_mser5(void) {
            REPS, 5 * K0, allowed);
   /* a transient over 40% of the run (group 80 of 200, within MSER's d <= b/2 = 100) is
    * found exactly when noise-free; MSER never deletes more than half */
-  for (size_t i = 0; i < m; i++)
-    y[i] = i < 400 ? 10 : 0;
+  for (size_t i = 0; i < m; i++) y[i] = i < 400 ? 10 : 0;
   CU_ASSERT_EQUAL(lbmc_mser5(y, m), 400);
-  for (size_t i = 0; i < m; i++)
-    y[i] = i < 600 ? 10 + 0.1 * (double)i : 0;
+  for (size_t i = 0; i < m; i++) y[i] = i < 600 ? 10 + 0.1 * (double)i : 0;
   UT_CHECK(lbmc_mser5(y, m) <= 500, "truncation %zu beyond half of 1000", lbmc_mser5(y, m));
-  for (size_t i = 0; i < m; i++)
-    y[i] = 3.0;
+  for (size_t i = 0; i < m; i++) y[i] = 3.0;
   CU_ASSERT_EQUAL(lbmc_mser5(y, m), 0); /* ties: the smallest truncation */
   CU_ASSERT_EQUAL(lbmc_mser5(y, 9), 0); /* m < 10 */
   gsl_rng_free(r);
 }
 
-static void test_t_quantile(void) {
+static void test_t_quantile(void)
+{
   /* table values, printed to 6-7 significant digits: half a unit of the last digit */
   CU_ASSERT_DOUBLE_EQUAL(lbmc_t_quantile(0.95, 1), 12.7062, 0.5e-4);
   CU_ASSERT_DOUBLE_EQUAL(lbmc_t_quantile(0.95, 10), 2.228139, 0.5e-6);
@@ -120,7 +117,8 @@ static void test_t_quantile(void) {
   CU_ASSERT_DOUBLE_EQUAL(lbmc_t_quantile(0.95, 100000), 1.959964 + 2.4e-5, 2e-6);
 }
 
-static void test_mean_interval(void) {
+static void test_mean_interval(void)
+{
   const double x[] = {1, 2, 3, 4, 5};
   const double xs[] = {1, -9, 2, -9, 3, -9, 4, -9, 5, -9}; /* stride 2 */
   const double xn[] = {1, NAN, 3};
@@ -140,10 +138,10 @@ static void test_mean_interval(void) {
   CU_ASSERT(isnan(se) && isnan(hw));
 }
 
-static void test_linear_fit(void) {
+static void test_linear_fit(void)
+{
   double y[50], b, s;
-  for (int i = 0; i < 50; i++)
-    y[i] = 2 + 0.5 * i;
+  for (int i = 0; i < 50; i++) y[i] = 2 + 0.5 * i;
   lbmc_linear_fit(y, 50, &b, &s);
   CU_ASSERT_DOUBLE_EQUAL(b, 0.5, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(s, 0, 1e-12);
@@ -160,7 +158,8 @@ static void test_linear_fit(void) {
  * (A normal instead of a t quantile would cover 0.918 = 18361: far outside.) The same
  * with one replica and 10 batch means (the R = 1 path), whose point estimate must be
  * the replica's own value. */
-static void test_estimate_coverage(void) {
+static void test_estimate_coverage(void)
+{
   const long T = 20000;
   const int R = 10;
   double v[10], mean, hw, se;
@@ -170,8 +169,7 @@ static void test_estimate_coverage(void) {
   gsl_rng_set(r, 777);
   for (long t = 0; t < T; t++) {
     double whole = 0;
-    for (int i = 0; i < R; i++)
-      v[i] = 3 + gsl_ran_gaussian(r, 2.0), whole += v[i] / R;
+    for (int i = 0; i < R; i++) v[i] = 3 + gsl_ran_gaussian(r, 2.0), whole += v[i] / R;
     lbmc_estimate(v, R, NULL, 0, 1, 0.95, &mean, &hw, &se);
     cover += fabs(mean - 3) <= hw;
     lbmc_estimate(&whole, 1, v, R, 1, 0.95, &mean, &hw, &se);
@@ -187,7 +185,8 @@ static void test_estimate_coverage(void) {
   gsl_rng_free(r);
 }
 
-int ut_register_stats(void) {
+int ut_register_stats(void)
+{
   static const ut_test tests[] = {{"mser5: transient, stationary, reference", test_mser5},
                                   {"t quantiles", test_t_quantile},
                                   {"mean interval by hand", test_mean_interval},

@@ -10,7 +10,8 @@
 
 #define NDRAW 100000
 
-static void test_number_formula(void) {
+static void test_number_formula(void)
+{
   int g = -1;
   CU_ASSERT_EQUAL(lbmc_stream_number(3, 5, 10, LBMC_PURPOSE_ROUTING, &g), LBMC_SUCCESS);
   CU_ASSERT_EQUAL(g, (3 * 10 + 5) * 4 + 2);
@@ -33,7 +34,8 @@ static void test_number_formula(void) {
 /* The boundary of lbmc_stream_number and lbmc_stream_check_capacity agree: a job of
  * P points x rmax replicas fits iff 4 P rmax - 1 <= LBMC_STREAM_MAX, i.e.
  * P rmax <= (LBMC_STREAM_MAX + 1) / 4, and then its last stream number is valid. */
-static void test_capacity(void) {
+static void test_capacity(void)
+{
   const long cap = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES, rmaxs[] = {1, 3, 1000, 999983, cap};
   int g;
   for (size_t i = 0; i < sizeof rmaxs / sizeof rmaxs[0]; i++) {
@@ -52,19 +54,19 @@ static void test_capacity(void) {
   CU_ASSERT_EQUAL(lbmc_stream_check_capacity(LONG_MAX / 2, 4), LBMC_ERR_LIMIT);
 }
 
-static void draw(int gennum, long seed, double *x, size_t n) {
+static void draw(int gennum, long seed, double *x, size_t n)
+{
   lbmc_stream s = {0};
   CU_ASSERT_FATAL(lbmc_stream_init(&s, gennum, seed) == LBMC_SUCCESS);
-  for (size_t i = 0; i < n; i++)
-    x[i] = lbmc_u01(&s);
+  for (size_t i = 0; i < n; i++) x[i] = lbmc_u01(&s);
   lbmc_stream_free(&s);
 }
 
 /* Pearson correlation of x and y. */
-static double corr(const double *x, const double *y, size_t n) {
+static double corr(const double *x, const double *y, size_t n)
+{
   double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < n; i++)
-    mx += x[i], my += y[i];
+  for (size_t i = 0; i < n; i++) mx += x[i], my += y[i];
   mx /= (double)n, my /= (double)n;
   for (size_t i = 0; i < n; i++) {
     sxy += (x[i] - mx) * (y[i] - my);
@@ -77,7 +79,8 @@ static double corr(const double *x, const double *y, size_t n) {
 /* Independent streams: the sample correlation of N pairs has standard error
  * 1/sqrt(N - 1) (exact variance of r under independence, normal theory), so it must lie
  * within 5/sqrt(N - 1) of 0. Lag-1 correlation within a stream: same bound. */
-static void test_independence(void) {
+static void test_independence(void)
+{
   double *a = malloc(sizeof *a * NDRAW), *b = malloc(sizeof *b * NDRAW);
   const double se = 1 / sqrt(NDRAW - 1.0);
   const struct {
@@ -104,28 +107,27 @@ static void test_independence(void) {
 
 /* Stream numbers far apart (beyond the 2^19 of SPRNG's LCG, up to LBMC_STREAM_MAX)
  * initialise and are all different: no wrap-around reuses a stream. */
-static void test_far_streams(void) {
+static void test_far_streams(void)
+{
   const int g[] = {
       0, 1, 1 << 19, (1 << 19) + 1, 1 << 24, (int)LBMC_STREAM_MAX - 1, (int)LBMC_STREAM_MAX};
   double first[7][4];
-  for (int i = 0; i < 7; i++)
-    draw(g[i], 2024, first[i], 4);
+  for (int i = 0; i < 7; i++) draw(g[i], 2024, first[i], 4);
   for (int i = 0; i < 7; i++)
     for (int j = i + 1; j < 7; j++)
       UT_CHECK(memcmp(first[i], first[j], sizeof first[i]) != 0, "streams %d and %d coincide", g[i],
                g[j]);
 }
 
-static void test_reinit(void) {
+static void test_reinit(void)
+{
   lbmc_stream s = {0};
   double x[1000], y[1000];
   CU_ASSERT_FATAL(lbmc_stream_init(&s, 11, 99) == LBMC_SUCCESS);
-  for (int i = 0; i < 1000; i++)
-    x[i] = lbmc_u01(&s);
+  for (int i = 0; i < 1000; i++) x[i] = lbmc_u01(&s);
   /* re-initialising an initialised stream (buffer half used) restarts the sequence */
   CU_ASSERT_FATAL(lbmc_stream_init(&s, 11, 99) == LBMC_SUCCESS);
-  for (int i = 0; i < 1000; i++)
-    y[i] = lbmc_u01(&s);
+  for (int i = 0; i < 1000; i++) y[i] = lbmc_u01(&s);
   CU_ASSERT(memcmp(x, y, sizeof x) == 0);
   lbmc_stream_free(&s);
   lbmc_stream_free(&s); /* safe twice */
@@ -138,7 +140,8 @@ static void test_reinit(void) {
 /* U(0,1): mean 1/2 with standard error sqrt(1/12 / N); sample variance 1/12 with
  * standard error sqrt((mu4 - sigma^4) / N) = sqrt((1/80 - 1/144) / N) = sqrt(1/(180 N));
  * 100 equal bins by chi-square; lbmc_uint(7) uniform on 0..6 by chi-square. */
-static void test_uniform(void) {
+static void test_uniform(void)
+{
   const long N = 1000000;
   lbmc_stream s = {0};
   double sum = 0, sum2 = 0, mean, var;
@@ -147,8 +150,7 @@ static void test_uniform(void) {
   CU_ASSERT_FATAL(lbmc_stream_init(&s, 3, 31337) == LBMC_SUCCESS);
   for (long i = 0; i < N; i++) {
     double u = lbmc_u01(&s);
-    if (!(u >= 0 && u < 1))
-      outside++;
+    if (!(u >= 0 && u < 1)) outside++;
     sum += u - 0.5;
     sum2 += (u - 0.5) * (u - 0.5);
     bins[(int)(u * 100)]++;
@@ -158,8 +160,7 @@ static void test_uniform(void) {
   var = (sum2 - sum * sum / (double)N) / (double)(N - 1);
   UT_CHECK_NORMAL("uniform mean", mean, 0.5, sqrt(1.0 / 12 / (double)N));
   UT_CHECK_NORMAL("uniform variance", var, 1.0 / 12, sqrt(1.0 / 180 / (double)N));
-  for (int i = 0; i < 100; i++)
-    p100[i] = 0.01;
+  for (int i = 0; i < 100; i++) p100[i] = 0.01;
   UT_CHECK_COUNTS("uniform bins", bins, p100, 100, N);
   for (long i = 0; i < 700000; i++) {
     uint32_t k = lbmc_uint(&s, 7);
@@ -169,13 +170,13 @@ static void test_uniform(void) {
       ints[k]++;
   }
   CU_ASSERT_EQUAL(outside, 0);
-  for (int i = 0; i < 7; i++)
-    p7[i] = 1.0 / 7;
+  for (int i = 0; i < 7; i++) p7[i] = 1.0 / 7;
   UT_CHECK_COUNTS("lbmc_uint(7)", ints, p7, 7, 700000);
   lbmc_stream_free(&s);
 }
 
-int ut_register_streams(void) {
+int ut_register_streams(void)
+{
   static const ut_test tests[] = {{"stream number formula and errors", test_number_formula},
                                   {"capacity agrees with numbering", test_capacity},
                                   {"independent streams (corr within 5 se)", test_independence},

@@ -17,7 +17,8 @@ static double edge(const lbmc_zig_exp *z, int i) { return z->w[i] * 0x1p45; }
  * the base layer R f(R) + tail f(R) = V, and f[i] = exp(-x_i). The recursion in
  * lbmc_zig_exp_init solves exactly these equations, so only rounding remains: allow
  * 1e-12 (relative to V ~ 4e-3; 255 steps of double rounding give ~1e-14). */
-static void test_tables(void) {
+static void test_tables(void)
+{
   lbmc_zig_exp z;
   lbmc_zig_exp_init(&z);
   CU_ASSERT_DOUBLE_EQUAL(edge(&z, 255), ZIG_R, 1e-14);
@@ -40,7 +41,8 @@ static void test_tables(void) {
 
 /* Bin edges: every layer edge x_1..x_255 and the midpoint of each strip between them
  * (a wrong wedge test or edge shows there), then the tail beyond R in 5 bins. */
-static int make_edges(const lbmc_zig_exp *z, double *e) {
+static int make_edges(const lbmc_zig_exp *z, double *e)
+{
   int k = 0;
   double prev = 0;
   e[k++] = 0;
@@ -55,7 +57,8 @@ static int make_edges(const lbmc_zig_exp *z, double *e) {
   return k; /* k edges, k - 1 bins */
 }
 
-static int find_bin(const double *e, int k, double x) {
+static int find_bin(const double *e, int k, double x)
+{
   int lo = 0, hi = k - 1; /* e[lo] <= x < e[hi] */
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
@@ -78,7 +81,8 @@ static double prob(double a, double b) { return isinf(b) ? exp(-a) : -exp(-a) * 
  * each within 5 se. Then a chi-square goodness of fit over 515 bins of the CDF (layer
  * edges, strip midpoints, far tail), critical value at tail UT_TAIL; the smallest
  * expected count is ~ 10^7 * P(X > 12) = 61. */
-static void test_zig_distribution(void) {
+static void test_zig_distribution(void)
+{
   const long N = 10000000;
   lbmc_zig_exp z;
   lbmc_stream s = {0};
@@ -91,8 +95,7 @@ static void test_zig_distribution(void) {
   CU_ASSERT_FATAL(lbmc_stream_init(&s, 17, 20240601) == LBMC_SUCCESS);
   for (long i = 0; i < N; i++) {
     double x = lbmc_exp_zig(&s, &z), d = x - 1;
-    if (x < 0)
-      negative++;
+    if (x < 0) negative++;
     s1 += d, s2 += d * d, s3 += x * x * x;
     c[find_bin(e, k, x)]++;
   }
@@ -103,14 +106,12 @@ static void test_zig_distribution(void) {
   UT_CHECK_NORMAL("zig mean", mean, 1.0, sqrt(1.0 / (double)N));
   UT_CHECK_NORMAL("zig variance", var, 1.0, sqrt(8.0 / (double)N));
   UT_CHECK_NORMAL("zig E X^3", m3, 6.0, sqrt(684.0 / (double)N));
-  for (int i = 0; i + 1 < k; i++)
-    p[i] = prob(e[i], e[i + 1]);
+  for (int i = 0; i + 1 < k; i++) p[i] = prob(e[i], e[i + 1]);
   UT_CHECK_COUNTS("zig CDF bins", c, p, k - 1, N);
   /* the base-layer tail (x > R) alone: P = exp(-R) */
   {
     long tail = 0;
-    for (int i = find_bin(e, k, ZIG_R); i + 1 < k; i++)
-      tail += c[i];
+    for (int i = find_bin(e, k, ZIG_R); i + 1 < k; i++) tail += c[i];
     UT_CHECK_BINOMIAL("zig tail x > R", tail, N, exp(-ZIG_R));
   }
   lbmc_stream_free(&s);
@@ -121,7 +122,8 @@ static void test_zig_distribution(void) {
  * validates the bin probabilities), and a two-sample chi-square between the two
  * histograms, sum (c1/N1 - c2/N2)^2 / (phat (1/N1 + 1/N2)) over the bins with pooled
  * phat, is below the chi-square quantile (bins - 1 dof) at tail UT_TAIL. */
-static void test_against_inversion(void) {
+static void test_against_inversion(void)
+{
   const long N1 = 2000000, N2 = 1000000;
   lbmc_zig_exp z;
   lbmc_stream s = {0};
@@ -132,16 +134,13 @@ static void test_against_inversion(void) {
   lbmc_zig_exp_init(&z);
   k = make_edges(&z, e);
   CU_ASSERT_FATAL(lbmc_stream_init(&s, 18, 777) == LBMC_SUCCESS);
-  for (long i = 0; i < N1; i++)
-    c1[find_bin(e, k, lbmc_exp_zig(&s, &z))]++;
-  for (long i = 0; i < N2; i++)
-    c2[find_bin(e, k, lbmc_exp1(&s))]++;
+  for (long i = 0; i < N1; i++) c1[find_bin(e, k, lbmc_exp_zig(&s, &z))]++;
+  for (long i = 0; i < N2; i++) c2[find_bin(e, k, lbmc_exp1(&s))]++;
   for (int i = 0; i + 1 < k; i++) {
     double ph = (double)(c1[i] + c2[i]) / (double)(N1 + N2);
     double d = (double)c1[i] / (double)N1 - (double)c2[i] / (double)N2;
     p[i] = prob(e[i], e[i + 1]);
-    if (ph > 0)
-      chi2 += d * d / (ph * (1.0 / (double)N1 + 1.0 / (double)N2));
+    if (ph > 0) chi2 += d * d / (ph * (1.0 / (double)N1 + 1.0 / (double)N2));
   }
   UT_CHECK_COUNTS("inversion CDF bins", c2, p, k - 1, N2);
   UT_CHECK(chi2 <= ut_chisq_crit(k - 2), "two-sample chi-square %.1f > %.1f", chi2,
@@ -151,7 +150,8 @@ static void test_against_inversion(void) {
   free(c2);
 }
 
-int ut_register_ziggurat(void) {
+int ut_register_ziggurat(void)
+{
   static const ut_test tests[] = {{"tables: equal layer areas", test_tables},
                                   {"Exp(1): moments and CDF bins (10^7)", test_zig_distribution},
                                   {"agrees with inversion lbmc_exp1", test_against_inversion},

@@ -14,7 +14,7 @@
 #include "engine/policy.h"
 #include "engine/state.h"
 
-#define UT_Z 5.0
+#define UT_Z    5.0
 #define UT_TAIL 5.733031438470704e-7 /* 2 * (1 - Phi(5)) */
 
 /* Assert cond; on failure record a formatted message (CUnit copies it). */
@@ -76,7 +76,8 @@ void ut_pstate_free(ut_pstate *p);
 /* Policy reset with every server empty. */
 void ut_pstate_reset(ut_pstate *p);
 void ut_set_q(ut_pstate *p, uint32_t s, uint32_t q);
-static inline uint32_t ut_route(ut_pstate *p, uint32_t r) {
+static inline uint32_t ut_route(ut_pstate *p, uint32_t r)
+{
   return p->st.pol->route(&p->st, p->st.pw, r);
 }
 static inline void ut_on_idle(ut_pstate *p, uint32_t s) { p->st.pol->on_idle(&p->st, p->st.pw, s); }

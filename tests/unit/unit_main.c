@@ -4,7 +4,8 @@
 
 #include "unit.h"
 
-int main(void) {
+int main(void)
+{
   int (*const suites[])(void) = {
       ut_register_model,       ut_register_streams,       ut_register_ziggurat,
       ut_register_stats,       ut_register_policy_simple, ut_register_policy_balanced,
@@ -12,8 +13,7 @@ int main(void) {
       ut_register_service,
   };
   unsigned failures;
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 2;
+  if (CU_initialize_registry() != CUE_SUCCESS) return 2;
   for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
     if (suites[i]() != 0) {
       fprintf(stderr, "cannot register suite %zu: %s\n", i, CU_get_error_msg());
@@ -23,8 +23,7 @@ int main(void) {
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  if (CU_get_error() != CUE_SUCCESS)
-    failures++;
+  if (CU_get_error() != CUE_SUCCESS) failures++;
   CU_cleanup_registry();
   return failures ? 1 : 0;
 }

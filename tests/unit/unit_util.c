@@ -8,28 +8,30 @@
 #include "lbmc/model.h"
 #include "unit.h"
 
-void ut_check(int ok, int line, const char *file, const char *fmt, ...) {
+void ut_check(int ok, int line, const char *file, const char *fmt, ...)
+{
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (!ok)
-    fprintf(stderr, "  FAILED %s:%d: %s\n", file, line, msg);
+  if (!ok) fprintf(stderr, "  FAILED %s:%d: %s\n", file, line, msg);
   CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned int)line, msg, file, "", CU_FALSE);
 }
 
 double ut_chisq_crit(double dof) { return gsl_cdf_chisq_Qinv(UT_TAIL, dof); }
 double ut_t_crit(double dof) { return gsl_cdf_tdist_Qinv(UT_TAIL / 2, dof); }
 
-void ut_check_binomial(const char *what, long x, long N, double p, int line, const char *file) {
+void ut_check_binomial(const char *what, long x, long N, double p, int line, const char *file)
+{
   double mean = (double)N * p, sd = sqrt((double)N * p * (1 - p));
   ut_check(fabs((double)x - mean) <= UT_Z * sd, line, file,
            "%s: %ld of %ld, expected %.2f +- %g * %.2f (p = %.6g)", what, x, N, mean, UT_Z, sd, p);
 }
 
 void ut_check_counts(const char *what, const long *c, const double *p, int k, long N, int line,
-                     const char *file) {
+                     const char *file)
+{
   double chi2 = 0;
   int cells = 0;
   long total = 0;
@@ -54,19 +56,19 @@ void ut_check_counts(const char *what, const long *c, const double *p, int k, lo
              cells - 1, UT_TAIL);
 }
 
-int ut_add_suite(const char *name, const ut_test *tests) {
+int ut_add_suite(const char *name, const ut_test *tests)
+{
   CU_pSuite s = CU_add_suite(name, NULL, NULL);
-  if (!s)
-    return -1;
+  if (!s) return -1;
   for (const ut_test *t = tests; t->name; t++)
-    if (!CU_add_test(s, t->name, t->fn))
-      return -1;
+    if (!CU_add_test(s, t->name, t->fn)) return -1;
   return 0;
 }
 
 /* ---- hand-built policy states ---- */
 
-ut_pstate *ut_pstate_new(const ut_pconf *c) {
+ut_pstate *ut_pstate_new(const ut_pconf *c)
+{
   static const double one = 1.0;
   static const long inf = LBMC_BUFFER_INF;
   ut_pstate *p = calloc(1, sizeof *p);
@@ -74,8 +76,7 @@ ut_pstate *ut_pstate_new(const ut_pconf *c) {
   long buf[LBMC_MAX_POOLS];
   int J = c->beta ? c->J : 1, has_param;
   CU_ASSERT_FATAL(p != NULL);
-  for (int j = 0; j < J; j++)
-    buf[j] = c->buffer ? c->buffer[j] : inf;
+  for (int j = 0; j < J; j++) buf[j] = c->buffer ? c->buffer[j] : inf;
   CU_ASSERT_FATAL(lbmc_model_create(&p->m) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_n(p->m, c->n) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_lambda(p->m, 1.0) == LBMC_SUCCESS);
@@ -83,10 +84,8 @@ ut_pstate *ut_pstate_new(const ut_pconf *c) {
                                        buf) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_policy(p->m, c->policy) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_routers(p->m, c->routers ? c->routers : 1) == LBMC_SUCCESS);
-  if (c->stale)
-    CU_ASSERT_FATAL(lbmc_model_set_stale(p->m, c->stale) == LBMC_SUCCESS);
-  if (c->sampling)
-    CU_ASSERT_FATAL(lbmc_model_set_sampling(p->m, c->sampling) == LBMC_SUCCESS);
+  if (c->stale) CU_ASSERT_FATAL(lbmc_model_set_stale(p->m, c->stale) == LBMC_SUCCESS);
+  if (c->sampling) CU_ASSERT_FATAL(lbmc_model_set_sampling(p->m, c->sampling) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_setup(p->m) == LBMC_SUCCESS);
 
   st = &p->st;
@@ -121,32 +120,30 @@ ut_pstate *ut_pstate_new(const ut_pconf *c) {
   has_param = strchr(lbmc_model_policy(p->m), '(') != NULL;
   st->pol = lbmc_policy_find(lbmc_model_policy_name(p->m), has_param);
   CU_ASSERT_FATAL(st->pol != NULL && st->pol == p->m->policy);
-  if (st->pol->create)
-    CU_ASSERT_FATAL(st->pol->create(st, &st->pw) == LBMC_SUCCESS);
+  if (st->pol->create) CU_ASSERT_FATAL(st->pol->create(st, &st->pw) == LBMC_SUCCESS);
   ut_pstate_reset(p);
   return p;
 }
 
-void ut_pstate_reset(ut_pstate *p) {
+void ut_pstate_reset(ut_pstate *p)
+{
   memset(p->st.q, 0, sizeof *p->st.q * p->st.n);
-  if (p->st.pol->reset)
-    p->st.pol->reset(&p->st, p->st.pw);
+  if (p->st.pol->reset) p->st.pol->reset(&p->st, p->st.pw);
 }
 
-void ut_set_q(ut_pstate *p, uint32_t s, uint32_t q) {
+void ut_set_q(ut_pstate *p, uint32_t s, uint32_t q)
+{
   while (p->st.q[s] != q) {
     uint32_t old = p->st.q[s];
     p->st.q[s] = old < q ? old + 1 : old - 1;
-    if (p->st.pol->on_change)
-      p->st.pol->on_change(&p->st, p->st.pw, s, old);
+    if (p->st.pol->on_change) p->st.pol->on_change(&p->st, p->st.pw, s, old);
   }
 }
 
-void ut_pstate_free(ut_pstate *p) {
-  if (!p)
-    return;
-  if (p->st.pol && p->st.pol->destroy)
-    p->st.pol->destroy(&p->st.pw);
+void ut_pstate_free(ut_pstate *p)
+{
+  if (!p) return;
+  if (p->st.pol && p->st.pol->destroy) p->st.pol->destroy(&p->st.pw);
   lbmc_stream_free(&p->route);
   free(p->st.q);
   free(p->st.pool_of);
