@@ -24,7 +24,7 @@ extern "C" {
   X(LBMC_ERR_RNG, 1, "random number generator failure")                                            \
   X(LBMC_ERR_MPI, 1, "MPI failure")                                                                \
   X(LBMC_ERR_HDF5, 1, "HDF5 failure")                                                              \
-  X(LBMC_ERR_MISMATCH, 1, "files do not belong together")                                          \
+  X(LBMC_ERR_MISMATCH, 2, "files do not belong together")                                          \
   X(LBMC_ERR_INTERRUPTED, 3, "interrupted (resume with --resume)")                                 \
   X(LBMC_ERR_INTERNAL, 1, "internal error (a bug in lbmc; please report it)")
 

@@ -13,6 +13,8 @@
 #ifndef LBMC_JOB_H
 #define LBMC_JOB_H
 
+#include <stddef.h>
+
 #include "lbmc/error.h"
 #include "lbmc/model.h"
 #include "lbmc/sim.h"
@@ -59,6 +61,10 @@ const char *lbmc_job_axis_name(const lbmc_job *job, int a);
 long lbmc_job_axis_length(const lbmc_job *job, int a);
 /** Text of value v of axis a as written in the file (owned by the job). */
 const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v);
+
+/** The axis values of grid point p as "name=value name=value ..." (as written in the
+ *  file), cut to fit buf (len bytes); "" for a job without axes. */
+void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len);
 
 /** Model of grid point p (0 <= p < P), set up (lbmc_model_setup done); caller-owned.
  *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */

@@ -30,6 +30,8 @@ extern "C" {
 #define LBMC_MAX_POOLS 64
 /** Most values of a queue-length-dependent speed list mu_j(1..L). */
 #define LBMC_MAX_RATES 64
+/** Largest total arrival rate lambda x n (the clock must still move between events). */
+#define LBMC_MAX_RATE 1e15
 /** Most routers a model may have. */
 #define LBMC_MAX_ROUTERS 1048576L
 

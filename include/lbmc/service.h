@@ -59,6 +59,14 @@ lbmc_err lbmc_service_parse(const char *where, const char *text, lbmc_service *s
 lbmc_err lbmc_service_make(const char *where, const char *dist, int n, const char *const *names,
                            const double *values, lbmc_service *s);
 
+/** Scv above which lbmc_service_warning warns that means converge slowly. */
+#define LBMC_SCV_WARN 1e4
+
+/** A warning about s, or NULL: infinite variance (lomax with shape <= 2: the mean wait
+ *  of FCFS queues is infinite by Pollaczek-Khinchine, so its estimates cannot
+ *  converge), or scv above LBMC_SCV_WARN (means converge very slowly). Static text. */
+const char *lbmc_service_warning(const lbmc_service *s);
+
 /** 1 if s is the exponential distribution. */
 int lbmc_service_is_exponential(const lbmc_service *s);
 

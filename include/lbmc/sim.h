@@ -56,6 +56,15 @@ void lbmc_run_options_default(lbmc_run_options *o);
  *  Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
 
+/** Most events (arrivals plus departures) a replica may be expected to simulate: counts
+ *  are summed in doubles, exact up to 2^53; 2^50 leaves a factor 8 of margin. */
+#define LBMC_MAX_EVENTS 1125899906842624.0
+
+/** Check that a replica of model m under o is expected to simulate at most
+ *  LBMC_MAX_EVENTS events (about 2 lambda n (warmup + time)); `where` prefixes the
+ *  message. Errors: LBMC_ERR_LIMIT. */
+lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where);
+
 /** Ticks (sub-intervals recorded for warm-up detection and batching) per batch. */
 #define LBMC_TICKS_PER_BATCH 10
 

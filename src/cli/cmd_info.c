@@ -6,7 +6,9 @@
 
 #include "../io/results.h"
 #include "cli.h"
+#include "lbmc/job.h"
 #include "lbmc/metrics.h"
+#include "lbmc/runner.h"
 
 #define LBMC_INFO_DEFAULT_METRICS "p_wait_or_block,mean_sojourn,messages_per_arrival"
 
@@ -60,7 +62,7 @@ static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbm
 }
 
 static void lbmc_info_print(const char *path, const lbmc_results *res, const lbmc_info_col *cols,
-                            int nc)
+                            int nc, const lbmc_job *job)
 {
   printf("%s: lbmc %s, created %s, %ld MPI ranks, %.1f s wall, seed %ld, %.0f%% intervals%s%s%s\n",
          path, res->lbmc_version, res->created, res->mpi_ranks, res->wall_seconds, res->seed,
@@ -69,7 +71,7 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
   printf("%5s %8s %8s %7s %-12s %3s %-8s %4s %-17s", "point", "n", "lambda", "rho", "policy", "R",
          "stale", "reps", "status");
   for (int c = 0; c < nc; c++) printf(" %24s", cols[c].label);
-  putchar('\n');
+  printf("  %s\n", job ? "grid axes" : "");
   for (long i = 0; i < res->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
     printf("%5ld %8ld %8.4g %7.4g %-12s %3ld %-8s %4ld %-17s", p->index, p->n, p->lambda, p->rho,
@@ -87,8 +89,16 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
         snprintf(cell, sizeof cell, "%.5g +/- %.2g", res->mean[k], res->half_width[k]);
       printf(" %24s", cell);
     }
+    if (job) {
+      char axes[512];
+      lbmc_job_point_label(job, p->index, axes, sizeof axes);
+      printf("  %s", axes);
+    }
     putchar('\n');
   }
+  for (long i = 0; i < res->P; i++)
+    if (res->pt[i].status == LBMC_STATUS_UNSTABLE)
+      printf("point %ld unstable: %s\n", res->pt[i].index, res->pt[i].reason);
 }
 
 int lbmc_cmd_info(int argc, char **argv)
@@ -120,7 +130,13 @@ int lbmc_cmd_info(int argc, char **argv)
   }
   err = lbmc_results_read(argv[optind], &res);
   if (!err) err = lbmc_info_columns(metrics, res, cols, &nc);
-  if (!err) lbmc_info_print(argv[optind], res, cols, nc);
+  if (!err) {
+    lbmc_job *job = NULL; /* the job the file came from, for the axis values of each point */
+    if (res->job_text && *res->job_text && lbmc_job_parse_text(res->job_text, argv[optind], &job))
+      job = NULL;
+    lbmc_info_print(argv[optind], res, cols, nc, job);
+    lbmc_job_destroy(&job);
+  }
   lbmc_results_destroy(&res);
   return lbmc_exit_status(err);
 }
@@ -143,6 +159,8 @@ int lbmc_cmd_merge(int argc, char **argv)
     LBMC_ERROR(LBMC_ERR_ARG, "lbmc merge needs an output file and at least one part (see --help)");
     return 2;
   }
+  err = lbmc_check_output_path(argv[1], (const char *const *)(argv + 2), n);
+  if (err) return lbmc_exit_status(err);
   parts = calloc((size_t)n, sizeof *parts);
   if (!parts) return lbmc_exit_status(LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory"));
   for (int p = 0; p < n && !err; p++) err = lbmc_results_read(argv[2 + p], &parts[p]);

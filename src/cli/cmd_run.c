@@ -42,7 +42,10 @@ static void lbmc_run_usage(FILE *f)
         "\n"
         "SIGINT, SIGTERM or SIGUSR1 stop the run: finished points are written to OUT.h5\n"
         "(attribute complete = 0), finished replicas stay in OUT.h5.ckpt, and the exit\n"
-        "status is 3; run again with --resume to finish. Exit status 2: bad input.\n",
+        "status is 3; run again with --resume to finish. Under mpirun, send SIGUSR1 to\n"
+        "mpirun (it forwards it to every rank): SIGINT/SIGTERM make mpirun itself stop\n"
+        "the ranks and return its own status (the checkpoint is kept all the same).\n"
+        "Exit status 2: bad input; 1: other failures.\n",
         f);
 }
 
@@ -70,7 +73,11 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
   optind = 1;
   while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'o': snprintf(a->output, sizeof a->output, "%s", optarg); break;
+    case 'o':
+      if (!*optarg)
+        return LBMC_ERROR(LBMC_ERR_ARG, "--output: an empty path is not allowed; name an .h5 file");
+      snprintf(a->output, sizeof a->output, "%s", optarg);
+      break;
     case OPT_RESUME: a->set.resume = 1; break;
     case OPT_DRY: a->set.dry_run = 1; break;
     case OPT_QUIET: a->set.quiet = 1; break;
@@ -178,6 +185,23 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
   if (a.help) return LBMC_SUCCESS;
   LBMC_CHECK(lbmc_run_load_job(a.job_path, comm, &job));
   lbmc_run_output(&a, job);
+  if (!a.set.dry_run) { /* before computing anything: where the results and checkpoint go */
+    char ckpt[4200];
+    const char *inputs[2] = {a.job_path, NULL};
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", a.output);
+    inputs[1] = a.output;
+    code = 0;
+    if (rank == 0) {
+      lbmc_err e = lbmc_check_output_path(a.output, inputs, 1);
+      if (!e) e = lbmc_check_output_path(ckpt, inputs, 2);
+      code = (int)e;
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    if (code) {
+      lbmc_job_destroy(&job);
+      return (lbmc_err)code;
+    }
+  }
   a.set.output = a.output;
   a.set.stop = &lbmc_stop_requested;
   err = lbmc_run_job(job, &a.set, comm);

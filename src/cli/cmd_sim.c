@@ -292,6 +292,11 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   if (a->stale) LBMC_CHECK(lbmc_model_set_stale(m, a->stale));
   if (a->sampling) LBMC_CHECK(lbmc_model_set_sampling(m, a->sampling));
   LBMC_CHECK(lbmc_model_setup(m));
+  LBMC_CHECK(lbmc_run_check_size(m, &a->o, "--time/--warmup"));
+  for (int j = 0; j < J; j++) {
+    const char *w = lbmc_service_warning(lbmc_model_service(m, j));
+    if (w) fprintf(stderr, "lbmc: warning: pool %d, service %s: %s\n", j + 1, lbmc_model_service(m, j)->text, w);
+  }
   if (a->stale && !*lbmc_model_stale(m))
     return LBMC_ERROR(LBMC_ERR_ARG, "--stale: applies only to policy pull, not to %s",
                       lbmc_model_policy(m));
@@ -481,9 +486,25 @@ done:
   return err;
 }
 
+/* 1 if started as one of several MPI ranks (lbmc sim is a single-process command). */
+static int lbmc_sim_under_mpi(void)
+{
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && atoi(v) > 1) return 1;
+  }
+  return 0;
+}
+
 int lbmc_cmd_sim(int argc, char **argv)
 {
   int help = 0;
+  if (lbmc_sim_under_mpi())
+    return lbmc_exit_status(LBMC_ERROR(LBMC_ERR_ARG,
+                                       "lbmc sim runs as one process (its replicas one after "
+                                       "another); for several ranks write a job file and use "
+                                       "lbmc run"));
   lbmc_err err = lbmc_sim_main(argc, argv, &help);
   if (help) lbmc_sim_usage(stdout);
   return lbmc_exit_status(err);

@@ -67,11 +67,15 @@ static int lbmc_blank_tail(const char *end)
   return *end == '\0';
 }
 
+/* Quiet parse of a decimal real (no hexadecimal, nan or inf spellings); a value too
+ * small to represent exactly (underflow) is accepted, an overflow is not. */
 static int lbmc_strtod_whole(const char *text, double *v)
 {
   char *end;
+  if (strpbrk(text, "xXnNiI")) return 0;
   errno = 0;
   *v = strtod(text, &end);
+  if (errno == ERANGE && isfinite(*v)) errno = 0;
   return end != text && errno == 0 && lbmc_blank_tail(end);
 }
 

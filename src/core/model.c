@@ -287,6 +287,11 @@ lbmc_err lbmc_model_setup(lbmc_model *m)
                       lbmc_pfx(m));
   if (!(m->lambda > 0))
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: lambda: an arrival rate > 0 is required", lbmc_pfx(m));
+  if (!(m->lambda * (double)m->n < LBMC_MAX_RATE))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: lambda = %g with n = %ld gives a total arrival rate of %g; allowed: "
+                      "lambda x n below %g",
+                      lbmc_pfx(m), m->lambda, m->n, m->lambda * (double)m->n, LBMC_MAX_RATE);
   for (int j = 0; j < m->J; j++) sum += m->beta[j];
   if (fabs(sum - 1.0) > LBMC_BETA_SUM_TOL)
     return LBMC_ERROR(LBMC_ERR_ARG,

@@ -91,11 +91,25 @@ static uint64_t lbmc_default_cap(const lbmc_model *m, const lbmc_run_options *o)
   return cap < hard ? cap : hard;
 }
 
+lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where)
+{
+  double horizon = o->time + (o->warmup_auto ? 0 : o->warmup);
+  double events = 2 * lbmc_model_lambda(m) * (double)lbmc_model_n(m) * horizon;
+  if (!(events <= LBMC_MAX_EVENTS))
+    return LBMC_ERROR(LBMC_ERR_LIMIT,
+                      "%s: a replica would simulate about %.3g events (2 lambda n (warmup + "
+                      "time)); allowed: at most %.3g, the most the counters hold exactly: "
+                      "shorten warmup/time or use more replicas",
+                      where, events, LBMC_MAX_EVENTS);
+  return LBMC_SUCCESS;
+}
+
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
 {
   lbmc_replica *r;
   lbmc_err err;
   LBMC_CHECK(lbmc_run_options_check(o, ""));
+  LBMC_CHECK(lbmc_run_check_size(m, o, "run"));
   r = calloc(1, sizeof *r);
   if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory");
   r->m = m;

@@ -38,6 +38,17 @@ void lbmc_service_exponential(lbmc_service *s)
   snprintf(s->text, sizeof s->text, "exponential");
 }
 
+const char *lbmc_service_warning(const lbmc_service *s)
+{
+  if (!isfinite(s->scv))
+    return "infinite variance: mean waiting and sojourn times of FCFS queues are infinite "
+           "(Pollaczek-Khinchine), so their estimates do not converge; quantiles remain meaningful";
+  if (s->scv > LBMC_SCV_WARN)
+    return "very large scv: rare huge requirements dominate the means, which converge very "
+           "slowly; check them with longer runs or several seeds";
+  return NULL;
+}
+
 int lbmc_service_is_exponential(const lbmc_service *s)
 {
   return s->kind == LBMC_SERVICE_EXPONENTIAL;

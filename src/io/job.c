@@ -112,6 +112,17 @@ static const lbmc_job_value *lbmc_job_at(const lbmc_job *job, const lbmc_job_set
   return &s->v[s->axis < 0 ? 0 : (p / job->stride[s->axis]) % s->count];
 }
 
+void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len)
+{
+  size_t used = 0;
+  if (len) buf[0] = '\0';
+  for (int a = 0; a < job->naxes && used < len; a++) {
+    const lbmc_job_setting *s = job->axis[a];
+    used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", a ? " " : "", s->name,
+                             lbmc_job_at(job, s, p)->text);
+  }
+}
+
 /* "<file>: grid point p (name=value, ...)", cut to fit buf. */
 static void lbmc_job_origin(const lbmc_job *job, long p, char *buf, size_t len)
 {
@@ -253,8 +264,15 @@ static lbmc_err lbmc_job_check_points(const lbmc_job *job)
   LBMC_CHECK(lbmc_run_options_check(&job->o, prefix));
   for (long p = 0; p < job->P; p++) {
     lbmc_model *m;
+    lbmc_run_options o;
+    char origin[1024];
+    lbmc_err err;
     LBMC_CHECK(lbmc_job_point_model(job, p, &m));
+    lbmc_job_point_options(job, p, &o);
+    lbmc_job_origin(job, p, origin, sizeof origin);
+    err = lbmc_run_check_size(m, &o, origin);
     lbmc_model_destroy(&m);
+    LBMC_CHECK(err);
   }
   return LBMC_SUCCESS;
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5util.h"
 #include "lbmc/metrics.h"
@@ -9,7 +10,7 @@
 
 static lbmc_err lbmc_read_fail(const char *path, const char *what)
 {
-  return LBMC_ERROR(LBMC_ERR_FILE, "%s: not a readable lbmc results file: %s", path, what);
+  return LBMC_ERROR(LBMC_ERR_ARG, "%s: not a readable lbmc results file: %s", path, what);
 }
 
 static int lbmc_read_root(hid_t f, lbmc_results *res)
@@ -184,6 +185,8 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   lbmc_err err;
   H5E_auto2_t func;
   void *data;
+  if (access(path, R_OK) != 0)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: no such file, or not readable", path);
   H5Eget_auto2(H5E_DEFAULT, &func, &data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
   *out = NULL;

@@ -261,6 +261,7 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
   int rc;
   if (!scratch) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages, not HDF5's error stack */
   file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) {
     free(scratch);

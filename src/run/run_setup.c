@@ -84,6 +84,22 @@ static lbmc_err lbmc_runner_replay(const lbmc_ckpt_record *rec, void *ctx)
                     rec->point, rec->replica);
 }
 
+/* Warn once per service distribution whose means cannot converge (or hardly). */
+static void lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_model *m, long i)
+{
+  for (int j = 0; j < lbmc_model_pools(m); j++) {
+    const lbmc_service *svc = lbmc_model_service(m, j);
+    const char *w = lbmc_service_warning(svc);
+    int seen = 0;
+    for (long k = 0; w && k < i && !seen; k++)
+      for (int jj = 0; jj < run->res->J && !seen; jj++)
+        seen = strcmp(LBMC_RES_SERVICE(run->res, k, jj), svc->text) == 0;
+    for (int jj = 0; w && jj < j && !seen; jj++)
+      seen = strcmp(LBMC_RES_SERVICE(run->res, i, jj), svc->text) == 0;
+    if (w && !seen) lbmc_log(run->comm, stderr, "lbmc: warning: service %s: %s\n", svc->text, w);
+  }
+}
+
 static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
 {
   char ckpt[4096];
@@ -102,6 +118,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
     lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    lbmc_runner_warn_service(run, m, i);
     lbmc_model_destroy(&m);
   }
   LBMC_CHECK(lbmc_schedule_create(run->P, run->cost, lbmc_job_replicas(run->job), run->Rmax,
@@ -173,7 +190,7 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   double events = 0;
   long units = 0;
   lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s  %s\n", "point", "n",
-           "lambda", "rho", "policy", "routers", "stale", "time", "warmup", "service (pool 1)");
+           "lambda", "rho", "policy", "routers", "stale", "time", "warmup", "grid axes");
   for (long i = 0; i < run->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
     double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
@@ -182,9 +199,11 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
       snprintf(w, sizeof w, "auto");
     else
       snprintf(w, sizeof w, "%g", p->warmup);
-    lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s  %s%s\n", p->index,
+    char axes[512];
+    lbmc_job_point_label(run->job, p->index, axes, sizeof axes);
+    lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s  %s\n", p->index,
              p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->time, w,
-             LBMC_RES_SERVICE(res, i, 0), res->slots[(size_t)i * res->J] > 1 ? " (mu_k)" : "");
+             axes);
     units += run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
     events += 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];

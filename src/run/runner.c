@@ -68,7 +68,7 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
   if (!force && now - run->t_progress < run->set->progress_seconds) return;
   run->t_progress = now;
   left = s->cost_planned - s->cost_done;
-  eta = (s->cost_done > 0 && run->units_run > 0) ? el * left / s->cost_done : NAN;
+  eta = (s->cost_live > 0 && run->units_run > 0) ? el * left / s->cost_live : NAN;
   lbmc_log(
       run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points, elapsed %.1f s, ETA %s%.0f s\n",
       run->units_run, s->points_finished, s->P, el, isnan(eta) ? "? " : "", isnan(eta) ? 0.0 : eta);

@@ -93,6 +93,7 @@ void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued)
   *st = 2;
   s->done[point]++;
   s->cost_done += s->cost[point];
+  if (issued) s->cost_live += s->cost[point];
 }
 
 /* Relative half-width of the precision metric at point p (NaN if undefined). */

@@ -29,6 +29,7 @@ typedef struct {
   int *finished;  /* P */
   long points_finished;
   double cost_done, cost_planned;
+  double cost_live;  /* cost of the units run by this run (not replayed): the pace */
   lbmc_precision precision;
   long replicas;
 } lbmc_schedule;

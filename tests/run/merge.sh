@@ -7,12 +7,12 @@ check "shard 1/2" mpi 1 run "$HERE/small.yaml" --shard 1/2 -o "$WORK/p1.h5" --qu
 check "shard 2/2" mpi 2 run "$HERE/small.yaml" --shard 2/2 -o "$WORK/p2.h5" --quiet
 check "merge" "$LBMC" merge "$WORK/merged.h5" "$WORK/p2.h5" "$WORK/p1.h5"
 check "merged equals whole" compare "$WORK/whole.h5" "$WORK/merged.h5"
-refuses() { # refuses PATTERN ARGS...: merge must fail with exit 1 and the message
+refuses() { # refuses PATTERN ARGS...: merge must fail with exit 2 (bad input) and the message
   local pat=$1 out rc
   shift
   out=$("$LBMC" merge "$@" 2>&1)
   rc=$?
-  [ "$rc" -eq 1 ] && echo "$out" | grep -q -- "$pat" && [ ! -e "$1" ]
+  [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "$pat" && [ ! -e "$1" ]
 }
 check "merge refuses a missing shard" refuses "shard 2/2 is missing" "$WORK/m1.h5" "$WORK/p1.h5"
 check "merge refuses a shard twice" refuses "given twice" "$WORK/m2.h5" "$WORK/p1.h5" "$WORK/p1.h5" "$WORK/p2.h5"
