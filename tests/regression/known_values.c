@@ -34,7 +34,6 @@
 #define KV_ALPHA 0.01
 #define KV_SEED  4242L
 
-#define kv_model th_model
 
 static void kv_run(lbmc_model *m, double time, double warmup, long point, long replicas,
                    th_result *r)
@@ -55,7 +54,7 @@ static int kv_erlang(void)
   const double lambdas[] = {0.8, 0.95};
   th_family f = {0};
   for (int c = 0; c < 2; c++) {
-    lbmc_model *m = kv_model(ns[c], lambdas[c], "1:1:1", "pull", 1);
+    lbmc_model *m = th_model(ns[c], lambdas[c], "1:1:1", "pull", 1);
     th_result r;
     char label[96];
     double pb = kv_erlang_b(ns[c], lambdas[c] * (double)ns[c]);
@@ -87,7 +86,7 @@ static int kv_mm1(void)
     lbmc_model *m;
     th_result r;
     snprintf(pools, sizeof pools, "1:%g:inf", mu);
-    m = kv_model(1, lam, pools, "random", 1);
+    m = th_model(1, lam, pools, "random", 1);
     kv_run(m, 2e5 / lam, 1000 / (mu - lam), c, 20, &r);
 #define KV_ADD(name, j, k, value)                                                                  \
   do {                                                                                             \
@@ -124,7 +123,7 @@ static int kv_mm1b(void)
       L += (double)k * pi[k];
     }
     snprintf(pools, sizeof pools, "1:1:%ld", B);
-    m = kv_model(1, lam, pools, "random", 1);
+    m = th_model(1, lam, pools, "random", 1);
     kv_run(m, 2e5 / lam, 200, 10 + c, 20, &r);
     {
       double thr = lam * (1 - pi[B]), pwait = 1 - pi[0] - pi[B], tail = 1 - pi[0];
@@ -160,8 +159,8 @@ static int kv_jsq_meanfield(void)
   double mf_tail[6], mf_sojourn = 0;
   th_result small, big;
   th_family f = {0};
-  lbmc_model *m1 = kv_model(1000, lam, "1:1:inf", "jsq(2)", 1);
-  lbmc_model *m2 = kv_model(10000, lam, "1:1:inf", "jsq(2)", 1);
+  lbmc_model *m1 = th_model(1000, lam, "1:1:inf", "jsq(2)", 1);
+  lbmc_model *m2 = th_model(10000, lam, "1:1:inf", "jsq(2)", 1);
   lbmc_run_options o;
   lbmc_run_options_default(&o);
   for (int k = 1; k <= 5; k++) mf_tail[k] = pow(lam, pow(2, k) - 1);
@@ -195,7 +194,7 @@ static int kv_jsq_meanfield(void)
 
 static int kv_status(const char *policy, long n, lbmc_status want, long point)
 {
-  lbmc_model *m = kv_model(n, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", policy, 1);
+  lbmc_model *m = th_model(n, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", policy, 1);
   th_result r;
   int bad;
   kv_run(m, 1000, 100, point, 4, &r);
@@ -212,9 +211,9 @@ static int kv_pull_example(void)
   int bad = 0;
   const double a = 5 + sqrt(29.0), util[2] = {a / (a + 2), a / (a + 1.0 / 3)};
   th_result r100, r1000, r10000;
-  lbmc_model *m100 = kv_model(100, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
-  lbmc_model *m1000 = kv_model(1000, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
-  lbmc_model *m10000 = kv_model(10000, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
+  lbmc_model *m100 = th_model(100, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
+  lbmc_model *m1000 = th_model(1000, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
+  lbmc_model *m10000 = th_model(10000, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
   size_t i;
   bad |= kv_status("jsq(2)", 1000, LBMC_STATUS_UNSTABLE, 0);
   bad |= kv_status("random", 1000, LBMC_STATUS_UNSTABLE, 1);
