@@ -15,14 +15,16 @@ Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
   (e.g. the workload), with Student-t intervals like the file's own;
 * :mod:`lbmc_analysis.notebook`: where the notebooks read results and save figures.
 
-The model, metrics and references are described in SPEC.md (shared with the project).
+The model, metrics and references are described in docs/model.md and docs/results-format.md.
 """
 
-from . import derived, meanfield, notebook
+from . import derived, grid, meanfield, metrics, notebook, policies
 from .conformance import check_file
+from .grid import flatten, to_grid
 from .io import (
     METRICS,
     SUPPORTED_LAYOUT_VERSIONS,
+    GridWarning,
     LbmcFormatError,
     PartialResultsWarning,
     load,
@@ -31,21 +33,29 @@ from .io import (
     to_frame,
     to_replica_frame,
 )
+from .metrics import parse_metric
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GridWarning",
     "LbmcFormatError",
     "METRICS",
     "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "check_file",
     "derived",
+    "flatten",
+    "grid",
     "load",
     "meanfield",
     "notebook",
     "metric_names",
+    "metrics",
+    "parse_metric",
+    "policies",
     "select_points",
     "to_frame",
+    "to_grid",
     "to_replica_frame",
 ]

@@ -63,7 +63,7 @@ def frame_of(data) -> pd.DataFrame:
     if isinstance(data, xr.Dataset):
         return to_frame(data)
     if isinstance(data, (str, os.PathLike)):
-        return to_frame(load(data))
+        return to_frame(data)
     raise TypeError(f"expected an xarray.Dataset, a pandas.DataFrame or a path, got {type(data).__name__}")
 
 
@@ -295,7 +295,7 @@ def metric_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", x: str
 
 
 def _expected_messages(params):
-    """Messages per arrival each policy is expected to use (SPEC.md section 2; PULL: [S15], [S17])."""
+    """Messages per arrival each policy is expected to use (docs/model.md, "Policies"; PULL: [S15], [S17])."""
     name = params.get("policy_name")
     if name is None and params.get("policy"):
         name = meanfield.parse_policy(params["policy"])[0]
@@ -314,7 +314,7 @@ def messages(data, *, by: str | Sequence[str] = "policy", where: Mapping[str, An
              title: str | None = None) -> Figure:
     """Messages per arrival against n, one series per ``by`` value, with interval bars.
 
-    Dashed lines: the rate each policy should use (SPEC.md section 2): 2d for
+    Dashed lines: the rate each policy should use (docs/model.md, "Policies"): 2d for
     JSQ(d) and lwl(d), 2c for balanced(c), 2n for full JSQ, 0 for random, and 1 for
     PULL, its n -> infinity limit (Stolyar 2015; for several routers Stolyar 2017).
     With ``withdrawals=True`` the ``withdrawals_per_arrival`` of series where it is

@@ -24,7 +24,7 @@ def _labels(fig):
 
 
 def test_metric_vs_n(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     fig = _render(plot.metric_vs_n(ds, "p_wait", where={"lambda": 0.7, "routers": 1}))
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
@@ -91,7 +91,7 @@ def test_heatmap(tmp_path):
             pts.append(fakefile.point(500, lam, "pull", (b, 1 - b), (2.0, 1 / 3),
                                       status="unstable" if lam >= cap else "ok"))
     e = fakefile.write_results(tmp_path / "grid.h5", pts)
-    ds = la.load(e.path)
+    ds = la.load(e.path, grid=False)
     fig = _render(plot.heatmap(ds, "mean_sojourn", "lambda", ("beta", 1)))
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "unstable" in texts  # lambda = 1.2, beta_1 = 0.25: capacity 0.75
