@@ -7,6 +7,11 @@ Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
 * :func:`load` / :func:`to_frame` / :func:`to_replica_frame` / :func:`select_points`:
   read a results file, layout of ``docs/results-format.md`` (version 1);
 * :func:`check_file`: list the deviations of a file from that document;
+* :func:`compare`: paired difference and ratio of two policies per scenario;
+* :mod:`lbmc_analysis.grid`: the job's axes as dimensions (:func:`load`'s default),
+  :func:`flatten` back to one row per point;
+* :mod:`lbmc_analysis.metrics`: one spelling for metric entries (``tail[2][3]``,
+  ``utilization[2]``, ``sojourn_quantiles[0.99]``): :func:`parse_metric`;
 * :mod:`lbmc_analysis.meanfield`: JSQ(d) (Vvedenskaya, Dobrushin & Karpelevich 1996;
   Mitzenmacher 2001), PULL (Stolyar 2015, 2017), random routing, balanced routing
   (Chen & Ye 2012), Erlang-B, M/M/1(/B);
@@ -19,6 +24,7 @@ The model, metrics and references are described in docs/model.md and docs/result
 """
 
 from . import derived, grid, meanfield, metrics, notebook, policies
+from .compare import compare
 from .conformance import check_file
 from .grid import flatten, to_grid
 from .io import (
@@ -44,6 +50,7 @@ __all__ = [
     "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "check_file",
+    "compare",
     "derived",
     "flatten",
     "grid",

@@ -75,7 +75,26 @@ run:
   precision: {metric: p_wait, relative: 0.04, max_replicas: 12}
 """
 
-JOBS = {"heterogeneous": HETEROGENEOUS, "buffers_routers": BUFFERS_ROUTERS, "sequential": SEQUENTIAL}
+# Job 4: one server (n = 1): every policy is the same M/M/1 queue, so the exact difference of
+# any two policies is 0 (mean sojourn 1/(1 - lambda)); paired comparisons must cover it.
+SINGLE_SERVER = """
+system:
+  n: 1
+  lambda: [0.5, 0.8]
+  pools:
+    - {beta: 1, mu: 1}
+policy: [random, jsq(1), pull]
+run:
+  replicas: 8
+  warmup: 200
+  time: 4000
+  batches: 10
+  seed: 12
+  tail_k: 3
+"""
+
+JOBS = {"heterogeneous": HETEROGENEOUS, "buffers_routers": BUFFERS_ROUTERS, "sequential": SEQUENTIAL,
+        "single_server": SINGLE_SERVER}
 def _lbmc():
     exe = os.environ.get("LBMC")
     if exe:
