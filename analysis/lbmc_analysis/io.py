@@ -620,7 +620,10 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     ``upper_bound`` (only when the file has one: a bound for a metric whose event was
     never observed, NaN elsewhere) and ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
     Units per metric are in ``frame.attrs["units"]``, their one-sentence
-    descriptions in ``frame.attrs["descriptions"]``. ``status`` and ``reason`` say
+    descriptions in ``frame.attrs["descriptions"]``; ``frame.attrs["params"]`` holds
+    the units and description of each point column, ``frame.attrs["confidence"]`` the
+    level of the intervals, ``frame.attrs["policy_messages"]`` the message rule of each
+    policy family (:func:`lbmc_analysis.policies.message_rules`). ``status`` and ``reason`` say
     why an unstable point's ``mean`` is NaN.
     """
     ds = _as_dataset(data)
@@ -675,6 +678,13 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     out.attrs["descriptions"] = {m: ds[m].attrs.get("metric_description", ds[m].attrs.get("description"))
                                  for m in names}
     out.attrs["source_path"] = ds.attrs.get("source_path")
+    out.attrs["confidence"] = ds.attrs.get("confidence")
+    out.attrs["params"] = {("point_replicas" if k == "replicas" else k): {a: ds[k].attrs.get(a) for a in
+                                                                          ("units", "description")}
+                           for k in ds.coords if ds[k].dims[:1] == ("point",)}
+    from .policies import message_rules
+
+    out.attrs["policy_messages"] = message_rules(ds["policy_name"].attrs) if "policy_name" in ds.coords else None
     return out
 
 
