@@ -59,14 +59,15 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from matplotlib import colors as mcolors
-from matplotlib import patches, transforms
+from matplotlib import patches, ticker, transforms
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from . import meanfield, metrics, policies
 from .io import _FRAME_FIXED, to_frame
 
-__all__ = ["metric_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters"]
+__all__ = ["metric_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
+           "add_legend_entries"]
 
 _MARK_Y = 0.02  # axes fraction where "no value" markers sit
 _MARK_STEP = 0.035  # and how much higher each further series' markers sit
@@ -333,7 +334,10 @@ def _wrap_parts(text, width=72):
 
 
 def _title(ax, title, rows, exclude, caption=True):
-    line = _wrap_parts(fixed_parameters(rows, exclude)) if caption else ""
+    fig = ax.figure
+    width_in = ax.get_position().width * fig.get_figwidth()
+    chars = max(30, int(width_in * 11))  # about 11 characters per inch at the title's font size
+    line = _wrap_parts(fixed_parameters(rows, exclude), chars) if caption else ""
     if title and line:
         ax.set_title(f"{title}\n{line}", fontsize="medium")
     elif title or line:
@@ -399,12 +403,21 @@ class _Legend:
 
     def __init__(self):
         self.notes = {}
+        self.series = []
 
     def note(self, key, handle):
         self.notes.setdefault(key, handle)
 
+    def add(self, handle, label):
+        self.series.append((handle, label))
+
     def draw(self, ax, title, ncols=1):
-        handles, labels = ax.get_legend_handles_labels()
+        handles = [h for h, _ in self.series]
+        labels = [lab for _, lab in self.series]
+        for h, lab in zip(*ax.get_legend_handles_labels()):  # artists labelled by the caller
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
         for key, h in self.notes.items():
             handles.append(h)
             labels.append(key)
@@ -413,6 +426,17 @@ class _Legend:
         many = len(handles) > 8
         kw = dict(loc="upper left", bbox_to_anchor=(1.01, 1.0)) if many else dict(loc="best")
         ax.legend(handles, labels, title=title, fontsize="small", title_fontsize="small", ncols=ncols, **kw)
+
+
+def add_legend_entries(ax, handles, labels, **kw):
+    """Add entries to a legend drawn by these functions, keeping its title and entries (``kw``: legend options)."""
+    leg = ax.get_legend()
+    old_h = list(getattr(leg, "legend_handles", None) or getattr(leg, "legendHandles", [])) if leg else []
+    old_l = [t.get_text() for t in leg.get_texts()] if leg else []
+    title = leg.get_title().get_text() if leg else None
+    opts = dict(fontsize="small", title_fontsize="small")
+    opts.update(kw)
+    ax.legend(old_h + list(handles), old_l + list(labels), title=title, **opts)
 
 
 def _reference_values(g, reference, metric, K):
@@ -450,18 +474,19 @@ def _draw_series(ax, g, *, i, m, label, x, metric, logx, logy, bands, legend, le
     lower = np.minimum(hw0, mean * (1 - 1e-9)) if logy else hw0  # bars stop above 0 on log y
     if shown.any():
         if bands:
-            ax.plot(xs[shown], mean[shown], color=color, ls=ls, marker=marker, ms=5, label=label)
+            handle, = ax.plot(xs[shown], mean[shown], color=color, ls=ls, marker=marker, ms=5)
             ax.fill_between(xs[shown], (mean - lower)[shown], (mean + hw0)[shown], color=color, alpha=0.18, lw=0)
         else:
-            ax.errorbar(xs[shown], mean[shown], yerr=[lower[shown], hw0[shown]], color=color, ls=ls, marker=marker,
-                        ms=5, capsize=3, lw=1.4, label=label)
+            handle = ax.errorbar(xs[shown], mean[shown], yerr=[lower[shown], hw0[shown]], color=color, ls=ls,
+                                 marker=marker, ms=5, capsize=3, lw=1.4)
+        legend.add(handle, label)
         flagged = shown & (status != "ok")
         for st in sorted(set(status[flagged])):
             sel = flagged & (status == st)
             ax.plot(xs[sel], mean[sel], ls="none", marker=marker, ms=9, mfc="white", color=color, zorder=4)
             legend.note(f"hollow: {st}", Line2D([], [], ls="none", marker="o", mfc="white", color="0.3"))
-    elif none_seen.any() or (~est).any():
-        ax.plot([], [], color=color, ls=ls, marker=marker, label=label)  # the series still has its entry
+    else:  # the series still has its entry
+        legend.add(Line2D([], [], color=color, ls=ls, marker=marker, ms=5), label)
     row = i % 6
     has_bound = none_seen & np.isfinite(bound) & (bound > 0)
     if has_bound.any():
@@ -497,15 +522,18 @@ def _series(ax, rows, *, x, by, metric, pool, logx, logy, reference, bands, lege
             suffix="", **kw):
     params = _param_columns(rows)
     K = int(rows["k"].max()) if rows["k"].notna().any() else 10
-    group_cols = list(by) + (["pool"] if pool is None and rows["pool"].notna().any() else [])
+    per_pool = pool is None and rows["pool"].notna().any() and rows["pool"].nunique() > 1
+    varying = [c for c in by if rows[c].nunique(dropna=False) > 1]  # a by-column with one value goes to the caption
+    group_cols = (varying or ([] if per_pool else list(by[:1]))) + (["pool"] if per_pool else [])
     grouper = group_cols[0] if len(group_cols) == 1 else group_cols
-    groups = list(rows.groupby(grouper, sort=True, dropna=False))
+    rows = rows.sort_values("point", kind="stable") if "point" in rows else rows
+    groups = list(rows.groupby(grouper, sort=False, dropna=False))  # series in the file's (the job's) order
     drawn = []
     for i, (keys, g) in enumerate(groups):
         keys = keys if isinstance(keys, tuple) else (keys,)
         _check_unique(g, x, group_cols, params)
         g = g.sort_values(x)
-        label = _group_label(keys, [c if c != "pool" else "pool" for c in group_cols]) + suffix
+        label = _group_label(keys, group_cols) + suffix
         drawn.append(_draw_series(ax, g, i=start + i, m=len(groups), label=label, x=x, metric=metric, logx=logx,
                                   logy=logy, bands=bands, legend=legend, level=level, style=style,
                                   reference=reference, K=K, **kw))
@@ -513,12 +541,18 @@ def _series(ax, rows, *, x, by, metric, pool, logx, logy, reference, bands, lege
 
 
 def _log_limits(ax, drawn):
-    """Log y limits from the estimates and bounds (lower bars that reach towards 0 are cut)."""
+    """Log y limits from the estimates and bounds (lower bars that reach towards 0 are cut); plain tick
+    labels (0.6, 0.8 rather than 6 x 10^-1) when the range is under two decades."""
     vals = np.concatenate([np.concatenate([d["shown"], d["bound"]]) for d in drawn]) if drawn else np.array([])
     vals = vals[np.isfinite(vals) & (vals > 0)]
     if vals.size:
         lo = vals.min() / 4
         ax.set_ylim(bottom=max(lo, ax.get_ylim()[0]) if ax.get_ylim()[0] > 0 else lo)
+    bottom, top = ax.get_ylim()
+    if bottom > 0 and top / bottom < 100:
+        plain = ticker.FuncFormatter(lambda v, _: f"{v:.3g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain if top / bottom < 10 else ticker.NullFormatter())
 
 
 def _legend_title_of(cols):
@@ -611,11 +645,13 @@ def messages(data, *, by: str | Sequence[str] = "policy", where: Mapping[str, An
             lambda s: bool(np.nanmax(np.abs(s.to_numpy(dtype=float)), initial=0) > 0))
         w = w[keep.astype(bool)]
         if not w.empty:
-            names = [k if isinstance(k, tuple) else (k,) for k, _ in rows.groupby(by[0] if len(by) == 1 else by)]
-            for keys, g in w.groupby(by[0] if len(by) == 1 else by, sort=True):
+            gkey = cols[0] if len(cols) == 1 else cols
+            order = [k if isinstance(k, tuple) else (k,) for k, _ in
+                     rows.sort_values("point", kind="stable").groupby(gkey, sort=False, dropna=False)]
+            for keys, g in w.sort_values("point", kind="stable").groupby(gkey, sort=False, dropna=False):
                 keys = keys if isinstance(keys, tuple) else (keys,)
-                i = names.index(keys) if keys in names else len(names)
-                _draw_series(ax, g.sort_values("n"), i=i, m=len(names), label=_group_label(keys, by) + ": withdrawals",
+                i = order.index(keys) if keys in order else len(order)
+                _draw_series(ax, g.sort_values("n"), i=i, m=len(order), label=_group_label(keys, cols) + ": withdrawals",
                              x="n", metric="withdrawals_per_arrival", logx=logx, logy=logy, bands=False,
                              legend=legend, level=conf, style=":")
     if logx:
