@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"

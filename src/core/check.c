@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lbmc/model.h"
+#include "lbmc/types.h"
 
 lbmc_err lbmc_check_positive(const char *where, double v)
 {

@@ -6,7 +6,8 @@
 #include <time.h>
 
 #include "engine_impl.h"
-#include "ticks.h"
+#include "../core/ticks.h"
+#include "lbmc/model.h"
 
 static double lbmc_thread_cpu(void)
 {

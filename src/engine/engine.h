@@ -5,7 +5,7 @@
 #ifndef LBMC_ENGINE_H
 #define LBMC_ENGINE_H
 
-#include "state.h"
+#include "../system/state.h"
 
 typedef struct lbmc_engine_ lbmc_engine;
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "engine.h"
-#include "hist.h"
+#include "../core/hist.h"
 #include "lbmc/rng.h"
-#include "policy.h"
+#include "../system/policy.h"
 
 typedef struct {
   uint64_t key; /* t_done of the server, as the bits of the double: for times >= 0 the

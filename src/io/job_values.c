@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "job_impl.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"

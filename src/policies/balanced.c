@@ -8,7 +8,7 @@
  * (k_j = servers of pool j already drawn), then a uniform undrawn server of pool j. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "sample.h"
 
 typedef struct {

@@ -5,7 +5,7 @@
  * sample order is exchangeable, so the first such position is a uniform choice. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "sample.h"
 
 typedef struct {

@@ -8,7 +8,7 @@
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 
 typedef struct {
   uint32_t *perm;  /* n */

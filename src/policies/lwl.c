@@ -7,7 +7,7 @@
  * general-service engine, which keeps the workloads. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "sample.h"
 
 typedef struct {

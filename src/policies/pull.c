@@ -16,7 +16,7 @@
  * the initial state (every server empty, L_j messages each) are not counted. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 
 typedef struct {
   uint32_t server;

@@ -1,5 +1,5 @@
 /* random: a server chosen uniformly among all n; no messages (SPEC section 2). */
-#include "../engine/policy.h"
+#include "../system/policy.h"
 
 static uint32_t lbmc_random_route(lbmc_state *st, void *ws, uint32_t r)
 {

@@ -2,7 +2,7 @@
  * a const lbmc_policy_type, and one line below. */
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 
 extern const lbmc_policy_type lbmc_policy_random;
 extern const lbmc_policy_type lbmc_policy_jsq_d;

@@ -2,7 +2,7 @@
 #ifndef LBMC_SAMPLE_H
 #define LBMC_SAMPLE_H
 
-#include "../engine/state.h"
+#include "../system/state.h"
 
 /** Draw the r-th (0-based) element of {0 .. } that is not in sorted[0 .. m), where r
  *  is uniform on {0 .. size-m-1}, and insert it into sorted. O(m). Returns the value.

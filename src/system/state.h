@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/model_impl.h"
 #include "../core/stream.h"
 #include "../core/ziggurat.h"
+#include "system.h"
 
 /** One server. Servers of pool j are the indices offset[j] .. offset[j]+N[j]-1. Its
  *  customer count is q[s] and its pool pool_of[s] (dense arrays: policies read them

@@ -1,8 +1,13 @@
-/* Private: the model struct. */
-#ifndef LBMC_MODEL_IMPL_H
-#define LBMC_MODEL_IMPL_H
+/* Private: the model as data (struct lbmc_model_): what the engines and the policies
+ * read. It sits below them, with the per-server state (state.h) and the policy
+ * interface (policy.h); the functions that fill and check it, parse the policy text
+ * and answer the getters of lbmc/model.h are above the policies, in
+ * src/model/model.c (docs/architecture.md). */
+#ifndef LBMC_SYSTEM_H
+#define LBMC_SYSTEM_H
 
-#include "lbmc/model.h"
+#include "lbmc/service.h"
+#include "lbmc/types.h"
 
 struct lbmc_policy_type_;
 

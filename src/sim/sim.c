@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/hist.h"
+#include "../core/ticks.h"
 #include "../engine/engine.h"
-#include "../engine/hist.h"
-#include "../engine/ticks.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
@@ -35,73 +35,11 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
   r->monitor_ctx = ctx;
 }
 
-const char *lbmc_status_name(lbmc_status s)
-{
-  switch (s) {
-  case LBMC_STATUS_OK: return "ok";
-  case LBMC_STATUS_UNSTABLE: return "unstable";
-  case LBMC_STATUS_PRECISION_NOT_MET: return "precision_not_met";
-  }
-  return "unknown";
-}
-
-void lbmc_run_options_default(lbmc_run_options *o)
-{
-  memset(o, 0, sizeof *o);
-  o->warmup = 100;
-  o->time = 1000;
-  o->batches = 20;
-  o->confidence = 0.95;
-  o->tail_k = 10;
-  o->runaway_fraction = 0.02;
-}
-
-/* "<where><name>"; a command-line prefix "--" turns the key's '_' into '-'. */
-static const char *lbmc_option_key(char *key, size_t len, const char *where, const char *name)
-{
-  size_t w = strlen(where);
-  snprintf(key, len, "%s%s", where, name);
-  if (strcmp(where, "--") == 0)
-    for (char *c = key + w; *c; c++)
-      if (*c == '_') *c = '-';
-  return key;
-}
-
-lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
-{
-  char key[160];
-#define LBMC_KEY(name) lbmc_option_key(key, sizeof key, where, name)
-  if (!o->warmup_auto) LBMC_CHECK(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("time"), o->time));
-  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));
-  LBMC_CHECK(lbmc_check_open_unit(LBMC_KEY("confidence"), o->confidence));
-  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("tail_k"), o->tail_k, 1, 100000));
-  if (o->max_customers < 0 || o->max_customers > INT32_MAX - 1)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %lld is not allowed; allowed: 0 (default) to %d",
-                      LBMC_KEY("max_customers"), o->max_customers, INT32_MAX - 1);
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
-#undef LBMC_KEY
-  return LBMC_SUCCESS;
-}
-
 static uint64_t lbmc_default_cap(const lbmc_model *m, const lbmc_run_options *o)
 {
   uint64_t cap = 1000 * (uint64_t)lbmc_model_n(m) + 100000, hard = 1ULL << 26;
   if (o->max_customers > 0) return (uint64_t)o->max_customers;
   return cap < hard ? cap : hard;
-}
-
-lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where)
-{
-  double horizon = o->time + (o->warmup_auto ? 0 : o->warmup);
-  double events = 2 * lbmc_model_lambda(m) * (double)lbmc_model_n(m) * horizon;
-  if (!(events <= LBMC_MAX_EVENTS))
-    return LBMC_ERROR(LBMC_ERR_LIMIT,
-                      "%s: a replica would simulate about %.3g events (2 lambda n (warmup + "
-                      "time)); allowed: at most %.3g, the most the counters hold exactly: "
-                      "shorten warmup/time or use more replicas",
-                      where, events, LBMC_MAX_EVENTS);
-  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
@@ -183,43 +121,6 @@ static double lbmc_replica_growth(const lbmc_replica *r, size_t from, size_t to)
     prev = avg;
   }
   return growth;
-}
-
-int lbmc_model_surely_unstable(const lbmc_model *m)
-{
-  for (int j = 0; j < lbmc_model_pools(m); j++)
-    if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
-  return lbmc_model_rho(m) >= 1;
-}
-
-int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
-                        const int8_t *replica_unstable, const double *growth, char *reason,
-                        size_t len)
-{
-  long rising = 0;
-  if (surely) {
-    snprintf(reason, len, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
-             rho);
-    return 1;
-  }
-  for (long r = 0; r < R; r++)
-    if (replica_unstable[r] == 1) {
-      snprintf(reason, len,
-               "replica %ld: the customers in the system exceeded the cap "
-               "(max_customers)",
-               r);
-      return 1;
-    }
-  if (R < 1) return 0;
-  for (long r = 0; r < R; r++) rising += growth[r] >= o->runaway_fraction;
-  if (2 * rising > R) { /* most replicas: one slow replica does not hide a runaway */
-    snprintf(reason, len,
-             "the customers in the system keep growing: in %ld of %ld replicas, from each quarter "
-             "of the measured period to the next, by at least %.1f%% of the customers admitted",
-             rising, R, 100 * o->runaway_fraction);
-    return 1;
-  }
-  return 0;
 }
 
 static void lbmc_replica_unstable(lbmc_replica *r, lbmc_replica_result *res)
@@ -345,21 +246,4 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
       lbmc_replica_group_quantiles(r, first, (size_t)b, bv);
     }
   return LBMC_SUCCESS;
-}
-
-void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
-                   size_t total, double level, double *mean, double *half_width, double *std_err)
-{
-  for (size_t i = 0; i < total; i++) {
-    if (R == 1 && batch_values) {
-      double m, se, hw;
-      lbmc_mean_interval(batch_values + i, (size_t)batches, total, level, &m, &se, &hw);
-      mean[i] = isnan(m) ? NAN : values[i]; /* point estimate: the whole-period ratio */
-      std_err[i] = se;
-      half_width[i] = hw;
-    } else {
-      lbmc_mean_interval(values + i, (size_t)R, total, level, &mean[i], &std_err[i],
-                         &half_width[i]);
-    }
-  }
 }

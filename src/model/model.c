@@ -1,12 +1,19 @@
+/* The model of one system (include/lbmc/model.h): its setters, each checking its own
+ * value; lbmc_model_setup, which checks what depends on several values and computes
+ * the pool sizes; the getters. The policy is named by its text, parsed through the
+ * policy registry, so the model sits above the policies; its data (src/system/
+ * system.h) sits below them, for the engines and policies to read. */
+#include "lbmc/model.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
+#include "../system/system.h"
 #include "lbmc/check.h"
-#include "model_impl.h"
 
 lbmc_err lbmc_model_create(lbmc_model **m)
 {
@@ -365,4 +372,10 @@ const char *lbmc_model_sampling(const lbmc_model *m)
 {
   if (!m->policy->uses_sampling) return "";
   return m->sampling == LBMC_SAMPLING_WITH_REPLACEMENT ? "with_replacement" : "distinct";
+}
+int lbmc_model_surely_unstable(const lbmc_model *m)
+{
+  for (int j = 0; j < lbmc_model_pools(m); j++)
+    if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
+  return lbmc_model_rho(m) >= 1;
 }
