@@ -65,7 +65,8 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
     lbmc_replica_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu ticks", (size_t)o->batches);
   }
-  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o), o->general_engine, &r->e);
+  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o),
+                           o->general_engine ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO, &r->e);
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -222,7 +223,7 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   if (lbmc_engine_overflowed(r->e)) {
     snprintf(res->reason, sizeof res->reason,
              "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
-             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_state(r->e)->t);
+             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_time(r->e));
     lbmc_replica_unstable(r, res);
     return LBMC_SUCCESS;
   }
