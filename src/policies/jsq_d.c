@@ -12,14 +12,6 @@ typedef struct {
   uint32_t *sorted; /* d: drawn servers, ascending (distinct sampling) */
 } lbmc_jsqd_ws;
 
-static lbmc_err lbmc_jsqd_check(const lbmc_model *m)
-{
-  if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: d = %ld exceeds n = %ld; allowed: 1 <= d <= n",
-                      m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
-  return LBMC_SUCCESS;
-}
-
 static lbmc_err lbmc_jsqd_create(const lbmc_state *st, void **ws)
 {
   lbmc_jsqd_ws *w = calloc(1, sizeof *w);
@@ -69,9 +61,10 @@ const lbmc_policy_type lbmc_policy_jsq_d = {
     .name = "jsq",
     .param = LBMC_PARAM_REQUIRED,
     .param_name = "d",
+    .param_le_n = 1,
     .summary = "sample d servers, join the fewest customers (2d messages); --sampling applies",
+    .messages = "2d per arrival (d queries, d replies)",
     .uses_sampling = 1,
-    .check = lbmc_jsqd_check,
     .create = lbmc_jsqd_create,
     .destroy = lbmc_jsqd_destroy,
     .route = lbmc_jsqd_route,

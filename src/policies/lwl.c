@@ -14,14 +14,6 @@ typedef struct {
   uint32_t *sorted; /* d: drawn servers, ascending (distinct sampling) */
 } lbmc_lwl_ws;
 
-static lbmc_err lbmc_lwl_check(const lbmc_model *m)
-{
-  if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: d = %ld exceeds n = %ld; allowed: 1 <= d <= n",
-                      m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
-  return LBMC_SUCCESS;
-}
-
 static lbmc_err lbmc_lwl_create(const lbmc_state *st, void **ws)
 {
   lbmc_lwl_ws *w = calloc(1, sizeof *w);
@@ -68,10 +60,11 @@ const lbmc_policy_type lbmc_policy_lwl = {
     .name = "lwl",
     .param = LBMC_PARAM_REQUIRED,
     .param_name = "d",
+    .param_le_n = 1,
     .summary = "sample d servers, join the least remaining work (2d messages); general engine",
+    .messages = "2d per arrival (d queries, d replies)",
     .uses_sampling = 1,
     .needs_workload = 1,
-    .check = lbmc_lwl_check,
     .create = lbmc_lwl_create,
     .destroy = lbmc_lwl_destroy,
     .route = lbmc_lwl_route,

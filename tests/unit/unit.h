@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lbmc/model.h"
+#include "policies/registry.h"
 #include "system/policy.h"
 #include "system/state.h"
 
