@@ -56,9 +56,9 @@ lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc);
  *  Errors: LBMC_ERR_ARG (non-positive rates, too many, pool out of range). */
 lbmc_err lbmc_model_set_rates(lbmc_model *m, int j, int count, const double *rates);
 
-/** Policy from its text: "random", "jsq(d)", "jsq", "pull", "jiq" (= pull with stale
- *  keep), "balanced(c)", "lwl(d)". Errors: LBMC_ERR_ARG naming the text and the
- *  policies allowed. */
+/** Policy from its text: a policy of the registry with its parameter, e.g. "jsq(2)",
+ *  "pull", or an alias such as "jiq" (= pull with stale keep); `lbmc sim --help`
+ *  lists them. Errors: LBMC_ERR_ARG naming the text and the policies allowed. */
 lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *policy);
 /** Check a policy text as lbmc_model_set_policy would, without a model; `where` names
  *  it in messages ("jobs/x.yaml:7: policy"). Errors: LBMC_ERR_ARG. */
@@ -97,9 +97,9 @@ int lbmc_model_rates(const lbmc_model *m, int j, const double **rates);
 int lbmc_model_needs_general(const lbmc_model *m);
 /** Policy text in canonical form, e.g. "jsq(2)"; owned by the model. */
 const char *lbmc_model_policy(const lbmc_model *m);
-/** Policy family name: "random", "jsq", "pull", "balanced", "lwl". */
+/** Policy family name as the registry writes it, e.g. "jsq" for jsq(2), "pull" for jiq. */
 const char *lbmc_model_policy_name(const lbmc_model *m);
-/** Policy parameter (d or c), 0 if none; n for full jsq. */
+/** Policy parameter (d or c), 0 if none; n for full jsq (a policy reported with n). */
 long lbmc_model_policy_param(const lbmc_model *m);
 /** "withdraw"/"keep" for pull, "" otherwise. */
 const char *lbmc_model_stale(const lbmc_model *m);

@@ -1,3 +1,6 @@
+/* Helpers the commands of the lbmc program share (cli.h): the --pools list, the
+ * description of a model, the table of estimates and the list of policies (read from
+ * the policy registry, src/policies/registry.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,10 @@
+/* The replica driver (include/lbmc/sim.h): one replica of one model from its streams
+ * to its estimates. It numbers the streams of (point, replica, purpose), runs the
+ * engine (src/engine/engine.h) through the warm-up and the measured period tick by
+ * tick, chooses the warm-up (MSER-5 with warmup auto), and turns the summed tick
+ * records into the metrics, the batch means and the quantiles (docs/model.md,
+ * "Simulation" and "Estimation"). Above the engines; below the runner and the
+ * command line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,16 +192,11 @@ static void lbmc_replica_group_quantiles(lbmc_replica *r, size_t first, size_t b
   lbmc_replica_put_quantiles(r, r->hist + g * 2 * LBMC_HIST_BINS, values);
 }
 
-lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
-                          lbmc_replica_result *res)
+/* The streams of (point, replica, purpose) and an empty system; res cleared. */
+static lbmc_err lbmc_replica_start(lbmc_replica *r, long point, long replica, long replicas_max,
+                                   long seed, double t_start, lbmc_replica_result *res)
 {
-  const lbmc_run_options *o = r->o;
-  const size_t total = lbmc_metric_total(r->J, r->K);
-  long N[LBMC_MAX_POOLS];
   int gennum[LBMC_PURPOSES];
-  double t_start = o->warmup_auto ? 0 : o->warmup, h = o->time / (double)r->nticks;
-  size_t first, per_batch;
-
   for (int p = 0; p < LBMC_PURPOSES; p++)
     LBMC_CHECK(lbmc_stream_number(point, replica, replicas_max, (lbmc_purpose)p, &gennum[p]));
   LBMC_CHECK(lbmc_engine_reset(r->e, gennum, seed));
@@ -205,12 +207,21 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   res->warmup = t_start;
   res->sim_time = 0;
   res->growth = 0;
-  for (double t = h; t_start > 0; t += h) { /* warm-up, in tick-sized steps */
+  return LBMC_SUCCESS;
+}
+
+/* The warm-up up to t_start (discarded, in tick-sized steps h), then the ticks of the
+ * measured period into r->ticks, each group of LBMC_TICKS_PER_BATCH ticks with its own
+ * histograms; both stop early at the runaway cap. The monitor is asked after every
+ * tick. Errors: the engine's, LBMC_ERR_INTERRUPTED. */
+static lbmc_err lbmc_replica_simulate(lbmc_replica *r, double t_start, double h)
+{
+  for (double t = h; t_start > 0; t += h) {
     LBMC_CHECK(lbmc_engine_advance(r->e, t < t_start ? t : t_start, NULL));
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
     if (t >= t_start || lbmc_engine_overflowed(r->e)) break;
   }
-  memset(r->hist, 0, sizeof *r->hist * (size_t)o->batches * 2 * LBMC_HIST_BINS);
+  memset(r->hist, 0, sizeof *r->hist * (size_t)r->o->batches * 2 * LBMC_HIST_BINS);
   for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++) {
     if (i % LBMC_TICKS_PER_BATCH == 0) { /* a new group of ticks: its own histograms */
       uint64_t *g = r->hist + i / LBMC_TICKS_PER_BATCH * 2 * LBMC_HIST_BINS;
@@ -220,15 +231,18 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
   }
   lbmc_engine_set_histograms(r->e, NULL, NULL);
-  if (lbmc_engine_overflowed(r->e)) {
-    snprintf(res->reason, sizeof res->reason,
-             "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
-             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_time(r->e));
-    lbmc_replica_unstable(r, res);
-    return LBMC_SUCCESS;
-  }
-  first = lbmc_replica_truncate(r);
-  per_batch = (r->nticks - first) / (size_t)o->batches;
+  return LBMC_SUCCESS;
+}
+
+/* The estimates of a replica that stayed below the cap: the warm-up truncation, the
+ * whole-period metrics and quantiles, and the batch means if asked for. */
+static void lbmc_replica_estimates(lbmc_replica *r, double t_start, double h,
+                                   lbmc_replica_result *res)
+{
+  const size_t total = lbmc_metric_total(r->J, r->K);
+  const size_t first = lbmc_replica_truncate(r);
+  const size_t per_batch = (r->nticks - first) / (size_t)r->o->batches;
+  long N[LBMC_MAX_POOLS];
   res->warmup = t_start + (double)first * h;
   res->sim_time = (double)(r->nticks - first) * h;
   for (int j = 0; j < r->J; j++) N[j] = lbmc_model_pool_servers(r->m, j);
@@ -239,12 +253,32 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), res->values);
   lbmc_replica_quantiles(r, first, res->values);
   if (res->batch_values)
-    for (long b = 0; b < o->batches; b++) {
+    for (long b = 0; b < r->o->batches; b++) {
       size_t from = first + (size_t)b * per_batch;
       double *bv = res->batch_values + (size_t)b * total;
       lbmc_replica_sum(r, from, from + per_batch);
       lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), bv);
       lbmc_replica_group_quantiles(r, first, (size_t)b, bv);
     }
+}
+
+lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
+                          lbmc_replica_result *res)
+{
+  const lbmc_run_options *o = r->o;
+  double t_start = o->warmup_auto ? 0 : o->warmup, h = o->time / (double)r->nticks;
+  lbmc_err err;
+  LBMC_CHECK(lbmc_replica_start(r, point, replica, replicas_max, seed, t_start, res));
+  err = lbmc_replica_simulate(r, t_start, h);
+  if (err == LBMC_ERR_INTERRUPTED) return err; /* quietly, as the monitor asked */
+  LBMC_CHECK(err);
+  if (lbmc_engine_overflowed(r->e)) {
+    snprintf(res->reason, sizeof res->reason,
+             "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
+             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_time(r->e));
+    lbmc_replica_unstable(r, res);
+    return LBMC_SUCCESS;
+  }
+  lbmc_replica_estimates(r, t_start, h, res);
   return LBMC_SUCCESS;
 }

@@ -1,6 +1,8 @@
-/* Private: the state of one simulated system (one replica) and the primitive state
- * changes every service model shares. Policies read this state; only the engine
- * changes it. */
+/* Private: the state of one simulated system (one replica) under a per-server engine,
+ * and the primitive state changes every service model shares (the levels and the
+ * integrals). Policies read this state; only the engines change it. It sits below
+ * both (src/system/), with the model's data (system.h) and the policy interface
+ * (policy.h). */
 #ifndef LBMC_STATE_H
 #define LBMC_STATE_H
 
