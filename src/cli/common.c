@@ -1,8 +1,11 @@
+/* Helpers the commands of the lbmc program share (cli.h): the --pools list, the
+ * description of a model, the table of estimates and the list of policies (read from
+ * the policy registry, src/policies/registry.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
@@ -120,12 +123,13 @@ void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double
 
 void lbmc_cli_print_policies(FILE *f, const char *indent)
 {
+  char usage[64];
   for (int i = 0; i < lbmc_policy_count(); i++) {
     const lbmc_policy_type *p = lbmc_policy_get(i);
-    char name[32];
-    snprintf(name, sizeof name, "%s%s%s%s", p->name, p->param ? "(" : "",
-             p->param ? p->param_name : "", p->param ? ")" : "");
-    fprintf(f, "%s%-12s %s\n", indent, name, p->summary);
+    lbmc_policy_usage(p, usage, sizeof usage);
+    fprintf(f, "%s%-12s %s\n", indent, usage, p->summary);
   }
-  fprintf(f, "%s%-12s %s\n", indent, "jiq", "pull with --stale keep (join-idle-queue)");
+  for (int i = 0; i < lbmc_policy_count(); i++)
+    for (const lbmc_policy_alias *a = lbmc_policy_get(i)->aliases; a && a->name; a++)
+      fprintf(f, "%s%-12s %s\n", indent, a->name, a->summary);
 }

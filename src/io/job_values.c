@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../policies/registry.h"
 #include "job_impl.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
@@ -106,18 +106,17 @@ static lbmc_err lbmc_jv_warmup(const lbmc_jp *c, const char *where, int line, co
   return lbmc_jv_run_check(c, line, &o);
 }
 
-/* ---- policies: checked by the model's own parser (lbmc_policy_check), with a
- * `where` that names the file and the line ---- */
+/* ---- policies: parsed by the policy registry, with a `where` that names the file and
+ * the line ---- */
 
 static lbmc_err lbmc_jv_policy(const lbmc_jp *c, const char *where, int line, const char *text,
                                lbmc_job_value *v)
 {
-  const char *p = text;
+  lbmc_policy_spec spec;
   (void)c;
   (void)line;
-  LBMC_CHECK(lbmc_policy_check(where, text));
-  while (isspace((unsigned char)*p)) p++;
-  v->l = strncmp(p, "jiq", 3) == 0 && !strchr(p, '('); /* pull with stale keep */
+  LBMC_CHECK(lbmc_policy_parse(where, text, &spec));
+  v->l = spec.alias && spec.alias->stale >= 0; /* the name fixes stale (jiq: keep) */
   return LBMC_SUCCESS;
 }
 

@@ -1,3 +1,5 @@
+/* Quantiles of the log-spaced sojourn and waiting-time histograms (hist.h): linear
+ * interpolation within the bin where the cumulative count reaches the level. */
 #include "hist.h"
 
 #include <math.h>

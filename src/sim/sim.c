@@ -1,11 +1,18 @@
+/* The replica driver (include/lbmc/sim.h): one replica of one model from its streams
+ * to its estimates. It numbers the streams of (point, replica, purpose), runs the
+ * engine (src/engine/engine.h) through the warm-up and the measured period tick by
+ * tick, chooses the warm-up (MSER-5 with warmup auto), and turns the summed tick
+ * records into the metrics, the batch means and the quantiles (docs/model.md,
+ * "Simulation" and "Estimation"). Above the engines; below the runner and the
+ * command line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/hist.h"
+#include "../core/ticks.h"
 #include "../engine/engine.h"
-#include "../engine/hist.h"
-#include "../engine/ticks.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
@@ -35,73 +42,11 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
   r->monitor_ctx = ctx;
 }
 
-const char *lbmc_status_name(lbmc_status s)
-{
-  switch (s) {
-  case LBMC_STATUS_OK: return "ok";
-  case LBMC_STATUS_UNSTABLE: return "unstable";
-  case LBMC_STATUS_PRECISION_NOT_MET: return "precision_not_met";
-  }
-  return "unknown";
-}
-
-void lbmc_run_options_default(lbmc_run_options *o)
-{
-  memset(o, 0, sizeof *o);
-  o->warmup = 100;
-  o->time = 1000;
-  o->batches = 20;
-  o->confidence = 0.95;
-  o->tail_k = 10;
-  o->runaway_fraction = 0.02;
-}
-
-/* "<where><name>"; a command-line prefix "--" turns the key's '_' into '-'. */
-static const char *lbmc_option_key(char *key, size_t len, const char *where, const char *name)
-{
-  size_t w = strlen(where);
-  snprintf(key, len, "%s%s", where, name);
-  if (strcmp(where, "--") == 0)
-    for (char *c = key + w; *c; c++)
-      if (*c == '_') *c = '-';
-  return key;
-}
-
-lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
-{
-  char key[160];
-#define LBMC_KEY(name) lbmc_option_key(key, sizeof key, where, name)
-  if (!o->warmup_auto) LBMC_CHECK(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("time"), o->time));
-  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));
-  LBMC_CHECK(lbmc_check_open_unit(LBMC_KEY("confidence"), o->confidence));
-  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("tail_k"), o->tail_k, 1, 100000));
-  if (o->max_customers < 0 || o->max_customers > INT32_MAX - 1)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %lld is not allowed; allowed: 0 (default) to %d",
-                      LBMC_KEY("max_customers"), o->max_customers, INT32_MAX - 1);
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
-#undef LBMC_KEY
-  return LBMC_SUCCESS;
-}
-
 static uint64_t lbmc_default_cap(const lbmc_model *m, const lbmc_run_options *o)
 {
   uint64_t cap = 1000 * (uint64_t)lbmc_model_n(m) + 100000, hard = 1ULL << 26;
   if (o->max_customers > 0) return (uint64_t)o->max_customers;
   return cap < hard ? cap : hard;
-}
-
-lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where)
-{
-  double horizon = o->time + (o->warmup_auto ? 0 : o->warmup);
-  double events = 2 * lbmc_model_lambda(m) * (double)lbmc_model_n(m) * horizon;
-  if (!(events <= LBMC_MAX_EVENTS))
-    return LBMC_ERROR(LBMC_ERR_LIMIT,
-                      "%s: a replica would simulate about %.3g events (2 lambda n (warmup + "
-                      "time)); allowed: at most %.3g, the most the counters hold exactly: "
-                      "shorten warmup/time or use more replicas",
-                      where, events, LBMC_MAX_EVENTS);
-  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
@@ -127,7 +72,8 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
     lbmc_replica_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu ticks", (size_t)o->batches);
   }
-  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o), o->general_engine, &r->e);
+  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o),
+                           o->general_engine ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO, &r->e);
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -183,43 +129,6 @@ static double lbmc_replica_growth(const lbmc_replica *r, size_t from, size_t to)
     prev = avg;
   }
   return growth;
-}
-
-int lbmc_model_surely_unstable(const lbmc_model *m)
-{
-  for (int j = 0; j < lbmc_model_pools(m); j++)
-    if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
-  return lbmc_model_rho(m) >= 1;
-}
-
-int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
-                        const int8_t *replica_unstable, const double *growth, char *reason,
-                        size_t len)
-{
-  long rising = 0;
-  if (surely) {
-    snprintf(reason, len, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
-             rho);
-    return 1;
-  }
-  for (long r = 0; r < R; r++)
-    if (replica_unstable[r] == 1) {
-      snprintf(reason, len,
-               "replica %ld: the customers in the system exceeded the cap "
-               "(max_customers)",
-               r);
-      return 1;
-    }
-  if (R < 1) return 0;
-  for (long r = 0; r < R; r++) rising += growth[r] >= o->runaway_fraction;
-  if (2 * rising > R) { /* most replicas: one slow replica does not hide a runaway */
-    snprintf(reason, len,
-             "the customers in the system keep growing: in %ld of %ld replicas, from each quarter "
-             "of the measured period to the next, by at least %.1f%% of the customers admitted",
-             rising, R, 100 * o->runaway_fraction);
-    return 1;
-  }
-  return 0;
 }
 
 static void lbmc_replica_unstable(lbmc_replica *r, lbmc_replica_result *res)
@@ -283,16 +192,11 @@ static void lbmc_replica_group_quantiles(lbmc_replica *r, size_t first, size_t b
   lbmc_replica_put_quantiles(r, r->hist + g * 2 * LBMC_HIST_BINS, values);
 }
 
-lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
-                          lbmc_replica_result *res)
+/* The streams of (point, replica, purpose) and an empty system; res cleared. */
+static lbmc_err lbmc_replica_start(lbmc_replica *r, long point, long replica, long replicas_max,
+                                   long seed, double t_start, lbmc_replica_result *res)
 {
-  const lbmc_run_options *o = r->o;
-  const size_t total = lbmc_metric_total(r->J, r->K);
-  long N[LBMC_MAX_POOLS];
   int gennum[LBMC_PURPOSES];
-  double t_start = o->warmup_auto ? 0 : o->warmup, h = o->time / (double)r->nticks;
-  size_t first, per_batch;
-
   for (int p = 0; p < LBMC_PURPOSES; p++)
     LBMC_CHECK(lbmc_stream_number(point, replica, replicas_max, (lbmc_purpose)p, &gennum[p]));
   LBMC_CHECK(lbmc_engine_reset(r->e, gennum, seed));
@@ -303,12 +207,21 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   res->warmup = t_start;
   res->sim_time = 0;
   res->growth = 0;
-  for (double t = h; t_start > 0; t += h) { /* warm-up, in tick-sized steps */
+  return LBMC_SUCCESS;
+}
+
+/* The warm-up up to t_start (discarded, in tick-sized steps h), then the ticks of the
+ * measured period into r->ticks, each group of LBMC_TICKS_PER_BATCH ticks with its own
+ * histograms; both stop early at the runaway cap. The monitor is asked after every
+ * tick. Errors: the engine's, LBMC_ERR_INTERRUPTED. */
+static lbmc_err lbmc_replica_simulate(lbmc_replica *r, double t_start, double h)
+{
+  for (double t = h; t_start > 0; t += h) {
     LBMC_CHECK(lbmc_engine_advance(r->e, t < t_start ? t : t_start, NULL));
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
     if (t >= t_start || lbmc_engine_overflowed(r->e)) break;
   }
-  memset(r->hist, 0, sizeof *r->hist * (size_t)o->batches * 2 * LBMC_HIST_BINS);
+  memset(r->hist, 0, sizeof *r->hist * (size_t)r->o->batches * 2 * LBMC_HIST_BINS);
   for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++) {
     if (i % LBMC_TICKS_PER_BATCH == 0) { /* a new group of ticks: its own histograms */
       uint64_t *g = r->hist + i / LBMC_TICKS_PER_BATCH * 2 * LBMC_HIST_BINS;
@@ -318,15 +231,18 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
   }
   lbmc_engine_set_histograms(r->e, NULL, NULL);
-  if (lbmc_engine_overflowed(r->e)) {
-    snprintf(res->reason, sizeof res->reason,
-             "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
-             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_state(r->e)->t);
-    lbmc_replica_unstable(r, res);
-    return LBMC_SUCCESS;
-  }
-  first = lbmc_replica_truncate(r);
-  per_batch = (r->nticks - first) / (size_t)o->batches;
+  return LBMC_SUCCESS;
+}
+
+/* The estimates of a replica that stayed below the cap: the warm-up truncation, the
+ * whole-period metrics and quantiles, and the batch means if asked for. */
+static void lbmc_replica_estimates(lbmc_replica *r, double t_start, double h,
+                                   lbmc_replica_result *res)
+{
+  const size_t total = lbmc_metric_total(r->J, r->K);
+  const size_t first = lbmc_replica_truncate(r);
+  const size_t per_batch = (r->nticks - first) / (size_t)r->o->batches;
+  long N[LBMC_MAX_POOLS];
   res->warmup = t_start + (double)first * h;
   res->sim_time = (double)(r->nticks - first) * h;
   for (int j = 0; j < r->J; j++) N[j] = lbmc_model_pool_servers(r->m, j);
@@ -337,29 +253,32 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), res->values);
   lbmc_replica_quantiles(r, first, res->values);
   if (res->batch_values)
-    for (long b = 0; b < o->batches; b++) {
+    for (long b = 0; b < r->o->batches; b++) {
       size_t from = first + (size_t)b * per_batch;
       double *bv = res->batch_values + (size_t)b * total;
       lbmc_replica_sum(r, from, from + per_batch);
       lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), bv);
       lbmc_replica_group_quantiles(r, first, (size_t)b, bv);
     }
-  return LBMC_SUCCESS;
 }
 
-void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
-                   size_t total, double level, double *mean, double *half_width, double *std_err)
+lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
+                          lbmc_replica_result *res)
 {
-  for (size_t i = 0; i < total; i++) {
-    if (R == 1 && batch_values) {
-      double m, se, hw;
-      lbmc_mean_interval(batch_values + i, (size_t)batches, total, level, &m, &se, &hw);
-      mean[i] = isnan(m) ? NAN : values[i]; /* point estimate: the whole-period ratio */
-      std_err[i] = se;
-      half_width[i] = hw;
-    } else {
-      lbmc_mean_interval(values + i, (size_t)R, total, level, &mean[i], &std_err[i],
-                         &half_width[i]);
-    }
+  const lbmc_run_options *o = r->o;
+  double t_start = o->warmup_auto ? 0 : o->warmup, h = o->time / (double)r->nticks;
+  lbmc_err err;
+  LBMC_CHECK(lbmc_replica_start(r, point, replica, replicas_max, seed, t_start, res));
+  err = lbmc_replica_simulate(r, t_start, h);
+  if (err == LBMC_ERR_INTERRUPTED) return err; /* quietly, as the monitor asked */
+  LBMC_CHECK(err);
+  if (lbmc_engine_overflowed(r->e)) {
+    snprintf(res->reason, sizeof res->reason,
+             "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
+             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_time(r->e));
+    lbmc_replica_unstable(r, res);
+    return LBMC_SUCCESS;
   }
+  lbmc_replica_estimates(r, t_start, h, res);
+  return LBMC_SUCCESS;
 }

@@ -1,3 +1,6 @@
+/* lbmc_log: output of parallel runs, printed by rank 0 of a communicator only
+ * (include/lbmc/log.h). In liblbmc, not lbmc_sim: it is the one logging call that
+ * needs MPI. */
 #include "lbmc/log.h"
 
 #include <stdarg.h>

@@ -1,3 +1,7 @@
+/* The metric table (include/lbmc/metrics.h: LBMC_METRIC_LIST, the one list of what
+ * lbmc measures) and the metrics of a union of ticks: every metric a ratio of the
+ * ticks' summed raw counts, sums and integrals (src/core/ticks.h; docs/model.md,
+ * "Metrics"). */
 #include "lbmc/metrics.h"
 
 #include <math.h>

@@ -1,12 +1,19 @@
-#include <ctype.h>
+/* The model of one system (include/lbmc/model.h): its setters, each checking its own
+ * value; lbmc_model_setup, which checks what depends on several values and computes
+ * the pool sizes; the getters. The policy is named by its text, parsed through the
+ * policy registry, so the model sits above the policies; its data (src/system/
+ * system.h) sits below them, for the engines and policies to read. */
+#include "lbmc/model.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../policies/registry.h"
+#include "../system/policy.h"
+#include "../system/system.h"
 #include "lbmc/check.h"
-#include "model_impl.h"
 
 lbmc_err lbmc_model_create(lbmc_model **m)
 {
@@ -126,84 +133,20 @@ lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta)
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_policy_list_error(const char *where, const char *text, const char *why)
-{
-  char list[512] = "";
-  for (int i = 0; i < lbmc_policy_count(); i++) {
-    const lbmc_policy_type *p = lbmc_policy_get(i);
-    size_t len = strlen(list);
-    snprintf(list + len, sizeof list - len, "%s%s%s%s%s", len ? ", " : "", p->name,
-             p->param ? "(" : "", p->param ? p->param_name : "", p->param ? ")" : "");
-  }
-  return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed (%s); allowed: %s, jiq", where, text,
-                    why, list);
-}
-
-/* Parse a policy text: its type, parameter (0 if none) and whether it is jiq. */
-static lbmc_err lbmc_policy_parse(const char *where, const char *text,
-                                  const lbmc_policy_type **type, long *param, int *is_jiq)
-{
-  char name[32];
-  size_t len = 0;
-  const char *p = text ? text : "";
-  int has_param = 0;
-
-  *param = 0;
-  while (isspace((unsigned char)*p)) p++;
-  while ((isalnum((unsigned char)*p) || *p == '_') && len + 1 < sizeof name) name[len++] = *p++;
-  name[len] = '\0';
-  while (isspace((unsigned char)*p)) p++;
-  if (*p == '(') {
-    char *end;
-    *param = strtol(p + 1, &end, 10);
-    if (end == p + 1) return lbmc_policy_list_error(where, text, "bad parameter");
-    while (isspace((unsigned char)*end)) end++;
-    if (*end != ')') return lbmc_policy_list_error(where, text, "bad parameter");
-    has_param = 1;
-    p = end + 1;
-    while (isspace((unsigned char)*p)) p++;
-  }
-  if (*p) return lbmc_policy_list_error(where, text, "unexpected text after the name");
-  *is_jiq = strcmp(name, "jiq") == 0 && !has_param;
-  if (*is_jiq) {
-    *type = lbmc_policy_find("pull", 0);
-  } else {
-    *type = lbmc_policy_find(name, has_param);
-    if (!*type) {
-      const lbmc_policy_type *other = lbmc_policy_find(name, !has_param);
-      return lbmc_policy_list_error(
-          where, text,
-          other ? (has_param ? "this policy takes no parameter" : "a parameter is required")
-                : "unknown policy");
-    }
-  }
-  if (has_param && *param < 1)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s': %s = %ld is not allowed; it must be >= 1", where,
-                      text, (*type)->param_name, *param);
-  return LBMC_SUCCESS;
-}
-
 lbmc_err lbmc_policy_check(const char *where, const char *text)
 {
-  const lbmc_policy_type *type;
-  long param;
-  int is_jiq;
-  return lbmc_policy_parse(where, text, &type, &param, &is_jiq);
+  lbmc_policy_spec spec;
+  return lbmc_policy_parse(where, text, &spec);
 }
 
 lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *text)
 {
-  const lbmc_policy_type *type;
-  long param;
-  int is_jiq;
-  LBMC_CHECK(lbmc_policy_parse("policy", text, &type, &param, &is_jiq));
-  m->is_jiq = is_jiq;
-  m->policy = type;
-  m->param = param;
-  if (param)
-    snprintf(m->policy_text, sizeof m->policy_text, "%s(%ld)", type->name, param);
-  else
-    snprintf(m->policy_text, sizeof m->policy_text, "%s", is_jiq ? "jiq" : type->name);
+  lbmc_policy_spec spec;
+  LBMC_CHECK(lbmc_policy_parse("policy", text, &spec));
+  m->policy = spec.type;
+  m->param = spec.param;
+  m->alias = spec.alias;
+  lbmc_policy_format(&spec, m->policy_text, sizeof m->policy_text);
   m->is_setup = 0;
   return LBMC_SUCCESS;
 }
@@ -216,17 +159,25 @@ lbmc_err lbmc_model_set_routers(lbmc_model *m, long routers)
   return LBMC_SUCCESS;
 }
 
+/* The names of the stale and sampling settings, by their enum values. */
+static const char *const lbmc_stale_names[] = {"withdraw", "keep"};
+static const char *const lbmc_sampling_names[] = {"distinct", "with_replacement"};
+
+/* The index of text in names[count], or -1. */
+static int lbmc_name_index(const char *text, const char *const *names, int count)
+{
+  for (int i = 0; text && i < count; i++)
+    if (strcmp(text, names[i]) == 0) return i;
+  return -1;
+}
+
 lbmc_err lbmc_model_set_stale(lbmc_model *m, const char *stale)
 {
-  lbmc_stale v;
-  if (stale && strcmp(stale, "withdraw") == 0)
-    v = LBMC_STALE_WITHDRAW;
-  else if (stale && strcmp(stale, "keep") == 0)
-    v = LBMC_STALE_KEEP;
-  else
+  int v = lbmc_name_index(stale, lbmc_stale_names, 2);
+  if (v < 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "stale: '%s' is not allowed; allowed: withdraw, keep",
                       stale ? stale : "");
-  m->stale_user = v;
+  m->stale_user = (lbmc_stale)v;
   m->stale_given = 1;
   m->is_setup = 0;
   return LBMC_SUCCESS;
@@ -234,14 +185,12 @@ lbmc_err lbmc_model_set_stale(lbmc_model *m, const char *stale)
 
 lbmc_err lbmc_model_set_sampling(lbmc_model *m, const char *sampling)
 {
-  if (sampling && strcmp(sampling, "distinct") == 0)
-    m->sampling = LBMC_SAMPLING_DISTINCT;
-  else if (sampling && strcmp(sampling, "with_replacement") == 0)
-    m->sampling = LBMC_SAMPLING_WITH_REPLACEMENT;
-  else
+  int v = lbmc_name_index(sampling, lbmc_sampling_names, 2);
+  if (v < 0)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "sampling: '%s' is not allowed; allowed: distinct, with_replacement",
                       sampling ? sampling : "");
+  m->sampling = (lbmc_sampling)v;
   m->is_setup = 0;
   return LBMC_SUCCESS;
 }
@@ -277,7 +226,8 @@ static void lbmc_model_pool_sizes(lbmc_model *m)
 
 static const char *lbmc_pfx(const lbmc_model *m) { return m->origin[0] ? m->origin : "model"; }
 
-lbmc_err lbmc_model_setup(lbmc_model *m)
+/* The checks of n, lambda and beta that need several values. */
+static lbmc_err lbmc_model_check_values(const lbmc_model *m)
 {
   double sum = 0;
   if (m->J < 1)
@@ -297,12 +247,41 @@ lbmc_err lbmc_model_setup(lbmc_model *m)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "%s: beta: the pool fractions sum to %.12g; allowed: a sum of 1 (within %g)",
                       lbmc_pfx(m), sum, LBMC_BETA_SUM_TOL);
-  if (m->is_jiq && m->stale_given && m->stale_user != LBMC_STALE_KEEP)
+  return LBMC_SUCCESS;
+}
+
+/* The effective stale setting: fixed by an alias (jiq: keep), else as given, else
+ * withdraw. An alias and a different explicit value contradict each other. */
+static lbmc_err lbmc_model_resolve_stale(lbmc_model *m)
+{
+  const lbmc_policy_alias *a = m->alias;
+  if (a && a->stale >= 0 && m->stale_given && (int)m->stale_user != a->stale)
     return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: stale: 'withdraw' is not allowed with policy jiq (jiq is pull with "
-                      "stale: keep); use policy pull",
-                      lbmc_pfx(m));
-  m->stale = m->is_jiq ? LBMC_STALE_KEEP : (m->stale_given ? m->stale_user : LBMC_STALE_WITHDRAW);
+                      "%s: stale: '%s' is not allowed with policy %s (%s is %s with stale: %s); "
+                      "use policy %s",
+                      lbmc_pfx(m), lbmc_stale_names[m->stale_user], a->name, a->name,
+                      m->policy->name, lbmc_stale_names[a->stale], m->policy->name);
+  if (a && a->stale >= 0)
+    m->stale = (lbmc_stale)a->stale;
+  else
+    m->stale = m->stale_given ? m->stale_user : LBMC_STALE_WITHDRAW;
+  return LBMC_SUCCESS;
+}
+
+/* A parameter that counts servers drawn among n (jsq(d), balanced(c), lwl(d)). */
+static lbmc_err lbmc_model_check_param(const lbmc_model *m)
+{
+  if (m->policy->param_le_n && m->param > m->n)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: policy %s: %s = %ld exceeds n = %ld; allowed: 1 <= %s <= n", lbmc_pfx(m),
+                      m->policy_text, m->policy->param_name, m->param, m->n, m->policy->param_name);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_model_setup(lbmc_model *m)
+{
+  LBMC_CHECK(lbmc_model_check_values(m));
+  LBMC_CHECK(lbmc_model_resolve_stale(m));
   lbmc_model_pool_sizes(m);
   for (int j = 0; j < m->J; j++)
     if (m->N[j] < 1)
@@ -310,7 +289,7 @@ lbmc_err lbmc_model_setup(lbmc_model *m)
                         "%s: n = %ld gives pool %d (beta = %g) no server; allowed: n large enough "
                         "that every pool has at least one server",
                         lbmc_pfx(m), m->n, j + 1, m->beta[j]);
-  if (m->policy->check) LBMC_CHECK(m->policy->check(m));
+  LBMC_CHECK(lbmc_model_check_param(m));
   m->is_setup = 1;
   return LBMC_SUCCESS;
 }
@@ -349,20 +328,22 @@ double lbmc_model_rho(const lbmc_model *m)
   return m->lambda / cap;
 }
 
-long lbmc_model_policy_param(const lbmc_model *m)
-{
-  if (m->policy->param == LBMC_PARAM_NONE && strcmp(m->policy->name, "jsq") == 0) return m->n;
-  return m->param;
-}
+long lbmc_model_policy_param(const lbmc_model *m) { return m->policy->reports_n ? m->n : m->param; }
 
 const char *lbmc_model_stale(const lbmc_model *m)
 {
   if (!m->policy->uses_stale) return "";
-  return m->stale == LBMC_STALE_KEEP ? "keep" : "withdraw";
+  return lbmc_stale_names[m->stale];
 }
 
 const char *lbmc_model_sampling(const lbmc_model *m)
 {
   if (!m->policy->uses_sampling) return "";
-  return m->sampling == LBMC_SAMPLING_WITH_REPLACEMENT ? "with_replacement" : "distinct";
+  return lbmc_sampling_names[m->sampling];
+}
+int lbmc_model_surely_unstable(const lbmc_model *m)
+{
+  for (int j = 0; j < lbmc_model_pools(m); j++)
+    if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
+  return lbmc_model_rho(m) >= 1;
 }

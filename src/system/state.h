@@ -1,15 +1,17 @@
-/* Private: the state of one simulated system (one replica) and the primitive state
- * changes every service model shares. Policies read this state; only the engine
- * changes it. */
+/* Private: the state of one simulated system (one replica) under a per-server engine,
+ * and the primitive state changes every service model shares (the levels and the
+ * integrals). Policies read this state; only the engines change it. It sits below
+ * both (src/system/), with the model's data (system.h) and the policy interface
+ * (policy.h). */
 #ifndef LBMC_STATE_H
 #define LBMC_STATE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/model_impl.h"
 #include "../core/stream.h"
 #include "../core/ziggurat.h"
+#include "system.h"
 
 /** One server. Servers of pool j are the indices offset[j] .. offset[j]+N[j]-1. Its
  *  customer count is q[s] and its pool pool_of[s] (dense arrays: policies read them

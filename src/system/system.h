@@ -1,10 +1,16 @@
-/* Private: the model struct. */
-#ifndef LBMC_MODEL_IMPL_H
-#define LBMC_MODEL_IMPL_H
+/* Private: the model as data (struct lbmc_model_): what the engines and the policies
+ * read. It sits below them, with the per-server state (state.h) and the policy
+ * interface (policy.h); the functions that fill and check it, parse the policy text
+ * and answer the getters of lbmc/model.h are above the policies, in
+ * src/model/model.c (docs/architecture.md). */
+#ifndef LBMC_SYSTEM_H
+#define LBMC_SYSTEM_H
 
-#include "lbmc/model.h"
+#include "lbmc/service.h"
+#include "lbmc/types.h"
 
 struct lbmc_policy_type_;
+struct lbmc_policy_alias_;
 
 struct lbmc_model_ {
   long n;
@@ -19,9 +25,9 @@ struct lbmc_model_ {
   double rates[LBMC_MAX_POOLS][LBMC_MAX_RATES]; /* mu_j(1..L_j) */
   long offset[LBMC_MAX_POOLS];                  /* index of the pool's first server, after setup */
   const struct lbmc_policy_type_ *policy;
-  long param;      /* d or c; 0 if none */
-  int is_jiq;      /* the policy was named jiq (pull with stale keep) */
-  int stale_given; /* stale set explicitly by the user, as stale_user */
+  long param;                             /* d or c; 0 if none */
+  const struct lbmc_policy_alias_ *alias; /* the alias the policy was named by (jiq), or NULL */
+  int stale_given;                        /* stale set explicitly by the user, as stale_user */
   lbmc_stale stale_user;
   lbmc_stale stale; /* effective value, resolved by lbmc_model_setup */
   lbmc_sampling sampling;

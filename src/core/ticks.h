@@ -1,7 +1,7 @@
 /* Private: the tick record. The measured period of a replica is cut into ticks of
  * equal length; for each tick the engine records raw sums (counts, sums of times,
  * time integrals), from which every metric of any union of ticks is a ratio
- * (src/engine/metrics.c). Warm-up truncation and batch means regroup ticks.
+ * (src/core/metrics.c). Warm-up truncation and batch means regroup ticks.
  *
  * Layout of one record (width lbmc_tick_width(J, K) doubles):
  *   [LBMC_TK_*]                         the scalar sums below
