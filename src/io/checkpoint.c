@@ -1,3 +1,4 @@
+/* The checkpoint of a run (checkpoint.h): header, CRC-checked records, replay. */
 #include "checkpoint.h"
 
 #include <errno.h>
@@ -8,21 +9,14 @@
 #include <zlib.h>
 
 #define LBMC_CKPT_MAGIC "LBMCCKP2"
-#define LBMC_CKPT_HEAD  4 /* doubles before the values: warmup, cpu, sim_time, growth */
 
 struct lbmc_checkpoint_ {
   FILE *f;
   char *path;
   size_t total;
   long batches;
-  unsigned char *buf; /* one record */
+  unsigned char *buf; /* one record and its CRC */
 };
-
-static size_t lbmc_ckpt_record_size(size_t total, long batches, int with_batches)
-{
-  size_t doubles = LBMC_CKPT_HEAD + total + (with_batches ? (size_t)batches * total : 0);
-  return 5 * sizeof(int64_t) + doubles * sizeof(double) + sizeof(uint32_t);
-}
 
 static lbmc_err lbmc_ckpt_write_header(lbmc_checkpoint *ck, const char *job_text, long seed)
 {
@@ -43,8 +37,15 @@ static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text
   int64_t h[3];
   char *text;
   int same;
-  if (fread(magic, 1, 8, ck->f) != 8 || memcmp(magic, LBMC_CKPT_MAGIC, 8) != 0 ||
-      fread(&len, sizeof len, 1, ck->f) != 1 || len > (1u << 30))
+  if (fread(magic, 1, 8, ck->f) == 8 && memcmp(magic, LBMC_CKPT_MAGIC, 7) == 0 &&
+      magic[7] != LBMC_CKPT_MAGIC[7])
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s was written by another version of lbmc (checkpoint format %c, this one "
+                      "reads format %c) and cannot be resumed: rerun without --resume to start "
+                      "afresh (it is replaced), or delete it",
+                      ck->path, magic[7], LBMC_CKPT_MAGIC[7]);
+  if (memcmp(magic, LBMC_CKPT_MAGIC, 8) != 0 || fread(&len, sizeof len, 1, ck->f) != 1 ||
+      len > (1u << 30))
     return LBMC_ERROR(LBMC_ERR_FILE, "%s is not an lbmc checkpoint; delete it to start afresh",
                       ck->path);
   text = malloc(len + 1);
@@ -66,38 +67,21 @@ static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text
 
 /* Read records until EOF or a damaged one; position the file after the last good one. */
 static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
-                                 lbmc_err (*visit)(const lbmc_ckpt_record *, void *), void *ctx)
+                                 lbmc_err (*visit)(const lbmc_record *, void *), void *ctx)
 {
   long good = ftell(ck->f);
   for (;;) {
-    int64_t head[5];
-    lbmc_ckpt_record rec;
-    size_t size, body;
+    lbmc_record rec;
+    size_t size;
     uint32_t crc;
-    if (fread(head, sizeof head, 1, ck->f) != 1) break;
-    if (head[4] != 0 && head[4] != 1) break;
-    size = lbmc_ckpt_record_size(ck->total, ck->batches, (int)head[4]);
-    body = size - sizeof head - sizeof crc;
-    memcpy(ck->buf, head, sizeof head);
-    if (fread(ck->buf + sizeof head, 1, body, ck->f) != body ||
-        fread(&crc, sizeof crc, 1, ck->f) != 1 ||
-        crc != (uint32_t)crc32(0L, ck->buf, (uInt)(size - sizeof crc)))
+    if (fread(ck->buf, LBMC_RECORD_HEAD, 1, ck->f) != 1) break;
+    size = lbmc_record_size_of(ck->buf, ck->total, ck->batches);
+    if (size == 0 ||
+        fread(ck->buf + LBMC_RECORD_HEAD, 1, size - LBMC_RECORD_HEAD, ck->f) !=
+            size - LBMC_RECORD_HEAD ||
+        fread(&crc, sizeof crc, 1, ck->f) != 1 || crc != (uint32_t)crc32(0L, ck->buf, (uInt)size) ||
+        lbmc_record_unpack(ck->buf, size, ck->total, ck->batches, &rec) != 0)
       break;
-    memset(&rec, 0, sizeof rec);
-    rec.point = (long)head[0];
-    rec.replica = (long)head[1];
-    rec.rr.status = (lbmc_status)head[2];
-    rec.rr.events = head[3];
-    rec.has_batches = (int)head[4];
-    {
-      double *d = (double *)(ck->buf + sizeof head);
-      rec.rr.warmup = d[0];
-      rec.rr.cpu_seconds = d[1];
-      rec.rr.sim_time = d[2];
-      rec.rr.growth = d[3];
-      rec.rr.values = d + LBMC_CKPT_HEAD;
-      rec.rr.batch_values = rec.has_batches ? d + LBMC_CKPT_HEAD + ck->total : NULL;
-    }
     if (visit) LBMC_CHECK(visit(&rec, ctx));
     good = ftell(ck->f);
   }
@@ -106,20 +90,38 @@ static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
   return LBMC_SUCCESS;
 }
 
+/* The format digit of an existing checkpoint ("LBMCCKP<v>"), or 0 if it has no such magic. */
+static char lbmc_ckpt_format(const char *path)
+{
+  char magic[8];
+  FILE *f = fopen(path, "rb");
+  int ok = f && fread(magic, 1, 8, f) == 8 && memcmp(magic, LBMC_CKPT_MAGIC, 7) == 0;
+  if (f) fclose(f);
+  return ok ? magic[7] : 0;
+}
+
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text, long seed,
                               size_t total, long batches,
-                              lbmc_err (*visit)(const lbmc_ckpt_record *rec, void *ctx), void *ctx,
+                              lbmc_err (*visit)(const lbmc_record *rec, void *ctx), void *ctx,
                               lbmc_checkpoint **out)
 {
   lbmc_checkpoint *ck = calloc(1, sizeof *ck);
   int exists = access(path, F_OK) == 0;
+  char format = exists ? lbmc_ckpt_format(path) : 0;
   lbmc_err err = LBMC_SUCCESS;
   *out = NULL;
+  if (exists && !resume && format && format != LBMC_CKPT_MAGIC[7]) { /* unusable: replace it */
+    fprintf(stderr,
+            "lbmc run: note: %s was written by another version of lbmc (checkpoint format %c); "
+            "starting afresh and replacing it\n",
+            path, format);
+    exists = 0;
+  }
   if (!ck) return LBMC_ERROR(LBMC_ERR_MEMORY, "checkpoint: out of memory");
   ck->path = strdup(path);
   ck->total = total;
   ck->batches = batches;
-  ck->buf = malloc(lbmc_ckpt_record_size(total, batches, 1));
+  ck->buf = malloc(lbmc_record_size(total, batches, 1) + sizeof(uint32_t));
   if (!ck->path || !ck->buf) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "checkpoint: out of memory");
   } else if (exists && !resume) {
@@ -145,25 +147,11 @@ lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text
   return LBMC_SUCCESS;
 }
 
-lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, long point, long replica,
-                                const lbmc_replica_result *rr, int with_batches)
+lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, const void *record, size_t size)
 {
-  size_t size = lbmc_ckpt_record_size(ck->total, ck->batches, with_batches);
-  int64_t head[5] = {point, replica, rr->status, rr->events, with_batches != 0};
-  double *d = (double *)(ck->buf + sizeof head);
-  uint32_t crc;
-  memcpy(ck->buf, head, sizeof head);
-  d[0] = rr->warmup;
-  d[1] = rr->cpu_seconds;
-  d[2] = rr->sim_time;
-  d[3] = rr->growth;
-  memcpy(d + LBMC_CKPT_HEAD, rr->values, sizeof *d * ck->total);
-  if (with_batches)
-    memcpy(d + LBMC_CKPT_HEAD + ck->total, rr->batch_values,
-           sizeof *d * ck->total * (size_t)ck->batches);
-  crc = (uint32_t)crc32(0L, ck->buf, (uInt)(size - sizeof crc));
-  memcpy(ck->buf + size - sizeof crc, &crc, sizeof crc);
-  if (fwrite(ck->buf, 1, size, ck->f) != size || fflush(ck->f) != 0)
+  uint32_t crc = (uint32_t)crc32(0L, record, (uInt)size);
+  if (fwrite(record, 1, size, ck->f) != size || fwrite(&crc, sizeof crc, 1, ck->f) != 1 ||
+      fflush(ck->f) != 0)
     return LBMC_ERROR(LBMC_ERR_FILE, "cannot append to the checkpoint %s: %s", ck->path,
                       strerror(errno));
   return LBMC_SUCCESS;
