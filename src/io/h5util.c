@@ -33,6 +33,21 @@ int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value)
   return rc;
 }
 
+int lbmc_h5_attr_strs(hid_t loc, const char *name, int n, const char *const *values)
+{
+  hsize_t len = (hsize_t)n;
+  hid_t t = lbmc_h5_vlstr(), space = H5Screate_simple(1, &len, NULL), a;
+  int rc = -1;
+  a = H5Acreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) {
+    rc = H5Awrite(a, t, values) < 0 ? -1 : 0;
+    H5Aclose(a);
+  }
+  H5Sclose(space);
+  H5Tclose(t);
+  return rc;
+}
+
 int lbmc_h5_attr_i64(hid_t loc, const char *name, int64_t value)
 {
   return lbmc_h5_attr(loc, name, H5T_NATIVE_INT64, &value);

@@ -10,6 +10,8 @@
 hid_t lbmc_h5_vlstr(void);
 
 int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value);
+/** A 1-D attribute of n strings. */
+int lbmc_h5_attr_strs(hid_t loc, const char *name, int n, const char *const *values);
 int lbmc_h5_attr_i64(hid_t loc, const char *name, int64_t value);
 int lbmc_h5_attr_f64(hid_t loc, const char *name, double value);
 
