@@ -1,3 +1,5 @@
+/* Helpers shared by the commands of the lbmc program (cli.h): parsing --pools, printing
+ * a model, a table of estimates, and the list of policies for --help. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

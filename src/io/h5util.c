@@ -1,3 +1,5 @@
+/* Small HDF5 helpers (h5util.h): datasets with units and description attributes,
+ * attributes, variable-length UTF-8 strings, whole-dataset reads. */
 #include "h5util.h"
 
 #include <stdio.h>
@@ -12,9 +14,11 @@ hid_t lbmc_h5_vlstr(void)
   return t;
 }
 
-static int lbmc_h5_attr(hid_t loc, const char *name, hid_t type, const void *value)
+/* An attribute of n values (n < 0: a scalar). */
+static int lbmc_h5_attr_n(hid_t loc, const char *name, hid_t type, int n, const void *value)
 {
-  hid_t space = H5Screate(H5S_SCALAR), a;
+  hsize_t len = n < 0 ? 1 : (hsize_t)n;
+  hid_t space = n < 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &len, NULL), a;
   int rc = -1;
   a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   if (a >= 0) {
@@ -23,6 +27,11 @@ static int lbmc_h5_attr(hid_t loc, const char *name, hid_t type, const void *val
   }
   H5Sclose(space);
   return rc;
+}
+
+static int lbmc_h5_attr(hid_t loc, const char *name, hid_t type, const void *value)
+{
+  return lbmc_h5_attr_n(loc, name, type, -1, value);
 }
 
 int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value)
@@ -35,15 +44,8 @@ int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value)
 
 int lbmc_h5_attr_strs(hid_t loc, const char *name, int n, const char *const *values)
 {
-  hsize_t len = (hsize_t)n;
-  hid_t t = lbmc_h5_vlstr(), space = H5Screate_simple(1, &len, NULL), a;
-  int rc = -1;
-  a = H5Acreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (a >= 0) {
-    rc = H5Awrite(a, t, values) < 0 ? -1 : 0;
-    H5Aclose(a);
-  }
-  H5Sclose(space);
+  hid_t t = lbmc_h5_vlstr();
+  int rc = lbmc_h5_attr_n(loc, name, t, n, values);
   H5Tclose(t);
   return rc;
 }

@@ -131,14 +131,12 @@ typedef struct {
             "  hyperexponential:p=P,r1=A,r2=B (P/A + (1-P)/B = 1),\n"                              \
             "  lognormal:scv=C, weibull:shape=K (K >= 0.1),\n"                                     \
             "  lomax:shape=A (A > 1; Pareto II)")                                                  \
-  X(MU_K_TEXT, .flag = "mu-k", .arg = "J=R1,...,RL", .type = LBMC_IT_TEXTS,                        \
-    .hi = LBMC_MAX_POOLS,                                                                          \
+  X(MU_K_TEXT, .flag = "mu-k", .arg = "J=R1,...,RL", .type = LBMC_IT_TEXTS, .hi = LBMC_MAX_POOLS,  \
     .help = "queue-length-dependent speeds of pool J (1-based): a server\n"                        \
             "holding q customers works at speed R_min(q,L); replaces the\n"                        \
             "pool's mu from --pools; repeat for other pools (L <= 64)")                            \
   X(POLICY, .key = "policy", .flag = "policy", .arg = "P", .type = LBMC_IT_POLICY, .axis = 1,      \
-    .def = "random", .help = "routing policy:",                                                    \
-    .what = "a policy such as pull, jsq(2) or random",                                             \
+    .def = "random", .help = "routing policy", .what = "a policy such as pull, jsq(2) or random", \
     .need = "a routing policy such as pull, or a list of them")                                    \
   X(STALE, .key = "stale", .flag = "stale", .arg = "S", .type = LBMC_IT_OPTION, .axis = 1,         \
     .choices = "withdraw, keep", .def = "withdraw", .help = "pull only: withdraw or keep",         \

@@ -59,9 +59,9 @@ static const char *lbmc_jp_hint(const char *key, char *buf, size_t len)
     size_t parent;
     if (!row->key || strcmp(lbmc_jp_word(row->key, &parent), key) != 0) continue;
     if (parent == 0 && row->type == LBMC_IT_SECTION) continue;
-    used += (size_t)snprintf(buf + used, used < len ? len - used : 0,
-                             parent ? "%s%s" : "%sthe top-level key %s", used ? " or " : "",
-                             row->key);
+    used +=
+        (size_t)snprintf(buf + used, used < len ? len - used : 0,
+                         parent ? "%s%s" : "%sthe top-level key %s", used ? " or " : "", row->key);
   }
   if (used) return buf;
   for (int i = 0; i < LBMC_JP_COUNT(lbmc_jp_service_words); i++)

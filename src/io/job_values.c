@@ -22,8 +22,8 @@ lbmc_err lbmc_jv_run_check(const lbmc_jp *c, int line, const lbmc_run_options *o
 
 /* One value of input row from its text: converted, checked, and for a run option
  * judged with the other options at their defaults. */
-static lbmc_err lbmc_jv_judge(const lbmc_jp *c, const lbmc_input *row, const char *where,
-                              int line, const char *text, lbmc_input_value *v)
+static lbmc_err lbmc_jv_judge(const lbmc_jp *c, const lbmc_input *row, const char *where, int line,
+                              const char *text, lbmc_input_value *v)
 {
   lbmc_run_options o;
   LBMC_CHECK(lbmc_input_parse(row, where, text, v));
@@ -223,14 +223,15 @@ lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, const lbmc_input *r
 
 /* ---- service distributions: system.service, system.pools[j].service ---- */
 
-#define LBMC_JV_SERVICE_WHAT LBMC_IN_SERVICE_WHAT
+#define LBMC_JV_SERVICE_WHAT       LBMC_IN_SERVICE_WHAT
 #define LBMC_JV_SERVICE_MAX_PARAMS 8
 
 /* The mapping form {dist: NAME, KEY: VALUE, ...}: dist required, every other key a
  * parameter (checked by lbmc_service_make), each key once; its text is
  * "NAME:KEY=VALUE,..." with the values as written. */
 static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
-                                    const lbmc_job_setting *s, const char *where, lbmc_input_value *v)
+                                    const lbmc_job_setting *s, const char *where,
+                                    lbmc_input_value *v)
 {
   const char *dist = NULL, *names[LBMC_JV_SERVICE_MAX_PARAMS], *texts[LBMC_JV_SERVICE_MAX_PARAMS];
   double values[LBMC_JV_SERVICE_MAX_PARAMS];
