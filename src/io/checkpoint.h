@@ -23,6 +23,7 @@ typedef struct lbmc_checkpoint_ lbmc_checkpoint;
 /** Open `path` for appending. With resume = 0 the file must not exist (else an error
  *  says to use --resume or delete it) and is created with the header; with resume = 1
  *  an existing file must belong to the same job text and seed (else LBMC_ERR_MISMATCH),
+ *  or be of another format (refused) or incomplete (replaced: it holds nothing),
  *  `visit` is called for every valid record (its values point into a buffer reused
  *  for the next record), and appending continues after the last valid one.
  *  Errors: LBMC_ERR_FILE, LBMC_ERR_MISMATCH, LBMC_ERR_ARG. */
@@ -33,6 +34,22 @@ lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text
 /** Append one packed record (lbmc_record_pack, size bytes) with its CRC and flush.
  *  Errors: LBMC_ERR_FILE. */
 lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, const void *record, size_t size);
+/** What a checkpoint file holds, for lbmc info. */
+typedef struct {
+  int complete_header; /* 0: the header was never fully written (nothing else is set) */
+  char format;         /* the format digit of its magic */
+  char *job_text;      /* the job's text (malloc'ed; the caller frees it) */
+  long seed, batches;
+  size_t total;
+  long replicas; /* good records: finished replicas */
+  long points;   /* distinct points among them */
+} lbmc_ckpt_summary;
+
+/** 1 if the file at path starts with a checkpoint's magic (of any format). */
+int lbmc_checkpoint_is(const char *path);
+/** Read what the checkpoint at path holds (a header of another format: only `format`
+ *  and complete_header = 1). Errors: LBMC_ERR_ARG if it is not a checkpoint. */
+lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum);
 /** fsync the file (at point completions). */
 void lbmc_checkpoint_sync(lbmc_checkpoint *ck);
 /** Close; with remove = 1 also delete the file (the run finished). */

@@ -6,6 +6,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a walk of HDF5's error stack found: the system error text, and whether any
+ * entry was about file locking. */
+typedef struct {
+  char system[160];
+  int lock;
+} lbmc_h5_cause;
+
+/* HDF5 writes a system error as "..., errno = 37, error message = 'No locks available'". */
+static herr_t lbmc_h5_cause_visit(unsigned n, const H5E_error2_t *e, void *data)
+{
+  lbmc_h5_cause *cause = data;
+  const char *desc = e->desc ? e->desc : "", *msg = strstr(desc, "error message = '");
+  (void)n;
+  if (strstr(desc, "lock")) cause->lock = 1;
+  if (msg && !cause->system[0]) {
+    msg += strlen("error message = '");
+    snprintf(cause->system, sizeof cause->system, "%.*s", (int)strcspn(msg, "'"), msg);
+  }
+  return 0;
+}
+
+lbmc_err lbmc_h5_file_error(const char *path, const char *doing, const char *about)
+{
+  lbmc_h5_cause cause = {"", 0};
+  char context[4200] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, lbmc_h5_cause_visit, &cause);
+  if (!cause.system[0]) return LBMC_SUCCESS;
+  if (about) snprintf(context, sizeof context, " (%s)", about);
+  if (!cause.lock)
+    return LBMC_ERROR(LBMC_ERR_FILE, "cannot %s %s%s: %s", doing, path, context, cause.system);
+  return LBMC_ERROR(LBMC_ERR_FILE,
+                    "cannot %s %s%s: HDF5 could not lock it: %s; if the file system has no file "
+                    "locks (NFS without lockd, some Lustre mounts), run with "
+                    "HDF5_USE_FILE_LOCKING=FALSE in the environment; if another program holds "
+                    "the file open, close it",
+                    doing, path, context, cause.system);
+}
+
 hid_t lbmc_h5_vlstr(void)
 {
   hid_t t = H5Tcopy(H5T_C_S1);

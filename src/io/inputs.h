@@ -136,7 +136,7 @@ typedef struct {
             "holding q customers works at speed R_min(q,L); replaces the\n"                        \
             "pool's mu from --pools; repeat for other pools (L <= 64)")                            \
   X(POLICY, .key = "policy", .flag = "policy", .arg = "P", .type = LBMC_IT_POLICY, .axis = 1,      \
-    .def = "random", .help = "routing policy", .what = "a policy such as pull, jsq(2) or random", \
+    .def = "random", .help = "routing policy", .what = "a policy such as pull, jsq(2) or random",  \
     .need = "a routing policy such as pull, or a list of them")                                    \
   X(STALE, .key = "stale", .flag = "stale", .arg = "S", .type = LBMC_IT_OPTION, .axis = 1,         \
     .choices = "withdraw, keep", .def = "withdraw", .help = "pull only: withdraw or keep",         \

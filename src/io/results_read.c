@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "h5util.h"
 #include "lbmc/metrics.h"
 #include "results.h"
@@ -184,13 +185,20 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   void *data;
   if (access(path, R_OK) != 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: no such file, or not readable", path);
+  if (lbmc_checkpoint_is(path))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s is the checkpoint of an unfinished lbmc run, not a results file: finish "
+                      "the run with lbmc run JOB.yaml -o OUT.h5 --resume (lbmc info %s says what "
+                      "it holds)",
+                      path, path);
   H5Eget_auto2(H5E_DEFAULT, &func, &data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
   *out = NULL;
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) {
+    err = lbmc_h5_file_error(path, "open", NULL); /* a lock or another system error: exit 1 */
     H5Eset_auto2(H5E_DEFAULT, func, data);
-    return lbmc_read_fail(path, "cannot open it as an HDF5 file");
+    return err ? err : lbmc_read_fail(path, "cannot open it as an HDF5 file");
   }
   if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");

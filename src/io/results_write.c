@@ -1,6 +1,11 @@
 /* Writing a results file (docs/results-format.md), atomically: a temporary file in the
  * same directory, renamed over the output once complete. /points is a loop over the
  * column table (results_columns.c), /estimates and /replicas loops over the metrics. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,8 +257,11 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages, not HDF5's error stack */
   file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) {
+    lbmc_err err = lbmc_h5_file_error(tmp, "create", NULL);
     free(scratch);
-    return LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
+    unlink(tmp); /* HDF5 may have created it before failing to lock it */
+    return err ? err
+               : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
        lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch);
@@ -267,5 +275,69 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
     unlink(tmp);
     return LBMC_ERROR(LBMC_ERR_FILE, "cannot rename %s to %s", tmp, path);
   }
+  lbmc_results_remove_stale(path);
   return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_results_probe(const char *path)
+{
+  char probe[4096], about[4200];
+  hid_t file;
+  snprintf(probe, sizeof probe, "%s.probe.%ld", path, (long)getpid());
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  file = H5Fcreate(probe, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file < 0) {
+    lbmc_err err;
+    snprintf(about, sizeof about, "a test that HDF5 can write %s, made before computing", path);
+    err = lbmc_h5_file_error(probe, "create", about);
+    unlink(probe);
+    return err ? err
+               : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", probe);
+  }
+  H5Fclose(file);
+  unlink(probe);
+  return LBMC_SUCCESS;
+}
+
+/* The process number of a temporary file of `base` ("OUT.h5.tmp.PID",
+ * "OUT.h5.probe.PID"), or 0 if name is not one. */
+static long lbmc_temporary_pid(const char *name, const char *base)
+{
+  static const char *const kinds[] = {".tmp.", ".probe."};
+  const size_t len = strlen(base);
+  if (strncmp(name, base, len) != 0) return 0;
+  for (int k = 0; k < 2; k++) {
+    const char *digits = name + len + strlen(kinds[k]);
+    char *end;
+    long pid;
+    if (strncmp(name + len, kinds[k], strlen(kinds[k])) != 0 || !isdigit((unsigned char)*digits))
+      continue;
+    pid = strtol(digits, &end, 10);
+    return *end ? 0 : pid;
+  }
+  return 0;
+}
+
+void lbmc_results_remove_stale(const char *path)
+{
+  char copy[4096], dir[4096], base[4096], file[8192];
+  struct dirent *e;
+  DIR *d;
+  snprintf(copy, sizeof copy, "%s", path);
+  snprintf(dir, sizeof dir, "%s", dirname(copy));
+  snprintf(copy, sizeof copy, "%s", path);
+  snprintf(base, sizeof base, "%s", basename(copy));
+  if (!(d = opendir(dir))) return;
+  while ((e = readdir(d))) {
+    long pid = lbmc_temporary_pid(e->d_name, base);
+    /* kill(pid, 0): ESRCH = no such process here; EPERM = alive, someone else's */
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+    if (unlink(file) == 0)
+      fprintf(stderr,
+              "lbmc: removed %s, a temporary file of %s left by process %ld, which is not "
+              "running on this host\n",
+              file, path, pid);
+  }
+  closedir(d);
 }
