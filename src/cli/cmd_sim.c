@@ -109,8 +109,8 @@ static lbmc_err lbmc_sim_check(lbmc_sim_args *a)
     LBMC_CHECK(lbmc_input_check(&lbmc_inputs[id], where, &a->val[id]));
     lbmc_input_apply(&lbmc_inputs[id], &a->val[id], &a->o);
   }
-  a->replicas = (v = LBMC_SIM_GIVEN(a, REPLICAS)) ? v->l : 1;
-  a->seed = (v = LBMC_SIM_GIVEN(a, SEED)) ? v->l : 1;
+  a->replicas = (v = LBMC_SIM_GIVEN(a, REPLICAS)) ? v->l : LBMC_SIM_DEFAULT_REPLICAS;
+  a->seed = (v = LBMC_SIM_GIVEN(a, SEED)) ? v->l : LBMC_DEFAULT_SEED;
   return lbmc_run_options_check(&a->o, "--");
 }
 

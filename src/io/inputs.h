@@ -76,6 +76,13 @@ typedef struct {
   const char *sim_need; /* lbmc sim: a required flag, the message; NULL if optional */
 } lbmc_input;
 
+/** Defaults of the inputs that are not run options. */
+#define LBMC_DEFAULT_SEED         1
+#define LBMC_SIM_DEFAULT_REPLICAS 1  /* lbmc sim */
+#define LBMC_JOB_DEFAULT_REPLICAS 10 /* job files */
+#define LBMC_IN_TEXT_(x)          #x
+#define LBMC_IN_TEXT(x)           LBMC_IN_TEXT_(x)
+
 #define LBMC_IN_SERVICE_WHAT                                                                       \
   "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "               \
   "{dist: lognormal, scv: 4}"
@@ -147,7 +154,10 @@ typedef struct {
   X(GROUP_RUN, .type = LBMC_IT_GROUP, .help = "run")                                               \
   X(RUN, .key = "run", .type = LBMC_IT_SECTION)                                                    \
   X(REPLICAS, .key = "run.replicas", .flag = "replicas", .arg = "R", .type = LBMC_IT_INT, .lo = 1, \
-    .hi = 1000000, .def = "1; job files: 10", .help = "independent replicas")                      \
+    .hi = 1000000,                                                                                 \
+    .def = LBMC_IN_TEXT(LBMC_SIM_DEFAULT_REPLICAS) "; job files: " LBMC_IN_TEXT(                   \
+        LBMC_JOB_DEFAULT_REPLICAS),                                                                \
+    .help = "independent replicas")                                                                \
   X(WARMUP, .key = "run.warmup", .flag = "warmup", .arg = "W", .type = LBMC_IT_WARMUP, .axis = 1,  \
     .opt = offsetof(lbmc_run_options, warmup),                                                     \
     .help = "warm-up time discarded, or auto (MSER-5 within --time)",                              \
@@ -162,7 +172,7 @@ typedef struct {
     .type = LBMC_IT_RUN_REAL, .opt = offsetof(lbmc_run_options, confidence),                       \
     .help = "interval level", .what = "a level between 0 and 1")                                   \
   X(SEED, .key = "run.seed", .flag = "seed", .arg = "S", .type = LBMC_IT_INT, .lo = 0,             \
-    .hi = LBMC_SEED_MAX, .def = "1", .help = "seed 0..2147483647")                                 \
+    .hi = LBMC_SEED_MAX, .def = LBMC_IN_TEXT(LBMC_DEFAULT_SEED), .help = "seed 0..2147483647")     \
   X(TAIL_K, .key = "run.tail_k", .flag = "tail-k", .arg = "K", .type = LBMC_IT_RUN_INT,            \
     .opt = offsetof(lbmc_run_options, tail_k), .help = "tail levels k = 1..K",                     \
     .what = "an integer >= 1")                                                                     \

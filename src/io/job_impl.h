@@ -19,10 +19,6 @@
 
 /** Settings that may be grid axes: 10 system/run/policy ones and 5 per pool. */
 #define LBMC_JOB_MAX_AXES (10 + 5 * LBMC_MAX_POOLS)
-/** Default replicas per point of a job (the command line's default is 1). */
-#define LBMC_JOB_DEFAULT_REPLICAS 10
-/** Default seed of a job and of lbmc sim. */
-#define LBMC_DEFAULT_SEED 1
 
 /** A setting: one value, or a list of values forming a grid axis. */
 typedef struct {
