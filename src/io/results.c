@@ -1,3 +1,6 @@
+/* The results of a run in memory (results.h): creation with every value missing
+ * (NaN, -1), a point's parameters from its model, replicas, the reduction of a point
+ * to its estimates, copies between results objects. */
 #include "results.h"
 
 #include <math.h>

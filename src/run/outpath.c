@@ -8,15 +8,17 @@
 
 #include "lbmc/runner.h"
 
-/* 1 if the file starts like an HDF5 file or an lbmc checkpoint (something lbmc wrote). */
+/* 1 if the file starts like an HDF5 file or an lbmc checkpoint (something lbmc wrote),
+ * also a checkpoint whose first bytes only were written. */
 static int lbmc_ours(const char *path)
 {
   unsigned char head[8] = {0};
   FILE *f = fopen(path, "rb");
   size_t got = f ? fread(head, 1, sizeof head, f) : 0;
   if (f) fclose(f);
-  return got == 0 || (got == 8 && (memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0 ||
-                                   memcmp(head, "LBMCCKP", 7) == 0));
+  return (got < 8 && memcmp(head, "LBMCCKP", got < 7 ? got : 7) == 0) ||
+         (got == 8 &&
+          (memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0 || memcmp(head, "LBMCCKP", 7) == 0));
 }
 
 /* 1 if a and b name the same existing file. */
