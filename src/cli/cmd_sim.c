@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../io/inputs.h"
+#include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
@@ -19,7 +20,7 @@
 /* One flag's line(s) of --help: "  --flag ARG   help (default X)". */
 static void lbmc_sim_usage_row(FILE *f, const lbmc_input *row)
 {
-  char head[64], def[96];
+  char head[64], def[96], users[256];
   const char *text = row->help;
   if (row->type == LBMC_IT_FLAG && strcmp(row->flag, "help") == 0)
     snprintf(head, sizeof head, "-h, --%s", row->flag);
@@ -27,6 +28,8 @@ static void lbmc_sim_usage_row(FILE *f, const lbmc_input *row)
     snprintf(head, sizeof head, "--%s%s%s", row->flag, row->arg ? " " : "",
              row->arg ? row->arg : "");
   fprintf(f, "  %-*s ", LBMC_SIM_HELP_COLUMN - 3, head);
+  if (row->policies && lbmc_policy_list_using(row->key, users, sizeof users))
+    fprintf(f, "%s only: ", users);
   for (;;) { /* continuation lines start at the help column */
     size_t len = strcspn(text, "\n");
     fprintf(f, "%.*s", (int)len, text);
@@ -218,6 +221,15 @@ static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
   return lbmc_model_set_rates(m, (int)pool - 1, L, rates);
 }
 
+/* --stale or --sampling given for a policy that does not read it: name those that do. */
+static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
+{
+  char users[256];
+  int count = lbmc_policy_list_using(setting, users, sizeof users);
+  return LBMC_ERROR(LBMC_ERR_ARG, "--%s: applies only to polic%s %s, not to %s", setting,
+                    count > 1 ? "ies" : "y", users, lbmc_model_policy(m));
+}
+
 static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
 {
   const lbmc_input_value *v, *stale = LBMC_SIM_GIVEN(a, STALE),
@@ -249,12 +261,8 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
       fprintf(stderr, "lbmc: warning: pool %d, service %s: %s\n", j + 1,
               lbmc_model_service(m, j)->text, w);
   }
-  if (stale && !*lbmc_model_stale(m))
-    return LBMC_ERROR(LBMC_ERR_ARG, "--stale: applies only to policy pull, not to %s",
-                      lbmc_model_policy(m));
-  if (sampling && !*lbmc_model_sampling(m))
-    return LBMC_ERROR(LBMC_ERR_ARG, "--sampling: applies only to policy jsq(d), not to %s",
-                      lbmc_model_policy(m));
+  if (stale && !*lbmc_model_stale(m)) return lbmc_sim_not_for(m, "stale");
+  if (sampling && !*lbmc_model_sampling(m)) return lbmc_sim_not_for(m, "sampling");
   return LBMC_SUCCESS;
 }
 

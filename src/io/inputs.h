@@ -74,6 +74,8 @@ typedef struct {
   const char *what;     /* what one value must be; NULL: "an integer from lo to hi" */
   const char *need;     /* job files: a required key, what it is; NULL if optional */
   const char *sim_need; /* lbmc sim: a required flag, the message; NULL if optional */
+  int policies;         /* read only by some policies (the policy types' uses_<key>):
+                           --help names them from the registry */
 } lbmc_input;
 
 /** Defaults of the inputs that are not run options. */
@@ -146,11 +148,11 @@ typedef struct {
     .def = "random", .help = "routing policy", .what = "a policy such as pull, jsq(2) or random",  \
     .need = "a routing policy such as pull, or a list of them")                                    \
   X(STALE, .key = "stale", .flag = "stale", .arg = "S", .type = LBMC_IT_OPTION, .axis = 1,         \
-    .choices = "withdraw, keep", .def = "withdraw", .help = "pull only: withdraw or keep",         \
+    .choices = "withdraw, keep", .def = "withdraw", .help = "withdraw or keep", .policies = 1,     \
     .what = "withdraw or keep")                                                                    \
   X(SAMPLING, .key = "sampling", .flag = "sampling", .arg = "S", .type = LBMC_IT_OPTION,           \
     .axis = 1, .choices = "distinct, with_replacement", .def = "distinct",                         \
-    .help = "jsq(d) only: distinct or with_replacement", .what = "distinct or with_replacement")   \
+    .help = "distinct or with_replacement", .policies = 1, .what = "distinct or with_replacement") \
   X(GROUP_RUN, .type = LBMC_IT_GROUP, .help = "run")                                               \
   X(RUN, .key = "run", .type = LBMC_IT_SECTION)                                                    \
   X(REPLICAS, .key = "run.replicas", .flag = "replicas", .arg = "R", .type = LBMC_IT_INT, .lo = 1, \

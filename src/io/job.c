@@ -206,8 +206,8 @@ static lbmc_err lbmc_job_point_fill(const lbmc_job *job, long p, lbmc_model *m)
   LBMC_CHECK(lbmc_model_set_policy(m, policy->text));
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, ROUTERS), p)))
     LBMC_CHECK(lbmc_model_set_routers(m, v->l));
-  /* stale applies to pull (jiq fixes it to keep), sampling to jsq(d); other policies
-   * ignore the setting. */
+  /* stale and sampling apply to the policies whose types read them (jiq fixes stale to
+   * keep); other policies ignore the setting. */
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, STALE), p)) && !policy->l)
     LBMC_CHECK(lbmc_model_set_stale(m, v->text));
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, SAMPLING), p)))

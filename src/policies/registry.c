@@ -88,6 +88,22 @@ void lbmc_policy_format(const lbmc_policy_spec *spec, char *buf, size_t len)
     snprintf(buf, len, "%s", spec->alias ? spec->alias->name : spec->type->name);
 }
 
+int lbmc_policy_list_using(const char *setting, char *buf, size_t len)
+{
+  int count = 0;
+  char usage[64];
+  if (len) buf[0] = '\0';
+  for (int i = 0; i < lbmc_policy_count(); i++) {
+    const lbmc_policy_type *t = lbmc_policies[i];
+    int uses = strcmp(setting, "stale") == 0 ? t->uses_stale : t->uses_sampling;
+    size_t used = strlen(buf);
+    if (!uses) continue;
+    lbmc_policy_usage(t, usage, sizeof usage);
+    snprintf(buf + used, len - used, "%s%s", count++ ? ", " : "", usage);
+  }
+  return count;
+}
+
 /* "allowed: random, jsq(d), ..., jiq": every type, then every alias. */
 static lbmc_err lbmc_policy_list_error(const char *where, const char *text, const char *why)
 {

@@ -28,6 +28,10 @@ const lbmc_policy_type *lbmc_policy_find(const char *name, int has_param);
 lbmc_err lbmc_policy_parse(const char *where, const char *text, lbmc_policy_spec *spec);
 /** The canonical text of a spec into buf[len]: "jsq(2)", "pull", "jiq". */
 void lbmc_policy_format(const lbmc_policy_spec *spec, char *buf, size_t len);
+/** The policies that read the setting `setting` ("stale" or "sampling"; the types'
+ *  uses_stale / uses_sampling), as written in lists: "pull", "jsq(d), lwl(d)", into
+ *  buf[len]; returns how many. */
+int lbmc_policy_list_using(const char *setting, char *buf, size_t len);
 /** How a type is written in lists: "jsq(d)", "pull". */
 void lbmc_policy_usage(const lbmc_policy_type *type, char *buf, size_t len);
 
