@@ -17,18 +17,20 @@
 #include "results.h"
 
 /* The policy families of the registry (src/policies/registry.c), each once, in its
- * order: names[] (at most cap), their count, and in desc the policy_name description
- * that lists them. */
-static int lbmc_policy_families(const char **names, int cap, char *desc, size_t len)
+ * order: names[] and their messages_per_arrival[] (at most cap), their count, and in desc
+ * the policy_name description that lists them. */
+static int lbmc_policy_families(const char **names, const char **messages, int cap, char *desc,
+                                size_t len)
 {
   int n = 0;
-  size_t used = (size_t)snprintf(desc, len, "policy family, one of the attribute families: ");
+  size_t used = (size_t)snprintf(desc, len, "policy family, one of the attribute allowed: ");
   for (int i = 0; i < lbmc_policy_count(); i++) {
     const char *name = lbmc_policy_get(i)->name;
     int seen = 0;
     for (int k = 0; k < n && !seen; k++) seen = strcmp(names[k], name) == 0;
     if (seen || n == cap) continue;
     names[n] = name;
+    messages[n] = lbmc_policy_get(i)->messages_per_arrival;
     if (used < len) used += (size_t)snprintf(desc + used, len - used, "%s%s", n ? ", " : "", name);
     n++;
   }
@@ -85,16 +87,17 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
 {
   hid_t g = H5Gcreate2(file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   const int L = lbmc_rates_width(res);
-  const char *families[64];
+  const char *families[64], *messages[64];
   char desc[512];
-  const int nfamilies = lbmc_policy_families(families, 64, desc, sizeof desc);
+  const int nfamilies = lbmc_policy_families(families, messages, 64, desc, sizeof desc);
   int rc = g < 0;
   for (int i = 0; !rc && i < lbmc_point_columns(); i++) {
     const lbmc_point_column *c = lbmc_point_column_get(i);
     rc = lbmc_write_column(g, res, c, L, c->description ? c->description : desc, scratch);
-    if (!rc && !c->description) { /* policy_name: the known families */
+    if (!rc && !c->description) { /* policy_name: the known families and their messages */
       hid_t d = H5Dopen2(g, c->name, H5P_DEFAULT);
-      rc = d < 0 || lbmc_h5_attr_strs(d, "families", nfamilies, families);
+      rc = d < 0 || lbmc_h5_attr_strs(d, "allowed", nfamilies, families) ||
+           lbmc_h5_attr_strs(d, "messages_per_arrival", nfamilies, messages);
       if (d >= 0) H5Dclose(d);
     }
   }

@@ -87,6 +87,7 @@ const lbmc_policy_type lbmc_policy_balanced = {
     .summary = "sample c distinct servers with probability proportional to mu, join the fewest "
                "customers (2c messages)",
     .messages = "2c per arrival (c queries, c replies)",
+    .messages_per_arrival = "2*d",
     .create = lbmc_balanced_create,
     .destroy = lbmc_balanced_destroy,
     .route = lbmc_balanced_route,

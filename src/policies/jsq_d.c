@@ -37,6 +37,7 @@ const lbmc_policy_type lbmc_policy_jsq_d = {
     .param_le_n = 1,
     .summary = "sample d servers, join the fewest customers (2d messages); --sampling applies",
     .messages = "2d per arrival (d queries, d replies)",
+    .messages_per_arrival = "2*d",
     .uses_sampling = 1,
     .create = lbmc_sample_create,
     .destroy = lbmc_sample_destroy,

@@ -106,6 +106,7 @@ const lbmc_policy_type lbmc_policy_jsq_full = {
     .reports_n = 1,
     .summary = "join the shortest queue over all n servers (2n messages; a reference)",
     .messages = "2n per arrival (n queries, n replies)",
+    .messages_per_arrival = "2*d",
     .create = lbmc_jsq_create,
     .destroy = lbmc_jsq_destroy,
     .reset = lbmc_jsq_reset,

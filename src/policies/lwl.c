@@ -36,6 +36,7 @@ const lbmc_policy_type lbmc_policy_lwl = {
     .param_le_n = 1,
     .summary = "sample d servers, join the least remaining work (2d messages); general engine",
     .messages = "2d per arrival (d queries, d replies)",
+    .messages_per_arrival = "2*d",
     .uses_sampling = 1,
     .needs_workload = 1,
     .create = lbmc_sample_create,

@@ -173,6 +173,7 @@ const lbmc_policy_type lbmc_policy_pull = {
                "message per customer); --routers and --stale apply",
     .messages = "1 per pull-message (sent when a server's idleness grows) and 1 per withdrawal; "
                 "the initial messages are not counted",
+    .messages_per_arrival = "1",
     .uses_stale = 1,
     .create = lbmc_pull_create,
     .destroy = lbmc_pull_destroy,

@@ -14,5 +14,6 @@ const lbmc_policy_type lbmc_policy_random = {
     .param = LBMC_PARAM_NONE,
     .summary = "a server chosen uniformly among all n (0 messages)",
     .messages = "0",
+    .messages_per_arrival = "0",
     .route = lbmc_random_route,
 };

@@ -46,6 +46,9 @@ typedef struct lbmc_policy_type_ {
   const char *summary;              /* one line for --help */
   const char *messages;             /* the message-count rule, e.g. "2d per arrival (d queries, d
                                        replies)"; the counts themselves come from the code */
+  const char *messages_per_arrival; /* the same as an expression in d (the reported parameter)
+                                       and n, e.g. "2*d", "0"; pull: "1", its large-n limit.
+                                       Written to results files for the analysis' references */
   int uses_stale;                   /* the stale setting applies (pull) */
   int uses_sampling;                /* the sampling setting applies (jsq(d), lwl(d)) */
 

@@ -57,6 +57,7 @@ const lbmc_policy_type lbmc_policy_round_robin = {
     .param = LBMC_PARAM_NONE,
     .summary = "each router sends its customers to the servers in turn (0 messages; a test)",
     .messages = "0",
+    .messages_per_arrival = "0",
     .create = lbmc_rr_create,
     .destroy = lbmc_rr_destroy,
     .reset = lbmc_rr_reset,
