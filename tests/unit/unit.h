@@ -95,6 +95,8 @@ int ut_register_policy_pull(void);
 int ut_register_engine(void);
 int ut_register_replica(void);
 int ut_register_service(void);
+int ut_register_estimators(void);
+int ut_register_dhist(void);
 
 /* Add a suite with its tests {name, function} ended by {NULL, NULL}. */
 typedef struct {
