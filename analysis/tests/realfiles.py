@@ -72,7 +72,7 @@ run:
   batches: 10
   seed: 11
   tail_k: 3
-  precision: {metric: p_wait, relative: 0.04, max_replicas: 12}
+  precision: {metric: p_wait, relative: 0.06, max_replicas: 12}
 """
 
 # Job 4: one server (n = 1): every policy is the same M/M/1 queue, so the exact difference of

@@ -66,6 +66,16 @@ const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v);
  *  file), cut to fit buf (len bytes); "" for a job without axes. */
 void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len);
 
+/** Scenarios: the grid without its routing axes (policy, routers, stale, sampling).
+ *  The random streams of a replica are numbered by its scenario (lbmc/rng.h), so the
+ *  policies of one scenario see common random numbers. lbmc_job_scenarios: their number
+ *  (1 for a job without other axes); lbmc_job_point_scenario: the scenario of grid point
+ *  p, 0-based in grid order (mixed radix over the other axes, first axis slowest);
+ *  lbmc_job_axis_routing: 1 if axis a is a routing axis. */
+long lbmc_job_scenarios(const lbmc_job *job);
+long lbmc_job_point_scenario(const lbmc_job *job, long p);
+int lbmc_job_axis_routing(const lbmc_job *job, int a);
+
 /** Model of grid point p (0 <= p < P), set up (lbmc_model_setup done); caller-owned.
  *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */
 lbmc_err lbmc_job_point_model(const lbmc_job *job, long p, lbmc_model **m);

@@ -14,7 +14,8 @@
 
 /** One point: its parameters (the /points row) and its replicas. */
 typedef struct {
-  long index; /* index in the job's full grid */
+  long index;    /* index in the job's full grid */
+  long scenario; /* the grid cell without its routing axes: numbers the random streams */
   long n, d, routers, batches, replicas;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];

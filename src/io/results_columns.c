@@ -19,6 +19,9 @@
 static const lbmc_point_column lbmc_columns[] = {
     {"index", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(index), 0, "1",
      "index of the point in the job's full grid (0-based, first axis slowest)"},
+    {"scenario", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(scenario), 1, "1",
+     "the point's scenario: its grid cell without the routing axes (policy, routers, stale, "
+     "sampling); points of one scenario share their random streams (common random numbers)"},
     {"n", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(n), 0, "1", "number of servers"},
     {"lambda", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(lambda), 0, "1/time",
      "arrival rate per server (total rate lambda * n)"},

@@ -244,7 +244,8 @@ static int lbmc_write_root(hid_t file, const lbmc_results *res)
          lbmc_h5_attr_f64(file, "wall_seconds", res->wall_seconds) ||
          lbmc_h5_attr_f64(file, "confidence", res->confidence) ||
          lbmc_h5_attr_i64(file, "tail_k", res->K) || lbmc_h5_attr_str(file, "shard", res->shard) ||
-         lbmc_h5_attr_i64(file, "complete", res->complete);
+         lbmc_h5_attr_i64(file, "complete", res->complete) ||
+         lbmc_h5_attr_i64(file, "common_random_numbers", 1);
 }
 
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)

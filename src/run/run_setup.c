@@ -123,6 +123,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
     lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
     lbmc_runner_warn_service(run, m, i);
     lbmc_model_destroy(&m);
   }

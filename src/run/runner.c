@@ -26,8 +26,9 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*
   lbmc_replica_set_monitor(run->rep, monitor, ctx);
   rr.values = run->values;
   rr.batch_values = (run->with_batches && replica == 0) ? run->values + run->total : NULL;
-  err = lbmc_replica_run(run->rep, run->grid[point], replica, run->Rmax, lbmc_job_seed(run->job),
-                         &rr);
+  /* streams by the point's scenario: common random numbers across its policies */
+  err = lbmc_replica_run(run->rep, lbmc_job_point_scenario(run->job, run->grid[point]), replica,
+                         run->Rmax, lbmc_job_seed(run->job), &rr);
   if (err)
     return err == LBMC_ERR_INTERRUPTED ? err : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   run->msg_size =
