@@ -19,6 +19,7 @@
 
 #include "../src/cli/cli.h"
 #include "lbmc/metrics.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
 typedef struct {
@@ -35,13 +36,18 @@ typedef struct {
 static int bench_one(const bench_case *c, long n, const bench_opts *bo, double *rate,
                      double *rss_mib, double *sim_events)
 {
-  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS], cap = 0, *values;
+  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS], cap = 0;
   long buffer[LBMC_MAX_POOLS];
   int J;
   lbmc_model *m = NULL;
   lbmc_run_options o;
   lbmc_replica *r = NULL;
-  lbmc_replica_result res;
+  lbmc_point *p = NULL;
+  lbmc_point_replica_info info;
+  lbmc_unit u = {0, 0, 0, 1, 1, 0, 0};
+  const void *rec;
+  size_t size;
+  int used, status;
   struct rusage ru;
   double lambda = bo->lambda, events = bo->events;
   lbmc_service svc;
@@ -60,18 +66,20 @@ static int bench_one(const bench_case *c, long n, const bench_opts *bo, double *
   o.warmup = fmax(20.0, 0.2 * o.time);
   o.batches = 2;
   o.general_engine = bo->general;
-  values = malloc(sizeof *values * lbmc_metric_total(J, (int)o.tail_k));
-  res.values = values;
-  res.batch_values = NULL;
-  if (!values || lbmc_replica_create(m, &o, &r) || lbmc_replica_run(r, 0, 0, 1, 1, &res)) return 1;
+  if (lbmc_replica_create(m, &o, &r) || lbmc_replica_record(r, &u, &rec, &size) ||
+      lbmc_point_create(m, &o, 1, &p) || lbmc_point_add(p, rec, size, &used) ||
+      lbmc_point_reduce(p, 1))
+    return 1;
   getrusage(RUSAGE_SELF, &ru);
-  *rate = (double)res.events / res.cpu_seconds;
-  *sim_events = (double)res.events;
+  lbmc_point_replica(p, 0, &info);
+  *rate = (double)info.events / info.cpu_seconds;
+  *sim_events = (double)info.events;
   *rss_mib = (double)ru.ru_maxrss / 1024.0;
+  status = lbmc_point_verdict(p)->status;
+  lbmc_point_destroy(&p);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  free(values);
-  return res.status != LBMC_STATUS_OK;
+  return status == LBMC_STATUS_UNSTABLE;
 }
 
 int main(int argc, char **argv)

@@ -17,6 +17,7 @@
 
 #include "lbmc/error.h"
 #include "lbmc/model.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
 #ifdef __cplusplus
@@ -24,17 +25,6 @@ extern "C" {
 #endif
 
 typedef struct lbmc_job_ lbmc_job;
-
-/** Precision target of sequential mode: replicas are added in rounds until the
- *  relative half-width of `metric` (a scalar metric, or entry `index` of a per-pool
- *  metric) is at most `relative`, or max_replicas is reached. */
-typedef struct {
-  int enabled;
-  int metric;        /* index into LBMC_METRIC_LIST */
-  long index;        /* entry within the metric (0 for scalars) */
-  double relative;   /* target relative half-width, > 0 */
-  long max_replicas; /* budget, >= replicas */
-} lbmc_precision;
 
 /** Parse the job file at `path` (read whole, kept as the job's text). Errors name the
  *  file, the line, the key, the value and what is allowed: LBMC_ERR_FILE (unreadable),

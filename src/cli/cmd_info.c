@@ -16,12 +16,17 @@
 
 static void lbmc_info_usage(FILE *f)
 {
-  fputs("usage: lbmc info FILE.h5 [--metrics M1,M2,...]\n"
+  fputs("usage: lbmc info FILE.h5 [--metrics M1,M2,...] [--compare A,B]\n"
         "\n"
         "Print a results file: its run, then one row per grid point with its parameters,\n"
         "status, replicas and the chosen metrics as mean +/- half-width. Per-pool metrics\n"
         "may be written with a 1-based pool, e.g. utilization[2]; a per-pool metric without\n"
-        "one shows pool 1. Default metrics: " LBMC_INFO_DEFAULT_METRICS ".\n",
+        "one shows pool 1. Default metrics: " LBMC_INFO_DEFAULT_METRICS ".\n"
+        "Cells: estimate [interval]; 'none observed, < X' for an event never seen; points\n"
+        "whose status is not ok are listed below the table with the reason.\n"
+        "--compare A,B: per scenario (the grid point without policy, routers, stale,\n"
+        "sampling) and metric, A - B and A / B with paired intervals (the policies of a\n"
+        "scenario share their random numbers replica by replica).\n",
         f);
 }
 
@@ -82,13 +87,12 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
     for (int c = 0; c < nc; c++) {
       size_t k = (size_t)i * res->total + lbmc_metric_offset(cols[c].metric, res->J, res->K) +
                  (size_t)cols[c].entry;
-      char cell[64];
-      if (isnan(res->mean[k]))
-        snprintf(cell, sizeof cell, "nan");
-      else if (isnan(res->half_width[k]))
-        snprintf(cell, sizeof cell, "%.5g", res->mean[k]);
+      char cell[128];
+      if (p->status == LBMC_STATUS_UNSTABLE)
+        snprintf(cell, sizeof cell, "-");
       else
-        snprintf(cell, sizeof cell, "%.5g +/- %.2g", res->mean[k], res->half_width[k]);
+        lbmc_cli_cell(cell, sizeof cell, res->mean[k], res->lower[k], res->upper[k],
+                      res->upper_bound[k], (unsigned)res->flags[k]);
       printf(" %24s", cell);
     }
     if (job) {
@@ -99,8 +103,25 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
     putchar('\n');
   }
   for (long i = 0; i < res->P; i++)
-    if (res->pt[i].status == LBMC_STATUS_UNSTABLE)
-      printf("point %ld unstable: %s\n", res->pt[i].index, res->pt[i].reason);
+    if (res->pt[i].status != LBMC_STATUS_OK) {
+      printf("point %ld %s: %s", res->pt[i].index, lbmc_status_name(res->pt[i].status),
+             res->pt[i].reason);
+      if (!isnan(res->pt[i].suggested_time))
+        printf(" (run longer: e.g. time %g)", res->pt[i].suggested_time);
+      putchar('\n');
+    }
+}
+
+/* --compare A,B on the --metrics columns (info_compare.c). */
+static lbmc_err lbmc_info_compare_cols(const lbmc_results *res, const lbmc_job *job,
+                                       const char *spec, const lbmc_info_col *cols, int nc)
+{
+  int metric[16];
+  long entry[16];
+  const char *names[16];
+  for (int c = 0; c < nc; c++)
+    metric[c] = cols[c].metric, entry[c] = cols[c].entry, names[c] = cols[c].label;
+  return lbmc_info_compare(res, job, spec, metric, entry, names, nc);
 }
 
 /* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
@@ -143,18 +164,22 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
 
 int lbmc_cmd_info(int argc, char **argv)
 {
-  static const struct option opts[] = {
-      {"metrics", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  const char *metrics = LBMC_INFO_DEFAULT_METRICS;
+  static const struct option opts[] = {{"metrics", required_argument, 0, 'm'},
+                                       {"compare", required_argument, 0, 'c'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char *metrics = LBMC_INFO_DEFAULT_METRICS, *compare = NULL;
   lbmc_results *res = NULL;
   lbmc_info_col cols[16];
   int c, nc;
   lbmc_err err;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":m:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":m:c:h", opts, NULL)) != -1) {
     if (c == 'm')
       metrics = optarg;
+    else if (c == 'c')
+      compare = optarg;
     else if (c == 'h') {
       lbmc_info_usage(stdout);
       return 0;
@@ -175,7 +200,10 @@ int lbmc_cmd_info(int argc, char **argv)
     lbmc_job *job = NULL; /* the job the file came from, for the axis values of each point */
     if (res->job_text && *res->job_text && lbmc_job_parse_text(res->job_text, argv[optind], &job))
       job = NULL;
-    lbmc_info_print(argv[optind], res, cols, nc, job);
+    if (compare)
+      err = lbmc_info_compare_cols(res, job, compare, cols, nc);
+    else
+      lbmc_info_print(argv[optind], res, cols, nc, job);
     lbmc_job_destroy(&job);
   }
   lbmc_results_destroy(&res);
