@@ -205,6 +205,8 @@ static void lbmc_engine_close_tick(lbmc_engine *e, double t1, double *rec)
     rec[LBMC_TK_AREA_N] = area_n;
     rec[LBMC_TK_N_END] = (double)st->in_system;
     rec[LBMC_TK_CPU] = cpu - e->cpu0;
+    rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES];
+    rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS];
     for (int j = 0; j < J; j++) {
       rec[lbmc_tk_admitted(J, K, j)] = (double)(st->c.admitted[j] - e->c0.admitted[j]);
       rec[lbmc_tk_area_q(J, K, j)] = st->area_q[j];

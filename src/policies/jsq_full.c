@@ -8,6 +8,7 @@
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
 
+#include "../engine/occ_policy.h"
 #include "../engine/policy.h"
 
 typedef struct {
@@ -109,4 +110,35 @@ const lbmc_policy_type lbmc_policy_jsq_full = {
     .reset = lbmc_jsq_reset,
     .route = lbmc_jsq_route,
     .on_change = lbmc_jsq_on_change,
+};
+
+/* ---- Occupancy form (issue 10, src/engine/occ_policy.h) ----
+ * The lowest occupied level k0 = min_j low_j (kept by the engine in O(1) per event);
+ * pool j with probability proportional to its servers at k0. */
+
+static lbmc_occ_class lbmc_jsq_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
+{
+  lbmc_occ_class c = {0, st->pool[0].low};
+  int64_t U;
+  (void)ws;
+  (void)r;
+  st->c.messages += 2 * (uint64_t)st->n;
+  if (st->J == 1) return c;
+  for (uint32_t j = 1; j < st->J; j++)
+    if (st->pool[j].low < c.k) c.k = st->pool[j].low;
+  U = 0;
+  for (uint32_t j = 0; j < st->J; j++) U += lbmc_occ_count(&st->pool[j], c.k);
+  U = (int64_t)lbmc_occ_uint(st->s_route, (uint64_t)U);
+  for (c.j = 0; c.j + 1 < st->J; c.j++) {
+    int64_t x = lbmc_occ_count(&st->pool[c.j], c.k);
+    if (U < x) break;
+    U -= x;
+  }
+  return c;
+}
+
+const lbmc_occ_ops lbmc_occ_jsq_full = {
+    .policy = &lbmc_policy_jsq_full,
+    .route = lbmc_jsq_occ_route,
+    .law = lbmc_occ_law_lowest,
 };

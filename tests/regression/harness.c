@@ -7,6 +7,29 @@
 
 #include "lbmc/rng.h"
 #include "lbmc/stats.h"
+#include "occ_harness.h"
+
+static int th_occupancy; /* th_use_occupancy */
+
+void th_use_occupancy(int on) { th_occupancy = on; }
+
+/* th_simulate through the occupancy engine. */
+static int th_simulate_occupancy(const lbmc_model *m, const lbmc_run_options *o, long point,
+                                 long replicas, long seed, th_result *res)
+{
+  oh_conf c;
+  oh_conf_default(&c);
+  c.warmup = o->warmup;
+  c.time = o->time;
+  c.K = o->tail_k;
+  c.replicas = replicas;
+  c.point = point;
+  c.seed = seed;
+  c.confidence = o->confidence;
+  c.runaway_fraction = o->runaway_fraction;
+  c.cap = (uint64_t)o->max_customers;
+  return oh_simulate(m, &c, res, NULL, 0);
+}
 
 int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
                 long seed, th_result *res)
@@ -14,6 +37,7 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
   lbmc_replica *rep = NULL;
   lbmc_replica_result rr;
   double *values;
+  if (th_occupancy) return th_simulate_occupancy(m, o, point, replicas, seed, res);
   memset(res, 0, sizeof *res);
   res->J = lbmc_model_pools(m);
   res->K = (int)o->tail_k;

@@ -25,6 +25,11 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
                 long seed, th_result *res);
 void th_result_free(th_result *res);
 
+/** From now on th_simulate runs the occupancy engine (occ_harness.h) instead of
+ *  lbmc_replica_run, with the same options (issue 10, phase 1: before run options
+ *  choose engines). */
+void th_use_occupancy(int on);
+
 /** A set-up model from "beta:mu:buffer,..." pools (buffer an integer or inf) and a
  *  policy text; exits the test program with status 2 on bad input. */
 lbmc_model *th_model(long n, double lambda, const char *pools, const char *policy, long routers);
@@ -53,8 +58,6 @@ void th_compare(th_tally *t, const th_result *r, size_t i, double exact, const c
  *  t->max_hw half-widths. */
 int th_verdict(const th_tally *t, double min_coverage);
 
-#endif
-
 /* A family of comparisons judged together with a Bonferroni-corrected level: the
  * test passes if every exact value lies in its two-sided Student-t interval at level
  * 1 - alpha/m (m = comparisons), so a correct model fails with probability <= alpha.
@@ -73,3 +76,5 @@ void th_family_add(th_family *f, const th_result *r, size_t i, double exact, dou
                    const char *label);
 /** Judge and print; returns 0 if all pass. Frees the family. */
 int th_family_verdict(th_family *f, double alpha);
+
+#endif

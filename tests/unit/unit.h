@@ -93,6 +93,7 @@ int ut_register_policy_pull(void);
 int ut_register_engine(void);
 int ut_register_replica(void);
 int ut_register_service(void);
+int ut_register_occupancy(void);
 
 /* Add a suite with its tests {name, function} ended by {NULL, NULL}. */
 typedef struct {
