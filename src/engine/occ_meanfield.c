@@ -22,9 +22,14 @@
 /* First and largest number of levels of the truncated ODE. */
 #define LBMC_MF_LEVELS0    32
 #define LBMC_MF_LEVELS_MAX 16384
-/* Budget: the ODE is integrated for at most this many time units of the fastest rate;
- * a system that has not settled by then starts empty. */
-#define LBMC_MF_TIME_MAX 1e5
+/* Budget: the ODE is integrated for at most this many time units of the fastest rate,
+ * and at most this many class evaluations of the drift (a few seconds); a system that
+ * has not settled by then starts empty. */
+#define LBMC_MF_TIME_MAX   1e5
+#define LBMC_MF_EFFORT_MAX 2e8
+/* The effort is checked after every piece of integration of this many time units of the
+ * fastest rate. */
+#define LBMC_MF_PIECE 100.0
 /* Accuracy of the adaptive integrator (absolute, relative). */
 #define LBMC_MF_EPS_ABS 1e-13
 #define LBMC_MF_EPS_REL 1e-10
@@ -42,11 +47,23 @@
 
 /* ---- Routing laws shared by policies ---- */
 
+/* max(x, 0) without a libm call (fmax honours NaN rules and is not inlined). */
+static inline double lbmc_mf_pos(double x) { return x > 0 ? x : 0.0; }
+
+/* x^d for 0 <= x <= 1: products for small integer d (pow is slow in the ODE's loops). */
+static double lbmc_mf_power(double x, double d)
+{
+  double r = 1;
+  if (d != floor(d) || d > 64) return pow(x, d);
+  for (int i = 0; i < (int)d; i++) r *= x;
+  return r;
+}
+
 /* Pool j's fractions s_j(0 .. levels-1), clipped at 0, and their total. */
 static double lbmc_mf_pool_total(const lbmc_occ_mf *mf, uint32_t j)
 {
   double tot = 0;
-  for (uint32_t k = 0; k < mf->levels; k++) tot += fmax(0.0, mf->s[j * mf->levels + k]);
+  for (uint32_t k = 0; k < mf->levels; k++) tot += lbmc_mf_pos(mf->s[j * mf->levels + k]);
   return tot > 0 ? tot : 1.0;
 }
 
@@ -59,7 +76,7 @@ static void lbmc_mf_tail(const lbmc_occ_mf *mf, const double *a, const double *t
   for (uint32_t j = 0; j < mf->J; j++) {
     double g = 0;
     for (uint32_t k = Lv; k-- > 0;) {
-      g += fmax(0.0, mf->s[j * Lv + k]);
+      g += lbmc_mf_pos(mf->s[j * Lv + k]);
       A[k] += a[j] * g / tot[j];
     }
   }
@@ -81,17 +98,17 @@ void lbmc_occ_law_min_of(const lbmc_occ_mf *mf, const double *weight, double d, 
   for (uint32_t k = 0; k <= Lv; k++) { /* P[k] = P(all d draws at level >= k) */
     if (exact_distinct && d <= 64) {
       double prod = 1;
-      for (int i = 0; i < (int)d; i++) prod *= fmax(0.0, mf->n * A[k] - i) / (mf->n - i);
+      for (int i = 0; i < (int)d; i++) prod *= lbmc_mf_pos(mf->n * A[k] - i) / (mf->n - i);
       P[k] = prod;
     } else {
-      P[k] = pow(fmin(1.0, A[k]), d);
+      P[k] = lbmc_mf_power(A[k] < 1 ? A[k] : 1.0, d);
     }
   }
   for (uint32_t k = 0; k < Lv; k++) {
-    double den = 0, mass = fmax(0.0, P[k] - P[k + 1]);
-    for (uint32_t j = 0; j < J; j++) den += a[j] * fmax(0.0, mf->s[j * Lv + k]) / tot[j];
+    double den = 0, mass = lbmc_mf_pos(P[k] - P[k + 1]);
+    for (uint32_t j = 0; j < J; j++) den += a[j] * lbmc_mf_pos(mf->s[j * Lv + k]) / tot[j];
     for (uint32_t j = 0; j < J; j++)
-      p[j * Lv + k] = den > 0 ? mass * a[j] * fmax(0.0, mf->s[j * Lv + k]) / tot[j] / den : 0.0;
+      p[j * Lv + k] = den > 0 ? mass * a[j] * lbmc_mf_pos(mf->s[j * Lv + k]) / tot[j] / den : 0.0;
   }
 }
 
@@ -101,10 +118,11 @@ void lbmc_occ_law_lowest(const lbmc_occ_mf *mf, double *p)
   double left = 1;
   for (uint32_t k = 0; k < Lv; k++) {
     double cnt = 0, share;
-    for (uint32_t j = 0; j < J; j++) cnt += mf->n * mf->b[j] * fmax(0.0, mf->s[j * Lv + k]);
-    share = fmin(1.0, cnt) * left;
+    for (uint32_t j = 0; j < J; j++) cnt += mf->n * mf->b[j] * lbmc_mf_pos(mf->s[j * Lv + k]);
+    share = (cnt < 1 ? cnt : 1.0) * left;
     for (uint32_t j = 0; j < J; j++)
-      p[j * Lv + k] = cnt > 0 ? share * mf->n * mf->b[j] * fmax(0.0, mf->s[j * Lv + k]) / cnt : 0.0;
+      p[j * Lv + k] =
+          cnt > 0 ? share * mf->n * mf->b[j] * lbmc_mf_pos(mf->s[j * Lv + k]) / cnt : 0.0;
     left -= share;
   }
 }
@@ -143,8 +161,9 @@ typedef struct {
   const lbmc_model *m;
   const lbmc_occ_ops *ops;
   lbmc_occ_mf mf;
-  double *p;    /* J x levels: routing law */
-  double *work; /* 2 (levels + 1) */
+  double *p;     /* J x levels: routing law */
+  double *work;  /* 2 (levels + 1) */
+  double effort; /* classes evaluated so far (drift calls x dimension) */
 } lbmc_mf_ctx;
 
 static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
@@ -153,6 +172,7 @@ static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
   const lbmc_model *m = c->m;
   const uint32_t Lv = c->mf.levels;
   (void)t;
+  c->effort += (double)c->mf.J * Lv;
   c->mf.s = y;
   c->ops->law(&c->mf, c->p);
   for (uint32_t j = 0; j < c->mf.J; j++) {
@@ -271,8 +291,13 @@ static int lbmc_mf_run(lbmc_mf_ctx *c, double *y, double rate, double *chunk, lb
     free(f);
     return -1;
   }
-  for (; t < LBMC_MF_TIME_MAX / rate; *chunk *= LBMC_MF_CHUNK_GROWTH) {
-    if (gsl_odeiv2_driver_apply(drv, &t, t + *chunk, y) != GSL_SUCCESS) break;
+  for (; t < LBMC_MF_TIME_MAX / rate && c->effort < LBMC_MF_EFFORT_MAX;
+       *chunk *= LBMC_MF_CHUNK_GROWTH) {
+    const double t1 = t + *chunk;
+    int status = GSL_SUCCESS;
+    while (t < t1 && status == GSL_SUCCESS && c->effort < LBMC_MF_EFFORT_MAX)
+      status = gsl_odeiv2_driver_apply(drv, &t, fmin(t1, t + LBMC_MF_PIECE / rate), y);
+    if (status != GSL_SUCCESS || t < t1) break;
     lbmc_mf_measure(c, y, f, &g->drift, &g->top);
     *runaway = lbmc_mf_runaway(c, y, t, g);
     if (*runaway || g->drift < LBMC_MF_DRIFT_TOL * rate) break;
@@ -306,13 +331,14 @@ static int lbmc_mf_integrate(lbmc_mf_ctx *c, double **y, lbmc_occ_mf_point *pt)
     snprintf(pt->note, sizeof pt->note, "mean-field start: stationary at ODE time %.4g", g.t);
   else if (runaway || g.top > LBMC_MF_TOP_TOL)
     snprintf(pt->note, sizeof pt->note,
-             "the mean-field ODE does not settle: its queues grow by %.3g customers per server "
-             "and time unit (unstable); replicas start empty",
-             g.rate);
+             "the mean-field ODE does not settle: its queues keep growing (%.3g customers per "
+             "server and time unit at ODE time %.3g): unstable, or too close to saturation for a "
+             "mean-field start; replicas start empty",
+             g.rate, g.t);
   else
     snprintf(pt->note, sizeof pt->note,
-             "the mean-field ODE does not settle within time %.3g (largest drift %.3g: too close "
-             "to saturation); replicas start empty",
+             "the mean-field ODE does not settle within ODE time %.3g (largest drift %.3g): "
+             "unstable, or too close to saturation for a mean-field start; replicas start empty",
              g.t, g.drift);
   return 0;
 }
@@ -366,10 +392,10 @@ void lbmc_occ_round(const double *s, uint32_t levels, int64_t N, double u, int64
 {
   double tot = 0, cum = 0;
   int64_t prev = 0;
-  for (uint32_t k = 0; k < levels; k++) tot += fmax(0.0, s[k]);
+  for (uint32_t k = 0; k < levels; k++) tot += s[k] > 0 ? s[k] : 0.0;
   for (uint32_t k = 0; k < levels; k++) {
     int64_t here;
-    cum += fmax(0.0, s[k]) / tot * (double)N;
+    cum += (s[k] > 0 ? s[k] : 0.0) / tot * (double)N;
     here = k + 1 == levels ? N : (int64_t)floor(cum + u);
     if (here > N) here = N;
     if (here < prev) here = prev;

@@ -13,8 +13,7 @@
  * so exactly G[k] - G[k+1] positions hold level k, the servers at level >= i are the
  * positions [0, G[i]) and the idle ones [G[1], N_j). A uniform server (or a uniform busy
  * one, or a uniform one below level i) is a uniform integer position in the right range
- * and its level is found by a galloping binary search, O(log level): cheap when the
- * queues are short, never a scan of the levels.
+ * and its level is found by bisection, O(log levels), never a scan of the levels.
  *
  * Uniform integers come from lbmc_occ_uint, exact (Lemire's multiply-and-reject on the
  * 52 random bits of one SPRNG double): a plain floor(u * N) would give some of the 10^12
@@ -43,7 +42,7 @@ struct lbmc_occ_ops_;
 /** One pool in occupancy form. */
 typedef struct {
   int64_t *G;    /* cap entries: G[k] = servers holding >= k customers (0 beyond top) */
-  uint32_t cap;  /* entries allocated; always >= top + 2 and >= K + 2 */
+  uint32_t cap;  /* entries allocated; always >= 2 top + 2 and >= K + 2 */
   uint32_t top;  /* highest level held by a server (0: all idle) */
   uint32_t low;  /* lowest level held by a server */
   uint32_t B;    /* buffer, UINT32_MAX for unlimited */
@@ -114,31 +113,17 @@ static inline uint64_t lbmc_occ_uint(lbmc_stream *s, uint64_t n)
   }
 }
 
-/** Level of position P (0 <= P < N) of pool p: the largest k with G[k] > P. Galloping
- *  from level 1 then bisection: O(log level). */
+/** Level of position P (0 <= P < N) of pool p: the largest k with G[k] > P, by binary
+ *  lifting over the powers of two below top + 1 (conditional moves, no branch on the
+ *  data): floor(log2(top + 1)) + 1 steps, reading G up to 2 top + 1 (zeros past top; the
+ *  arrays keep that room, lbmc_occ_room). */
 static inline uint32_t lbmc_occ_level(const lbmc_occ_pool *p, int64_t P)
 {
   const int64_t *G = p->G;
-  uint32_t lo = 1, hi, step = 1;
-  if (G[1] <= P) return 0;
-  for (;;) { /* invariant G[lo] > P */
-    hi = lo + step;
-    if (hi > p->top) {
-      hi = p->top + 1; /* G[top + 1] = 0 <= P */
-      break;
-    }
-    if (G[hi] <= P) break;
-    lo = hi;
-    step <<= 1;
-  }
-  while (hi - lo > 1) { /* G[lo] > P >= G[hi] */
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (G[mid] > P)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
+  uint32_t k = 0;
+  for (uint32_t step = 1u << (31 - __builtin_clz(p->top + 1)); step; step >>= 1)
+    k = G[k + step] > P ? k + step : k;
+  return k;
 }
 
 /** Pool of global position Q (0 <= Q < n). O(J). */
@@ -170,13 +155,19 @@ static inline int64_t lbmc_occ_idle_slots(const lbmc_occ_pool *p)
   return (int64_t)p->L * p->N - p->S;
 }
 
-/** Grow pool j's G array so that level `need` + 1 exists; 0 on success, else sets
- *  st->mem_error and st->overflow and returns -1. */
-int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t need);
+/** Grow pool j's G array to hold top level t (2 t + 2 entries: the level search reads
+ *  up to 2 t + 1); 0 on success, else sets st->mem_error and st->overflow and returns -1. */
+int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t);
+
+/** Make room for top level t in pool j: 0, or -1 when out of memory (lbmc_occ_grow). */
+static inline int lbmc_occ_room(lbmc_occ_state *st, uint32_t j, uint32_t t)
+{
+  return 2 * (uint64_t)t + 2 <= st->pool[j].cap ? 0 : lbmc_occ_grow(st, j, t);
+}
 
 /** Bookkeeping of an admission at a server of pool j holding a customers (a < B_j):
  *  G, top, low, busy slots, the integrals of the tick, customers in the system. The
- *  caller has made room (a + 2 < cap, lbmc_occ_grow). */
+ *  caller has made room (lbmc_occ_room(st, j, a + 1)). */
 static inline void lbmc_occ_up(lbmc_occ_state *st, uint32_t j, uint32_t a)
 {
   lbmc_occ_pool *p = &st->pool[j];
@@ -184,9 +175,9 @@ static inline void lbmc_occ_up(lbmc_occ_state *st, uint32_t j, uint32_t a)
   const double dt = st->t - st->t0;
   p->G[k]++;
   p->Q++;
-  if (k > p->top) p->top = k;
-  if (a == p->low && p->G[a] == p->G[k]) p->low = k; /* level a emptied */
-  if (k <= p->L) p->S++;
+  p->top = k > p->top ? k : p->top;
+  p->low = (a == p->low && p->G[a] == p->G[k]) ? k : p->low; /* level a emptied */
+  p->S += k <= p->L;
   st->area_q[j] -= dt;
   if (k <= st->K) st->area_tail[j * st->K + a] -= dt;
   if (++st->in_system > st->max_customers) st->overflow = 1;
@@ -199,9 +190,9 @@ static inline void lbmc_occ_down(lbmc_occ_state *st, uint32_t j, uint32_t k)
   const double dt = st->t - st->t0;
   p->G[k]--;
   p->Q--;
-  if (k == p->top && p->G[k] == 0) p->top = k - 1;
-  if (k - 1 < p->low) p->low = k - 1;
-  if (k <= p->L) p->S--;
+  p->top = (k == p->top && p->G[k] == 0) ? k - 1 : p->top;
+  p->low = k - 1 < p->low ? k - 1 : p->low;
+  p->S -= k <= p->L;
   st->area_q[j] += dt;
   if (k <= st->K) st->area_tail[j * st->K + k - 1] += dt;
   st->in_system--;

@@ -86,12 +86,12 @@ static int lbmc_occ_applies(const lbmc_model *m, char *why, size_t len)
 
 /* ---- Workspace ---- */
 
-int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t need)
+int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t)
 {
   lbmc_occ_pool *p = &st->pool[j];
   uint64_t cap = 2 * (uint64_t)p->cap;
   int64_t *G;
-  if (cap < (uint64_t)need + 2) cap = (uint64_t)need + 2;
+  if (cap < 2 * (uint64_t)t + 2) cap = 2 * (uint64_t)t + 2;
   G = cap <= UINT32_MAX ? realloc(p->G, sizeof *G * cap) : NULL;
   if (!G) {
     st->mem_error = 1;
@@ -126,7 +126,7 @@ static void lbmc_occ_init_pool(lbmc_occ_pool *p, const lbmc_model *m, int j, uin
   p->mu1 = m->rates[j][0];
   p->w_slot = 1.0 / p->mu1;
   p->w_wait = 1.0 / (p->L * p->mu1);
-  p->cap = p->B != UINT32_MAX ? p->B + 2 : LBMC_OCC_CAP0;
+  p->cap = p->B != UINT32_MAX ? 2 * p->B + 2 : LBMC_OCC_CAP0;
   if (p->cap < K + 2) p->cap = K + 2;
   p->G = calloc(p->cap, sizeof *p->G);
 }
@@ -193,7 +193,7 @@ static int lbmc_occ_set_counts(lbmc_occ_state *st, uint32_t j, const int64_t *x,
 {
   lbmc_occ_pool *p = &st->pool[j];
   int64_t g = 0;
-  if (levels + 1 >= p->cap && lbmc_occ_grow(st, j, levels) != 0) return -1;
+  if (lbmc_occ_room(st, j, levels) != 0) return -1;
   memset(p->G, 0, sizeof *p->G * p->cap);
   p->top = p->low = 0;
   p->Q = p->S = 0;
@@ -233,6 +233,7 @@ static int lbmc_occ_initial(lbmc_occ *o)
 static double lbmc_occ_rate(const lbmc_occ_state *st)
 {
   double D = 0;
+  if (st->J == 1) return st->pool[0].mu1 * (double)st->pool[0].S;
   for (uint32_t j = 0; j < st->J; j++) D += st->pool[j].mu1 * (double)st->pool[j].S;
   return D;
 }
@@ -273,7 +274,7 @@ static void lbmc_occ_arrival(lbmc_occ *o)
     st->c.blocked++;
     return;
   }
-  if ((c.k + 2 >= p->cap && lbmc_occ_grow(st, c.j, c.k + 1) != 0) ||
+  if (lbmc_occ_room(st, c.j, c.k + 1) != 0 ||
       (st->mix && lbmc_mixture_record(st->mix, c.j, c.k) != 0)) {
     st->mem_error = st->overflow = 1;
     return;
@@ -323,8 +324,8 @@ static void lbmc_occ_departure(lbmc_occ *o)
   }
   lbmc_occ_down(st, j, k);
   st->c.departures++;
-  if (k > p->L) st->c.starts++;                                       /* a waiting one starts */
-  if (k <= p->L && st->ops->on_idle) st->ops->on_idle(st, st->pw, j); /* idleness grew */
+  st->c.starts += k > p->L;                                           /* a waiting one starts */
+  if (st->ops->on_idle && k <= p->L) st->ops->on_idle(st, st->pw, j); /* idleness grew */
   D = lbmc_occ_rate(st);
   o->next_dep = D > 0 ? st->t + lbmc_exp_zig(st->s_svc, &st->zig) / D : INFINITY;
 }

@@ -183,16 +183,38 @@ const lbmc_policy_type lbmc_policy_pull = {
  * slots of the counts themselves (so keep, jiq, gives the same chain: a message is only
  * used while its server has idleness, and a random choice happens only when no server
  * has any). With R > 1 (plain servers only) the idle servers of pool j are split by the
- * router holding their message: y_j(r), with a Fenwick tree per pool over the routers
- * to find the router of a withdrawn message. The initial messages (every server idle,
+ * router holding their message: y_j(r); the router of a withdrawn message is found by a
+ * Fenwick tree per pool over the routers, O(log R) (with at most LBMC_PULL_SCAN routers
+ * a scan of y_j is cheaper than keeping the trees). The initial messages (every server idle,
  * one message at a uniform router) are a multinomial split, drawn at reset. */
+
+/* Most routers for which a withdrawn message is found by scanning y_j. */
+#define LBMC_PULL_SCAN 16
 
 typedef struct {
   uint32_t R;
   int64_t *y;      /* J x R: idle servers of pool j whose message router r holds */
   int64_t *M;      /* R: messages router r holds */
-  lbmc_fenwick *f; /* J: trees over y_j(.) */
+  lbmc_fenwick *f; /* J: trees over y_j(.), when R > LBMC_PULL_SCAN (else NULL) */
 } lbmc_pull_occ_ws;
+
+/* Add delta to y_j(r) and M(r). */
+static void lbmc_pull_occ_move(lbmc_pull_occ_ws *w, uint32_t j, uint32_t r, int64_t delta)
+{
+  w->y[(size_t)j * w->R + r] += delta;
+  w->M[r] += delta;
+  if (w->f) lbmc_fenwick_add(&w->f[j], r, delta);
+}
+
+/* The router holding the message of pool j's idle server of rank v (0 <= v < idle). */
+static uint32_t lbmc_pull_occ_router(const lbmc_pull_occ_ws *w, uint32_t j, int64_t v)
+{
+  const int64_t *y = w->y + (size_t)j * w->R;
+  uint32_t r = 0;
+  if (w->f) return lbmc_fenwick_find(&w->f[j], v);
+  while (v >= y[r]) v -= y[r++];
+  return r;
+}
 
 static int lbmc_pull_occ_applies(const lbmc_model *m, char *why, size_t len)
 {
@@ -238,9 +260,9 @@ static lbmc_err lbmc_pull_occ_create(const lbmc_occ_state *st, void **ws)
     w->R = st->R;
     w->y = calloc((size_t)st->J * st->R, sizeof *w->y);
     w->M = calloc(st->R, sizeof *w->M);
-    w->f = calloc(LBMC_MAX_POOLS, sizeof *w->f);
-    ok = w->y && w->M && w->f;
-    for (uint32_t j = 0; ok && j < st->J; j++) ok = lbmc_fenwick_init(&w->f[j], st->R) == 0;
+    if (st->R > LBMC_PULL_SCAN) w->f = calloc(LBMC_MAX_POOLS, sizeof *w->f);
+    ok = w->y && w->M && (w->f || st->R <= LBMC_PULL_SCAN);
+    for (uint32_t j = 0; ok && w->f && j < st->J; j++) ok = lbmc_fenwick_init(&w->f[j], st->R) == 0;
   }
   if (!ok) {
     lbmc_pull_occ_destroy((void **)&w);
@@ -260,7 +282,7 @@ static lbmc_err lbmc_pull_occ_reset(lbmc_occ_state *st, void *ws)
   for (uint32_t j = 0; j < st->J; j++) {
     int64_t *y = w->y + (size_t)j * w->R;
     lbmc_occ_split_equal(rng, st->pool[j].N - st->pool[j].G[1], w->R, y);
-    lbmc_fenwick_build(&w->f[j], y);
+    if (w->f) lbmc_fenwick_build(&w->f[j], y);
     for (uint32_t r = 0; r < w->R; r++) w->M[r] += y[r];
   }
   lbmc_sampler_destroy(&rng);
@@ -302,19 +324,14 @@ static lbmc_occ_class lbmc_pull_occ_route(lbmc_occ_state *st, void *ws, uint32_t
       if (U < w->y[(size_t)c.j * w->R + r]) break;
       U -= w->y[(size_t)c.j * w->R + r];
     }
-    w->y[(size_t)c.j * w->R + r]--;
-    w->M[r]--;
-    lbmc_fenwick_add(&w->f[c.j], r, -1);
+    lbmc_pull_occ_move(w, c.j, r, -1);
     return c;
   }
   Q = (int64_t)lbmc_occ_uint(st->s_route, (uint64_t)st->n);
   c = lbmc_occ_class_of(st, Q);
   if (c.k == 0) { /* idle: its message, at another router, is withdrawn */
     idle = Q - st->off[c.j] - st->pool[c.j].G[1]; /* its rank among the pool's idle servers */
-    r = lbmc_fenwick_find(&w->f[c.j], idle);
-    w->y[(size_t)c.j * w->R + r]--;
-    w->M[r]--;
-    lbmc_fenwick_add(&w->f[c.j], r, -1);
+    lbmc_pull_occ_move(w, c.j, lbmc_pull_occ_router(w, c.j, idle), -1);
     st->c.messages++;
     st->c.withdrawals++;
   }
@@ -325,12 +342,7 @@ static void lbmc_pull_occ_on_idle(lbmc_occ_state *st, void *ws, uint32_t j)
 {
   lbmc_pull_occ_ws *w = ws;
   st->c.messages++;
-  if (w) { /* the new message goes to a uniform router */
-    uint32_t r = (uint32_t)lbmc_occ_uint(st->s_route, w->R);
-    w->y[(size_t)j * w->R + r]++;
-    w->M[r]++;
-    lbmc_fenwick_add(&w->f[j], r, 1);
-  }
+  if (w) lbmc_pull_occ_move(w, j, (uint32_t)lbmc_occ_uint(st->s_route, w->R), 1); /* uniform */
 }
 
 /* Mean-field law: every arrival takes an idle slot (pool j, level k < L_j in proportion

@@ -4,7 +4,7 @@
  * fixes an absolute tolerance):
  *
  *   equivalence  every supported policy (random, jsq(d) both samplings, jsq, balanced(c),
- *                pull R = 1..3, jiq R = 1, linear speed lists), finite and infinite
+ *                pull R = 1..3 and 20, jiq R = 1, linear speed lists), finite and infinite
  *                buffers, J = 1..3, n = 10..1000: every metric of the occupancy engine
  *                against the per-server engine (the general-service one for speed lists),
  *                differences within the combined intervals; quantiles allow the
@@ -118,6 +118,7 @@ static int ov_equivalence(int control)
       {1000, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1, NULL, 0},
       {50, 0.8, "0.5:1:2,0.5:1.5:2", "pull", 2, NULL, 0},
       {200, 0.9, "0.3:1:inf,0.3:0.5:inf,0.4:2:inf", "pull", 3, NULL, 0},
+      {100, 0.95, "0.5:1:inf,0.5:1.5:3", "pull", 20, NULL, 0},
       {10, 0.7, "1:1:3", "jiq", 1, NULL, 0},
       {20, 1.4, "1:1:inf", "pull", 1, NULL, 2},
       {10, 2.0, "1:1:inf", "random", 1, NULL, 3},

@@ -99,7 +99,7 @@ static void oc_set(oc_engine *e, const uint32_t *q)
   for (uint32_t j = 0; j < st->J; j++)
     for (long s = e->m->offset[j]; s < e->m->offset[j] + e->m->N[j]; s++)
       for (uint32_t a = 0; a < q[s]; a++) {
-        if (a + 2 >= st->pool[j].cap) CU_ASSERT_FATAL(lbmc_occ_grow(st, j, a + 1) == 0);
+        CU_ASSERT_FATAL(lbmc_occ_room(st, j, a + 1) == 0);
         lbmc_occ_up(st, j, a);
       }
   if (st->ops->reset) CU_ASSERT_FATAL(st->ops->reset(st, st->pw) == LBMC_SUCCESS);
@@ -151,7 +151,7 @@ static void test_uint(void)
 static void test_level_search(void)
 {
   lbmc_stream s = {0};
-  int64_t G[80];
+  int64_t G[160];
   CU_ASSERT_FATAL(lbmc_stream_init(&s, 901, 5) == LBMC_SUCCESS);
   for (int trial = 0; trial < 300; trial++) {
     lbmc_occ_pool p = {0};
@@ -160,7 +160,7 @@ static void test_level_search(void)
     for (uint32_t k = 0; k <= top; k++)
       N += x[k] = (k == top && top > 0) ? 1 + lbmc_uint(&s, 3) : lbmc_uint(&s, 4);
     if (N == 0) x[0] = N = 1;
-    G[top + 1] = 0;
+    memset(G, 0, sizeof G);
     for (uint32_t k = top + 1; k-- > 0;) G[k] = G[k + 1] + x[k];
     p.G = G;
     p.top = top;
@@ -328,26 +328,30 @@ static void test_route_pull1(void)
  * message it holds is uniform over the idle servers. */
 static void test_route_pull_routers(void)
 {
-  const double beta[] = {0.5, 0.5}, z = pow(2.0 / 3, 3);
-  oc_conf c = {.n = 8, .J = 2, .beta = beta, .policy = "pull", .routers = 3};
+  const double beta[] = {0.5, 0.5};
   const uint32_t q[] = {0, 1, 2, 1, 0, 0, 1, 3}; /* idle: 1 in pool 1, 2 in pool 2 */
-  const double p[] = {(1 - z) / 3 + z / 8,         z * 2 / 8, z / 8, 0,
-                      (1 - z) * 2 / 3 + z * 2 / 8, z / 8,     0,     z / 8};
-  oc_engine e;
-  long cnt[8] = {0}, messages;
-  oc_open(&e, &c, 960, 4);
-  oc_set(&e, q);
-  for (long i = 0; i < NDRAW; i++) {
-    uint32_t r = (uint32_t)lbmc_occ_uint(e.st->s_route, 3);
-    cnt[oc_cell(e.st->ops->route(e.st, e.st->pw, r), 3)]++;
-    CU_ASSERT_FATAL(e.st->ops->reset(e.st, e.st->pw) == LBMC_SUCCESS); /* a fresh split */
+  const long Rs[] = {3, 20};                     /* found by a scan; by the Fenwick trees */
+  for (int i = 0; i < 2; i++) {
+    const double z = pow(1 - 1.0 / Rs[i], 3);
+    oc_conf c = {.n = 8, .J = 2, .beta = beta, .policy = "pull", .routers = Rs[i]};
+    const double p[] = {(1 - z) / 3 + z / 8,         z * 2 / 8, z / 8, 0,
+                        (1 - z) * 2 / 3 + z * 2 / 8, z / 8,     0,     z / 8};
+    oc_engine e;
+    long cnt[8] = {0};
+    oc_open(&e, &c, 960 + 4 * i, 4);
+    oc_set(&e, q);
+    for (long t = 0; t < NDRAW; t++) {
+      uint32_t r = (uint32_t)lbmc_occ_uint(e.st->s_route, (uint64_t)Rs[i]);
+      cnt[oc_cell(e.st->ops->route(e.st, e.st->pw, r), 3)]++;
+      CU_ASSERT_FATAL(e.st->ops->reset(e.st, e.st->pw) == LBMC_SUCCESS); /* a fresh split */
+    }
+    UT_CHECK_COUNTS(Rs[i] > 16 ? "pull R=20" : "pull R=3", cnt, p, 8, NDRAW);
+    UT_CHECK_BINOMIAL("pull withdrawals", (long)e.st->c.withdrawals, NDRAW, z * 3 / 8);
+    UT_CHECK(e.st->c.messages == (unsigned __int128)e.st->c.withdrawals,
+             "a withdrawal is one message: %ld vs %ld", (long)e.st->c.messages,
+             (long)e.st->c.withdrawals);
+    oc_close(&e);
   }
-  UT_CHECK_COUNTS("pull R=3", cnt, p, 8, NDRAW);
-  UT_CHECK_BINOMIAL("pull R=3 withdrawals", (long)e.st->c.withdrawals, NDRAW, z * 3 / 8);
-  messages = (long)e.st->c.messages;
-  UT_CHECK(messages == (long)e.st->c.withdrawals, "a withdrawal is one message: %ld vs %ld",
-           messages, (long)e.st->c.withdrawals);
-  oc_close(&e);
 }
 
 /* ---- the engine ---- */
@@ -361,7 +365,7 @@ static long oc_state_errors(const lbmc_occ_state *st)
     const lbmc_occ_pool *p = &st->pool[j];
     int64_t Q = 0, S = 0;
     uint32_t low = 0;
-    err += p->G[0] != p->N || p->top + 1 >= p->cap || p->G[p->top + 1] != 0;
+    err += p->G[0] != p->N || 2 * p->top + 2 > p->cap || p->G[p->top + 1] != 0;
     err += p->top > 0 && p->G[p->top] == 0;
     for (uint32_t k = 1; k < p->cap; k++) {
       err += p->G[k] > p->G[k - 1] || p->G[k] < 0;
@@ -390,6 +394,7 @@ static void test_invariants(void)
        .policy = "jsq(2)",
        .lambda = 1.1},
       {.n = 40, .J = 3, .beta = beta3, .mu = mu3, .policy = "pull", .routers = 3, .lambda = 1.0},
+      {.n = 60, .J = 3, .beta = beta3, .mu = mu3, .policy = "pull", .routers = 20, .lambda = 1.0},
       {.n = 9,
        .J = 3,
        .beta = beta3,
@@ -400,7 +405,7 @@ static void test_invariants(void)
       {.n = 7, .J = 3, .beta = beta3, .mu = mu3, .policy = "jsq", .lambda = 1.0},
       {.n = 11, .J = 3, .beta = beta3, .mu = mu3, .policy = "pull", .nrates = 3, .lambda = 2.5},
       {.n = 5, .policy = "random", .lambda = 0.9}};
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < 7; i++) {
     oc_engine e;
     const int K = 4, J = cases[i].J ? cases[i].J : 1;
     double *rec = malloc(sizeof *rec * lbmc_tick_width(J, K)), prev_n = 0;
@@ -670,12 +675,12 @@ int ut_register_occupancy(void)
 {
   static const ut_test tests[] = {
       {"exact uniform integers on 52-bit words", test_uint},
-      {"level of a position: galloping search", test_level_search},
+      {"level of a position: binary lifting", test_level_search},
       {"Fenwick tree", test_fenwick},
       {"jsq(d), random, balanced(c): classes vs enumeration", test_route_sampling},
       {"jsq: lowest level", test_route_jsq},
       {"pull, R = 1: idle slots", test_route_pull1},
-      {"pull, R = 3, withdraw: messages by router", test_route_pull_routers},
+      {"pull, R = 3 and 20, withdraw: messages by router", test_route_pull_routers},
       {"state invariants and tick records", test_invariants},
       {"common arrivals with the per-server engine", test_common_arrivals},
       {"which models apply", test_applies},
