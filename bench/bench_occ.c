@@ -11,7 +11,12 @@
  *
  * usage: lbmc-bench-occ [--events E] [--lambda L] [--pools LIST] [--n N1,N2,...]
  *                       [--policies 'jsq(2);pull;pull/3'] [--servers-max N] [--warmup T]
+ *                       [--precision]
  * --servers-max: largest n run with the per-server engine too (default 10^6; 0: none).
+ * --precision: instead, the cost per unit of precision of the first policy: 10 replicas
+ *   of about E events each from the mean-field start (no warm-up), the 95% interval
+ *   of p_wait across them, and the CPU seconds a 1% relative half-width would take
+ *   (CPU used x (half-width / 1%)^2: the variance falls as 1 / (CPU time)).
  */
 #include <getopt.h>
 #include <math.h>
@@ -119,6 +124,45 @@ static int bench_servers(const lbmc_model *m, const bench_opts *bo, double *rate
   return 0;
 }
 
+/* --precision: CPU seconds for a 1% relative half-width on p_wait at n. */
+static int bench_precision(const char *policy, long routers, long long n, const bench_opts *bo)
+{
+  enum { REPS = 10 };
+  const lbmc_engine_type *E = &lbmc_engine_occupancy;
+  lbmc_model *m = bench_model(policy, routers, n, bo);
+  lbmc_stream streams[LBMC_PURPOSES];
+  void *ws = NULL;
+  char note[256];
+  double *rec, x[REPS], mean = 0, var = 0, cpu = 0, warm, T, hw;
+  if (!m || E->create(m, BENCH_K, UINT64_MAX, &ws) ||
+      E->set_init(ws, LBMC_INIT_MEANFIELD, note, sizeof note))
+    return 1;
+  rec = malloc(sizeof *rec * lbmc_tick_width(m->J, BENCH_K));
+  memset(streams, 0, sizeof streams);
+  warm = 0; /* the mean-field start */
+  T = bo->events / (2 * m->lambda * (double)m->n);
+  for (int r = 0; r < REPS; r++) {
+    double c0;
+    for (int p = 0; p < LBMC_PURPOSES; p++)
+      if (lbmc_stream_init(&streams[p], r * LBMC_PURPOSES + p, BENCH_SEED)) return 1;
+    c0 = bench_cpu();
+    if (E->reset(ws, streams) || E->advance(ws, warm + T, rec)) return 1;
+    cpu += bench_cpu() - c0;
+    x[r] = rec[LBMC_TK_WAITED] / rec[LBMC_TK_ARRIVALS];
+    mean += x[r] / REPS;
+  }
+  for (int r = 0; r < REPS; r++) var += (x[r] - mean) * (x[r] - mean) / (REPS - 1);
+  hw = 2.262157 * sqrt(var / REPS); /* Student t, 9 degrees of freedom, 97.5% */
+  printf("%-8s %3ld %14lld %10.6f %10.2e %10.2f %14.3g\n", policy, routers, n, mean, hw, cpu,
+         cpu * pow(hw / (0.01 * mean), 2));
+  fflush(stdout);
+  E->destroy(&ws);
+  for (int p = 0; p < LBMC_PURPOSES; p++) lbmc_stream_free(&streams[p]);
+  lbmc_model_destroy(&m);
+  free(rec);
+  return 0;
+}
+
 /* Run one measurement in a child process: out = {events/s, peak MiB, events}. */
 static void bench_child(const char *policy, long routers, long long n, const bench_opts *bo,
                         int servers, double out[3])
@@ -146,19 +190,16 @@ static void bench_child(const char *policy, long routers, long long n, const ben
 
 int main(int argc, char **argv)
 {
-  static const struct option opts[] = {{"events", required_argument, 0, 'e'},
-                                       {"lambda", required_argument, 0, 'l'},
-                                       {"pools", required_argument, 0, 'p'},
-                                       {"n", required_argument, 0, 'n'},
-                                       {"policies", required_argument, 0, 'P'},
-                                       {"servers-max", required_argument, 0, 's'},
-                                       {"warmup", required_argument, 0, 'w'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"events", required_argument, 0, 'e'},   {"lambda", required_argument, 0, 'l'},
+      {"pools", required_argument, 0, 'p'},    {"n", required_argument, 0, 'n'},
+      {"policies", required_argument, 0, 'P'}, {"servers-max", required_argument, 0, 's'},
+      {"warmup", required_argument, 0, 'w'},   {"precision", no_argument, 0, 'r'},
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   bench_opts bo = {0.9, 2e7, 20, "1:1:inf", 1000000};
   char ns[512] = "1000,10000,100000,1000000,10000000,100000000,1000000000,1000000000000";
   char policies[512] = "jsq(2);pull;pull/3";
-  int c;
+  int c, precision = 0;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'e': bo.events = atof(optarg); break;
@@ -168,14 +209,29 @@ int main(int argc, char **argv)
     case 'P': snprintf(policies, sizeof policies, "%s", optarg); break;
     case 's': bo.servers_max = atoll(optarg); break;
     case 'w': bo.warmup = atof(optarg); break;
+    case 'r': precision = 1; break;
     default:
       printf("usage: lbmc-bench-occ [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..] "
-             "[--policies 'jsq(2);pull;pull/3'] [--servers-max N] [--warmup T]\n");
+             "[--policies 'jsq(2);pull;pull/3'] [--servers-max N] [--warmup T] [--precision]\n");
       return c == 'h' ? 0 : 2;
     }
   }
   printf("lbmc-bench-occ: lambda = %g, pools %s, ~%.3g events per run, K = %d, all metrics\n",
          bo.lambda, bo.pools, bo.events, BENCH_K);
+  if (precision) {
+    char *slash = strchr(policies, ';') ? strchr(policies, ';') : policies + strlen(policies);
+    long routers = 1;
+    *slash = '\0';
+    if ((slash = strchr(policies, '/'))) {
+      routers = atol(slash + 1);
+      *slash = '\0';
+    }
+    printf("%-8s %3s %14s %10s %10s %10s %14s\n", "policy", "R", "n", "p_wait", "half-width",
+           "CPU s", "CPU s for 1%");
+    for (char *save = NULL, *tok = strtok_r(ns, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+      if (bench_precision(policies, routers, (long long)atof(tok), &bo)) return 1;
+    return 0;
+  }
   printf("%-8s %3s %14s %14s %10s %14s %10s %8s\n", "policy", "R", "n", "occ ev/s", "occ MiB",
          "servers ev/s", "srv MiB", "ratio");
   for (char *ps = NULL, *pt = strtok_r(policies, ";", &ps); pt; pt = strtok_r(NULL, ";", &ps)) {

@@ -192,15 +192,17 @@ static lbmc_err lbmc_occ_set_init(void *ws, lbmc_init_kind init, char *note, siz
 static int lbmc_occ_set_counts(lbmc_occ_state *st, uint32_t j, const int64_t *x, uint32_t levels)
 {
   lbmc_occ_pool *p = &st->pool[j];
+  uint32_t top = levels - 1;
   int64_t g = 0;
-  if (lbmc_occ_room(st, j, levels) != 0) return -1;
+  while (top > 0 && x[top] == 0) top--;
+  if (lbmc_occ_room(st, j, top) != 0) return -1;
   memset(p->G, 0, sizeof *p->G * p->cap);
-  p->top = p->low = 0;
+  p->top = top;
+  p->low = 0;
   p->Q = p->S = 0;
-  for (uint32_t k = levels; k-- > 0;) {
+  for (uint32_t k = top + 1; k-- > 0;) {
     g += x[k];
     p->G[k] = g;
-    if (x[k] > 0 && k > p->top) p->top = k;
   }
   while (p->low < p->top && x[p->low] == 0) p->low++;
   for (uint32_t k = 1; k <= p->top; k++) {
