@@ -170,24 +170,32 @@ static int ov_near(const th_result *r, const char *name, int j, int k, double va
   return bad;
 }
 
+/* One replica of m from the mean-field start, warm-up and measured time given; its note
+ * printed. Returns 0 on success. */
+static int ov_meanfield_run(const lbmc_model *m, double warmup, double time, th_result *r)
+{
+  oh_conf c;
+  char note[256] = "";
+  oh_conf_default(&c);
+  c.seed = OV_SEED;
+  c.replicas = 1;
+  c.init = LBMC_INIT_MEANFIELD;
+  c.warmup = warmup;
+  c.time = time;
+  if (oh_simulate(m, &c, r, note, sizeof note)) return 1;
+  printf("  %s\n", note);
+  return 0;
+}
+
 static int ov_jsq_large(void)
 {
   const double lam = 0.9;
   double sojourn = 0;
   int bad = 0;
   lbmc_model *m = oh_model(100000000LL, lam, "1:1:inf", "jsq(2)", 1);
-  oh_conf c;
   th_result r;
-  char note[256] = "";
   for (int i = 1; i < 30; i++) sojourn += pow(lam, pow(2, i) - 2);
-  oh_conf_default(&c);
-  c.seed = OV_SEED;
-  c.replicas = 1;
-  c.init = LBMC_INIT_MEANFIELD;
-  c.warmup = 0.25;
-  c.time = 0.5;
-  if (oh_simulate(m, &c, &r, note, sizeof note)) return 1;
-  printf("  %s\n", note);
+  if (ov_meanfield_run(m, 0.25, 0.5, &r)) return 1;
   for (int k = 1; k <= 5; k++)
     bad |= ov_near(&r, "tail", 0, k, pow(lam, pow(2, k) - 1), 1e-3, "n=10^8 JSQ(2)");
   bad |= ov_near(&r, "mean_sojourn", 0, 0, sojourn, 2e-3, "n=10^8 JSQ(2)");
@@ -200,18 +208,9 @@ static int ov_pull_large(void)
 {
   const double a = 5 + sqrt(29.0), mu[2] = {2, 1.0 / 3};
   lbmc_model *m = oh_model(1000000000LL, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
-  oh_conf c;
   th_result r;
-  char note[256] = "";
   int bad = 0;
-  oh_conf_default(&c);
-  c.seed = OV_SEED;
-  c.replicas = 1;
-  c.init = LBMC_INIT_MEANFIELD;
-  c.warmup = 0.01;
-  c.time = 0.04;
-  if (oh_simulate(m, &c, &r, note, sizeof note)) return 1;
-  printf("  %s\n", note);
+  if (ov_meanfield_run(m, 0.01, 0.04, &r)) return 1;
   for (int j = 0; j < 2; j++)
     bad |= ov_near(&r, "utilization", j, 0, a / (a + mu[j]), 1e-3, "n=10^9 PULL example");
   bad |= ov_near(&r, "p_wait_or_block", 0, 0, 0, 1e-3, "n=10^9 PULL example");
