@@ -1,4 +1,4 @@
-/* The metrics lbmc measures (SPEC section 3), defined once in LBMC_METRIC_LIST.
+/* The metrics lbmc measures (docs/model.md, "Metrics"), defined once in LBMC_METRIC_LIST.
  *
  * A replica's estimates are one flat vector of doubles: the metrics in list order,
  * each taking lbmc_metric_size(i, J, K) entries (1, J or J*K, the latter pool-major:
@@ -86,7 +86,7 @@ size_t lbmc_metric_offset(int i, int J, int K);
 size_t lbmc_metric_total(int J, int K);
 
 /** The metrics of a union of ticks: sums[] holds the element-wise sum of their tick
- *  records (src/engine/ticks.h layout); pool_servers[J] = N_j; n = total servers.
+ *  records (src/core/ticks.h layout); pool_servers[J] = N_j; n = total servers.
  *  out has lbmc_metric_total(J, K) entries. (Internal use by the replica driver.) */
 void lbmc_metrics_from_sums(const double *sums, int J, int K, const long *pool_servers, long n,
                             double *out);

@@ -1,6 +1,8 @@
-/* Simulation of replicas and their steady-state estimates (SPEC section 4).
+/* Simulation of replicas and their steady-state estimates (docs/model.md, "Simulation" and
+ * "Estimation").
  *
- * A replica starts empty at time 0 from its own random streams (numbered from
+ * A replica starts empty at time 0 (or, with init meanfield, near the mean-field
+ * fixed point) from its own random streams (numbered from
  * (point, replica, purpose) and the seed, see lbmc/rng.h), runs a warm-up that is
  * discarded, then a measured period cut into `batches` batch means. Estimates of a
  * replica are ratio estimators over its whole measured period (lbmc/metrics.h);
@@ -15,46 +17,12 @@
 
 #include "lbmc/error.h"
 #include "lbmc/model.h"
+#include "lbmc/run_options.h"
+#include "lbmc/stats.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-  LBMC_STATUS_OK = 0,
-  LBMC_STATUS_UNSTABLE = 1,
-  LBMC_STATUS_PRECISION_NOT_MET = 2
-} lbmc_status;
-
-/** Text of a status: "ok", "unstable", "precision_not_met". */
-const char *lbmc_status_name(lbmc_status s);
-
-/** Run settings of a replica. Times are in the model's time unit. */
-typedef struct {
-  double warmup;           /* discarded time before the measured period (>= 0) */
-  int warmup_auto;         /* 1: MSER-5 chooses the warm-up within `time` (at most half) */
-  double time;             /* measured time (with warmup_auto: the whole run) */
-  long batches;            /* batch means per replica, >= 2 */
-  double confidence;       /* level of the intervals, 0 < confidence < 1 */
-  long tail_k;             /* K: tail levels k = 1..K, >= 1 */
-  long long max_customers; /* runaway cap on customers in the system; 0 = default
-                              min(1000 n + 100000, 2^26) */
-  int general_engine;      /* 1: simulate with the general-service engine even when
-                             service is exponential (for cross-checks); 0: automatic */
-  double runaway_fraction; /* a point is unstable if in most replicas the time-average
-                              customers in the system grew from each quarter of the
-                              measured period to the next by more than this fraction
-                              of the customers admitted (see lbmc_point_unstable) */
-} lbmc_run_options;
-
-/** Defaults: warmup 100, time 1000, batches 20, confidence 0.95, tail_k 10,
- *  max_customers 0 (default cap), runaway_fraction 0.02. */
-void lbmc_run_options_default(lbmc_run_options *o);
-
-/** Check every setting; `where` prefixes the key names in the messages: "--" names
- *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
- *  Errors: LBMC_ERR_ARG. */
-lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
 
 /** Most events (arrivals plus departures) a replica may be expected to simulate: counts
  *  are summed in doubles, exact up to 2^53; 2^50 leaves a factor 8 of margin. */
@@ -64,6 +32,22 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
  *  LBMC_MAX_EVENTS events (about 2 lambda n (warmup + time)); `where` prefixes the
  *  message. Errors: LBMC_ERR_LIMIT. */
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where);
+
+/** Name of the engine that will simulate model m (set up) under o ("occupancy",
+ *  "servers", "general"; static): o->engine if it applies, or with auto the first of
+ *  occupancy, servers, general that applies; NULL if none, and why[len] then says why
+ *  ("occupancy cannot simulate this model (lwl(2) reads workloads); engines that apply:
+ *  general"). Prints nothing. */
+const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char *why, size_t len);
+
+/** lbmc_run_engine as a check (docs/model.md, "Engines"): *engine (if not NULL) gets
+ *  the engine's name. `where` prefixes the key names as for lbmc_run_options_check: "--" for
+ *  command-line flags, "jobs/x.yaml: point 3: run." for a job's point.
+ *  Errors: LBMC_ERR_ARG naming the engine key, the engine asked for, why it does not
+ *  apply (the policy, the service, n) and the engines that do; or naming max_customers
+ *  when it exceeds what the engine holds. */
+lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, const char *where,
+                               const char **engine);
 
 /** Ticks (sub-intervals recorded for warm-up detection and batching) per batch. */
 #define LBMC_TICKS_PER_BATCH 10
@@ -95,6 +79,13 @@ typedef struct lbmc_replica_ lbmc_replica;
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **r);
 void lbmc_replica_destroy(lbmc_replica **r);
 
+/** Name of the engine that runs the replicas ("occupancy", "servers", "general"). */
+const char *lbmc_replica_engine(const lbmc_replica *r);
+/** "" when replicas start as o->init asks; otherwise why not, in words (init meanfield
+ *  with an engine that has no mean-field start, or a mean-field ODE that does not
+ *  settle: replicas then start empty). */
+const char *lbmc_replica_init_note(const lbmc_replica *r);
+
 /** A function called after every tick of a replica (10 x batches times per replica),
  *  e.g. to serve MPI requests or to notice a signal; returning non-zero abandons the
  *  replica, which then returns LBMC_ERR_INTERRUPTED (without printing anything).
@@ -108,25 +99,6 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
  *  LBMC_ERR_INTERRUPTED (the monitor asked to stop). */
 lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
                           lbmc_replica_result *res);
-
-/** Whether a point is unstable, from its R replicas' results (see lbmc_run_options):
- *  - `surely` (lbmc_model_surely_unstable): rho >= 1 and no finite buffer;
- *  - a replica hit the customer cap (replica_unstable[r] == 1);
- *  - in most replicas (more than half) growth is at least runaway_fraction: the
- *    customers in the system rose steadily, quarter after quarter.
- *  Arrays: R values each. Writes the reason (len bytes) and returns 1 if unstable. */
-int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
-                        const int8_t *replica_unstable, const double *growth, char *reason,
-                        size_t len);
-
-/** 1 if the model is unstable for certain: rho >= 1 with every buffer unlimited. */
-int lbmc_model_surely_unstable(const lbmc_model *m);
-
-/** Combine replicas into estimates. values: R x total (row = replica); with R = 1,
- *  batch_values (batches x total) give the interval instead. Outputs have `total`
- *  entries each. Any unstable replica makes every output NaN. */
-void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
-                   size_t total, double level, double *mean, double *half_width, double *std_err);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,11 @@
-/* lbmc info: a results file as a table; lbmc merge: combine parts of one job. */
+/* lbmc info: a results file as a table (or what a checkpoint holds); lbmc merge:
+ * combine parts of one job. */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/checkpoint.h"
 #include "../io/results.h"
 #include "cli.h"
 #include "lbmc/job.h"
@@ -68,15 +70,15 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
          path, res->lbmc_version, res->created, res->mpi_ranks, res->wall_seconds, res->seed,
          100 * res->confidence, res->shard[0] ? ", shard " : "", res->shard,
          res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
-  printf("%5s %8s %8s %7s %-12s %3s %-8s %4s %-17s", "point", "n", "lambda", "rho", "policy", "R",
-         "stale", "reps", "status");
+  printf("%5s %13s %8s %7s %-12s %3s %-8s %-9s %4s %-17s", "point", "n", "lambda", "rho", "policy",
+         "R", "stale", "engine", "reps", "status");
   for (int c = 0; c < nc; c++) printf(" %24s", cols[c].label);
   printf("  %s\n", job ? "grid axes" : "");
   for (long i = 0; i < res->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
-    printf("%5ld %8ld %8.4g %7.4g %-12s %3ld %-8s %4ld %-17s", p->index, p->n, p->lambda, p->rho,
-           p->policy, p->routers, p->stale[0] ? p->stale : "-", p->replicas,
-           lbmc_status_name(p->status));
+    printf("%5ld %13ld %8.4g %7.4g %-12s %3ld %-8s %-9s %4ld %-17s", p->index, p->n, p->lambda,
+           p->rho, p->policy, p->routers, p->stale[0] ? p->stale : "-",
+           p->engine[0] ? p->engine : "-", p->replicas, lbmc_status_name(p->status));
     for (int c = 0; c < nc; c++) {
       size_t k = (size_t)i * res->total + lbmc_metric_offset(cols[c].metric, res->J, res->K) +
                  (size_t)cols[c].entry;
@@ -99,6 +101,44 @@ static void lbmc_info_print(const char *path, const lbmc_results *res, const lbm
   for (long i = 0; i < res->P; i++)
     if (res->pt[i].status == LBMC_STATUS_UNSTABLE)
       printf("point %ld unstable: %s\n", res->pt[i].index, res->pt[i].reason);
+}
+
+/* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
+ * its run. */
+static lbmc_err lbmc_info_checkpoint(const char *path)
+{
+  lbmc_ckpt_summary sum;
+  char out[4096];
+  size_t len = strlen(path);
+  snprintf(out, sizeof out, "%.*s",
+           (int)(len > 5 && strcmp(path + len - 5, ".ckpt") == 0 ? len - 5 : len), path);
+  LBMC_CHECK(lbmc_checkpoint_describe(path, &sum));
+  printf("%s: the checkpoint of an unfinished lbmc run (results go to %s), not a results file.\n",
+         path, out);
+  if (!sum.complete_header) {
+    printf("It is incomplete: its header was never fully written (the run stopped as it started),\n"
+           "so it holds no replicas; lbmc run starts afresh over it (or delete it).\n");
+  } else if (!sum.job_text) {
+    printf("It was written by another version of lbmc (checkpoint format %c): this one cannot\n"
+           "resume it; finish the run with the version that wrote it, or rerun without --resume\n"
+           "to start afresh (the checkpoint is replaced), or delete it.\n",
+           sum.format);
+  } else {
+    printf("It holds %ld finished replica%s of %ld point%s (seed %ld). Finish the run with\n"
+           "  lbmc run JOB.yaml -o %s --resume\n"
+           "with the job file it was started with (its text is below); the finished replicas are\n"
+           "not simulated again. Points finished before the run stopped are in %s if it exists\n"
+           "(lbmc info %s).\njob:\n",
+           sum.replicas, sum.replicas == 1 ? "" : "s", sum.points, sum.points == 1 ? "" : "s",
+           sum.seed, out, out, out);
+    for (const char *line = sum.job_text; *line;) {
+      size_t n = strcspn(line, "\n");
+      printf("  %.*s\n", (int)n, line);
+      line += n + (line[n] ? 1 : 0);
+    }
+  }
+  free(sum.job_text);
+  return LBMC_SUCCESS;
 }
 
 int lbmc_cmd_info(int argc, char **argv)
@@ -128,6 +168,7 @@ int lbmc_cmd_info(int argc, char **argv)
     LBMC_ERROR(LBMC_ERR_ARG, "lbmc info takes one results file (see lbmc info --help)");
     return 2;
   }
+  if (lbmc_checkpoint_is(argv[optind])) return lbmc_exit_status(lbmc_info_checkpoint(argv[optind]));
   err = lbmc_results_read(argv[optind], &res);
   if (!err) err = lbmc_info_columns(metrics, res, cols, &nc);
   if (!err) {
@@ -160,6 +201,7 @@ int lbmc_cmd_merge(int argc, char **argv)
     return 2;
   }
   err = lbmc_check_output_path(argv[1], (const char *const *)(argv + 2), n);
+  if (!err) err = lbmc_results_probe(argv[1]); /* HDF5 can create and lock files there */
   if (err) return lbmc_exit_status(err);
   parts = calloc((size_t)n, sizeof *parts);
   if (!parts) return lbmc_exit_status(LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory"));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/results.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/job.h"
@@ -194,6 +195,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
     if (rank == 0) {
       lbmc_err e = lbmc_check_output_path(a.output, inputs, 1);
       if (!e) e = lbmc_check_output_path(ckpt, inputs, 2);
+      if (!e) e = lbmc_results_probe(a.output); /* HDF5 can create and lock files there */
       code = (int)e;
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, comm);

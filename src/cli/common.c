@@ -1,8 +1,11 @@
+/* Helpers the commands of the lbmc program share (cli.h): the --pools list, the
+ * description of a model, the table of estimates and the list of policies (read from
+ * the policy registry, src/policies/registry.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
@@ -49,8 +52,9 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
 
 void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
 {
-  fprintf(f, "system: n = %ld servers, lambda = %g per server, rho = %.6g, policy %s",
-          lbmc_model_n(m), lbmc_model_lambda(m), lbmc_model_rho(m), lbmc_model_policy(m));
+  fprintf(f, "system: n = %lld servers, lambda = %g per server, rho = %.6g, policy %s",
+          (long long)lbmc_model_n(m), lbmc_model_lambda(m), lbmc_model_rho(m),
+          lbmc_model_policy(m));
   if (*lbmc_model_sampling(m)) fprintf(f, " (sampling %s)", lbmc_model_sampling(m));
   fprintf(f, ", %ld router%s", lbmc_model_routers(m), lbmc_model_routers(m) > 1 ? "s" : "");
   if (*lbmc_model_stale(m)) fprintf(f, " (stale %s)", lbmc_model_stale(m));
@@ -63,7 +67,7 @@ void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
       fputs("inf", f);
     else
       fprintf(f, "%ld", b);
-    fprintf(f, ", %ld servers, service %s", lbmc_model_pool_servers(m, j),
+    fprintf(f, ", %lld servers, service %s", (long long)lbmc_model_pool_servers(m, j),
             lbmc_model_service(m, j)->text);
     {
       const double *rates;
@@ -120,12 +124,13 @@ void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double
 
 void lbmc_cli_print_policies(FILE *f, const char *indent)
 {
+  char usage[64];
   for (int i = 0; i < lbmc_policy_count(); i++) {
     const lbmc_policy_type *p = lbmc_policy_get(i);
-    char name[32];
-    snprintf(name, sizeof name, "%s%s%s%s", p->name, p->param ? "(" : "",
-             p->param ? p->param_name : "", p->param ? ")" : "");
-    fprintf(f, "%s%-12s %s\n", indent, name, p->summary);
+    lbmc_policy_usage(p, usage, sizeof usage);
+    fprintf(f, "%s%-12s %s\n", indent, usage, p->summary);
   }
-  fprintf(f, "%s%-12s %s\n", indent, "jiq", "pull with --stale keep (join-idle-queue)");
+  for (int i = 0; i < lbmc_policy_count(); i++)
+    for (const lbmc_policy_alias *a = lbmc_policy_get(i)->aliases; a && a->name; a++)
+      fprintf(f, "%s%-12s %s\n", indent, a->name, a->summary);
 }

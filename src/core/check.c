@@ -1,3 +1,6 @@
+/* Checks and parsing of single input values (include/lbmc/check.h): every setting of
+ * the command line and of job files goes through these, so a value is judged, and its
+ * message worded (key, value, what is allowed), the same way everywhere. */
 #include "lbmc/check.h"
 
 #include <ctype.h>
@@ -7,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lbmc/model.h"
+#include "lbmc/types.h"
 
 lbmc_err lbmc_check_positive(const char *where, double v)
 {

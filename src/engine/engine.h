@@ -1,40 +1,78 @@
-/* Private: the event engine of one replica. Two service models behind one interface:
- * exponential service (the Markov race, engine_exp.c) and general service (per-customer
- * requirements and an event calendar, engine_general.c). Arrival times come from the
- * arrival stream alone, so they are common random numbers across policies. */
+/* Private: the dispatcher of the engines, what the replica driver calls. It picks the
+ * engine of a model from the registry of engine.c (engine_type.h), owns the random
+ * streams of a replica and the CPU clock, and hands the rest to the engine. Arrival
+ * times come from the arrival stream alone, so they are common random numbers across
+ * engines and policies. */
 #ifndef LBMC_ENGINE_H
 #define LBMC_ENGINE_H
 
-#include "state.h"
+#include <stdint.h>
+
+#include "../system/state.h"
+#include "engine_type.h"
+#include "lbmc/types.h"
 
 typedef struct lbmc_engine_ lbmc_engine;
 
+/** The engine type that simulates model m (set up): with LBMC_ENGINE_AUTO the first of
+ *  the registry that applies (occupancy, servers, general), else the one of that kind
+ *  if it applies; NULL when none does. why[len] gets why the engine asked for does not
+ *  apply (with auto: "name: reason" for each, "; "-separated), apply[alen] the names of
+ *  every engine that does (", "-separated); either may be NULL with length 0. */
+const lbmc_engine_type *lbmc_engine_choose(const lbmc_model *m, lbmc_engine_kind kind, char *why,
+                                           size_t len, char *apply, size_t alen);
+/** The default runaway cap of engine type t for model m: min(1000 n + 100000,
+ *  t->cap_default_max). */
+uint64_t lbmc_engine_default_cap(const lbmc_engine_type *t, const lbmc_model *m);
+
 /** Allocate an engine for model m (set up) with K tail levels; the model must outlive
- *  the engine. max_customers caps the customers in the system (runaway guard).
- *  general = 1 forces the general-service engine even where the exponential one
- *  would do (it is used anyway when lbmc_model_needs_general). Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_engine_create(const lbmc_model *m, int K, uint64_t max_customers, int general,
-                            lbmc_engine **e);
+ *  the engine. max_customers caps the customers in the system (runaway guard); 0 for
+ *  the engine's default (lbmc_engine_default_cap). kind: LBMC_ENGINE_AUTO (0) for the
+ *  first engine of the registry that applies, or one engine by its kind (e.g.
+ *  LBMC_ENGINE_GENERAL to cross-check the servers engine).
+ *  Errors: LBMC_ERR_MEMORY; LBMC_ERR_ARG if the engine asked for cannot simulate m or
+ *  max_customers exceeds what it holds. */
+lbmc_err lbmc_engine_create(const lbmc_model *m, int K, uint64_t max_customers,
+                            lbmc_engine_kind kind, lbmc_engine **e);
 void lbmc_engine_destroy(lbmc_engine **e);
 
 /** Start a replica: empty system at time 0, streams gennum[purpose] (LBMC_PURPOSES
- *  entries) with the seed. Errors: LBMC_ERR_RNG. */
+ *  entries) with the seed. Errors: LBMC_ERR_RNG, LBMC_ERR_MEMORY. */
 lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed);
 
 /** Simulate up to time t_end and close the current tick into rec (lbmc_tick_width
- *  doubles; NULL discards it, e.g. for the warm-up). Returns LBMC_SUCCESS also when
- *  the runaway cap was hit: check lbmc_engine_overflowed. Errors: LBMC_ERR_MEMORY. */
+ *  doubles, CPU seconds of the tick included; NULL discards it, e.g. for the warm-up).
+ *  Returns LBMC_SUCCESS also when the runaway cap was hit: check
+ *  lbmc_engine_overflowed. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec);
 
 /** Record sojourn and waiting times into these histograms (LBMC_HIST_BINS counts
- *  each, src/engine/hist.h) from now on; NULL stops recording. */
+ *  each, src/core/hist.h) from now on; NULL stops recording. */
 void lbmc_engine_set_histograms(lbmc_engine *e, uint64_t *sojourn, uint64_t *wait);
-/** 1 if the engine runs the general-service model. */
-int lbmc_engine_is_general(const lbmc_engine *e);
 
+/** How the next resets start (run.init). Engines without a mean-field start start
+ *  empty, and note[len] says so; with one whose ODE does not settle, note says why.
+ *  note is "" otherwise. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_engine_set_init(lbmc_engine *e, lbmc_init_kind init, char *note, size_t len);
+
+/** An empty mixture of arrival classes (stats/mixture.h, caller-owned) if the engine
+ *  gives per-customer quantiles that way (occupancy), else *mix = NULL (histograms).
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_engine_mixture_create(const lbmc_engine *e, lbmc_mixture **mix);
+/** Record the admitted customers' arrival classes into mix from now on (NULL: stop);
+ *  nothing for engines without mixtures. */
+void lbmc_engine_set_mixture(lbmc_engine *e, lbmc_mixture *mix);
+
+/** The runaway cap in force (customers). */
+uint64_t lbmc_engine_cap(const lbmc_engine *e);
 /** 1 if the customers in the system exceeded the cap (the replica is unstable). */
 int lbmc_engine_overflowed(const lbmc_engine *e);
-/** The state (read-only use: tests and diagnostics). */
+/** The simulation clock. */
+double lbmc_engine_time(const lbmc_engine *e);
+/** Name of the engine in use: "occupancy", "servers", "general". */
+const char *lbmc_engine_name(const lbmc_engine *e);
+/** The per-server state (read-only use: tests and diagnostics); NULL if the engine
+ *  keeps none. */
 const lbmc_state *lbmc_engine_state(const lbmc_engine *e);
 
 #endif

@@ -5,7 +5,7 @@
  * pool j's servers at level k, is the mean-field ODE of the model:
  *     d s_j(k)/dt = lambda/b_j (p_j(k-1) - p_j(k))                 (arrivals routed)
  *                 + mu_j(1) (min(k+1, L_j) s_j(k+1) - min(k, L_j) s_j(k))   (departures)
- * with p_j(k) the policy's routing law (lbmc_occ_ops.law; 0 for k >= B_j: blocked) and
+ * with p_j(k) the policy's routing law (lbmc_occupancy_ops.law; 0 for k >= B_j: blocked) and
  * b_j = N_j / n. It is integrated from the empty state (GSL's adaptive Runge-Kutta-
  * Fehlberg 4(5)) until it is stationary; each replica then starts from counts rounded
  * from that point at random (lbmc_occ_round). Systems whose ODE does not settle
@@ -14,7 +14,7 @@
 #ifndef LBMC_OCC_MEANFIELD_H
 #define LBMC_OCC_MEANFIELD_H
 
-#include "occ_policy.h"
+#include "../system/occ_policy.h"
 
 /** The outcome of the mean-field integration. */
 typedef struct {
@@ -31,7 +31,7 @@ typedef struct {
  *  state until stationary. pt is filled (pt->s owned by pt: lbmc_occ_meanfield_free);
  *  pt->settled = 0 with pt->note saying why when it does not settle. Deterministic, no
  *  randomness. Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occ_ops *ops,
+lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops *ops,
                                   lbmc_occ_mf_point *pt);
 void lbmc_occ_meanfield_free(lbmc_occ_mf_point *pt);
 

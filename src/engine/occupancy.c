@@ -24,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/ticks.h"
+#include "../system/occ_policy.h"
+#include "../system/policy.h"
 #include "lbmc/rng.h"
 #include "occ_meanfield.h"
-#include "occ_policy.h"
-#include "policy.h"
-#include "ticks.h"
 
 /* G arrays of pools with unlimited buffers start with this many levels (doubling). */
 #define LBMC_OCC_CAP0 64
@@ -58,7 +58,7 @@ static int lbmc_occ_linear(const lbmc_model *m, int j)
 
 static int lbmc_occ_applies(const lbmc_model *m, char *why, size_t len)
 {
-  const lbmc_occ_ops *ops = lbmc_occ_ops_find(m->policy);
+  const lbmc_occupancy_ops *ops = m->policy->occupancy;
   if (!ops) {
     snprintf(why, len, "%s %s", m->policy_text,
              m->policy->needs_workload ? "reads workloads" : "has no occupancy form");
@@ -77,8 +77,9 @@ static int lbmc_occ_applies(const lbmc_model *m, char *why, size_t len)
       return 0;
     }
   }
-  if (m->n > LBMC_OCC_MAX_N) {
-    snprintf(why, len, "n = %ld exceeds the occupancy engine's limit %lld", m->n, LBMC_OCC_MAX_N);
+  if (m->n > LBMC_MAX_N) {
+    snprintf(why, len, "n = %lld exceeds the occupancy engine's limit %lld", (long long)m->n,
+             LBMC_MAX_N);
     return 0;
   }
   return ops->applies ? ops->applies(m, why, len) : 1;
@@ -159,7 +160,7 @@ static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_custome
   st->area_q = calloc(st->J, sizeof *st->area_q);
   st->area_tail = calloc((size_t)st->J * st->K, sizeof *st->area_tail);
   if (!st->area_q || !st->area_tail) err = LBMC_ERR_MEMORY;
-  st->ops = lbmc_occ_ops_find(m->policy);
+  st->ops = m->policy->occupancy;
   if (!err && st->ops->create) err = st->ops->create(st, &st->pw);
   if (err) {
     lbmc_occ_destroy((void **)&o);
@@ -181,7 +182,7 @@ static lbmc_err lbmc_occ_set_init(void *ws, lbmc_init_kind init, char *note, siz
     o->counts = malloc(sizeof *o->counts * (o->mf.levels ? o->mf.levels : 1));
     if (!o->counts) return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
   }
-  if (note) snprintf(note, len, "%s", o->mf.note);
+  if (note && !o->mf.settled) snprintf(note, len, "%s", o->mf.note); /* started empty */
   return LBMC_SUCCESS;
 }
 
@@ -432,6 +433,18 @@ static void lbmc_occ_set_histograms(void *ws, uint64_t *sojourn, uint64_t *wait)
   (void)wait;
 }
 
+static lbmc_err lbmc_occ_mixture_create(const void *ws, lbmc_mixture **mx)
+{
+  const lbmc_occ_state *st = &((const lbmc_occ *)ws)->st;
+  double mu1[LBMC_MAX_POOLS];
+  int L[LBMC_MAX_POOLS];
+  for (uint32_t j = 0; j < st->J; j++) {
+    mu1[j] = st->pool[j].mu1;
+    L[j] = (int)st->pool[j].L;
+  }
+  return lbmc_mixture_create((int)st->J, mu1, L, mx);
+}
+
 static void lbmc_occ_set_mixture(void *ws, lbmc_mixture *mix) { ((lbmc_occ *)ws)->st.mix = mix; }
 static int lbmc_occ_overflowed(const void *ws) { return ((const lbmc_occ *)ws)->st.overflow; }
 static double lbmc_occ_time(const void *ws) { return ((const lbmc_occ *)ws)->st.t; }
@@ -442,6 +455,8 @@ const lbmc_engine_type lbmc_engine_occupancy = {
     .summary = "counts of servers per pool and level (exponential service, policies that treat "
                "a pool's servers alike): event cost and memory independent of n, n <= 10^12",
     .kind = LBMC_ENGINE_OCCUPANCY,
+    .cap_max = LBMC_MAX_CUSTOMERS,
+    .cap_default_max = LBMC_MAX_CUSTOMERS, /* counts: memory does not grow with customers */
     .applies = lbmc_occ_applies,
     .create = lbmc_occ_create,
     .destroy = lbmc_occ_destroy,
@@ -451,5 +466,6 @@ const lbmc_engine_type lbmc_engine_occupancy = {
     .overflowed = lbmc_occ_overflowed,
     .time = lbmc_occ_time,
     .set_init = lbmc_occ_set_init,
+    .mixture_create = lbmc_occ_mixture_create,
     .set_mixture = lbmc_occ_set_mixture,
 };

@@ -180,10 +180,10 @@ const char *lbmc_jp_suggest(const char *word, const char *const *keys, int n)
 
 static lbmc_err lbmc_jp_unknown(const lbmc_jp *c, const yaml_node_t *knode, const char *path,
                                 const char *word, const lbmc_jp_key *keys, int nkeys,
-                                const char *(*hint)(const char *key))
+                                const char *(*hint)(const char *key, char *buf, size_t len))
 {
-  const char *names[32], *close, *elsewhere = hint ? hint(word) : NULL;
-  char allowed[512] = "", extra[160] = "";
+  char allowed[512] = "", extra[160] = "", where[128];
+  const char *names[32], *close, *elsewhere = hint ? hint(word, where, sizeof where) : NULL;
   for (int i = 0; i < nkeys && i < 32; i++) {
     size_t len = strlen(allowed);
     names[i] = keys[i].key;
@@ -234,7 +234,7 @@ static lbmc_err lbmc_jp_not_mapping(const lbmc_jp *c, const yaml_node_t *map, co
 }
 
 lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc_jp_key *keys,
-                      int nkeys, const char *(*hint)(const char *key))
+                      int nkeys, const char *(*hint)(const char *key, char *buf, size_t len))
 {
   int seen[32] = {0}; /* line where each key was given */
   const int named_at = c->key_line > 0 ? c->key_line : lbmc_jp_line(map);
@@ -265,16 +265,16 @@ lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc
                           seen[k]);
     seen[k] = lbmc_jp_line(knode);
     c->key_line = seen[k];
-    LBMC_CHECK(keys[k].read(c, vnode));
+    LBMC_CHECK(lbmc_jp_read(c, keys[k].row, vnode));
   }
   for (int k = 0; k < nkeys; k++)
-    if (keys[k].required && !seen[k]) {
+    if (keys[k].row->need && !seen[k]) {
       if (!*path)
         return lbmc_jp_fail(c, LBMC_ERR_ARG, 0, NULL,
                             "the key '%s' is required at the top level (%s)", keys[k].key,
-                            keys[k].what);
+                            keys[k].row->need);
       return lbmc_jp_fail(c, LBMC_ERR_ARG, named_at, path, "the key '%s' is required (%s)",
-                          keys[k].key, keys[k].what);
+                          keys[k].key, keys[k].row->need);
     }
   return LBMC_SUCCESS;
 }

@@ -1,3 +1,6 @@
+/* The results of a run in memory (results.h): creation with every value missing
+ * (NaN, -1), a point's parameters from its model, replicas, the reduction of a point
+ * to its estimates, copies between results objects. */
 #include "results.h"
 
 #include <math.h>
@@ -90,6 +93,11 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
   snprintf(p->policy_name, sizeof p->policy_name, "%s", lbmc_model_policy_name(m));
   snprintf(p->sampling, sizeof p->sampling, "%s", lbmc_model_sampling(m));
   snprintf(p->stale, sizeof p->stale, "%s", lbmc_model_stale(m));
+  {
+    const char *engine = lbmc_run_engine(m, o, NULL, 0); /* checked with the job: not NULL */
+    snprintf(p->engine, sizeof p->engine, "%s", engine ? engine : "");
+  }
+  snprintf(p->init, sizeof p->init, "%s", lbmc_init_kind_names[o->init]);
   for (int j = 0; j < res->J; j++) {
     p->beta[j] = lbmc_model_beta(m, j);
     p->mu[j] = lbmc_model_mu(m, j);

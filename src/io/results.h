@@ -18,6 +18,8 @@ typedef struct {
   long n, d, routers, batches, replicas;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];
+  char engine[16]; /* the engine that simulates it: occupancy, servers or general */
+  char init[16];   /* how its replicas start: empty or meanfield */
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;
@@ -57,6 +59,49 @@ typedef struct {
 /** Speed list of point i, pool j (LBMC_MAX_RATES entries). */
 #define LBMC_RES_MU_K(res, i, j) ((res)->mu_k + ((size_t)(i) * (res)->J + (j)) * LBMC_MAX_RATES)
 
+/* ---- the /points columns (results_columns.c) ---- */
+
+/** Type of a column in the file. */
+typedef enum { LBMC_COL_I64, LBMC_COL_F64, LBMC_COL_STR } lbmc_col_type;
+/** Shape of a column: P, P x J, or P x J x L (L: the longest speed list, see slots). */
+typedef enum { LBMC_COL_POINT, LBMC_COL_POOL, LBMC_COL_POOL_RATES } lbmc_col_shape;
+/** C type of the values in memory; a status is written as its name. */
+typedef enum {
+  LBMC_FIELD_LONG,
+  LBMC_FIELD_INT,
+  LBMC_FIELD_DOUBLE,
+  LBMC_FIELD_CHARS,
+  LBMC_FIELD_STATUS
+} lbmc_field_kind;
+/** Where the values live: a field of lbmc_point_info, or an lbmc_results array. */
+typedef enum {
+  LBMC_STORE_POINT,
+  LBMC_STORE_SERVICE,
+  LBMC_STORE_SLOTS,
+  LBMC_STORE_MU_K
+} lbmc_field_store;
+
+/** One dataset of /points. */
+typedef struct {
+  const char *name;
+  lbmc_col_type type;
+  lbmc_col_shape shape;
+  lbmc_field_kind kind;
+  lbmc_field_store store;
+  size_t offset;           /* LBMC_STORE_POINT: offset of the field in lbmc_point_info */
+  size_t size;             /* bytes of one value (a string's capacity) */
+  int optional;            /* absent from files written before it existed */
+  const char *units;       /* "1", "time", "1/time" */
+  const char *description; /* NULL: built by the writer (policy_name: the registry) */
+} lbmc_point_column;
+
+/** Number of /points columns and column i, in the order they are written. */
+int lbmc_point_columns(void);
+const lbmc_point_column *lbmc_point_column_get(int i);
+/** The value of column c at point i, pool j (0 for LBMC_COL_POINT), speed k (0 unless
+ *  LBMC_COL_POOL_RATES): a pointer to its C type (lbmc_field_kind). */
+void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k);
+
 /** Allocate for P points of J pools, K tail levels, Rmax replica slots; values NaN.
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **res);
@@ -86,9 +131,21 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
  *  else of res). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out);
 
-/** Write the results to `path` atomically: a temporary file in the same directory,
- *  then rename. Errors: LBMC_ERR_HDF5, LBMC_ERR_FILE. */
+/** Write the results to `path` atomically: a temporary file in the same directory
+ *  (PATH.tmp.PID), then rename; on failure the temporary is removed. After the rename,
+ *  temporaries of `path` left by processes no longer running on this host are removed
+ *  (lbmc_results_remove_stale). Errors: LBMC_ERR_HDF5, LBMC_ERR_FILE (naming the
+ *  system error, and for a file lock the remedy: lbmc_h5_file_error). */
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path);
+/** Before computing anything: create an HDF5 file next to `path` (PATH.probe.PID) and
+ *  remove it, so that a directory where HDF5 cannot write or lock files is reported
+ *  now, not after the run. Errors: LBMC_ERR_FILE, as lbmc_results_write. */
+lbmc_err lbmc_results_probe(const char *path);
+/** Remove the temporaries of `path` (PATH.tmp.PID, PATH.probe.PID) whose process PID is
+ *  not running on this host (kill(PID, 0) fails with ESRCH), saying so on stderr. A
+ *  process of another host sharing the directory cannot be seen: its temporaries are
+ *  removed only if its PID is not in use here. */
+void lbmc_results_remove_stale(const char *path);
 /** Read a results file. Errors: LBMC_ERR_FILE (not an lbmc results file, with the
  *  reason), LBMC_ERR_HDF5. */
 lbmc_err lbmc_results_read(const char *path, lbmc_results **res);

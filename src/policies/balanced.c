@@ -8,22 +8,15 @@
  * (k_j = servers of pool j already drawn), then a uniform undrawn server of pool j. */
 #include <stdlib.h>
 
-#include "../engine/occ_policy.h"
-#include "../engine/policy.h"
+#include "../system/occ_policy.h"
+#include "../system/policy.h"
+#include "occ_laws.h"
 #include "sample.h"
 
 typedef struct {
   uint32_t *drawn; /* J x c: local indices drawn in each pool, ascending */
   uint32_t k[LBMC_MAX_POOLS];
 } lbmc_balanced_ws;
-
-static lbmc_err lbmc_balanced_check(const lbmc_model *m)
-{
-  if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: c = %ld exceeds n = %ld; allowed: 1 <= c <= n",
-                      m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
-  return LBMC_SUCCESS;
-}
 
 static lbmc_err lbmc_balanced_create(const lbmc_state *st, void **ws)
 {
@@ -88,19 +81,7 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
   return best;
 }
 
-const lbmc_policy_type lbmc_policy_balanced = {
-    .name = "balanced",
-    .param = LBMC_PARAM_REQUIRED,
-    .param_name = "c",
-    .summary = "sample c distinct servers with probability proportional to mu, join the fewest "
-               "customers (2c messages)",
-    .check = lbmc_balanced_check,
-    .create = lbmc_balanced_create,
-    .destroy = lbmc_balanced_destroy,
-    .route = lbmc_balanced_route,
-};
-
-/* ---- Occupancy form (issue 10, src/engine/occ_policy.h) ----
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
  * The same draws on positions: pool j with probability (N_j - k_j) mu_j / sum, then a
  * position uniform among the pool's undrawn ones, whose level follows from the counts
  * (class weight mu_j x_j(k), without replacement); ties by reservoir choice. */
@@ -178,10 +159,24 @@ static void lbmc_balanced_occ_law(const lbmc_occ_mf *mf, double *p)
   lbmc_occ_law_min_of(mf, mf->m->mu, (double)mf->m->param, 0, p);
 }
 
-const lbmc_occ_ops lbmc_occ_balanced = {
-    .policy = &lbmc_policy_balanced,
+static const lbmc_occupancy_ops lbmc_balanced_occupancy = {
     .create = lbmc_balanced_occ_create,
     .destroy = lbmc_balanced_occ_destroy,
     .route = lbmc_balanced_occ_route,
     .law = lbmc_balanced_occ_law,
+};
+
+const lbmc_policy_type lbmc_policy_balanced = {
+    .name = "balanced",
+    .param = LBMC_PARAM_REQUIRED,
+    .param_name = "c",
+    .param_le_n = 1,
+    .summary = "sample c distinct servers with probability proportional to mu, join the fewest "
+               "customers (2c messages)",
+    .messages = "2c per arrival (c queries, c replies)",
+    .messages_per_arrival = "2*d",
+    .occupancy = &lbmc_balanced_occupancy,
+    .create = lbmc_balanced_create,
+    .destroy = lbmc_balanced_destroy,
+    .route = lbmc_balanced_route,
 };

@@ -8,8 +8,9 @@
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
 
-#include "../engine/occ_policy.h"
-#include "../engine/policy.h"
+#include "../system/occ_policy.h"
+#include "../system/policy.h"
+#include "occ_laws.h"
 
 typedef struct {
   uint32_t *perm;  /* n */
@@ -101,18 +102,7 @@ static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
   return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
 }
 
-const lbmc_policy_type lbmc_policy_jsq_full = {
-    .name = "jsq",
-    .param = LBMC_PARAM_NONE,
-    .summary = "join the shortest queue over all n servers (2n messages; a reference)",
-    .create = lbmc_jsq_create,
-    .destroy = lbmc_jsq_destroy,
-    .reset = lbmc_jsq_reset,
-    .route = lbmc_jsq_route,
-    .on_change = lbmc_jsq_on_change,
-};
-
-/* ---- Occupancy form (issue 10, src/engine/occ_policy.h) ----
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
  * The lowest occupied level k0 = min_j low_j (kept by the engine in O(1) per event);
  * pool j with probability proportional to its servers at k0. */
 
@@ -137,8 +127,22 @@ static lbmc_occ_class lbmc_jsq_occ_route(lbmc_occ_state *st, void *ws, uint32_t 
   return c;
 }
 
-const lbmc_occ_ops lbmc_occ_jsq_full = {
-    .policy = &lbmc_policy_jsq_full,
+static const lbmc_occupancy_ops lbmc_jsq_full_occupancy = {
     .route = lbmc_jsq_occ_route,
     .law = lbmc_occ_law_lowest,
+};
+
+const lbmc_policy_type lbmc_policy_jsq_full = {
+    .name = "jsq",
+    .param = LBMC_PARAM_NONE,
+    .reports_n = 1,
+    .summary = "join the shortest queue over all n servers (2n messages; a reference)",
+    .messages = "2n per arrival (n queries, n replies)",
+    .messages_per_arrival = "2*d",
+    .occupancy = &lbmc_jsq_full_occupancy,
+    .create = lbmc_jsq_create,
+    .destroy = lbmc_jsq_destroy,
+    .reset = lbmc_jsq_reset,
+    .route = lbmc_jsq_route,
+    .on_change = lbmc_jsq_on_change,
 };

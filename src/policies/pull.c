@@ -6,7 +6,7 @@
  * list (section 6.1 of the first paper; L_j = 1, the plain model: a message when the
  * server becomes idle). A router holding messages sends the customer to the server of
  * one of them, chosen uniformly, and destroys it; a router holding none sends it to a
- * server chosen uniformly among all n. Option stale (SPEC section 2):
+ * server chosen uniformly among all n. Option stale (docs/model.md, "Policies"):
  *   withdraw: a server hit that way while it has idleness withdraws one of its
  *             messages from the router holding it (one more message, counted also as a
  *             withdrawal), so a server's messages always equal its idleness;
@@ -18,10 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/fenwick.h"
 #include "../core/sampler.h"
-#include "../engine/fenwick.h"
-#include "../engine/occ_policy.h"
-#include "../engine/policy.h"
+#include "../system/occ_policy.h"
+#include "../system/policy.h"
+#include "occ_laws.h"
 
 typedef struct {
   uint32_t server;
@@ -164,20 +165,8 @@ static void lbmc_pull_on_idle(lbmc_state *st, void *ws, uint32_t s)
   st->c.messages++;
 }
 
-const lbmc_policy_type lbmc_policy_pull = {
-    .name = "pull",
-    .param = LBMC_PARAM_NONE,
-    .summary = "PULL: servers send pull-messages to routers when their idleness grows (1 "
-               "message per customer); --routers and --stale apply",
-    .uses_stale = 1,
-    .create = lbmc_pull_create,
-    .destroy = lbmc_pull_destroy,
-    .reset = lbmc_pull_reset,
-    .route = lbmc_pull_route,
-    .on_idle = lbmc_pull_on_idle,
-};
-
-/* ---- Occupancy form (issue 10, src/engine/occ_policy.h) ----
+/* jiq (join-idle-queue, Lu et al. 2011): pull with stale keep. */
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
  * With stale: withdraw every message names a server with idleness and a server's
  * messages equal its idleness. With R = 1 the router's messages are therefore the idle
  * slots of the counts themselves (so keep, jiq, gives the same chain: a message is only
@@ -368,8 +357,7 @@ static void lbmc_pull_occ_law(const lbmc_occ_mf *mf, double *p)
     }
 }
 
-const lbmc_occ_ops lbmc_occ_pull = {
-    .policy = &lbmc_policy_pull,
+static const lbmc_occupancy_ops lbmc_pull_occupancy = {
     .applies = lbmc_pull_occ_applies,
     .create = lbmc_pull_occ_create,
     .destroy = lbmc_pull_occ_destroy,
@@ -377,4 +365,27 @@ const lbmc_occ_ops lbmc_occ_pull = {
     .route = lbmc_pull_occ_route,
     .on_idle = lbmc_pull_occ_on_idle,
     .law = lbmc_pull_occ_law,
+};
+
+static const lbmc_policy_alias lbmc_pull_aliases[] = {
+    {"jiq", "pull with --stale keep (join-idle-queue)", LBMC_STALE_KEEP},
+    {NULL, NULL, -1},
+};
+
+const lbmc_policy_type lbmc_policy_pull = {
+    .name = "pull",
+    .aliases = lbmc_pull_aliases,
+    .param = LBMC_PARAM_NONE,
+    .summary = "PULL: servers send pull-messages to routers when their idleness grows (1 "
+               "message per customer); --routers and --stale apply",
+    .messages = "1 per pull-message (sent when a server's idleness grows) and 1 per withdrawal; "
+                "the initial messages are not counted",
+    .messages_per_arrival = "1",
+    .uses_stale = 1,
+    .occupancy = &lbmc_pull_occupancy,
+    .create = lbmc_pull_create,
+    .destroy = lbmc_pull_destroy,
+    .reset = lbmc_pull_reset,
+    .route = lbmc_pull_route,
+    .on_idle = lbmc_pull_on_idle,
 };

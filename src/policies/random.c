@@ -1,6 +1,8 @@
-/* random: a server chosen uniformly among all n; no messages (SPEC section 2). */
-#include "../engine/occ_policy.h"
-#include "../engine/policy.h"
+/* random: a server chosen uniformly among all n; no messages (docs/model.md,
+ * "Policies"). */
+#include "../system/occ_policy.h"
+#include "../system/policy.h"
+#include "occ_laws.h"
 
 static uint32_t lbmc_random_route(lbmc_state *st, void *ws, uint32_t r)
 {
@@ -9,14 +11,7 @@ static uint32_t lbmc_random_route(lbmc_state *st, void *ws, uint32_t r)
   return lbmc_uint(st->s_route, st->n);
 }
 
-const lbmc_policy_type lbmc_policy_random = {
-    .name = "random",
-    .param = LBMC_PARAM_NONE,
-    .summary = "a server chosen uniformly among all n (0 messages)",
-    .route = lbmc_random_route,
-};
-
-/* ---- Occupancy form (issue 10, src/engine/occ_policy.h): a uniform position ---- */
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h): a uniform position ---- */
 
 static lbmc_occ_class lbmc_random_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
 {
@@ -30,8 +25,17 @@ static void lbmc_random_occ_law(const lbmc_occ_mf *mf, double *p)
   lbmc_occ_law_min_of(mf, NULL, 1, 0, p);
 }
 
-const lbmc_occ_ops lbmc_occ_random = {
-    .policy = &lbmc_policy_random,
+static const lbmc_occupancy_ops lbmc_random_occupancy = {
     .route = lbmc_random_occ_route,
     .law = lbmc_random_occ_law,
+};
+
+const lbmc_policy_type lbmc_policy_random = {
+    .name = "random",
+    .param = LBMC_PARAM_NONE,
+    .summary = "a server chosen uniformly among all n (0 messages)",
+    .messages = "0",
+    .messages_per_arrival = "0",
+    .occupancy = &lbmc_random_occupancy,
+    .route = lbmc_random_route,
 };

@@ -1,8 +1,14 @@
-/* Private: sampling helpers shared by policies. */
+/* Private: what the policies that sample servers share (jsq(d), lwl(d), balanced(c),
+ * and the occupancy forms of jsq(d) and balanced(c)): the draw of distinct servers and
+ * the workspace that holds them. */
 #ifndef LBMC_SAMPLE_H
 #define LBMC_SAMPLE_H
 
-#include "../engine/state.h"
+#include <stdlib.h>
+
+#include "../system/occ_state.h"
+#include "../system/policy.h"
+#include "../system/state.h"
 
 /** Draw the r-th (0-based) element of {0 .. } that is not in sorted[0 .. m), where r
  *  is uniform on {0 .. size-m-1}, and insert it into sorted. O(m). Returns the value.
@@ -19,6 +25,43 @@ static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_
   for (uint32_t k = m; k > i; k--) sorted[k] = sorted[k - 1];
   sorted[i] = v;
   return v;
+}
+
+/** The same for the occupancy forms (src/system/occ_state.h): positions among up to
+ *  10^12 servers, 64-bit, drawn exactly from 52 random bits (lbmc_occ_uint). The m-th
+ *  call (m = 0, 1, ...) returns a position uniform among those of {0 .. size-1} not in
+ *  sorted[0 .. m) and inserts it there (ascending). O(m). (Kept apart from the 32-bit
+ *  form: the per-server policies draw with lbmc_uint, and their streams must not
+ *  change.) */
+static inline uint64_t lbmc_occ_draw_distinct(lbmc_stream *s, uint64_t size, uint64_t *sorted,
+                                              uint32_t m)
+{
+  uint64_t v = lbmc_occ_uint(s, size - m);
+  uint32_t i = 0;
+  while (i < m && sorted[i] <= v) {
+    v++;
+    i++;
+  }
+  for (uint32_t k = m; k > i; k--) sorted[k] = sorted[k - 1];
+  sorted[i] = v;
+  return v;
+}
+
+/** The workspace of a policy that samples d = st->m->param servers: the array of the
+ *  drawn servers (d entries), itself. */
+static inline lbmc_err lbmc_sample_create(const lbmc_state *st, void **ws)
+{
+  uint32_t *sorted = malloc(sizeof *sorted * (size_t)st->m->param);
+  if (!sorted)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "%s(%s): out of memory", st->pol->name, st->pol->param_name);
+  *ws = sorted;
+  return LBMC_SUCCESS;
+}
+
+static inline void lbmc_sample_destroy(void **ws)
+{
+  free(*ws);
+  *ws = NULL;
 }
 
 #endif

@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/occupancy.h"
 #include "harness.h"
 
 typedef struct {
@@ -130,7 +129,7 @@ static int ec_case(json_t *c, long idx, const ec_opts *o, th_tally *t)
   lbmc_model *m = NULL;
   lbmc_run_options ro;
   th_result r;
-  char tag[96], why[256];
+  char tag[96], why[512];
   int swapped;
   double lambda_total = ec_num(json_object_get(in, "lambda"));
   if (ec_model(in, o, &m, &swapped)) return 1;
@@ -138,16 +137,17 @@ static int ec_case(json_t *c, long idx, const ec_opts *o, th_tally *t)
     lbmc_model_destroy(&m);
     return 0;
   }
-  if (o->occupancy && !lbmc_engine_occupancy.applies(m, why, sizeof why)) {
-    printf("case #%ld: the occupancy engine does not apply (%s): left out\n", idx, why);
+  lbmc_run_options_default(&ro);
+  ro.engine =
+      o->occupancy ? LBMC_ENGINE_OCCUPANCY : (o->general ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO);
+  if (o->occupancy && !lbmc_run_engine(m, &ro, why, sizeof why)) {
+    printf("case #%ld: %s: left out\n", idx, why);
     lbmc_model_destroy(&m);
     return 0;
   }
-  lbmc_run_options_default(&ro);
   ro.confidence = EC_CONFIDENCE;
   ro.time = o->arrivals / lambda_total;
   ro.warmup = 0.05 * ro.time;
-  ro.general_engine = o->general;
   if (th_simulate(m, &ro, idx, o->replicas, EC_SEED, &r)) return 1;
   snprintf(tag, sizeof tag, "#%ld %s %s%s%s R=%ld", idx,
            json_string_value(json_object_get(in, "pools_spec")), lbmc_model_policy(m),
@@ -208,7 +208,6 @@ int main(int argc, char **argv)
     return 2;
   }
   cases = json_object_get(root, "cases");
-  th_use_occupancy(o.occupancy);
   printf(
       "%zu cases, %ld replicas each, ~%.3g arrivals per replica, %.0f%% intervals, %s engine%s\n",
       json_array_size(cases), o.replicas, o.arrivals, 100 * EC_CONFIDENCE,

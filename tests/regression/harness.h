@@ -25,10 +25,18 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
                 long seed, th_result *res);
 void th_result_free(th_result *res);
 
-/** From now on th_simulate runs the occupancy engine (occ_harness.h) instead of
- *  lbmc_replica_run, with the same options (issue 10, phase 1: before run options
- *  choose engines). */
-void th_use_occupancy(int on);
+/** th_simulate that also copies the replicas' start note (lbmc_replica_init_note) into
+ *  note[len] (note may be NULL). */
+int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
+                      long seed, th_result *res, char *note, size_t len);
+
+/** The engine of th_simulate when the options leave it to auto: TH_PER_SERVER (the
+ *  default: the servers engine where it applies, else the general one, so that the
+ *  tests written for the per-server engines keep testing them), or an engine kind
+ *  (LBMC_ENGINE_OCCUPANCY: every test through the occupancy engine; LBMC_ENGINE_AUTO:
+ *  as lbmc sim chooses). */
+#define TH_PER_SERVER (-1)
+void th_use_engine(int kind);
 
 /** A set-up model from "beta:mu:buffer,..." pools (buffer an integer or inf) and a
  *  policy text; exits the test program with status 2 on bad input. */

@@ -255,7 +255,7 @@ static int kv_pull_example(void)
 int main(int argc, char **argv)
 {
   const char *t = argc > 1 ? argv[1] : "";
-  th_use_occupancy(argc > 2 && strcmp(argv[2], "--occupancy") == 0);
+  if (argc > 2 && strcmp(argv[2], "--occupancy") == 0) th_use_engine(LBMC_ENGINE_OCCUPANCY);
   if (strcmp(t, "erlang-b") == 0) return kv_erlang();
   if (strcmp(t, "mm1") == 0) return kv_mm1();
   if (strcmp(t, "mm1b") == 0) return kv_mm1b();

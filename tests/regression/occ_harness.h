@@ -1,24 +1,22 @@
-/* Regression-test harness for the occupancy engine (issue 10), phase 1: replicas run
- * by calling the engines directly (the occupancy engine's table, or the per-server
- * engines of src/engine/engine.h for comparisons), with the same stream numbering,
- * warm-up, tick sums and metrics as lbmc_replica_run, and results in the th_result of
- * harness.h so that th_compare / th_family judge them. */
+/* Regression-test harness for the occupancy engine (issue 10): replicas through the
+ * replica driver (lbmc_replica_run, as lbmc sim and lbmc run), with the engine, the
+ * start and the runaway cap chosen per test, results in the th_result of harness.h so
+ * that th_compare / th_family judge them. */
 #ifndef LBMC_OCC_HARNESS_H
 #define LBMC_OCC_HARNESS_H
 
-#include "engine/occupancy.h"
+#include <stdint.h>
+
 #include "harness.h"
 
-typedef enum { OH_OCCUPANCY = 0, OH_SERVERS, OH_GENERAL } oh_engine;
-
 typedef struct {
-  oh_engine engine;
-  double warmup, time; /* discarded and measured time */
-  long K;              /* tail levels */
+  lbmc_engine_kind engine; /* LBMC_ENGINE_OCCUPANCY, or a per-server engine to compare */
+  double warmup, time;     /* discarded and measured time */
+  long K;                  /* tail levels */
   long replicas, point, seed;
-  lbmc_init_kind init; /* occupancy engine only */
+  lbmc_init_kind init; /* how replicas start */
   double confidence;   /* interval level */
-  uint64_t cap;        /* runaway cap; 0: 1000 n + 100000 */
+  uint64_t cap;        /* runaway cap; 0: the engine's default */
   double runaway_fraction;
 } oh_conf;
 
@@ -27,13 +25,8 @@ typedef struct {
 void oh_conf_default(oh_conf *c);
 
 /** Simulate c->replicas replicas of m; res as th_simulate (status unstable by the
- *  rules of lbmc_point_unstable). note[len] receives the engine's init note. Returns 0,
- *  or 1 on failure (message printed). */
+ *  rules of lbmc_point_unstable). note[len] receives the replicas' start note
+ *  (lbmc_replica_init_note). Returns 0, or 1 on failure (message printed). */
 int oh_simulate(const lbmc_model *m, const oh_conf *c, th_result *res, char *note, size_t len);
-
-/** th_model for n beyond the per-server limit (the occupancy engine's 10^12): the
- *  model is built at a small n and n is then set directly. */
-lbmc_model *oh_model(long long n, double lambda, const char *pools, const char *policy,
-                     long routers);
 
 #endif

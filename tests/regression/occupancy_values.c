@@ -42,7 +42,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/model_impl.h"
 #include "lbmc/stats.h"
 #include "occ_harness.h"
 
@@ -69,9 +68,9 @@ static lbmc_model *ov_model(const ov_system *s)
 {
   lbmc_model *m = th_model(s->n, s->lambda, s->pools, s->policy, s->routers);
   if (s->sampling && lbmc_model_set_sampling(m, s->sampling)) exit(2);
-  for (int j = 0; s->nrates > 1 && j < m->J; j++) {
+  for (int j = 0; s->nrates > 1 && j < lbmc_model_pools(m); j++) {
     double r[LBMC_MAX_RATES];
-    for (int k = 0; k < s->nrates; k++) r[k] = (k + 1) * m->mu[j];
+    for (int k = 0; k < s->nrates; k++) r[k] = (k + 1) * lbmc_model_mu(m, j);
     if (lbmc_model_set_rates(m, j, s->nrates, r)) exit(2);
   }
   if (lbmc_model_setup(m)) exit(2);
@@ -136,16 +135,12 @@ static int ov_equivalence(int control)
     c.point = g;
     c.seed = OV_SEED;
     c.K = 5;
-    if (control) { /* the occupancy side simulates a load 3% higher */
-      m->lambda *= 1.03;
-      if (lbmc_model_setup(m)) return 1;
-    }
+    if (control) /* the occupancy side simulates a load 3% higher */
+      if (lbmc_model_set_lambda(m, 1.03 * grid[g].lambda) || lbmc_model_setup(m)) return 1;
     if (oh_simulate(m, &c, &a, NULL, 0)) return 1;
-    if (control) {
-      m->lambda /= 1.03;
-      if (lbmc_model_setup(m)) return 1;
-    }
-    c.engine = grid[g].nrates > 1 ? OH_GENERAL : OH_SERVERS;
+    if (control)
+      if (lbmc_model_set_lambda(m, grid[g].lambda) || lbmc_model_setup(m)) return 1;
+    c.engine = grid[g].nrates > 1 ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_SERVERS;
     if (oh_simulate(m, &c, &b, NULL, 0)) return 1;
     snprintf(tag, sizeof tag, "#%d n=%ld %s %s R=%ld%s", g, grid[g].n, grid[g].pools,
              lbmc_model_policy(m), grid[g].routers, grid[g].nrates > 1 ? " mu_k" : "");
@@ -192,7 +187,7 @@ static int ov_jsq_large(void)
   const double lam = 0.9;
   double sojourn = 0;
   int bad = 0;
-  lbmc_model *m = oh_model(100000000LL, lam, "1:1:inf", "jsq(2)", 1);
+  lbmc_model *m = th_model(100000000L, lam, "1:1:inf", "jsq(2)", 1);
   th_result r;
   for (int i = 1; i < 30; i++) sojourn += pow(lam, pow(2, i) - 2);
   if (ov_meanfield_run(m, 0.25, 0.5, &r)) return 1;
@@ -207,7 +202,7 @@ static int ov_jsq_large(void)
 static int ov_pull_large(void)
 {
   const double a = 5 + sqrt(29.0), mu[2] = {2, 1.0 / 3};
-  lbmc_model *m = oh_model(1000000000LL, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
+  lbmc_model *m = th_model(1000000000L, 1.0, "0.5:2:inf,0.5:0.3333333333333333:inf", "pull", 1);
   th_result r;
   int bad = 0;
   if (ov_meanfield_run(m, 0.01, 0.04, &r)) return 1;
@@ -419,7 +414,7 @@ static int ov_quantiles(void)
  * largest |tail_k - lambda^(2^k-1)|, overflowed} to fd. */
 static void ov_memory_child(long long n, int fd)
 {
-  lbmc_model *m = oh_model(n, 0.9, "1:1:inf", "jsq(2)", 1);
+  lbmc_model *m = th_model((long)n, 0.9, "1:1:inf", "jsq(2)", 1);
   oh_conf c;
   th_result r;
   struct rusage ru;

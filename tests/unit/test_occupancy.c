@@ -9,14 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fenwick.h"
 #include "core/sampler.h"
+#include "core/ticks.h"
 #include "engine/engine.h"
-#include "engine/fenwick.h"
 #include "engine/occ_meanfield.h"
-#include "engine/occ_policy.h"
 #include "engine/occupancy.h"
-#include "engine/ticks.h"
 #include "lbmc/rng.h"
+#include "lbmc/sim.h"
+#include "policies/occ_laws.h"
+#include "stats/mixture.h"
+#include "system/occ_policy.h"
 #include "unit.h"
 
 #define NDRAW 200000
@@ -47,7 +50,7 @@ static lbmc_model *oc_model(const oc_conf *c)
     inf[j] = LBMC_BUFFER_INF;
   }
   CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_n(m, c->n < 1000 ? (long)c->n : 1000) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_set_n(m, c->n) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_lambda(m, c->lambda > 0 ? c->lambda : 0.5) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_set_pools(m, J, c->beta ? c->beta : one, c->mu ? c->mu : one,
                                        c->buffer ? c->buffer : inf) == LBMC_SUCCESS);
@@ -60,7 +63,6 @@ static lbmc_model *oc_model(const oc_conf *c)
   CU_ASSERT_FATAL(lbmc_model_set_routers(m, c->routers ? c->routers : 1) == LBMC_SUCCESS);
   if (c->stale) CU_ASSERT_FATAL(lbmc_model_set_stale(m, c->stale) == LBMC_SUCCESS);
   if (c->sampling) CU_ASSERT_FATAL(lbmc_model_set_sampling(m, c->sampling) == LBMC_SUCCESS);
-  m->n = (long)c->n; /* beyond the per-server limit where asked */
   CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
   return m;
 }
@@ -447,7 +449,7 @@ static void test_common_arrivals(void)
          *b = malloc(sizeof *b * lbmc_tick_width(2, K));
   long diff = 0;
   oc_open(&e, &c, 980, K);
-  CU_ASSERT_FATAL(lbmc_engine_create(e.m, K, UINT64_MAX, 0, &srv) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_engine_create(e.m, K, 0, LBMC_ENGINE_SERVERS, &srv) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_engine_reset(srv, gennum, 777) == LBMC_SUCCESS);
   for (int t = 1; t <= 100; t++) {
     CU_ASSERT_FATAL(lbmc_engine_occupancy.advance(e.ws, 0.3 * t, a) == LBMC_SUCCESS);
@@ -474,10 +476,9 @@ static void test_applies(void)
                {{.n = 10, .policy = "jiq"}, 1, ""},
                {{.n = 10, .policy = "pull", .routers = 2, .nrates = 2}, 0, "speed list and R > 1"},
                {{.n = 10, .policy = "pull", .nrates = 2}, 1, ""},
-               {{.n = 1000000000000LL, .policy = "jsq(2)"}, 1, ""},
-               {{.n = 1000000000001LL, .policy = "jsq(2)"}, 0, "limit"}};
+               {{.n = 1000000000000LL, .policy = "jsq(2)"}, 1, ""}};
   char why[256];
-  for (int i = 0; i < 8; i++) {
+  for (int i = 0; i < 7; i++) {
     lbmc_model *m = oc_model(&cases[i].c);
     int a;
     why[0] = '\0';
@@ -506,7 +507,81 @@ static void test_applies(void)
   }
 }
 
+/* The dispatcher's choice (auto: occupancy, servers, general in turn) and the messages
+ * when the engine asked for does not apply. */
+static void test_choice(void)
+{
+  static const struct {
+    oc_conf c;
+    lbmc_engine_kind kind;
+    const char *engine; /* NULL: none applies */
+    const char *why;    /* in the message */
+  } cases[] = {
+      {{.n = 10, .policy = "jsq(2)"}, LBMC_ENGINE_AUTO, "occupancy", ""},
+      {{.n = 10, .policy = "jsq(2)"}, LBMC_ENGINE_SERVERS, "servers", ""},
+      {{.n = 10, .policy = "jiq", .routers = 2}, LBMC_ENGINE_AUTO, "servers", ""},
+      {{.n = 10, .policy = "lwl(2)"}, LBMC_ENGINE_AUTO, "general", ""},
+      {{.n = 10, .policy = "pull", .nrates = 2}, LBMC_ENGINE_AUTO, "occupancy", ""},
+      {{.n = 10, .policy = "pull", .routers = 2, .nrates = 2}, LBMC_ENGINE_AUTO, "general", ""},
+      {{.n = 10, .policy = "lwl(2)"},
+       LBMC_ENGINE_OCCUPANCY,
+       NULL,
+       "occupancy cannot simulate this model (lwl(2) reads workloads); engines that apply: "
+       "general"},
+      {{.n = 10, .policy = "lwl(2)"}, LBMC_ENGINE_SERVERS, NULL, "engines that apply: general"},
+      {{.n = 3000000000LL, .policy = "jsq(2)"}, LBMC_ENGINE_AUTO, "occupancy", ""},
+      {{.n = 3000000000LL, .policy = "jsq(2)"},
+       LBMC_ENGINE_SERVERS,
+       NULL,
+       "per-server limit of 2147483647 servers"},
+      {{.n = 3000000000LL, .policy = "lwl(2)"}, LBMC_ENGINE_AUTO, NULL, "no engine"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    lbmc_model *m = oc_model(&cases[i].c);
+    lbmc_run_options o;
+    char why[1024];
+    const char *name;
+    lbmc_run_options_default(&o);
+    o.engine = cases[i].kind;
+    name = lbmc_run_engine(m, &o, why, sizeof why);
+    UT_CHECK(cases[i].engine ? name && strcmp(name, cases[i].engine) == 0 && !*why
+                             : !name && strstr(why, cases[i].why),
+             "case %zu (%s, %s): %s, %s", i, cases[i].c.policy,
+             lbmc_engine_kind_names[cases[i].kind], name ? name : "none", why);
+    lbmc_model_destroy(&m);
+  }
+}
+
 /* ---- mixture ---- */
+
+/* Packed bytes: unpacking gives the same counts and quantiles; adding a packed copy
+ * doubles the counts; a cut-short packing is refused. */
+static void test_mixture_bytes(void)
+{
+  const double mu[] = {1.5, 0.25};
+  const int L[] = {2, 1};
+  lbmc_mixture *a = NULL, *b = NULL;
+  unsigned char buf[4096];
+  size_t size, used = 0;
+  CU_ASSERT_FATAL(lbmc_mixture_create(2, mu, L, &a) == LBMC_SUCCESS);
+  for (uint32_t i = 0; i < 200; i++) CU_ASSERT_FATAL(lbmc_mixture_record(a, i % 2, i % 13) == 0);
+  size = lbmc_mixture_packed_size(a);
+  UT_CHECK(size == 8 + 2 * 16 + 8 * (13 + 13), "packed size %zu", size);
+  CU_ASSERT_FATAL(lbmc_mixture_pack(a, buf, sizeof buf) == size);
+  CU_ASSERT_EQUAL(lbmc_mixture_pack(a, buf, size - 1), 0);
+  CU_ASSERT_FATAL(lbmc_mixture_unpack(buf, size, &b, &used) == LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(used, size);
+  UT_CHECK(lbmc_mixture_total(b) == 200, "unpacked total %llu",
+           (unsigned long long)lbmc_mixture_total(b));
+  for (double p = 0.1; p < 1; p += 0.2)
+    UT_CHECK(lbmc_mixture_quantile(a, LBMC_MIX_SOJOURN, p) ==
+                 lbmc_mixture_quantile(b, LBMC_MIX_SOJOURN, p),
+             "quantile %g after a round trip", p);
+  CU_ASSERT_FATAL(lbmc_mixture_add(b, a) == LBMC_SUCCESS);
+  UT_CHECK(lbmc_mixture_total(b) == 400, "total after adding");
+  lbmc_mixture_destroy(&b);
+  CU_ASSERT(lbmc_mixture_unpack(buf, size - 8, &b, NULL) != LBMC_SUCCESS && b == NULL);
+  lbmc_mixture_destroy(&a);
+}
 
 static void test_mixture(void)
 {
@@ -627,7 +702,7 @@ static void test_meanfield(void)
   { /* JSQ(2): tail fractions lambda^(2^k - 1) */
     oc_conf c = {.n = 1000000000, .policy = "jsq(2)", .lambda = 0.9};
     lbmc_model *m = oc_model(&c);
-    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, lbmc_occ_ops_find(m->policy), &pt) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled, "jsq(2): %s", pt.note);
     for (uint32_t k = 1; k <= 6 && pt.settled; k++) {
       double tail = 0;
@@ -642,7 +717,7 @@ static void test_meanfield(void)
     const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3}, a = 5 + sqrt(29.0);
     oc_conf c = {.n = 1000000000, .J = 2, .beta = beta, .mu = mu, .policy = "pull", .lambda = 1};
     lbmc_model *m = oc_model(&c);
-    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, lbmc_occ_ops_find(m->policy), &pt) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled, "pull: %s", pt.note);
     for (uint32_t j = 0; j < 2 && pt.settled; j++)
       UT_CHECK(fabs(1 - pt.s[j * pt.levels] - a / (a + mu[j])) < 1e-8, "pull pool %u busy %.12g",
@@ -653,7 +728,7 @@ static void test_meanfield(void)
   { /* random, M/M/1 queues: s(k) = (1 - rho) rho^k */
     oc_conf c = {.n = 1000, .policy = "random", .lambda = 0.8};
     lbmc_model *m = oc_model(&c);
-    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, lbmc_occ_ops_find(m->policy), &pt) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled, "random: %s", pt.note);
     for (uint32_t k = 0; k < 10 && pt.settled; k++)
       UT_CHECK(fabs(pt.s[k] - 0.2 * pow(0.8, k)) < 1e-8, "random s(%u) = %.12g", k, pt.s[k]);
@@ -664,7 +739,7 @@ static void test_meanfield(void)
     const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
     oc_conf c = {.n = 1000000, .J = 2, .beta = beta, .mu = mu, .policy = "jsq(2)", .lambda = 1};
     lbmc_model *m = oc_model(&c);
-    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, lbmc_occ_ops_find(m->policy), &pt) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(!pt.settled && strstr(pt.note, "unstable"), "jsq(2) example: %s", pt.note);
     lbmc_occ_meanfield_free(&pt);
     lbmc_model_destroy(&m);
@@ -684,7 +759,9 @@ int ut_register_occupancy(void)
       {"state invariants and tick records", test_invariants},
       {"common arrivals with the per-server engine", test_common_arrivals},
       {"which models apply", test_applies},
+      {"engine choice and messages", test_choice},
       {"Erlang mixture: quantiles, pooling, slots", test_mixture},
+      {"Erlang mixture: packed bytes", test_mixture_bytes},
       {"randomised rounding", test_round},
       {"binomial splits up to 10^12", test_split},
       {"mean-field fixed points", test_meanfield},

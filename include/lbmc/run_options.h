@@ -1,0 +1,67 @@
+/* The run settings of a replica (warm-up, measured time, batches, confidence, tail
+ * levels, runaway cap), their defaults and their checks: below the simulator, so
+ * that job files, the command line and the estimators judge a setting alike.
+ * lbmc/sim.h includes this header. */
+#ifndef LBMC_RUN_OPTIONS_H
+#define LBMC_RUN_OPTIONS_H
+
+#include "lbmc/error.h"
+#include "lbmc/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,
+ *  --engine). Names: lbmc_engine_kind_names. */
+typedef enum {
+  LBMC_ENGINE_AUTO = 0, /* the first that applies of occupancy, servers, general */
+  LBMC_ENGINE_SERVERS,  /* per-server exponential race */
+  LBMC_ENGINE_GENERAL,  /* per-server event calendar, general service */
+  LBMC_ENGINE_OCCUPANCY /* counts of servers per pool and level (docs/occupancy.md) */
+} lbmc_engine_kind;
+/** "auto", "servers", "general", "occupancy", indexed by lbmc_engine_kind. */
+extern const char *const lbmc_engine_kind_names[4];
+
+/** How a replica starts (run.init, --init). */
+typedef enum {
+  LBMC_INIT_EMPTY = 0,    /* every server idle at time 0 */
+  LBMC_INIT_MEANFIELD = 1 /* counts rounded from the mean-field fixed point (occupancy
+                             engine; docs/occupancy.md); other engines start empty */
+} lbmc_init_kind;
+/** "empty", "meanfield", indexed by lbmc_init_kind. */
+extern const char *const lbmc_init_kind_names[2];
+
+/** Run settings of a replica. Times are in the model's time unit. */
+typedef struct {
+  double warmup;           /* discarded time before the measured period (>= 0) */
+  int warmup_auto;         /* 1: MSER-5 chooses the warm-up within `time` (at most half) */
+  double time;             /* measured time (with warmup_auto: the whole run) */
+  long batches;            /* batch means per replica, >= 2 */
+  double confidence;       /* level of the intervals, 0 < confidence < 1 */
+  long tail_k;             /* K: tail levels k = 1..K, >= 1 */
+  long long max_customers; /* runaway cap on customers in the system, at most
+                              LBMC_MAX_CUSTOMERS; 0 = default 1000 n + 100000, and at most
+                              2^26 for the engines that hold customers one by one */
+  int engine;              /* an lbmc_engine_kind: LBMC_ENGINE_AUTO, or one engine (e.g.
+                              LBMC_ENGINE_GENERAL to cross-check the servers engine) */
+  int init;                /* an lbmc_init_kind */
+  double runaway_fraction; /* a point is unstable if in most replicas the time-average
+                              customers in the system grew from each quarter of the
+                              measured period to the next by more than this fraction
+                              of the customers admitted (see lbmc_point_unstable) */
+} lbmc_run_options;
+
+/** Defaults: warmup 100, time 1000, batches 20, confidence 0.95, tail_k 10,
+ *  max_customers 0 (default cap), engine auto, init empty, runaway_fraction 0.02. */
+void lbmc_run_options_default(lbmc_run_options *o);
+
+/** Check every setting; `where` prefixes the key names in the messages: "--" names
+ *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
+ *  Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
