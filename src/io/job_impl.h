@@ -86,8 +86,6 @@ const char *lbmc_jp_describe(const yaml_node_t *node);
  *  required" when it is not a usable scalar. */
 lbmc_err lbmc_jp_scalar(const lbmc_jp *c, const yaml_node_t *node, const char *key,
                         const char *what, const char **text);
-/** The key closest to `word` among keys[0..n) if close enough to be a typo, else NULL. */
-const char *lbmc_jp_suggest(const char *word, const char *const *keys, int n);
 
 /** A key of a mapping: its word ("mu") and its input. */
 typedef struct {
