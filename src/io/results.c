@@ -61,6 +61,7 @@ void lbmc_results_destroy(lbmc_results **r)
 {
   if (!r || !*r) return;
   free((*r)->job_text);
+  lbmc_grid_destroy(&(*r)->grid);
   free((*r)->pt);
   free((*r)->values);
   free((*r)->rep_warmup);
@@ -178,6 +179,10 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   long k = 0;
   LBMC_CHECK(lbmc_results_create(n, res->Rmax, res->J, res->K, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
+  if (lbmc_grid_copy(res->grid, &r->grid)) {
+    lbmc_results_destroy(&r);
+    return LBMC_ERR_MEMORY;
+  }
   memcpy(r->lbmc_version, res->lbmc_version, sizeof r->lbmc_version);
   memcpy(r->created, res->created, sizeof r->created);
   memcpy(r->shard, res->shard, sizeof r->shard);

@@ -212,7 +212,8 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
   } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) ==
              LBMC_SUCCESS) {
-    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res)) {
+    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
+        lbmc_grid_read(f, &res->grid)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);
     }

@@ -267,7 +267,8 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
                : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
-       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch);
+       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch) ||
+       lbmc_grid_write(file, res->grid);
   free(scratch);
   if (H5Fclose(file) < 0) rc = 1;
   if (rc) {

@@ -113,6 +113,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k,
                                  &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
+  LBMC_CHECK(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
