@@ -76,10 +76,6 @@ const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v);
  *  file), cut to fit buf (len bytes); "" for a job without axes. */
 void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len);
 
-/** The grid in words, e.g. "grid: n (2) x pools[1].buffer + pools[2].buffer (3 values,
- *  varied together) x policy (2) = 12 points", cut to fit buf (len bytes). */
-void lbmc_job_grid_text(const lbmc_job *job, char *buf, size_t len);
-
 /** Model of grid point p (0 <= p < P), set up (lbmc_model_setup done); caller-owned.
  *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */
 lbmc_err lbmc_job_point_model(const lbmc_job *job, long p, lbmc_model **m);

@@ -108,26 +108,6 @@ void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len)
   }
 }
 
-void lbmc_job_grid_text(const lbmc_job *job, char *buf, size_t len)
-{
-  size_t used = (size_t)snprintf(buf, len, "grid:");
-  for (int d = 0, a = 0; d < job->ndims && used < len; d++) {
-    const int first = a;
-    while (a < job->naxes && job->dim_of[a] == d) a++;
-    used += (size_t)snprintf(buf + used, len - used, "%s", d ? " x" : "");
-    for (int b = first; b < a && used < len; b++)
-      used += (size_t)snprintf(buf + used, len - used, "%s%s", b == first ? " " : " + ",
-                               job->axis[b]->name);
-    if (used < len)
-      used += (size_t)snprintf(buf + used, len - used, " (%ld%s%s%s)", job->axis[first]->count,
-                               a - first > 1 ? " values, varied together" : "",
-                               job->dim_name[d][0] ? " as " : "", job->dim_name[d]);
-  }
-  if (used < len)
-    snprintf(buf + used, len - used, "%s%ld point%s", job->ndims ? " = " : " no axes, ", job->P,
-             job->P == 1 ? "" : "s");
-}
-
 /* "<file>: grid point p (name=value, ...)", cut to fit buf. */
 static void lbmc_job_origin(const lbmc_job *job, long p, char *buf, size_t len)
 {

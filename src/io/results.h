@@ -134,6 +134,9 @@ long lbmc_grid_position(const lbmc_grid *g, int a, long index);
 const char *lbmc_grid_value(const lbmc_grid *g, int a, long index);
 /** "name=value name=value ..." of grid cell `index` ("" for no axes or g NULL). */
 void lbmc_grid_label(const lbmc_grid *g, long index, char *buf, size_t len);
+/** The grid in words, e.g. "grid: n (2) x pools[1].buffer + pools[2].buffer (3 values,
+ *  varied together) x policy (2) = 12 points", cut to fit buf (len bytes). */
+void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
 /** Write g as the group /grid of an open file (nothing for g NULL); read it back into
  *  *g (NULL when the file has no /grid). 0 on success, -1 on an HDF5 failure or a
  *  malformed group. */

@@ -158,6 +158,31 @@ void lbmc_grid_label(const lbmc_grid *g, long index, char *buf, size_t len)
                              lbmc_grid_value(g, a, index));
 }
 
+void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len)
+{
+  size_t used = (size_t)snprintf(buf, len, "grid:");
+  if (!g) {
+    snprintf(buf + used, len - used, " unknown (the file has no /grid and no readable job)");
+    return;
+  }
+  for (int d = 0, a = 0; d < g->D && used < len; d++) {
+    const int first = a;
+    while (a < g->A && g->axis_dim[a] == d) a++;
+    used += (size_t)snprintf(buf + used, len - used, "%s", d ? " x" : "");
+    for (int b = first; b < a && used < len; b++)
+      used += (size_t)snprintf(buf + used, len - used, "%s%s", b == first ? " " : " + ",
+                               g->axis_name[b]);
+    if (used < len && a - first > 1)
+      used += (size_t)snprintf(buf + used, len - used, " (%ld values, varied together%s%s)",
+                               g->dim_length[d], *g->dim_name[d] ? " as " : "", g->dim_name[d]);
+    else if (used < len)
+      used += (size_t)snprintf(buf + used, len - used, " (%ld)", g->dim_length[d]);
+  }
+  if (used < len)
+    snprintf(buf + used, len - used, "%s%ld point%s", g->D ? " = " : " no axes, ",
+             lbmc_grid_cells(g), lbmc_grid_cells(g) == 1 ? "" : "s");
+}
+
 /* ---- the file ---- */
 
 int lbmc_grid_write(hid_t file, const lbmc_grid *g)

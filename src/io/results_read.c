@@ -92,7 +92,8 @@ static int lbmc_read_column(hid_t f, lbmc_results *res, const lbmc_point_column 
 {
   char path[96];
   int L = 1, rc;
-  size_t per, n, cap = c->type == LBMC_COL_STR ? c->size : 8;
+  /* a status is read as its name, longer than the enum the column's size gives */
+  size_t per, n, cap = c->kind == LBMC_FIELD_STATUS ? 32 : c->type == LBMC_COL_STR ? c->size : 8;
   void *buf;
   snprintf(path, sizeof path, "points/%s", c->name);
   *found = lbmc_h5_exists(f, path);

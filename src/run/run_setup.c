@@ -198,7 +198,7 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   double events = 0;
   long units = 0;
   char grid[1024];
-  lbmc_job_grid_text(run->job, grid, sizeof grid);
+  lbmc_grid_text(res->grid, grid, sizeof grid);
   lbmc_log(run->comm, stdout, "%s\n", grid);
   lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s  %s\n", "point", "n",
            "lambda", "rho", "policy", "routers", "stale", "time", "warmup", "grid axes");
