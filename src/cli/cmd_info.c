@@ -51,12 +51,13 @@ static void lbmc_info_header(FILE *f, const lbmc_info *info, long rows)
   char line[4096];
   size_t used;
   for (long i = 0; i < res->P; i++) kept += info->keep[i];
-  snprintf(
-      line, sizeof line,
-      "%s: lbmc %s, created %s, %ld MPI rank%s, %.1f s wall, seed %ld, %.10g%% intervals%s%s%s",
-      info->path, res->lbmc_version, res->created, res->mpi_ranks, res->mpi_ranks == 1 ? "" : "s",
-      res->wall_seconds, res->seed, 100 * res->confidence, res->shard[0] ? ", shard " : "",
-      res->shard, res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
+  snprintf(line, sizeof line,
+           "%s: lbmc %s (%s, %s), created %s, %ld MPI rank%s, %.1f s wall, seed %ld, %.10g%% "
+           "intervals%s%s%s",
+           info->path, res->lbmc_version, res->revision, res->build_type, res->created,
+           res->mpi_ranks, res->mpi_ranks == 1 ? "" : "s", res->wall_seconds, res->seed,
+           100 * res->confidence, res->shard[0] ? ", shard " : "", res->shard,
+           res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
   fprintf(f, "%s\n", line); /* one line: scripts look for INCOMPLETE in it */
   lbmc_grid_text(info->grid, line, sizeof line);
   used = strlen(line);
@@ -129,6 +130,8 @@ static void lbmc_info_print_json(FILE *f, const lbmc_info *info, const lbmc_tabl
   json_t *root = json_object();
   json_object_set_new(root, "file", json_string(info->path));
   json_object_set_new(root, "lbmc_version", json_string(res->lbmc_version));
+  json_object_set_new(root, "source_revision", json_string(res->revision));
+  json_object_set_new(root, "build_type", json_string(res->build_type));
   json_object_set_new(root, "created", json_string(res->created));
   json_object_set_new(root, "seed", json_integer(res->seed));
   json_object_set_new(root, "confidence", json_real(res->confidence));

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     return 0;
   }
   if (strcmp(argv[1], "--version") == 0) {
-    printf("lbmc %s\n", LBMC_VERSION);
+    printf("lbmc %s (revision %s, %s build)\n", LBMC_VERSION, lbmc_revision(), lbmc_build_type());
     return 0;
   }
   if (strcmp(argv[1], "sim") == 0) return lbmc_cmd_sim(argc - 1, argv + 1);

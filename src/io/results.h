@@ -49,6 +49,8 @@ typedef struct {
   char *job_text;
   lbmc_grid *grid; /* NULL when unknown (a file written before /grid existed) */
   char lbmc_version[32], created[32], shard[32];
+  char revision[64], build_type[32]; /* of the lbmc that wrote the file: root attributes
+                                        source_revision and build_type */
   long seed, mpi_ranks;
   double wall_seconds, confidence;
   int J, K, complete;                  /* complete: every point of the job (or shard) is in */
