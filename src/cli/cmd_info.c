@@ -188,21 +188,23 @@ typedef struct {
   int nwhere, nmetrics, help;
 } lbmc_info_args;
 
+enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH };
+
+const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
+                                        {"format", required_argument, 0, OPT_FORMAT},
+                                        {"where", required_argument, 0, OPT_WHERE},
+                                        {"width", required_argument, 0, OPT_WIDTH},
+                                        {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
+
 static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_info *info)
 {
-  enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH };
-  static const struct option opts[] = {{"metrics", required_argument, 0, 'm'},
-                                       {"format", required_argument, 0, OPT_FORMAT},
-                                       {"where", required_argument, 0, OPT_WHERE},
-                                       {"width", required_argument, 0, OPT_WIDTH},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
   static const char *const formats[] = {"table", "csv", "json"};
   long width;
   int c;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":m:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":m:h", lbmc_info_opts, NULL)) != -1) {
     switch (c) {
     case 'm':
     case OPT_WHERE:
