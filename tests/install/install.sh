@@ -28,7 +28,7 @@ for f in bin/lbmc liblbmc_sim.a liblbmc.a include/lbmc/sim.h include/lbmc/versio
   include/lbmc/job.h cmake/lbmc/lbmcConfig.cmake cmake/lbmc/lbmcConfigVersion.cmake \
   cmake/lbmc/lbmcTargets.cmake share/man/man1/lbmc.1 share/bash-completion/completions/lbmc \
   share/lbmc/python/lbmc_analysis/__init__.py; do # libraries in lib/ or lib/<multiarch>/
-  check "installed: $f" sh -c "test -e '$PREFIX/$f' || ls '$PREFIX'/lib/$f '$PREFIX'/lib/*/$f"
+  check "installed: $f" sh -c "test -e '$PREFIX/$f' || test -e '$PREFIX'/lib/$f || ls '$PREFIX'/lib/*/$f"
 done
 check "a project with find_package(lbmc) configures" \
   cmake -S "$HERE/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release
