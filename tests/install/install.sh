@@ -51,7 +51,11 @@ check "the results record the revision" sh -c "h5dump -a source_revision '$WORK/
 check "the installed lbmc plot uses the installed package" \
   env -u PYTHONPATH "$PREFIX/bin/lbmc" plot "$WORK/job.h5" --metric p_wait --x n --by policy -o "$WORK/fig.png"
 check "... and drew the figure" test -s "$WORK/fig.png"
-check "the man page renders" sh -c "MANWIDTH=80 man -l '$PREFIX/share/man/man1/lbmc.1' | grep -q 'lbmc info'"
+if command -v man >/dev/null; then
+  check "the man page renders" sh -c "MANWIDTH=80 man -l '$PREFIX/share/man/man1/lbmc.1' | grep -q 'lbmc info'"
+else # no man-db: the roff source names every command
+  check "the man page names the commands" grep -q '^\.SS lbmc info' "$PREFIX/share/man/man1/lbmc.1"
+fi
 check "the bash completion completes commands and flags" bash -c "
   source '$PREFIX/share/bash-completion/completions/lbmc'
   COMP_WORDS=(lbmc in); COMP_CWORD=1; _lbmc; [ \"\${COMPREPLY[*]}\" = info ] || exit 1
