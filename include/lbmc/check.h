@@ -31,10 +31,18 @@ lbmc_err lbmc_check_buffer(const char *where, long v);
 /** Parse a whole string as a real number; also accepts a fraction "a/b" (e.g. "1/3").
  *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not a number". */
 lbmc_err lbmc_parse_real(const char *where, const char *text, double *v);
+/** The same without a message: 1 if the whole of text is a real number or a fraction
+ *  (then *v holds it), 0 if not. */
+int lbmc_read_real(const char *text, double *v);
 /** Parse a whole string as a (long) integer. Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_parse_long(const char *where, const char *text, long *v);
 /** Parse a buffer: an integer >= 1 or "inf" (stored as LBMC_BUFFER_INF). */
 lbmc_err lbmc_parse_buffer(const char *where, const char *text, long *v);
+
+/** The word among words[0..n) closest to `word` (Levenshtein distance at most a third
+ *  of its length, 1 to 3) if it looks like a typo of it, else NULL: for "did you mean"
+ *  hints. */
+const char *lbmc_suggest(const char *word, const char *const *words, int n);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef LBMC_RUN_OPTIONS_H
 #define LBMC_RUN_OPTIONS_H
 
+#include <stddef.h>
+
 #include "lbmc/error.h"
 #include "lbmc/types.h"
 
@@ -60,6 +62,11 @@ void lbmc_run_options_default(lbmc_run_options *o);
  *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
  *  Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
+
+/** The name of run option `name` ("max_customers") as a message writes it after the
+ *  prefix `where` of lbmc_run_options_check: "--max-customers" for "--", else
+ *  "<where>max_customers"; into key[len], which is returned. */
+const char *lbmc_run_option_key(char *key, size_t len, const char *where, const char *name);
 
 #ifdef __cplusplus
 }

@@ -82,10 +82,10 @@ static int lbmc_strtod_whole(const char *text, double *v)
   return end != text && errno == 0 && lbmc_blank_tail(end);
 }
 
-lbmc_err lbmc_parse_real(const char *where, const char *text, double *v)
+int lbmc_read_real(const char *text, double *v)
 {
   const char *slash = text ? strchr(text, '/') : NULL;
-  if (!text || !*text) return LBMC_ERROR(LBMC_ERR_ARG, "%s: an empty value is not a number", where);
+  if (!text || !*text) return 0;
   if (slash) {
     char num[64];
     double a, b;
@@ -95,11 +95,17 @@ lbmc_err lbmc_parse_real(const char *where, const char *text, double *v)
     num[len] = '\0';
     if (lbmc_strtod_whole(num, &a) && lbmc_strtod_whole(slash + 1, &b) && b != 0) {
       *v = a / b;
-      return LBMC_SUCCESS;
+      return 1;
     }
-  } else if (lbmc_strtod_whole(text, v)) {
-    return LBMC_SUCCESS;
+    return 0;
   }
+  return lbmc_strtod_whole(text, v);
+}
+
+lbmc_err lbmc_parse_real(const char *where, const char *text, double *v)
+{
+  if (!text || !*text) return LBMC_ERROR(LBMC_ERR_ARG, "%s: an empty value is not a number", where);
+  if (lbmc_read_real(text, v)) return LBMC_SUCCESS;
   return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not a number (write e.g. 0.5, 2e-3 or 1/3)", where,
                     text);
 }
@@ -142,4 +148,39 @@ lbmc_err lbmc_parse_buffer(const char *where, const char *text, long *v)
                       "the one in service included) or 'inf'",
                       where, *v);
   return LBMC_SUCCESS;
+}
+
+/* Levenshtein distance of two short words (longer words are cut at 63 characters). */
+static int lbmc_distance(const char *a, const char *b)
+{
+  int row[64], la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63);
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb];
+}
+
+const char *lbmc_suggest(const char *word, const char *const *words, int n)
+{
+  const char *best = NULL;
+  int best_d = 1000;
+  for (int i = 0; i < n; i++) {
+    int d = lbmc_distance(word, words[i]), limit = (int)strlen(words[i]) / 3;
+    if (limit < 1) limit = 1;
+    if (limit > 3) limit = 3;
+    if (d <= limit && d < best_d) {
+      best = words[i];
+      best_d = d;
+    }
+  }
+  return best;
 }

@@ -22,8 +22,7 @@ void lbmc_run_options_default(lbmc_run_options *o)
   o->runaway_fraction = 0.02;
 }
 
-/* "<where><name>"; a command-line prefix "--" turns the key's '_' into '-'. */
-static const char *lbmc_option_key(char *key, size_t len, const char *where, const char *name)
+const char *lbmc_run_option_key(char *key, size_t len, const char *where, const char *name)
 {
   size_t w = strlen(where);
   snprintf(key, len, "%s%s", where, name);
@@ -36,7 +35,7 @@ static const char *lbmc_option_key(char *key, size_t len, const char *where, con
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
 {
   char key[160];
-#define LBMC_KEY(name) lbmc_option_key(key, sizeof key, where, name)
+#define LBMC_KEY(name) lbmc_run_option_key(key, sizeof key, where, name)
   if (!o->warmup_auto) LBMC_CHECK(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
   LBMC_CHECK(lbmc_check_positive(LBMC_KEY("time"), o->time));
   LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));

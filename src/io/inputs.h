@@ -41,6 +41,7 @@ typedef enum {
   LBMC_IT_TEXT,      /* text kept as written */
   LBMC_IT_PATH,      /* a non-empty file path */
   LBMC_IT_TEXTS,     /* text, repeatable at most hi times */
+  LBMC_IT_LINKS,     /* together: groups of settings varied together (job_links.c) */
   LBMC_IT_FLAG       /* a command-line flag without a value */
 } lbmc_input_type;
 
@@ -122,6 +123,8 @@ typedef struct {
     .what = "a vector of pool fractions [beta_1, ..., beta_J]")                                    \
   X(SERVICE, .key = "system.service", .type = LBMC_IT_SERVICE, .axis = 1,                          \
     .what = LBMC_IN_SERVICE_WHAT)                                                                  \
+  X(BUFFER, .key = "system.buffer", .type = LBMC_IT_BUFFER, .axis = 1,                             \
+    .what = "an integer >= 1 or 'inf' (buffer of every pool)")                                     \
   X(POOL_BETA, .key = "system.pools[j].beta", .type = LBMC_IT_BETA, .axis = 1,                     \
     .what = "a pool fraction in (0, 1] or 'rest'")                                                 \
   X(POOL_MU, .key = "system.pools[j].mu", .type = LBMC_IT_POSITIVE, .axis = 1,                     \
@@ -207,6 +210,8 @@ typedef struct {
     .hi = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES, .need = "the most replicas a point may get")      \
   X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
   X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
+  X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
+    .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
   X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")

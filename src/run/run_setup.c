@@ -113,6 +113,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k,
                                  &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
+  LBMC_CHECK(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
@@ -196,6 +197,9 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   const lbmc_results *res = run->res;
   double events = 0, cpu = 0;
   long units = 0;
+  char grid[1024];
+  lbmc_grid_text(res->grid, grid, sizeof grid);
+  lbmc_log(run->comm, stdout, "%s\n", grid);
   lbmc_log(run->comm, stdout, "%6s %13s %10s %8s %-14s %7s %-8s %-9s %10s %10s  %s\n", "point", "n",
            "lambda", "rho", "policy", "routers", "stale", "engine", "time", "warmup", "grid axes");
   for (long i = 0; i < run->P; i++) {

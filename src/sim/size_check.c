@@ -3,7 +3,6 @@
  * stay below LBMC_MAX_EVENTS, lbmc/sim.h, for its counts to stay exact) and the engine
  * check (the engine asked for, or chosen, simulates the model). */
 #include <stdio.h>
-#include <string.h>
 
 #include "../engine/engine.h"
 #include "lbmc/sim.h"
@@ -19,18 +18,6 @@ lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, con
                       "shorten warmup/time or use more replicas",
                       where, events, LBMC_MAX_EVENTS);
   return LBMC_SUCCESS;
-}
-
-/* "<where><name>"; a command-line prefix "--" turns the key's '_' into '-' (as the
- * run options' checks write keys). */
-static const char *lbmc_check_key(char *key, size_t len, const char *where, const char *name)
-{
-  size_t w = strlen(where);
-  snprintf(key, len, "%s%s", where, name);
-  if (strcmp(where, "--") == 0)
-    for (char *c = key + w; *c; c++)
-      if (*c == '_') *c = '-';
-  return key;
 }
 
 const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char *why, size_t len)
@@ -55,15 +42,16 @@ lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, c
   char why[1280], key[512];
   const lbmc_engine_type *t;
   if (!lbmc_run_engine(m, o, why, sizeof why))
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s", lbmc_check_key(key, sizeof key, where, "engine"),
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s", lbmc_run_option_key(key, sizeof key, where, "engine"),
                       why);
   t = lbmc_engine_choose(m, (lbmc_engine_kind)o->engine, NULL, 0, NULL, 0);
   if (o->max_customers > 0 && (uint64_t)o->max_customers > t->cap_max)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "%s: %lld is not allowed with the %s engine, which holds customers one "
                       "by one: allowed: 0 (default) to %llu; the occupancy engine takes up to %lld",
-                      lbmc_check_key(key, sizeof key, where, "max_customers"), o->max_customers,
-                      t->name, (unsigned long long)t->cap_max, LBMC_MAX_CUSTOMERS);
+                      lbmc_run_option_key(key, sizeof key, where, "max_customers"),
+                      o->max_customers, t->name, (unsigned long long)t->cap_max,
+                      LBMC_MAX_CUSTOMERS);
   if (engine) *engine = t->name;
   return LBMC_SUCCESS;
 }
