@@ -25,7 +25,7 @@ def test_csv_loads_in_pandas(real):
     path = real["linked"]
     df = pd.read_csv(io.StringIO(_info(path, "--format", "csv")), float_precision="round_trip")
     assert list(df.columns) == ["point", "n", "buffer_1", "buffer_2", "policy", "metric", "entry", "pool", "k",
-                                "level", "mean", "half_width", "std_err", "replicas", "status", "reason"]
+                                "level", "mean", "half_width", "std_err", "engine", "replicas", "status", "reason"]
     for col in ("point", "n", "buffer_1", "buffer_2", "replicas"):
         assert df[col].dtype == np.int64, col
     for col in ("pool", "k", "level", "mean", "half_width", "std_err"):

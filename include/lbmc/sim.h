@@ -1,7 +1,8 @@
 /* Simulation of replicas and their steady-state estimates (docs/model.md, "Simulation" and
  * "Estimation").
  *
- * A replica starts empty at time 0 from its own random streams (numbered from
+ * A replica starts empty at time 0 (or, with init meanfield, near the mean-field
+ * fixed point) from its own random streams (numbered from
  * (point, replica, purpose) and the seed, see lbmc/rng.h), runs a warm-up that is
  * discarded, then a measured period cut into `batches` batch means. Estimates of a
  * replica are ratio estimators over its whole measured period (lbmc/metrics.h);
@@ -32,6 +33,22 @@ extern "C" {
  *  message. Errors: LBMC_ERR_LIMIT. */
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where);
 
+/** Name of the engine that will simulate model m (set up) under o ("occupancy",
+ *  "servers", "general"; static): o->engine if it applies, or with auto the first of
+ *  occupancy, servers, general that applies; NULL if none, and why[len] then says why
+ *  ("occupancy cannot simulate this model (lwl(2) reads workloads); engines that apply:
+ *  general"). Prints nothing. */
+const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char *why, size_t len);
+
+/** lbmc_run_engine as a check (docs/model.md, "Engines"): *engine (if not NULL) gets
+ *  the engine's name. `where` prefixes the key names as for lbmc_run_options_check: "--" for
+ *  command-line flags, "jobs/x.yaml: point 3: run." for a job's point.
+ *  Errors: LBMC_ERR_ARG naming the engine key, the engine asked for, why it does not
+ *  apply (the policy, the service, n) and the engines that do; or naming max_customers
+ *  when it exceeds what the engine holds. */
+lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, const char *where,
+                               const char **engine);
+
 /** Ticks (sub-intervals recorded for warm-up detection and batching) per batch. */
 #define LBMC_TICKS_PER_BATCH 10
 
@@ -61,6 +78,13 @@ typedef struct lbmc_replica_ lbmc_replica;
  *  it. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (options). */
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **r);
 void lbmc_replica_destroy(lbmc_replica **r);
+
+/** Name of the engine that runs the replicas ("occupancy", "servers", "general"). */
+const char *lbmc_replica_engine(const lbmc_replica *r);
+/** "" when replicas start as o->init asks; otherwise why not, in words (init meanfield
+ *  with an engine that has no mean-field start, or a mean-field ODE that does not
+ *  settle: replicas then start empty). */
+const char *lbmc_replica_init_note(const lbmc_replica *r);
 
 /** A function called after every tick of a replica (10 x batches times per replica),
  *  e.g. to serve MPI requests or to notice a signal; returning non-zero abandons the

@@ -289,9 +289,16 @@ static json_t *lbmc_json_metric(const double *x, lbmc_shape shape, int J, long K
   return a;
 }
 
+/* How the replicas ran: the engine, and why they did not start as asked ("" if they did). */
+typedef struct {
+  const char *engine;
+  char init_note[256];
+} lbmc_sim_ran;
+
 static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbmc_status status,
                                 const char *reason, const double *mean, const double *hw,
-                                const double *se, int64_t events, double cpu, double warmup)
+                                const double *se, int64_t events, double cpu, double warmup,
+                                const lbmc_sim_ran *ran)
 {
   const int J = lbmc_model_pools(m);
   json_t *root = json_object(), *est = json_object(), *model = json_object(), *pools = json_array();
@@ -311,6 +318,9 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
   json_object_set_new(root, "events", json_integer(events));
   json_object_set_new(root, "cpu_seconds", json_real(cpu));
   json_object_set_new(root, "warmup", lbmc_json_num(warmup));
+  json_object_set_new(root, "engine", json_string(ran->engine));
+  json_object_set_new(root, "init", json_string(lbmc_init_kind_names[a->o.init]));
+  if (*ran->init_note) json_object_set_new(root, "init_note", json_string(ran->init_note));
   json_object_set_new(model, "n", json_integer(lbmc_model_n(m)));
   json_object_set_new(model, "lambda", json_real(lbmc_model_lambda(m)));
   json_object_set_new(model, "rho", json_real(lbmc_model_rho(m)));
@@ -357,7 +367,8 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
 /* Run the replicas (values: R x total, batch: batches x total) and judge stability. */
 static lbmc_err lbmc_sim_replicas(const lbmc_sim_args *a, const lbmc_model *m, size_t total,
                                   double *values, double *batch, lbmc_status *status, char *reason,
-                                  size_t rlen, int64_t *events, double *cpu, double *warmup)
+                                  size_t rlen, int64_t *events, double *cpu, double *warmup,
+                                  lbmc_sim_ran *ran)
 {
   lbmc_replica *rep = NULL;
   lbmc_replica_result res;
@@ -372,6 +383,8 @@ static lbmc_err lbmc_sim_replicas(const lbmc_sim_args *a, const lbmc_model *m, s
   if (!growth || !unstable) err = LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory");
   if (!err) err = lbmc_stream_check_capacity(1, a->replicas);
   if (!err && !surely) err = lbmc_replica_create(m, &a->o, &rep);
+  if (!err && rep)
+    snprintf(ran->init_note, sizeof ran->init_note, "%s", lbmc_replica_init_note(rep));
   for (long r = 0; !err && !surely && r < a->replicas; r++) {
     res.values = values + (size_t)r * total;
     res.batch_values = r == 0 ? batch : NULL;
@@ -399,6 +412,7 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   int64_t events;
   lbmc_status status;
   char reason[256] = "";
+  lbmc_sim_ran ran = {"", ""};
   size_t total;
   lbmc_err err = LBMC_SUCCESS;
 
@@ -406,6 +420,7 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   if (*help) return LBMC_SUCCESS;
   LBMC_CHECK(lbmc_model_create(&m));
   LBMC_CHECK_GOTO(err, lbmc_sim_model(&a, m), done);
+  LBMC_CHECK_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &ran.engine), done);
   total = lbmc_metric_total(lbmc_model_pools(m), (int)a.o.tail_k);
   values = malloc(sizeof *values * total * (size_t)a.replicas);
   batch = malloc(sizeof *batch * total * (size_t)a.o.batches);
@@ -418,19 +433,22 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   se = hw + total;
   LBMC_CHECK_GOTO(err,
                   lbmc_sim_replicas(&a, m, total, values, batch, &status, reason, sizeof reason,
-                                    &events, &cpu, &warmup),
+                                    &events, &cpu, &warmup, &ran),
                   done);
   lbmc_estimate(values, a.replicas, a.replicas == 1 ? batch : NULL, a.o.batches, total,
                 a.o.confidence, mean, hw, se);
   if (status == LBMC_STATUS_UNSTABLE)
     for (size_t i = 0; i < 3 * total; i++) mean[i] = NAN; /* mean, hw, se are contiguous */
   if (LBMC_SIM_GIVEN(&a, JSON)) {
-    lbmc_sim_print_json(&a, m, status, reason, mean, hw, se, events, cpu, warmup);
+    lbmc_sim_print_json(&a, m, status, reason, mean, hw, se, events, cpu, warmup, &ran);
   } else {
     lbmc_cli_print_model(stdout, m);
-    printf("run: %ld replica%s, warm-up %s%.6g, measured time %.6g, %ld batches, seed %ld\n",
+    printf("run: %ld replica%s, warm-up %s%.6g, measured time %.6g, %ld batches, seed %ld, "
+           "engine %s, start %s\n",
            a.replicas, a.replicas > 1 ? "s" : "", a.o.warmup_auto ? "auto (MSER-5), mean " : "",
-           warmup, a.o.warmup_auto ? a.o.time - warmup : a.o.time, a.o.batches, a.seed);
+           warmup, a.o.warmup_auto ? a.o.time - warmup : a.o.time, a.o.batches, a.seed, ran.engine,
+           lbmc_init_kind_names[a.o.init]);
+    if (*ran.init_note) printf("note: %s\n", ran.init_note);
     printf("status: %s%s%s\n", lbmc_status_name(status), *reason ? ": " : "", reason);
     printf("estimates (%.0f%% intervals, %s):\n", 100 * a.o.confidence,
            a.replicas > 1 ? "across replicas" : "batch means of one replica");

@@ -44,7 +44,7 @@ lbmc_err lbmc_info_where(lbmc_info *info, const char *spec);
 lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec);
 /** The tidy rows of the kept points and chosen metrics (caller-owned): point, the grid
  *  axes (one column each), metric, entry, pool, k, level, mean, half_width, std_err (and
- *  the other estimate parts the file holds), replicas, status, reason. Errors:
+ *  the other estimate parts the file holds), engine, replicas, status, reason. Errors:
  *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
 /** The first column of the grid axes in the rows' table (point is column 0). */

@@ -177,7 +177,7 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
 /* ---- rows ---- */
 
 /* The columns: point, the axes, the entry's names, the estimate parts the file holds,
- * replicas, status, reason (the text form shows the entry's name only, and no reason). */
+ * engine, replicas, status, reason (the text form shows the entry's name only, and no reason). */
 static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
 {
   static const char *const names[] = {"metric", "entry", "pool", "k", "level"};
@@ -198,13 +198,14 @@ static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
       has = !isnan(x[k]);
     if (has) digits[n - 1 - A - 5] = lbmc_info_parts[p].digits, cols[n++] = lbmc_info_parts[p].name;
   }
+  cols[n++] = "engine";
   cols[n++] = "replicas";
   cols[n++] = "status";
   cols[n++] = "reason";
   if (!err) err = lbmc_table_create(n, cols, t);
   for (int c = 0; !err && c < n; c++) {
     (*t)->col[c].hidden = (c > A && c <= A + 5 && c != A + 2) || c == n - 1;
-    if (c > A + 5 && c < n - 3) (*t)->col[c].digits = digits[c - A - 6];
+    if (c > A + 5 && c < n - 4) (*t)->col[c].digits = digits[c - A - 6];
   }
   free(axis);
   free(cols);
@@ -278,6 +279,7 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
     const int c = lbmc_table_column(t, lbmc_info_parts[q].name);
     if (c >= 0) lbmc_table_real(t, c, lbmc_info_part(res, q)[k]);
   }
+  LBMC_CHECK(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
   lbmc_table_int(t, t->ncols - 3, p->replicas);
   LBMC_CHECK(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->status)));
   return lbmc_table_text(t, t->ncols - 1, p->reason);

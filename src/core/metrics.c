@@ -67,9 +67,9 @@ void lbmc_metrics_from_sums(const double *S, int J, int K, const long *N, long n
   out[lbmc_metric_offset(LBMC_M_P_WAIT_OR_BLOCK, J, K)] =
       lbmc_ratio(S[LBMC_TK_WAITED] + S[LBMC_TK_BLOCKED], arrivals);
   out[lbmc_metric_offset(LBMC_M_MEAN_SOJOURN, J, K)] =
-      lbmc_ratio(S[LBMC_TK_SUM_SOJOURN], S[LBMC_TK_DEPARTURES]);
+      lbmc_ratio(S[LBMC_TK_SUM_SOJOURN], S[LBMC_TK_SOJOURNS]);
   out[lbmc_metric_offset(LBMC_M_MEAN_WAIT, J, K)] =
-      lbmc_ratio(S[LBMC_TK_SUM_WAIT], S[LBMC_TK_STARTS]);
+      lbmc_ratio(S[LBMC_TK_SUM_WAIT], S[LBMC_TK_WAITS]);
   for (int j = 0; j < J; j++) {
     double server_time = len * (double)N[j];
     q[j] = lbmc_ratio(S[lbmc_tk_area_q(J, K, j)], server_time);

@@ -275,6 +275,11 @@ static lbmc_err lbmc_job_check_points(const lbmc_job *job)
     lbmc_job_point_options(job, p, &o);
     lbmc_job_origin(job, p, origin, sizeof origin);
     err = lbmc_run_check_size(m, &o, origin);
+    if (!err) {
+      char where[1100];
+      snprintf(where, sizeof where, "%s: run.", origin);
+      err = lbmc_run_check_engine(m, &o, where, NULL);
+    }
     lbmc_model_destroy(&m);
     LBMC_CHECK(err);
   }

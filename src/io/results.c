@@ -96,6 +96,11 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
   snprintf(p->policy_name, sizeof p->policy_name, "%s", lbmc_model_policy_name(m));
   snprintf(p->sampling, sizeof p->sampling, "%s", lbmc_model_sampling(m));
   snprintf(p->stale, sizeof p->stale, "%s", lbmc_model_stale(m));
+  {
+    const char *engine = lbmc_run_engine(m, o, NULL, 0); /* checked with the job: not NULL */
+    snprintf(p->engine, sizeof p->engine, "%s", engine ? engine : "");
+  }
+  snprintf(p->init, sizeof p->init, "%s", lbmc_init_kind_names[o->init]);
   for (int j = 0; j < res->J; j++) {
     p->beta[j] = lbmc_model_beta(m, j);
     p->mu[j] = lbmc_model_mu(m, j);

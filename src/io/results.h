@@ -21,6 +21,8 @@ typedef struct {
   long n, d, routers, batches, replicas;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];
+  char engine[16]; /* the engine that simulates it: occupancy, servers or general */
+  char init[16];   /* how its replicas start: empty or meanfield */
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;

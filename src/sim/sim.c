@@ -13,6 +13,7 @@
 #include "../core/hist.h"
 #include "../core/ticks.h"
 #include "../engine/engine.h"
+#include "../stats/mixture.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
@@ -24,14 +25,18 @@ struct lbmc_replica_ {
   const lbmc_run_options *o;
   lbmc_engine *e;
   int J, K;
-  size_t width;   /* tick record width */
-  size_t nticks;  /* batches x LBMC_TICKS_PER_BATCH */
-  double *ticks;  /* nticks x width */
-  double *sums;   /* width */
-  double *series; /* nticks */
-  uint64_t *hist; /* batches groups of LBMC_TICKS_PER_BATCH ticks, each 2 histograms
-                     (sojourn, wait) of LBMC_HIST_BINS counts */
-  uint64_t *hsum; /* 2 x LBMC_HIST_BINS: their sum over the retained groups */
+  size_t width;        /* tick record width */
+  size_t nticks;       /* batches x LBMC_TICKS_PER_BATCH */
+  double *ticks;       /* nticks x width */
+  double *sums;        /* width */
+  double *series;      /* nticks */
+  uint64_t *hist;      /* batches groups of LBMC_TICKS_PER_BATCH ticks, each 2 histograms
+                          (sojourn, wait) of LBMC_HIST_BINS counts */
+  uint64_t *hsum;      /* 2 x LBMC_HIST_BINS: their sum over the retained groups */
+  lbmc_mixture **mix;  /* engines with mixtures (occupancy): one per group of ticks, in
+                          place of the histograms; NULL otherwise */
+  lbmc_mixture *msum;  /* their sum over the retained groups */
+  char init_note[256]; /* how replicas start, if not as asked (lbmc_engine_set_init) */
   int (*monitor)(void *ctx);
   void *monitor_ctx;
 };
@@ -42,11 +47,16 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
   r->monitor_ctx = ctx;
 }
 
-static uint64_t lbmc_default_cap(const lbmc_model *m, const lbmc_run_options *o)
+/* Mixtures of arrival classes for engines that give quantiles that way: one per group
+ * of ticks and their sum. */
+static lbmc_err lbmc_replica_mixtures(lbmc_replica *r)
 {
-  uint64_t cap = 1000 * (uint64_t)lbmc_model_n(m) + 100000, hard = 1ULL << 26;
-  if (o->max_customers > 0) return (uint64_t)o->max_customers;
-  return cap < hard ? cap : hard;
+  LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->msum));
+  if (!r->msum) return LBMC_SUCCESS;
+  r->mix = calloc((size_t)r->o->batches, sizeof *r->mix);
+  if (!r->mix) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory");
+  for (long g = 0; g < r->o->batches; g++) LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->mix[g]));
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
@@ -72,8 +82,10 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
     lbmc_replica_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu ticks", (size_t)o->batches);
   }
-  err = lbmc_engine_create(m, r->K, lbmc_default_cap(m, o),
-                           o->general_engine ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO, &r->e);
+  err = lbmc_engine_create(m, r->K, (uint64_t)o->max_customers, (lbmc_engine_kind)o->engine, &r->e);
+  if (!err)
+    err = lbmc_engine_set_init(r->e, (lbmc_init_kind)o->init, r->init_note, sizeof r->init_note);
+  if (!err) err = lbmc_replica_mixtures(r);
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -86,6 +98,10 @@ void lbmc_replica_destroy(lbmc_replica **r)
 {
   if (!r || !*r) return;
   lbmc_engine_destroy(&(*r)->e);
+  if ((*r)->mix)
+    for (long g = 0; g < (*r)->o->batches; g++) lbmc_mixture_destroy(&(*r)->mix[g]);
+  free((*r)->mix);
+  lbmc_mixture_destroy(&(*r)->msum);
   free((*r)->ticks);
   free((*r)->sums);
   free((*r)->series);
@@ -157,14 +173,18 @@ static size_t lbmc_replica_truncate(lbmc_replica *r)
   return r->nticks - keep;
 }
 
-/* Sojourn and wait quantiles of histograms h (2 x LBMC_HIST_BINS) into values. */
-static void lbmc_replica_put_quantiles(const lbmc_replica *r, const uint64_t *h, double *values)
+/* Sojourn and wait quantiles of histograms h (2 x LBMC_HIST_BINS), or of the mixture
+ * mx when not NULL, into values. */
+static void lbmc_replica_put_quantiles(const lbmc_replica *r, const uint64_t *h,
+                                       const lbmc_mixture *mx, double *values)
 {
   double *qs = values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, r->J, r->K);
   double *qw = values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, r->J, r->K);
   for (int i = 0; i < LBMC_QUANTILES; i++) {
-    qs[i] = lbmc_hist_quantile(h, lbmc_quantile_level(i));
-    qw[i] = lbmc_hist_quantile(h + LBMC_HIST_BINS, lbmc_quantile_level(i));
+    double p = lbmc_quantile_level(i);
+    qs[i] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_SOJOURN, p) : lbmc_hist_quantile(h, p);
+    qw[i] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_WAIT, p)
+               : lbmc_hist_quantile(h + LBMC_HIST_BINS, p);
   }
 }
 
@@ -174,12 +194,17 @@ static void lbmc_replica_put_quantiles(const lbmc_replica *r, const uint64_t *h,
 static void lbmc_replica_quantiles(lbmc_replica *r, size_t first, double *values)
 {
   size_t g0 = (first + LBMC_TICKS_PER_BATCH - 1) / LBMC_TICKS_PER_BATCH;
+  int ok = 1;
   memset(r->hsum, 0, sizeof *r->hsum * 2 * LBMC_HIST_BINS);
+  if (r->msum) lbmc_mixture_clear(r->msum);
   for (size_t g = g0; g < (size_t)r->o->batches; g++) {
     const uint64_t *h = r->hist + g * 2 * LBMC_HIST_BINS;
     for (size_t b = 0; b < 2 * LBMC_HIST_BINS; b++) r->hsum[b] += h[b];
+    if (r->msum) ok = ok && lbmc_mixture_add(r->msum, r->mix[g]) == LBMC_SUCCESS;
   }
-  lbmc_replica_put_quantiles(r, r->hsum, values);
+  lbmc_replica_put_quantiles(r, r->hsum, r->msum, values);
+  if (!ok) /* out of memory while pooling: no quantiles rather than wrong ones */
+    lbmc_replica_put_quantiles(r, r->hsum, NULL, values);
 }
 
 /* Quantiles of batch b: those of one group of ticks. With a fixed warm-up, group b is
@@ -189,7 +214,8 @@ static void lbmc_replica_group_quantiles(lbmc_replica *r, size_t first, size_t b
 {
   size_t ng = (size_t)r->o->batches, g0 = (first + LBMC_TICKS_PER_BATCH - 1) / LBMC_TICKS_PER_BATCH;
   size_t g = g0 < ng ? g0 + b * (ng - g0) / ng : ng - 1;
-  lbmc_replica_put_quantiles(r, r->hist + g * 2 * LBMC_HIST_BINS, values);
+  lbmc_replica_put_quantiles(r, r->hist + g * 2 * LBMC_HIST_BINS, r->mix ? r->mix[g] : NULL,
+                             values);
 }
 
 /* The streams of (point, replica, purpose) and an empty system; res cleared. */
@@ -226,11 +252,16 @@ static lbmc_err lbmc_replica_simulate(lbmc_replica *r, double t_start, double h)
     if (i % LBMC_TICKS_PER_BATCH == 0) { /* a new group of ticks: its own histograms */
       uint64_t *g = r->hist + i / LBMC_TICKS_PER_BATCH * 2 * LBMC_HIST_BINS;
       lbmc_engine_set_histograms(r->e, g, g + LBMC_HIST_BINS);
+      if (r->mix) { /* or mixture */
+        lbmc_mixture_clear(r->mix[i / LBMC_TICKS_PER_BATCH]);
+        lbmc_engine_set_mixture(r->e, r->mix[i / LBMC_TICKS_PER_BATCH]);
+      }
     }
     LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->ticks + i * r->width));
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
   }
   lbmc_engine_set_histograms(r->e, NULL, NULL);
+  lbmc_engine_set_mixture(r->e, NULL);
   return LBMC_SUCCESS;
 }
 
@@ -262,6 +293,9 @@ static void lbmc_replica_estimates(lbmc_replica *r, double t_start, double h,
     }
 }
 
+const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
+const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note; }
+
 lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
                           lbmc_replica_result *res)
 {
@@ -275,7 +309,7 @@ lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replic
   if (lbmc_engine_overflowed(r->e)) {
     snprintf(res->reason, sizeof res->reason,
              "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
-             (unsigned long long)lbmc_default_cap(r->m, o), lbmc_engine_time(r->e));
+             (unsigned long long)lbmc_engine_cap(r->e), lbmc_engine_time(r->e));
     lbmc_replica_unstable(r, res);
     return LBMC_SUCCESS;
   }

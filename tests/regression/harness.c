@@ -10,12 +10,35 @@
 #include "lbmc/rng.h"
 #include "lbmc/stats.h"
 
+static int th_engine = TH_PER_SERVER; /* th_use_engine */
+
+void th_use_engine(int kind) { th_engine = kind; }
+
+/* The engine for o->engine = auto under th_engine. */
+static int th_engine_for(const lbmc_model *m, const lbmc_run_options *o)
+{
+  lbmc_run_options s = *o;
+  if (o->engine != LBMC_ENGINE_AUTO) return o->engine;
+  if (th_engine != TH_PER_SERVER) return th_engine;
+  s.engine = LBMC_ENGINE_SERVERS;
+  return lbmc_run_engine(m, &s, NULL, 0) ? LBMC_ENGINE_SERVERS : LBMC_ENGINE_GENERAL;
+}
+
 int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
                 long seed, th_result *res)
 {
+  return th_simulate_noted(m, o, point, replicas, seed, res, NULL, 0);
+}
+
+int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *given, long point, long replicas,
+                      long seed, th_result *res, char *note, size_t len)
+{
   lbmc_replica *rep = NULL;
   lbmc_replica_result rr;
+  lbmc_run_options ro = *given;
+  const lbmc_run_options *o = &ro;
   double *values;
+  ro.engine = th_engine_for(m, given);
   memset(res, 0, sizeof *res);
   res->J = lbmc_model_pools(m);
   res->K = (int)o->tail_k;
@@ -29,7 +52,11 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
   if (!values || !res->mean || !growth || !unstable) return 1;
   res->hw = res->mean + res->total;
   res->se = res->hw + res->total;
-  if (lbmc_replica_create(m, o, &rep)) return 1;
+  if (lbmc_replica_create(m, o, &rep)) {
+    fprintf(stderr, "th_simulate: the replicas cannot be set up\n");
+    return 1;
+  }
+  if (note) snprintf(note, len, "%s", lbmc_replica_init_note(rep));
   res->status = LBMC_STATUS_OK;
   for (long r = 0; r < replicas; r++) {
     rr.values = values + (size_t)r * res->total;
