@@ -6,6 +6,7 @@
 
 #include "../io/results.h"
 #include "cli.h"
+#include "lbmc/check.h"
 #include "lbmc/job.h"
 #include "lbmc/metrics.h"
 #include "lbmc/runner.h"
@@ -45,7 +46,9 @@ static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbm
       int quant =
           cols[*n].metric >= 0 && lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_QUANTILE;
       long top = quant ? LBMC_QUANTILES : res->J;
-      if (br && (sscanf(br, "[%ld]", &pool) != 1 || pool < 1 || pool > top))
+      size_t len = br ? strlen(br) : 0;
+      if (br && (len < 3 || br[len - 1] != ']' || !lbmc_scan_long(br + 1, len - 2, &pool) ||
+                 pool < 1 || pool > top))
         return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: '%s': the %s must be 1..%ld", tok,
                           quant ? "quantile index" : "pool", top);
     }
@@ -64,10 +67,10 @@ static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbm
 static void lbmc_info_print(const char *path, const lbmc_results *res, const lbmc_info_col *cols,
                             int nc, const lbmc_job *job)
 {
-  printf("%s: lbmc %s, created %s, %ld MPI ranks, %.1f s wall, seed %ld, %.0f%% intervals%s%s%s\n",
-         path, res->lbmc_version, res->created, res->mpi_ranks, res->wall_seconds, res->seed,
-         100 * res->confidence, res->shard[0] ? ", shard " : "", res->shard,
-         res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
+  printf("%s: lbmc %s, created %s, %ld MPI rank%s, %.1f s wall, seed %ld, %.0f%% intervals%s%s%s\n",
+         path, res->lbmc_version, res->created, res->mpi_ranks, res->mpi_ranks == 1 ? "" : "s",
+         res->wall_seconds, res->seed, 100 * res->confidence, res->shard[0] ? ", shard " : "",
+         res->shard, res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
   printf("%5s %8s %8s %7s %-12s %3s %-8s %4s %-17s", "point", "n", "lambda", "rho", "policy", "R",
          "stale", "reps", "status");
   for (int c = 0; c < nc; c++) printf(" %24s", cols[c].label);

@@ -81,16 +81,9 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_RESUME: a->set.resume = 1; break;
     case OPT_DRY: a->set.dry_run = 1; break;
     case OPT_QUIET: a->set.quiet = 1; break;
-    case OPT_SHARD: {
-      char *slash = strchr(optarg, '/');
-      if (!slash || sscanf(optarg, "%ld/%ld", &a->set.shard_index, &a->set.shard_count) != 2 ||
-          a->set.shard_count < 1 || a->set.shard_index < 1 ||
-          a->set.shard_index > a->set.shard_count)
-        return LBMC_ERROR(LBMC_ERR_ARG,
-                          "--shard: '%s' is not allowed; write I/K with 1 <= I <= K, e.g. 2/16",
-                          optarg);
+    case OPT_SHARD:
+      LBMC_CHECK(lbmc_parse_shard("--shard", optarg, &a->set.shard_index, &a->set.shard_count));
       break;
-    }
     case OPT_PROGRESS:
       LBMC_CHECK(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
       LBMC_CHECK(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
