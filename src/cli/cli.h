@@ -14,6 +14,12 @@ int lbmc_cmd_run(int argc, char **argv);
 int lbmc_cmd_merge(int argc, char **argv);
 int lbmc_cmd_info(int argc, char **argv);
 
+/** lbmc run under srun: LBMC_ERR_ARG (the message printed by task 0 only) if Slurm says
+ *  this step has several tasks while MPI gives it one rank: mpi_size < 0 before
+ *  MPI_Init (judged from the environment: no PMI/PMIx variables), else the size of
+ *  MPI_COMM_WORLD. Not collective. */
+lbmc_err lbmc_cli_check_launch(int mpi_size);
+
 /** Parse "beta:mu:buffer[,beta:mu:buffer...]" into arrays of LBMC_MAX_POOLS entries;
  *  `where` names the source ("--pools"). Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, double *beta, double *mu,

@@ -206,7 +206,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
 
 int lbmc_cmd_run(int argc, char **argv)
 {
-  int help = 0, rank, status;
+  int help = 0, rank, size, status;
   lbmc_err err;
   struct sigaction sa;
   /* before MPI_Init: a signal during start-up stops the run instead of killing it */
@@ -216,9 +216,13 @@ int lbmc_cmd_run(int argc, char **argv)
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
+  /* srun without PMI: Open MPI 4 would abort in MPI_Init, Open MPI 5 start singletons */
+  if ((err = lbmc_cli_check_launch(-1)) != LBMC_SUCCESS) return lbmc_exit_status(err);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  err = lbmc_run_main(argc, argv, MPI_COMM_WORLD, &help);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  err = lbmc_cli_check_launch(size);
+  if (!err) err = lbmc_run_main(argc, argv, MPI_COMM_WORLD, &help);
   if (help && rank == 0) lbmc_run_usage(stdout);
   status = lbmc_exit_status(err);
   MPI_Finalize();
