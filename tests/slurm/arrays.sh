@@ -22,45 +22,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC=${LBMC_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
-LBMC=${LBMC:?set LBMC to the lbmc program}
-C=$here/cluster.sh
-SUBMIT=$SRC/slurm/submit
-D=$(mktemp -d /tmp/lbmc-slurm.XXXXXX)
-W=$D/work
-mkdir -p "$W"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-bg_pids=()
-cleanup() {
-    local p
-    for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-    "$C" stop "$D" >/dev/null
-    if [ "${KEEP_SLURM_DIR:-0}" = 1 ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-T0=$(date +%s.%N)
-elapsed() { printf '%5.1fs' "$(echo "$(date +%s.%N) - $T0" | bc)"; }
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "[$(elapsed)] ok   $*"; }
-bad() { fail=$((fail + 1)); echo "[$(elapsed)] FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-show() { echo "    --- $1:"; sed 's/^/    /' "$1" 2>/dev/null; }
-compare() { /usr/bin/python3 "$SRC/tests/run/compare.py" "$@"; }
-wj() { "$C" wait-job "$D" "$@"; }
-# tasks_are LINES K STATE: wait-job output lists K tasks, all in STATE.
-tasks_are() { [ "$(wc -l <<< "$1")" -eq "$2" ] && ! grep -qv " $3\$" <<< "$1"; }
-# jobcomp_states ARRAYID TASK: JobState of every record of that array task.
-jobcomp_states() {
-    awk -v a="ArrayJobId=$1" -v t="ArrayTaskId=$2" '
-        { ha = ht = 0; s = ""
-          for (i = 1; i <= NF; i++) {
-              if ($i == a) ha = 1; if ($i == t) ht = 1
-              if ($i ~ /^JobState=/) s = substr($i, 10)
-          }
-          if (ha && ht) print s }' "$D/jobcomp.txt" | tr '\n' ' '
-}
+# shellcheck source=tests/slurm/lib.sh
+. "$here/lib.sh"
 
 # ---- jobs: 26 cheap points for (1); 2 points of many short replicas for (2),
 # calibrated so that each shard needs ~6 s of CPU here (a signal after its first
@@ -182,7 +145,7 @@ r2=$(wj "$a2" 600); rm2=$(wj "$m2" 120)
 check "(2) both tasks completed: ${r2//$'\n'/, }" tasks_are "$r2" 2 "COMPLETED 0:0"
 for i in 1 2; do
     log=$W/sig/part-$i-of-2.log
-    states=$(jobcomp_states "$a2" "$i")
+    states=$(jobcomp_states "$a2" "$i" | tr '\n' ' ')
     check "(2) shard $i was requeued (jobcomp: $states)" requeued_states "$states"
     case $i in
         1) who="the step's tasks" sig='lbmc checkpointed on a signal sent to the step' ;;
