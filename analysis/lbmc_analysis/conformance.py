@@ -11,7 +11,8 @@ It checks what the document states: root attributes and their types; the
 variable-length UTF-8 (datasets and attributes); ``units`` and ``description`` on
 every dataset and every ``/estimates/<metric>`` group, with the units the document
 gives (``"1/time"`` for rates, ``"time"``, ``"s"`` for CPU seconds); value domains
-(``status``, ``policy_name``, ``sampling``, ``stale``, ``buffer``, ``beta`` summing
+(``status``, ``sampling``, ``stale``; ``policy_name`` within the file's own list of
+policies, the attribute ``allowed``, when it has one; ``buffer``, ``beta`` summing
 to 1, ``pool_servers`` summing to ``n``, ``rho = lambda / sum beta mu``,
 ``complete`` 0 or 1); ``/points/replicas`` equal to ``/estimates/replicas``; a
 non-empty ``reason`` exactly at unstable points; NaN estimates at unstable points;
@@ -29,6 +30,7 @@ import h5py
 import numpy as np
 
 from .io import METRICS, POINTS, SUPPORTED_LAYOUT_VERSIONS
+from .policies import _as_list, allowed_policies
 
 __all__ = ["check_file"]
 
@@ -131,6 +133,19 @@ def _check_dset_attrs(dset, where, problems, units=None):
         problems.append(f"{where}: units {dset.attrs['units']!r}, the doc says {units!r}")
 
 
+def _check_policy_attrs(pts, problems):
+    """The optional policy attributes of /points/policy_name (lbmc_analysis.policies) are consistent."""
+    d = pts.get("policy_name")
+    if not isinstance(d, h5py.Dataset):
+        return
+    names = allowed_policies(dict(d.attrs))
+    rules = _as_list(d.attrs.get("messages_per_arrival"))
+    if rules is not None:
+        if names is None or len(rules) != len(names):
+            problems.append(f"/points/policy_name: attribute 'messages_per_arrival' has {len(rules)} entries, "
+                            f"'allowed' {'is missing' if names is None else f'has {len(names)}'}")
+
+
 def check_file(path) -> list[str]:
     """Return the list of deviations of ``path`` from docs/results-format.md (empty if none)."""
     path = os.fspath(path)
@@ -192,16 +207,32 @@ def _check(f, problems):
         _check_dset_attrs(d, where, problems, POINT_UNITS.get(name, "1"))
         vals[name] = d.asstr()[()] if kind == "s" and h5py.check_string_dtype(d.dtype) else d[()]
 
-    def domain(name, allowed):
-        if name in vals:
-            bad = sorted({str(v) for v in np.ravel(vals[name])} - set(allowed))
+    def domain(name, doc_values):
+        """Values of /points/name within its ``allowed`` attribute (the program's own list) if the
+        file has one, else within the values the doc gives (None: any identifier)."""
+        if name not in vals:
+            return
+        listed = allowed_policies(dict(pts[name].attrs)) if "allowed" in pts[name].attrs else None
+        if listed is not None:
+            allowed = set(listed)
+            source = "its 'allowed' attribute"
+        elif doc_values is not None:
+            allowed = set(doc_values)
+            source = "the doc's values"
+        else:
+            bad = sorted({str(v) for v in np.ravel(vals[name]) if not re.fullmatch(r"[a-z][a-z0-9_]*", str(v))})
             if bad:
-                problems.append(f"/points/{name}: values {bad} not in {sorted(allowed)}")
+                problems.append(f"/points/{name}: values {bad} are not names (lower-case identifiers)")
+            return
+        bad = sorted({str(v) for v in np.ravel(vals[name])} - allowed)
+        if bad:
+            problems.append(f"/points/{name}: values {bad} not in {sorted(allowed)} ({source})")
 
     domain("status", {"ok", "precision_not_met", "unstable"})
-    domain("policy_name", {"random", "jsq", "pull", "balanced", "lwl"})
+    domain("policy_name", None)  # the program's policy table is the one list (attribute 'allowed')
     domain("sampling", {"distinct", "with_replacement", ""})
     domain("stale", {"withdraw", "keep", ""})
+    _check_policy_attrs(pts, problems)
     try:
         if "beta" in vals and np.any(np.abs(np.sum(vals["beta"], axis=1) - 1) > 1e-9):
             problems.append("/points/beta: rows do not sum to 1")

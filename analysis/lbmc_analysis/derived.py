@@ -25,7 +25,7 @@ __all__ = ["add_metric", "workload"]
 
 
 def _ran(ds: xr.Dataset) -> xr.DataArray:
-    """(point, replica) mask of the replica slots that were run."""
+    """Mask of the replica slots that were run (point or grid dims, replica)."""
     n_run = ds["point_replicas"] if "point_replicas" in ds.coords else ds["replicas"]
     return ds["replica"] < n_run
 
@@ -34,16 +34,17 @@ def add_metric(ds: xr.Dataset, name: str, replica_values: xr.DataArray, *, units
                include_unstable: bool = False) -> xr.Dataset:
     """A copy of ``ds`` with the metric ``name`` computed from per-replica values.
 
-    ``replica_values`` has dims ``(point, replica, ...)`` like ``M_replicas`` of
-    :func:`lbmc_analysis.load` (slots never run are ignored). ``include_unstable``
+    ``replica_values`` has the dims of an ``M_replicas`` variable of
+    :func:`lbmc_analysis.load`: ``(point, replica, ...)`` in the flat form, the grid's
+    dimensions then ``replica`` in the grid form (slots never run are ignored). ``include_unstable``
     keeps estimates at unstable points (e.g. the message rate of a run that was
     stopped as unstable; the ``status`` coordinate still says ``unstable``).
     """
-    if "point" not in replica_values.dims or "replica" not in replica_values.dims:
-        raise ValueError(f"replica_values must have dims (point, replica, ...); got {replica_values.dims}")
+    if "replica" not in replica_values.dims:
+        raise ValueError(f"replica_values must have a 'replica' dimension (like M_replicas); got {replica_values.dims}")
     if name in ds.data_vars:
         raise ValueError(f"the dataset already has a variable {name!r}")
-    v = replica_values.transpose("point", "replica", ...).where(_ran(ds))
+    v = replica_values.where(_ran(ds))
     count = v.count("replica")
     with warnings.catch_warnings():  # points without replicas (or one): NaN, no warning
         warnings.simplefilter("ignore", RuntimeWarning)

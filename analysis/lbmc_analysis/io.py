@@ -1,10 +1,10 @@
 """Read lbmc results files (HDF5, layout version 1) into xarray and pandas.
 
 The layout is the contract documented in ``docs/results-format.md`` of the lbmc
-repository ("lbmc results file (HDF5), layout version 1"); SPEC.md section 6
-("HDF5 results") gives its purpose. This module follows that document; where it
-had to choose (replica padding of integer datasets, names that collide), the
-choice is written in :func:`load`.
+repository ("lbmc results file (HDF5), layout version 1"). This module reads it into
+the *flat* form (one ``point`` dimension, the file's rows); :mod:`lbmc_analysis.grid`
+reshapes that into the job's grid. Where the reader had to choose (replica padding of
+integer datasets, names that collide), the choice is written in :func:`load`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 __all__ = [
+    "GridWarning",
     "LbmcFormatError",
     "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
@@ -82,7 +83,10 @@ REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "growth", "unstable")
 INT_PAD = -1
 
 _CI_PARTS = ("half_width", "std_err")
-_FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "replicas")
+#: datasets of a metric group besides ``mean``: the interval, and (when the C side writes it)
+#: ``upper_bound``, a one-sided bound for a metric whose event was never observed (NaN elsewhere).
+_PARTS = _CI_PARTS + ("upper_bound",)
+_FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "upper_bound", "replicas")
 
 
 class LbmcFormatError(ValueError):
@@ -91,6 +95,10 @@ class LbmcFormatError(ValueError):
 
 class PartialResultsWarning(UserWarning):
     """The file holds the partial results of an interrupted run (root attribute ``complete = 0``)."""
+
+
+class GridWarning(UserWarning):
+    """:func:`load` could not recover the job's grid and returned the flat form (the message says why)."""
 
 
 # ----------------------------------------------------------------------------------
@@ -137,10 +145,23 @@ def _fail(path, msg):
 # ----------------------------------------------------------------------------------
 
 
-def load(path) -> xr.Dataset:
+def load(path, grid: bool = True) -> xr.Dataset:
     """Load an lbmc results file into an :class:`xarray.Dataset`.
 
     Follows docs/results-format.md (layout version 1).
+
+    ``grid=True`` (the default) returns the *grid form*: the job's grid axes are the
+    dimensions (``n``, ``lambda_``, ``policy``, ``mu_2`` for ``pools[2].mu``, ...), so
+    ``ds.mean_sojourn.sel(policy="pull", lambda_=0.9).plot(x="n")`` works; it is
+    described in :func:`lbmc_analysis.grid.to_grid` (naming, linked axes, missing
+    cells). When the grid cannot be recovered from the file (no job text, or a job this
+    reader does not understand), the flat form is returned with a
+    :class:`lbmc_analysis.GridWarning` saying why.
+
+    ``grid=False`` returns the *flat form*, one ``point`` per row of the file, which
+    the rest of this docstring describes. :func:`lbmc_analysis.flatten` turns a grid
+    Dataset (or any selection of it) back into this form, and :func:`to_frame`,
+    :func:`select_points` and the plots accept either.
 
     Dimensions and coordinates
         ``point`` (0..P-1, the file's grid-point order), ``pool`` (1..J, numbered as
@@ -157,7 +178,9 @@ def load(path) -> xr.Dataset:
 
     Data variables
         For each metric M of ``/estimates``: ``M`` (the mean), ``M_half_width``,
-        ``M_std_err`` and, from ``/replicas/M``, ``M_replicas`` (dims ``point,
+        ``M_std_err``, ``M_upper_bound`` when the file has ``/estimates/M/upper_bound``
+        (a bound for a metric whose event was never observed, NaN elsewhere) and,
+        from ``/replicas/M``, ``M_replicas`` (dims ``point,
         replica`` then the metric's own). ``replicas``: ``/estimates/replicas``, the
         number of replicas behind each estimate. ``/replicas/{warmup, events,
         cpu_seconds, growth, unstable}`` become ``warmup_replicas``,
@@ -215,7 +238,13 @@ def load(path) -> xr.Dataset:
     except OSError as exc:
         raise LbmcFormatError(f"{path}: the HDF5 library cannot open it ({exc})") from exc
     with fh:
-        return _read(fh, path)
+        flat = _read(fh, path)
+        if not grid:
+            return flat
+        from . import grid as _grid  # grid builds on this module
+
+        dims = _grid.grid_dims(fh, flat, path)
+    return _grid.to_grid(flat, dims) if dims is not None else flat
 
 
 def _layout_version(f, path):
@@ -269,29 +298,64 @@ def _levels_of(obj):
     return None
 
 
-def _read(f: h5py.File, path: str) -> xr.Dataset:
-    lv = _layout_version(f, path)
-    root_attrs = {k: _py(v) for k, v in f.attrs.items()}
-    root_attrs["layout_version"] = lv
+class _Shape:
+    """Sizes of a file: P points, J pools, K tail levels, R replica slots (None: no /replicas)."""
 
-    pts = f.get("points")
-    if not isinstance(pts, h5py.Group):
+    def __init__(self, P, J, K):
+        self.P, self.J, self.K, self.R = P, J, K, None
+
+
+class _Levels:
+    """Quantile-level dimensions met so far: equal level lists share one dimension."""
+
+    def __init__(self):
+        self.coords: dict[str, np.ndarray] = {}
+
+    def dim_for(self, metric, levels, n_values):
+        """Dim name for ``levels`` (shared when equal); None if ``n_values`` does not fit them."""
+        if levels is None or n_values != len(levels):
+            return None
+        for dim, lev in self.coords.items():
+            if len(lev) == len(levels) and np.allclose(lev, levels):
+                return dim
+        return "level" if "level" not in self.coords else f"level_{metric}"
+
+    def size(self, dim):
+        return len(self.coords[dim])
+
+
+def _read(f: h5py.File, path: str) -> xr.Dataset:
+    """The flat Dataset of an open results file (see :func:`load`, ``grid=False``)."""
+    root_attrs = {k: _py(v) for k, v in f.attrs.items()}
+    root_attrs["layout_version"] = _layout_version(f, path)
+    pts = _group(f, "points")
+    if pts is None:
         _fail(path, f"no /points group (top-level objects: {sorted(f.keys()) or 'none'})")
+    est, rep = _group(f, "estimates"), _group(f, "replicas")
+    shape = _file_shape(pts, est, root_attrs, path)
+    levels = _Levels()
+    coords = _point_coords(pts, shape, path)
+    data_vars, metric_dims = _estimate_vars(est, shape, levels, root_attrs, path)
+    n_run = coords["point_replicas"][1] if "point_replicas" in coords else (
+        data_vars["replicas"][1] if "replicas" in data_vars else None)
+    data_vars.update(_replica_vars(rep, shape, levels, metric_dims, n_run, path))
+    return _assemble(coords, data_vars, shape, levels, root_attrs, path)
+
+
+def _group(f, name):
+    obj = f.get(name)
+    return obj if isinstance(obj, h5py.Group) else None
+
+
+def _file_shape(pts, est, root_attrs, path) -> _Shape:
+    """P from /points/n, J from /points/beta, K from ``tail_k`` and /estimates/tail (they must agree)."""
     if not isinstance(pts.get("n"), h5py.Dataset) or pts["n"].ndim != 1:
         _fail(path, f"/points has no 1-D dataset 'n' (found: {sorted(pts.keys())})")
     P = pts["n"].shape[0]
-
     beta = pts.get("beta")
-    if isinstance(beta, h5py.Dataset) and beta.ndim == 2 and beta.shape[0] == P:
-        J = beta.shape[1]
-    else:
+    if not (isinstance(beta, h5py.Dataset) and beta.ndim == 2 and beta.shape[0] == P):
         _fail(path, f"/points/beta must be a P x J dataset (P = {P}); found {None if beta is None else beta.shape}")
-
-    est = f.get("estimates")
-    rep = f.get("replicas")
-    est = est if isinstance(est, h5py.Group) else None
-    rep = rep if isinstance(rep, h5py.Group) else None
-
+    J = beta.shape[1]
     K = None
     if "tail_k" in root_attrs:
         try:
@@ -305,13 +369,13 @@ def _read(f: h5py.File, path: str) -> xr.Dataset:
         if K is not None and shp[2] != K:
             _fail(path, f"/estimates/tail/mean has K = {shp[2]} levels but the root attribute tail_k is {K}")
         K = shp[2]
-    if K is None:
-        K = 0
+    return _Shape(P, J, K if K is not None else 0)
 
-    coords: dict[str, Any] = {}
-    data_vars: dict[str, Any] = {}
 
-    # ---- /points -> coordinates
+def _point_coords(pts, shape, path) -> dict:
+    """/points datasets of shape P or P x J -> coordinates on ``point`` or ``(point, pool)``."""
+    P, J = shape.P, shape.J
+    coords = {}
     for name, obj in pts.items():
         if not isinstance(obj, h5py.Dataset):
             continue
@@ -324,119 +388,147 @@ def _read(f: h5py.File, path: str) -> xr.Dataset:
             want = "(P,)" if POINTS[name] == "P" else "(P, J)"
             _fail(path, f"/points/{name} has shape {arr.shape}, expected {want} with P = {P}, J = {J}")
         else:
-            continue  # unknown and of unknown shape: ignore
+            continue  # unknown and of unknown shape (e.g. mu_k, P x J x L): ignore
         cname = "point_replicas" if name == "replicas" else name
         coords[cname] = (dims, arr, _dset_attrs(obj))
+    return coords
 
-    # ---- /estimates -> variables
-    level_coords: dict[str, np.ndarray] = {}
 
-    def level_dim_for(metric, levels, n_values):
-        """Dim name for quantile levels (shared when equal); None if the shape does not fit."""
-        if levels is None or n_values != len(levels):
-            return None
-        for dim, lev in level_coords.items():
-            if len(lev) == len(levels) and np.allclose(lev, levels):
-                return dim
-        return "level" if "level" not in level_coords else f"level_{metric}"
+def _metric_parts(name, obj, levels):
+    """{suffix: dataset} of one /estimates entry ("" = mean), or None if it is not a metric."""
+    if isinstance(obj, h5py.Group) and isinstance(obj.get("mean"), h5py.Dataset):
+        parts = {"": obj["mean"]}
+        parts.update({"_" + c: obj[c] for c in _PARTS if isinstance(obj.get(c), h5py.Dataset)})
+        return parts
+    if isinstance(obj, h5py.Dataset) and levels is not None:
+        return {"": obj}  # e.g. /estimates/sojourn_quantiles, P x Q, no interval
+    return None
 
+
+def _estimate_vars(est, shape, levels, root_attrs, path):
+    """/estimates -> ({variable: (dims, array, attrs)}, {metric: dims after point})."""
+    P = shape.P
+    data_vars: dict[str, Any] = {}
     metric_dims: dict[str, tuple] = {}
-    if est is not None:
-        for name, obj in est.items():
-            if name == "replicas" and isinstance(obj, h5py.Dataset):
-                arr = _read_array(obj)
-                if arr.shape != (P,):
-                    _fail(path, f"/estimates/replicas has shape {arr.shape}, expected ({P},)")
-                data_vars["replicas"] = (("point",), arr, _dset_attrs(obj))
-                continue
-            levels = _levels_of(obj)
-            if isinstance(obj, h5py.Group) and isinstance(obj.get("mean"), h5py.Dataset):
-                parts = {"": obj["mean"]}
-                parts.update({"_" + c: obj[c] for c in _CI_PARTS if isinstance(obj.get(c), h5py.Dataset)})
-            elif isinstance(obj, h5py.Dataset) and levels is not None:
-                parts = {"": obj}  # e.g. /estimates/sojourn_quantiles, P x Q, no interval
-            else:
-                continue
-            shape = parts[""].shape
-            if len(shape) == 0 or shape[0] != P:
-                if name in METRICS:
-                    _fail(path, f"/estimates/{name}: mean has shape {shape}, first axis must be P = {P}")
-                continue
-            ldim = level_dim_for(name, levels, shape[1] if len(shape) == 2 else -1)
-            dims = _metric_dims(shape[1:], J, K, levels if ldim else None, ldim)
-            if dims is None or (name in METRICS and dims != _expected_dims(METRICS[name])):
-                if name in METRICS:
-                    _fail(path, f"/estimates/{name}/mean has shape {shape}, expected {_expected_shape(METRICS[name], P, J, K)}")
-                continue
-            if ldim:
-                level_coords[ldim] = levels
-            metric_dims[name] = dims
-            for suffix, dset in parts.items():
-                arr = _read_array(dset)
-                if arr.shape != shape:
-                    _fail(path, f"/estimates/{name}/{suffix[1:]} has shape {arr.shape}, but mean has {shape}")
-                attrs = _dset_attrs(dset)
-                if suffix == "" and isinstance(obj, h5py.Group) and "description" in obj.attrs:
-                    attrs.setdefault("metric_description", _py(obj.attrs["description"]))
-                    attrs.setdefault("units", _py(obj.attrs.get("units", "")))
-                if suffix == "_half_width" and "confidence" in root_attrs:
-                    attrs.setdefault("confidence", root_attrs["confidence"])
-                data_vars[name + suffix] = (("point",) + dims, arr, attrs)
-
-    # ---- /replicas -> variables
-    if rep is not None:
-        n_run = None
-        if "point_replicas" in coords:
-            n_run = np.asarray(coords["point_replicas"][1], dtype=float)
-        elif "replicas" in data_vars:
-            n_run = np.asarray(data_vars["replicas"][1], dtype=float)
-        R = None
-        for key in ("warmup", "p_wait", *rep.keys()):
-            obj = rep.get(key)
-            if isinstance(obj, h5py.Dataset) and obj.ndim >= 2 and obj.shape[0] == P:
-                R = obj.shape[1]
-                break
-        for name, obj in rep.items():
-            if R is None or not isinstance(obj, h5py.Dataset) or obj.ndim < 2:
-                continue
-            shape = obj.shape
-            if shape[0] != P or shape[1] != R:
-                if name in METRICS or name in REPLICA_EXTRAS:
-                    _fail(path, f"/replicas/{name} has shape {shape}, expected (P, R, ...) = ({P}, {R}, ...)")
-                continue
-            if name in metric_dims:
-                dims = metric_dims[name]
-                if tuple(shape[2:]) != tuple(_dim_size(d, J, K, level_coords) for d in dims):
-                    _fail(path, f"/replicas/{name} has shape {shape}, inconsistent with /estimates/{name}")
-            else:
-                levels = _levels_of(obj)
-                ldim = level_dim_for(name, levels, shape[2] if len(shape) == 3 else -1)
-                dims = _metric_dims(shape[2:], J, K, levels if ldim else None, ldim)
-                if dims is None:
-                    continue
-                if ldim:
-                    level_coords[ldim] = levels
+    if est is None:
+        return data_vars, metric_dims
+    for name, obj in est.items():
+        if name == "replicas" and isinstance(obj, h5py.Dataset):
             arr = _read_array(obj)
-            if arr.dtype.kind in "iub":
-                pad = arr == INT_PAD if arr.dtype.kind == "i" else np.zeros(arr.shape, dtype=bool)
-                arr = np.where(pad, np.nan, arr.astype(np.float64))
-                if n_run is not None:
-                    # slots a point never ran; a NaN count marks all its slots unused
-                    unused = ~(np.arange(R)[None, :] < n_run[:, None])
-                    unused = unused.reshape(unused.shape + (1,) * (arr.ndim - 2))
-                    arr = np.where(np.broadcast_to(unused, arr.shape), np.nan, arr)
-            data_vars[f"{name}_replicas"] = (("point", "replica") + dims, arr, _dset_attrs(obj))
-    else:
-        R = None
+            if arr.shape != (P,):
+                _fail(path, f"/estimates/replicas has shape {arr.shape}, expected ({P},)")
+            data_vars["replicas"] = (("point",), arr, _dset_attrs(obj))
+            continue
+        lev = _levels_of(obj)
+        parts = _metric_parts(name, obj, lev)
+        if parts is None:
+            continue
+        mshape = parts[""].shape
+        if len(mshape) == 0 or mshape[0] != P:
+            if name in METRICS:
+                _fail(path, f"/estimates/{name}: mean has shape {mshape}, first axis must be P = {P}")
+            continue
+        ldim = levels.dim_for(name, lev, mshape[1] if len(mshape) == 2 else -1)
+        dims = _metric_dims(mshape[1:], shape.J, shape.K, lev if ldim else None, ldim)
+        if dims is None or (name in METRICS and dims != _expected_dims(METRICS[name])):
+            if name in METRICS:
+                _fail(path, f"/estimates/{name}/mean has shape {mshape}, expected "
+                            f"{_expected_shape(METRICS[name], P, shape.J, shape.K)}")
+            continue
+        if ldim:
+            levels.coords[ldim] = lev
+        metric_dims[name] = dims
+        for suffix, dset in parts.items():
+            arr = _read_array(dset)
+            if arr.shape != mshape:
+                _fail(path, f"/estimates/{name}/{suffix[1:]} has shape {arr.shape}, but mean has {mshape}")
+            data_vars[name + suffix] = (("point",) + dims, arr, _estimate_attrs(obj, dset, suffix, root_attrs))
+    return data_vars, metric_dims
 
-    coords["point"] = ("point", np.arange(P))
-    coords["pool"] = ("pool", np.arange(1, J + 1))
-    coords["k"] = ("k", np.arange(1, K + 1))
-    if R is not None:
-        coords["replica"] = ("replica", np.arange(R))
-    for dim, lev in level_coords.items():
+
+def _estimate_attrs(obj, dset, suffix, root_attrs):
+    """A dataset's attributes; the mean also gets its group's units and description."""
+    attrs = _dset_attrs(dset)
+    if suffix == "" and isinstance(obj, h5py.Group) and "description" in obj.attrs:
+        attrs.setdefault("metric_description", _py(obj.attrs["description"]))
+        attrs.setdefault("units", _py(obj.attrs.get("units", "")))
+    if suffix == "_half_width" and "confidence" in root_attrs:
+        attrs.setdefault("confidence", root_attrs["confidence"])
+    return attrs
+
+
+def _replica_count(rep, P):
+    """R: the second axis of the first P x R dataset of /replicas (None if there is none)."""
+    for key in ("warmup", "p_wait", *rep.keys()):
+        obj = rep.get(key)
+        if isinstance(obj, h5py.Dataset) and obj.ndim >= 2 and obj.shape[0] == P:
+            return obj.shape[1]
+    return None
+
+
+def _replica_dims(name, obj, shape, levels, metric_dims, path):
+    """Dims after (point, replica) of /replicas/name, or None to skip it."""
+    if name in metric_dims:
+        dims = metric_dims[name]
+        want = tuple(_dim_size(d, shape.J, shape.K, levels) for d in dims)
+        if tuple(obj.shape[2:]) != want:
+            _fail(path, f"/replicas/{name} has shape {obj.shape}, inconsistent with /estimates/{name}")
+        return dims
+    lev = _levels_of(obj)
+    ldim = levels.dim_for(name, lev, obj.shape[2] if obj.ndim == 3 else -1)
+    dims = _metric_dims(obj.shape[2:], shape.J, shape.K, lev if ldim else None, ldim)
+    if dims is not None and ldim:
+        levels.coords[ldim] = lev
+    return dims
+
+
+def _mask_unrun(arr, n_run, R):
+    """Integer per-replica data -> float64, NaN in the -1 padding and in every slot >= the point's replicas."""
+    pad = arr == INT_PAD if arr.dtype.kind == "i" else np.zeros(arr.shape, dtype=bool)
+    arr = np.where(pad, np.nan, arr.astype(np.float64))
+    if n_run is not None:
+        # slots a point never ran; a NaN count marks all its slots unused
+        unused = ~(np.arange(R)[None, :] < np.asarray(n_run, dtype=float)[:, None])
+        unused = unused.reshape(unused.shape + (1,) * (arr.ndim - 2))
+        arr = np.where(np.broadcast_to(unused, arr.shape), np.nan, arr)
+    return arr
+
+
+def _replica_vars(rep, shape, levels, metric_dims, n_run, path) -> dict:
+    """/replicas/M -> ``M_replicas`` of dims (point, replica, ...); sets ``shape.R``."""
+    out: dict[str, Any] = {}
+    if rep is None:
+        return out
+    P = shape.P
+    R = shape.R = _replica_count(rep, P)
+    if R is None:
+        return out
+    for name, obj in rep.items():
+        if not isinstance(obj, h5py.Dataset) or obj.ndim < 2:
+            continue
+        if obj.shape[0] != P or obj.shape[1] != R:
+            if name in METRICS or name in REPLICA_EXTRAS:
+                _fail(path, f"/replicas/{name} has shape {obj.shape}, expected (P, R, ...) = ({P}, {R}, ...)")
+            continue
+        dims = _replica_dims(name, obj, shape, levels, metric_dims, path)
+        if dims is None:
+            continue
+        arr = _read_array(obj)
+        if arr.dtype.kind in "iub":
+            arr = _mask_unrun(arr, n_run, R)
+        out[f"{name}_replicas"] = (("point", "replica") + dims, arr, _dset_attrs(obj))
+    return out
+
+
+def _assemble(coords, data_vars, shape, levels, root_attrs, path) -> xr.Dataset:
+    """The Dataset from its parts, with the index coordinates; warns on partial results."""
+    coords["point"] = ("point", np.arange(shape.P))
+    coords["pool"] = ("pool", np.arange(1, shape.J + 1))
+    coords["k"] = ("k", np.arange(1, shape.K + 1))
+    if shape.R is not None:
+        coords["replica"] = ("replica", np.arange(shape.R))
+    for dim, lev in levels.coords.items():
         coords[dim] = (dim, lev, {"description": "quantile level (probability)", "units": "1"})
-
     ds = xr.Dataset(
         {k: xr.Variable(*v) for k, v in data_vars.items()},
         coords={k: xr.Variable(*v) if isinstance(v, tuple) else v for k, v in coords.items()},
@@ -448,7 +540,7 @@ def _read(f: h5py.File, path: str) -> xr.Dataset:
             f"{path}: partial results (root attribute complete = 0): the run that wrote it was "
             f"interrupted; finish it with `lbmc run JOB --resume`",
             PartialResultsWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return ds
 
@@ -461,12 +553,12 @@ def _expected_shape(kind, P, J, K):
     return {"scalar": f"({P},)", "pool": f"({P}, {J})", "pool_k": f"({P}, {J}, {K})"}[kind]
 
 
-def _dim_size(dim, J, K, level_coords):
+def _dim_size(dim, J, K, levels):
     if dim == "pool":
         return J
     if dim == "k":
         return K
-    return len(level_coords[dim])
+    return levels.size(dim)
 
 
 # ----------------------------------------------------------------------------------
@@ -475,16 +567,22 @@ def _dim_size(dim, J, K, level_coords):
 
 
 def _as_dataset(obj) -> xr.Dataset:
+    """The flat form of ``obj``: a path, or a Dataset from :func:`load` (grid or flat)."""
+    from .grid import flatten
+
     if isinstance(obj, xr.Dataset):
-        return obj
+        return flatten(obj)
     if isinstance(obj, (str, os.PathLike)):
-        return load(obj)
+        return load(obj, grid=False)
     raise TypeError(f"expected an xarray.Dataset from lbmc_analysis.load or a path, got {type(obj).__name__}")
 
 
 def metric_names(ds: xr.Dataset) -> list[str]:
-    """Names of the metrics in a loaded dataset (variables with a mean), in file-doc order."""
-    suffixes = tuple("_" + c for c in _CI_PARTS) + ("_replicas",)
+    """Names of the metrics in a loaded dataset (variables with a mean), in file-doc order.
+
+    These are the base names; :func:`lbmc_analysis.metrics.parse_metric` reads a name with
+    its pool, level or quantile (``tail[2][3]``)."""
+    suffixes = tuple("_" + c for c in _PARTS) + ("_replicas",)
     names = [v for v in ds.data_vars if v != "replicas" and not str(v).endswith(suffixes)]
     order = {m: i for i, m in enumerate(METRICS)}
     return sorted(names, key=lambda m: (order.get(m, len(order)), m))
@@ -510,17 +608,22 @@ def _point_params(ds: xr.Dataset) -> pd.DataFrame:
 def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     """Tidy table of the estimates: one row per point and metric component.
 
-    ``data`` is a path or a Dataset from :func:`load`. Columns: ``point`` (row of
+    ``data`` is a path or a Dataset from :func:`load` (grid or flat form, or a
+    selection of either). Columns: ``point`` (row of
     the file), every point parameter (``index``, ``n``, ``lambda``, ``rho``,
     ``policy``, ``policy_name``, ``d``, ``sampling``, ``routers``, ``stale``,
     ``time``, ``warmup``, ``batches``, ``point_replicas``, ``status``, ``reason``, ...; the per-pool
     ones as ``beta_1 .. beta_J``, ``mu_1 ..``, ``buffer_1 ..``, ``pool_servers_1 ..``),
     then ``metric``, ``pool`` (1-based; <NA> for scalar metrics), ``k`` (tail level;
     <NA> otherwise), ``level`` (only when quantiles exist; NaN otherwise), ``mean``,
-    ``half_width``, ``std_err`` (NaN where the file has none, e.g. quantiles) and
-    ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
+    ``half_width``, ``std_err`` (NaN where the file has none, e.g. quantiles),
+    ``upper_bound`` (only when the file has one: a bound for a metric whose event was
+    never observed, NaN elsewhere) and ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
     Units per metric are in ``frame.attrs["units"]``, their one-sentence
-    descriptions in ``frame.attrs["descriptions"]``. ``status`` and ``reason`` say
+    descriptions in ``frame.attrs["descriptions"]``; ``frame.attrs["params"]`` holds
+    the units and description of each point column, ``frame.attrs["confidence"]`` the
+    level of the intervals, ``frame.attrs["policy_messages"]`` the message rule of each
+    policy family (:func:`lbmc_analysis.policies.message_rules`). ``status`` and ``reason`` say
     why an unstable point's ``mean`` is NaN.
     """
     ds = _as_dataset(data)
@@ -535,7 +638,7 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     frames = []
     for m in names:
         parts = {"mean": ds[m].variable}
-        for c in _CI_PARTS:
+        for c in _PARTS:
             if f"{m}_{c}" in ds:
                 parts[c] = ds[f"{m}_{c}"].variable
         dims = ds[m].dims
@@ -547,7 +650,9 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
         df.insert(1, "metric", m)
         frames.append(df)
     has_level = any(d.startswith("level") for m in names for d in ds[m].dims)
-    cols = ["point", "metric", "pool", "k"] + (["level"] if has_level else []) + ["mean", "half_width", "std_err"]
+    has_bound = any(f"{m}_upper_bound" in ds for m in names)
+    cols = (["point", "metric", "pool", "k"] + (["level"] if has_level else []) + ["mean", "half_width", "std_err"]
+            + (["upper_bound"] if has_bound else []))
     if frames:
         long = pd.concat(frames, ignore_index=True, sort=False)
     else:
@@ -558,7 +663,7 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     long = long[cols]
     long["pool"] = long["pool"].astype("Int64")
     long["k"] = long["k"].astype("Int64")
-    for c in ("mean", "half_width", "std_err") + (("level",) if has_level else ()):
+    for c in ("mean", "half_width", "std_err") + (("level",) if has_level else ()) + (("upper_bound",) if has_bound else ()):
         long[c] = long[c].astype(float)
     order = {m: i for i, m in enumerate(names)}
     long["_m"] = long["metric"].map(order)
@@ -573,6 +678,13 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     out.attrs["descriptions"] = {m: ds[m].attrs.get("metric_description", ds[m].attrs.get("description"))
                                  for m in names}
     out.attrs["source_path"] = ds.attrs.get("source_path")
+    out.attrs["confidence"] = ds.attrs.get("confidence")
+    out.attrs["params"] = {("point_replicas" if k == "replicas" else k): {a: ds[k].attrs.get(a) for a in
+                                                                          ("units", "description")}
+                           for k in ds.coords if ds[k].dims[:1] == ("point",)}
+    from .policies import message_rules
+
+    out.attrs["policy_messages"] = message_rules(ds["policy_name"].attrs) if "policy_name" in ds.coords else None
     return out
 
 
@@ -631,13 +743,15 @@ def _match(values, cond):
 
 
 def select_points(ds: xr.Dataset, conditions: Mapping[str, Any] | None = None, **kw) -> xr.Dataset:
-    """The points of ``ds`` whose coordinates match every condition.
+    """The points of ``ds`` whose coordinates match every condition, as a flat Dataset.
 
-    A condition is a value (floats compared to 1e-12 relative), a list of values,
+    ``ds`` may be in the grid form (it is flattened first; on a grid Dataset
+    ``ds.sel(...)`` is the usual way). A condition is a value (floats compared to 1e-12 relative), a list of values,
     or a predicate. Per-pool coordinates are addressed as ``name_j`` (``beta_1``).
     ``lambda`` is a Python keyword, so pass it in the mapping:
     ``select_points(ds, {"lambda": 0.9}, policy="pull")``.
     """
+    ds = _as_dataset(ds)
     conds = dict(conditions or {})
     conds.update(kw)
     mask = np.ones(ds.sizes["point"], dtype=bool)

@@ -16,7 +16,7 @@ Every function states where its formula comes from and what kind of reference it
   (:func:`proportional_routing`);
 * **necessary condition only**: :func:`jsq_stability`.
 
-Notation follows SPEC.md: ``lam`` is the arrival rate per server (total ``lam * n``),
+Notation follows docs/model.md: ``lam`` is the arrival rate per server (total ``lam * n``),
 pool j holds a fraction ``beta[j]`` of the servers, each of speed ``mu[j]``, buffer
 ``buffer[j]`` (customers at a server, the one in service included; ``None``,
 ``inf`` or ``-1`` mean unlimited, as in the results file). ``x_k`` (or ``x_{k,j}``)
@@ -243,7 +243,7 @@ def jsq_mean_sojourn(lam, d, *, mu=1.0):
     """Mean-field mean sojourn time under JSQ(d): ``(1/mu) sum_{i>=1} rho^((d^i - d)/(d - 1))``.
 
     [M01; VDK96]. With mu = 1, d = 2, lam = 0.9 this is
-    2.61406 (SPEC.md section 7). For d = 1 it is the M/M/1 value ``1/(mu - lam)``.
+    2.61406 (Mitzenmacher 2001, table of JSQ(2) sojourn times). For d = 1 it is the M/M/1 value ``1/(mu - lam)``.
     Homogeneous servers, infinite buffers, n -> infinity.
     """
     lam, d, mu = _jsq_args(lam, d, mu)
@@ -433,7 +433,7 @@ def jsq_ode(lam, d, t, *, x0=None, K=None, mu=1.0, buffer=None, method="LSODA", 
 
 
 def pool_sizes(n, beta):
-    """Servers per pool ``N_j``: largest-remainder rounding of ``beta_j n`` (SPEC.md section 1).
+    """Servers per pool ``N_j``: largest-remainder rounding of ``beta_j n`` (docs/model.md, "System").
 
     The ``N_j`` sum to n. Ties between equal remainders go to the lower pool index
     (an assumption: the results file records the simulator's choice in
@@ -868,7 +868,7 @@ def pull_multi_router(lam, beta, mu, routers, stale="withdraw", buffer=None, K=1
     blocked or waits vanishes (``p_wait_or_block -> 0``), and the router-server
     message rate is one message per customer. The abstract does not say how a
     router's message to a server that was meanwhile assigned at random by another
-    router is handled; SPEC.md's ``stale: withdraw`` is the variant in which every
+    router is handled; lbmc's ``stale: withdraw`` (docs/model.md, "Policies") is the variant in which every
     router message points to an idle server, which is the natural reading.
 
     **Derived here, with ``stale: withdraw``** (rigorous given the theorem above):
@@ -1094,7 +1094,8 @@ def parse_policy(policy):
 
     ``"jsq(2)" -> ("jsq", 2)``, ``"jsq" -> ("jsq", None)`` (full JSQ),
     ``"pull" -> ("pull", None)``, ``"jiq" -> ("pull", None)`` (pull with stale keep,
-    SPEC.md section 2), ``"balanced(3)" -> ("balanced", 3)``.
+    docs/model.md "Policies"; for text only: a results file's ``policy_name`` and
+    ``stale`` columns already say so), ``"balanced(3)" -> ("balanced", 3)``.
     """
     if not isinstance(policy, str):
         raise TypeError(f"policy must be a string, got {policy!r}")
@@ -1172,9 +1173,8 @@ def reference_for_point(params: Mapping[str, Any], K=10):
         if name == "pull":
             if lam <= 0 or lam >= cap:
                 return None
-            stale = params.get("stale") or "withdraw"
-            if params.get("policy") == "jiq":
-                stale = "keep"
+            # a results file's stale column already says "keep" for jiq; the alias matters for bare text only
+            stale = params.get("stale") or ("keep" if params.get("policy") == "jiq" else "withdraw")
             r = pull_multi_router(lam, beta, mu, int(params.get("routers") or 1), stale, buffer, K)
             r["reference"] = "PULL fixed point (Stolyar 2015)"
             return r

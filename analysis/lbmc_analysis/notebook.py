@@ -68,7 +68,7 @@ def context(notebook: str, job: str | None = None) -> Context:
 
 
 def open_results(ctx: Context) -> xr.Dataset:
-    """Load the notebook's results file and print where it comes from.
+    """Load the notebook's results file (grid form) and print where it comes from and its grid.
 
     Raises ``FileNotFoundError`` with the command that produces the file when it
     is missing.
@@ -87,7 +87,12 @@ def open_results(ctx: Context) -> xr.Dataset:
           f"{ds.attrs.get('mpi_ranks')} MPI rank(s), {float(ds.attrs.get('wall_seconds', np.nan)):.0f} s wall, "
           f"seed {ds.attrs.get('seed')}, complete = {ds.attrs.get('complete')}")
     print(f"job:      {'jobs/' + ctx.job + '.yaml (identical text)' if same else 'NOT the text of jobs/' + ctx.job + '.yaml (e.g. a reduced test job): the conclusions below are about these data'}")
-    print(f"points:   {ds.sizes['point']}, status {status}")
+    if "point" in ds.dims:
+        print(f"points:   {ds.sizes['point']} (flat: the grid could not be recovered), status {status}")
+    else:
+        dims = [d for d in ds["status"].dims]
+        print(f"grid:     {' x '.join(f'{d} ({ds.sizes[d]})' for d in dims)}; "
+              f"{int((ds['point'].values >= 0).sum())} points, status {status}")
     return ds
 
 

@@ -29,3 +29,11 @@ def fake_extended(tmp_path):
     """Fake file with the later quantile datasets and unknown datasets (forward compatibility)."""
     return fakefile.write_results(tmp_path / "fake_ext.h5", quantile_levels=[0.5, 0.9, 0.99], extras=True,
                                   long_job=True)
+
+
+@pytest.fixture(scope="session")
+def real(tmp_path_factory):
+    """name -> path of a results file written by the real `lbmc run` (see realfiles.py)."""
+    import realfiles
+
+    return realfiles.write_all(tmp_path_factory)

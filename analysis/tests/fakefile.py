@@ -149,11 +149,112 @@ def _dset(group, name, data, units, description, dtype=None):
     return d
 
 
+#: the order in which grid_points writes the keys of a job (so the order of its axes)
+_KEY_ORDER = ("n", "lambda", "routers", "pools[1].beta", "pools[1].mu", "pools[1].buffer", "pools[2].beta",
+              "pools[2].mu", "pools[2].buffer", "policy", "stale", "sampling")
+
+
+def grid_points(axes: dict, *, beta=(1.0,), mu=(1.0,), buffer=-1, linked: Sequence[Sequence[str]] = (),
+                status=None, skip=(), **kw):
+    """The points of a job grid and its job text: ``(points, job, grid_group)``.
+
+    ``axes`` maps axis names (``n``, ``lambda``, ``routers``, ``pools[j].{beta,mu,buffer}``,
+    ``policy``, ``stale``, ``sampling``) to value lists; settings that are not axes come
+    from ``beta``, ``mu``, ``buffer`` and ``kw`` (passed to :func:`point`). The job text
+    lists the keys in ``_KEY_ORDER``, which is therefore the grid order. ``linked``
+    groups axes that vary together (one dimension; the job text then cannot say so and
+    ``grid_group`` is the ``/grid`` group that does). ``status(params) -> str`` marks
+    points (e.g. unstable); cells in ``skip`` (grid indices) are left out of the file.
+    Pool 2's ``beta`` defaults to the rest.
+    """
+    names = [k for k in _KEY_ORDER if k in axes]
+    unknown = set(axes) - set(names)
+    if unknown:
+        raise ValueError(f"grid_points: unknown axes {unknown}")
+    groups, seen = [], set()
+    for nm in names:
+        if nm in seen:
+            continue
+        g = next((list(x) for x in linked if nm in x), [nm])
+        seen.update(g)
+        groups.append(g)
+    lengths = [len(axes[g[0]]) for g in groups]
+    for g in groups:
+        if len({len(axes[a]) for a in g}) != 1:
+            raise ValueError(f"linked axes {g} differ in length")
+    pts = []
+    for cell, idx in enumerate(np.ndindex(*lengths)):
+        if cell in skip:
+            continue
+        val = {a: axes[a][i] for g, i in zip(groups, idx) for a in g}
+        J = len(beta)
+        b = [val.get(f"pools[{j + 1}].beta", beta[j]) for j in range(J)]
+        if J == 2 and "pools[2].beta" not in val:
+            b[1] = 1.0 - b[0]
+        m = [val.get(f"pools[{j + 1}].mu", np.broadcast_to(mu, (J,))[j]) for j in range(J)]
+        bu = [val.get(f"pools[{j + 1}].buffer", np.broadcast_to(buffer, (J,))[j]) for j in range(J)]
+        bu = [-1 if (isinstance(x, str) or x is None or (isinstance(x, float) and math.isinf(x))) else int(x)
+              for x in bu]
+        args = dict(kw)
+        for key in ("routers", "stale", "sampling"):
+            if key in val:
+                args[key] = val[key]
+        p = point(val.get("n", kw.pop("n", 100) if "n" not in args else args.pop("n")),
+                  val.get("lambda", args.pop("lam", 0.7)), val.get("policy", args.pop("policy", "pull")),
+                  tuple(b), tuple(m), tuple(bu), **args)
+        if p["policy_name"] != "pull":
+            p["stale"] = ""
+        p["index"] = cell
+        if status is not None:
+            p["status"] = status(p)
+            if p["status"] == "unstable" and not p["reason"]:
+                p["reason"] = "rho >= 1 (fake)"
+        pts.append(p)
+
+    def fmt(v):
+        return "inf" if isinstance(v, float) and math.isinf(v) else str(v)
+
+    def setting(key, default):
+        v = axes.get(key, default)
+        return "[" + ", ".join(fmt(x) for x in v) + "]" if isinstance(v, (list, tuple)) else fmt(v)
+
+    first = pts[0] if pts else point(100, 0.7, "pull")
+    lines = ["system:", f"  n: {setting('n', first['n'])}", f"  lambda: {setting('lambda', first['lambda'])}"]
+    if "routers" in axes:
+        lines.append(f"  routers: {setting('routers', 1)}")
+    lines.append("  pools:")
+    for j in range(len(beta)):
+        items = [f"beta: {setting(f'pools[{j + 1}].beta', beta[j] if j + 1 < len(beta) or len(beta) == 1 else 'rest')}",
+                 f"mu: {setting(f'pools[{j + 1}].mu', np.broadcast_to(mu, (len(beta),))[j])}",
+                 f"buffer: {setting(f'pools[{j + 1}].buffer', 'inf' if np.broadcast_to(buffer, (len(beta),))[j] == -1 else np.broadcast_to(buffer, (len(beta),))[j])}"]
+        lines.append("    - {" + ", ".join(items) + "}")
+    lines.append(f"policy: {setting('policy', first['policy'])}")
+    for key in ("stale", "sampling"):
+        if key in axes:
+            lines.append(f"{key}: {setting(key, '')}")
+    job = "\n".join(lines) + "\n"
+    grid_group = {
+        "axis_name": [a for g in groups for a in g],
+        "axis_length": [len(axes[a]) for g in groups for a in g],
+        "axis_value": [fmt(v) for g in groups for a in g for v in axes[a]],
+        "axis_dim": [k for k, g in enumerate(groups) for _ in g],
+    }
+    return pts, job, grid_group
+
+
 def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, layout_version: int = 1,
                   seed: int = 12345, rng_seed: int = 0, confidence: float = 0.95,
                   quantile_levels: Sequence[float] | None = None, extras: bool = False, int_pad: int = -1,
-                  long_job: bool = False, omit: Sequence[str] = (), shard: str = "") -> Expected:
-    """Write a results file following docs/results-format.md; return what was written."""
+                  long_job: bool = False, omit: Sequence[str] = (), shard: str = "", job: str | None = None,
+                  grid_group: dict | None = None, upper_bound: bool = False,
+                  policy_attrs: dict | None = None) -> Expected:
+    """Write a results file following docs/results-format.md; return what was written.
+
+    ``job``: the job text (default a fake one without axes); ``grid_group``: datasets of a
+    ``/grid`` group to write (as :func:`grid_points` returns); ``upper_bound``: also write
+    ``/estimates/M/upper_bound`` (a rule-of-three bound where the mean is 0, NaN elsewhere);
+    ``policy_attrs``: attributes for ``/points/policy_name`` (``allowed``, ...).
+    """
     path = os.fspath(path)
     pts = list(points) if points is not None else default_points()
     P = len(pts)
@@ -164,8 +265,9 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
     rng = np.random.default_rng(rng_seed)
     omit = set(omit)
 
-    job = "# lbmc job (fake)\nsystem:\n  pools:\n" + "".join(
-        f"    - {{beta: {b}, mu: {m}}}\n" for b, m in zip(pts[0]["beta"], pts[0]["mu"])) if pts else "{}\n"
+    if job is None:
+        job = "# lbmc job (fake)\nsystem:\n  pools:\n" + "".join(
+            f"    - {{beta: {b}, mu: {m}}}\n" for b, m in zip(pts[0]["beta"], pts[0]["mu"])) if pts else "{}\n"
     if long_job:
         job += "".join(f"# padding line {i:06d} to exceed the 64 KiB attribute limit\n" for i in range(2000))
     root = {
@@ -184,7 +286,7 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
 
     # ---- points
     pv: dict[str, Any] = {}
-    pv["index"] = np.arange(P, dtype=np.int64)
+    pv["index"] = np.array([p.get("index", i) for i, p in enumerate(pts)], dtype=np.int64)
     for key, dt in (("n", np.int64), ("lambda", float), ("d", np.int64), ("routers", np.int64),
                     ("time", float), ("warmup", float), ("batches", np.int64), ("replicas", np.int64)):
         pv[key] = np.array([p[key] for p in pts], dtype=dt)
@@ -239,6 +341,11 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
                 se[i] = 0.01 * np.abs(mean[i]) / stats.norm.ppf(0.5 + confidence / 2)
                 hw[i] = 0.01 * np.abs(mean[i])
         estimates[m] = {"mean": mean, "half_width": hw, "std_err": se}
+        if upper_bound:  # none observed (mean 0 from replicas that ran): a bound from the arrivals
+            arrivals = np.nansum(np.where(extra["events"] >= 0, extra["events"], 0), axis=1) / 2.0
+            bound = -math.log(1 - confidence) / np.maximum(arrivals, 1.0)
+            bound = bound.reshape((P,) + (1,) * (mean.ndim - 1))
+            estimates[m]["upper_bound"] = np.where(mean == 0, bound, np.nan)
     est_replicas = pv["replicas"].copy()
 
     quantiles = {}
@@ -284,7 +391,15 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
         for k, v in pv.items():
             if f"points/{k}" in omit:
                 continue
-            _dset(g, k, v, *descr_pts[k], dtype=STR if v.dtype == object else None)
+            d = _dset(g, k, v, *descr_pts[k], dtype=STR if v.dtype == object else None)
+            if k == "policy_name":
+                for a, val in (policy_attrs or {}).items():
+                    d.attrs.create(a, val, dtype=STR)
+        if grid_group is not None:
+            gg = f.create_group("grid")
+            for k, v in grid_group.items():
+                arr = np.array(v, dtype=object if k in ("axis_name", "axis_value", "dim_name") else np.int64)
+                gg.create_dataset(k, data=arr, dtype=STR if arr.dtype == object else None)
         e = f.create_group("estimates")
         for m in METRIC_ORDER:
             if f"estimates/{m}" in omit:

@@ -8,7 +8,7 @@ from lbmc_analysis import meanfield as mf
 
 
 def test_add_metric_reproduces_the_file_estimates(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     out = la.derived.add_metric(ds, "p_wait_again", ds["p_wait_replicas"], units="1", description="copy")
     two = ds["point_replicas"].values >= 2  # one replica: the file's interval comes from batch means
     np.testing.assert_allclose(out["p_wait_again"].values, ds["p_wait"].values, rtol=1e-12, equal_nan=True)
@@ -25,7 +25,7 @@ def test_add_metric_reproduces_the_file_estimates(fake):
 
 
 def test_add_metric_unstable_points(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     u = ds["status"].values == "unstable"
     msgs = ds["messages_per_arrival_replicas"].fillna(4.0)  # as if the runaway replicas had counted 4
     out = la.derived.add_metric(ds, "m", msgs, units="1", description="m")
@@ -35,7 +35,7 @@ def test_add_metric_unstable_points(fake):
 
 
 def test_workload(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     out = la.derived.workload(ds)
     i = 0
     frac = ds["pool_servers"].values[i] / ds["n"].values[i]

@@ -18,7 +18,7 @@ def test_fake_file_conforms_to_the_doc(fake, fake_extended):
 
 
 def test_load_dims_coords_attrs(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     assert isinstance(ds, xr.Dataset)
     assert dict(ds.sizes) == {"point": fake.P, "pool": fake.J, "k": fake.K, "replica": fake.R}
     np.testing.assert_array_equal(ds["pool"].values, [1, 2])
@@ -42,7 +42,7 @@ def test_load_dims_coords_attrs(fake):
 
 
 def test_load_estimates_and_replicas(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     for m, parts in fake.estimates.items():
         np.testing.assert_array_equal(ds[m].values, parts["mean"])
         np.testing.assert_array_equal(ds[f"{m}_half_width"].values, parts["half_width"])
@@ -61,7 +61,7 @@ def test_load_estimates_and_replicas(fake):
 
 
 def test_nan_padding_and_unstable(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     # point 4 (pull, n = 100) ran 2 of R = 3 replicas: slot 2 is NaN in float datasets ...
     assert int(ds["point_replicas"][4]) == 2
     assert np.isnan(ds["p_wait_replicas"].values[4, 2])
@@ -79,7 +79,7 @@ def test_nan_padding_and_unstable(fake):
 
 
 def test_forward_compatible_and_quantiles(fake_extended):
-    ds = la.load(fake_extended.path)
+    ds = la.load(fake_extended.path, grid=False)
     assert "level" in ds.dims and ds.sizes["level"] == 3
     np.testing.assert_allclose(ds["level"].values, [0.5, 0.9, 0.99])
     for name in ("sojourn_quantiles", "wait_quantiles"):
@@ -98,7 +98,7 @@ def test_forward_compatible_and_quantiles(fake_extended):
 
 
 def test_to_frame_tidy(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     df = la.to_frame(ds)
     P, J, K = fake.P, fake.J, fake.K
     n_scalar, n_pool = len(fakefile.SCALAR), len(fakefile.POOL)
@@ -135,7 +135,7 @@ def test_to_frame_with_quantiles(fake_extended):
 
 
 def test_replica_frame_and_select(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     rf = la.to_replica_frame(ds, metrics="p_wait")
     # slots that never ran are dropped: sum of replicas over points
     assert len(rf) == int(fake.points["replicas"].sum())
@@ -154,7 +154,7 @@ def test_replica_frame_and_select(fake):
 def test_not_hdf5(tmp_path):
     p = fakefile.write_not_hdf5(tmp_path / "results.h5")
     with pytest.raises(LbmcFormatError, match="not an HDF5 file") as ei:
-        la.load(p)
+        la.load(p, grid=False)
     assert str(p) in str(ei.value)
     assert isinstance(ei.value, ValueError)
 
@@ -162,26 +162,26 @@ def test_not_hdf5(tmp_path):
 def test_foreign_hdf5(tmp_path):
     p = fakefile.write_foreign_hdf5(tmp_path / "other.h5")
     with pytest.raises(LbmcFormatError, match="no 'layout_version'") as ei:
-        la.load(p)
+        la.load(p, grid=False)
     assert str(p) in str(ei.value) and "creator" in str(ei.value)
 
 
 def test_checkpoint_hint(tmp_path):
     p = fakefile.write_foreign_hdf5(tmp_path / "out.h5.ckpt")
     with pytest.raises(LbmcFormatError, match="checkpoint"):
-        la.load(p)
+        la.load(p, grid=False)
 
 
 def test_unsupported_layout_version(tmp_path):
     e = fakefile.write_results(tmp_path / "future.h5", layout_version=99)
     with pytest.raises(LbmcFormatError, match="unsupported layout_version 99") as ei:
-        la.load(e.path)
+        la.load(e.path, grid=False)
     assert e.path in str(ei.value)
 
 
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
-        la.load(tmp_path / "nope.h5")
+        la.load(tmp_path / "nope.h5", grid=False)
 
 
 def test_broken_layout_is_a_clear_error(tmp_path):
@@ -190,7 +190,7 @@ def test_broken_layout_is_a_clear_error(tmp_path):
         del f["estimates/tail/mean"]
         f["estimates/tail"].create_dataset("mean", data=np.zeros((e.P, e.J)))
     with pytest.raises(LbmcFormatError, match="tail"):
-        la.load(e.path)
+        la.load(e.path, grid=False)
     problems = la.check_file(e.path)
     assert any("/estimates/tail/mean: shape" in p for p in problems)
 
@@ -206,13 +206,13 @@ def test_check_file_reports_deviations(tmp_path):
     assert any(p.startswith("/points/rho: dtype") for p in problems)
     assert any("/estimates/p_wait/mean: attribute 'units'" in p for p in problems)
     # the loader still copes with fixed-length strings
-    ds = la.load(e.path)
+    ds = la.load(e.path, grid=False)
     assert ds["rho"].values[0] == "x"
 
 
 def test_empty_grid(tmp_path):
     e = fakefile.write_results(tmp_path / "empty.h5", points=[])
-    ds = la.load(e.path)
+    ds = la.load(e.path, grid=False)
     assert ds.sizes["point"] == 0
     df = la.to_frame(ds)
     assert len(df) == 0 and "mean" in df.columns
@@ -222,7 +222,7 @@ def test_empty_grid(tmp_path):
 
 
 def test_reason_growth_and_int_padding(fake):
-    ds = la.load(fake.path)
+    ds = la.load(fake.path, grid=False)
     assert ds["reason"].dims == ("point",)
     assert all(type(r) is str for r in ds["reason"].values)
     u = ds["status"].values == "unstable"
@@ -243,7 +243,7 @@ def test_reason_growth_and_int_padding(fake):
 
 def test_other_integer_padding_is_masked_and_reported(tmp_path):
     e = fakefile.write_results(tmp_path / "pad.h5", int_pad=-7)
-    ds = la.load(e.path)
+    ds = la.load(e.path, grid=False)
     assert np.isnan(ds["events_replicas"].values[4, 2]) and np.isnan(ds["unstable_replicas"].values[9, 1:]).all()
     problems = la.check_file(e.path)
     assert any(p.startswith("/replicas/events: point 4") and "not -1" in p for p in problems), problems
@@ -255,7 +255,7 @@ def test_partial_results_warn(tmp_path):
     with h5py.File(e.path, "a") as f:
         f.attrs["complete"] = 0
     with pytest.warns(la.PartialResultsWarning, match="--resume"):
-        ds = la.load(e.path)
+        ds = la.load(e.path, grid=False)
     assert ds.attrs["complete"] == 0
     assert la.check_file(e.path) == []  # a partial file is still a valid file
     with h5py.File(e.path, "a") as f:

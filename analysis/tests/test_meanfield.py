@@ -18,7 +18,7 @@ from lbmc_analysis import meanfield as mf
 def test_jsq_mean_sojourn_d2_lambda09():
     # sum_{i>=1} 0.9^((2^i - 2)/(2 - 1)) = 0.9^0 + 0.9^2 + 0.9^6 + 0.9^14 + 0.9^30 + 0.9^62 + 0.9^126 + ...
     #   = 1 + 0.81 + 0.531441 + 0.228768 + 0.042391 + 0.001456 + 0.0000017 + ... = 2.614057
-    # SPEC.md section 7 quotes 2.61406.
+    # Mitzenmacher 2001 quotes 2.61406.
     assert mf.jsq_mean_sojourn(0.9, 2) == pytest.approx(2.61406, abs=5e-6)
     assert mf.jsq_mean_sojourn(0.9, 2) == pytest.approx(2.614057377, rel=1e-9)
 

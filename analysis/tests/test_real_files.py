@@ -25,116 +25,14 @@ from scipy import stats
 
 import lbmc_analysis as la
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.path.dirname(os.path.dirname(HERE))
+from realfiles import JOBS  # noqa: E402,F401  (the fixture 'real' is in conftest.py)
 
-# Job 1: the PULL paper's heterogeneous example, small: JSQ(2) and random run away.
-HETEROGENEOUS = """
-system:
-  n: [10, 60]
-  lambda: 1
-  pools:
-    - {beta: 0.5, mu: 2}
-    - {beta: 0.5, mu: 1/3}
-policy: [pull, jsq(2), random]
-run:
-  replicas: 3
-  warmup: 20
-  time: 400
-  batches: 10
-  seed: 5
-  tail_k: 4
-"""
-
-# Job 2: buffers, routers and stale variants; lambda 1.2 with an unlimited buffer is
-# rho >= 1 (never simulated: 0 replicas), with buffer 2 it blocks and is stable.
-BUFFERS_ROUTERS = """
-system:
-  n: 20
-  lambda: [0.6, 1.2]
-  routers: [1, 3]
-  pools:
-    - {beta: 1, mu: 1, buffer: [2, inf]}
-policy: pull
-stale: [withdraw, keep]
-run:
-  replicas: 2
-  warmup: 10
-  time: 200
-  batches: 5
-  seed: 3
-  tail_k: 3
-"""
-
-# Job 3: sequential mode: points end with different numbers of replicas (padding).
-SEQUENTIAL = """
-system:
-  n: [4, 40]
-  lambda: 0.7
-  pools:
-    - {beta: 0.3, mu: 1.5}
-    - {beta: rest, mu: 0.8}
-policy: [random, jsq(2)]
-sampling: with_replacement
-run:
-  replicas: 2
-  warmup: 20
-  time: 100
-  batches: 10
-  seed: 11
-  tail_k: 3
-  precision: {metric: p_wait, relative: 0.04, max_replicas: 12}
-"""
-
-JOBS = {"heterogeneous": HETEROGENEOUS, "buffers_routers": BUFFERS_ROUTERS, "sequential": SEQUENTIAL}
 STRING_COORDS = ("policy", "policy_name", "sampling", "stale", "status", "reason")
 
 
 def _core_sizes(ds):
     """The dimensions of layout version 1 (later additions, e.g. quantile levels, may add more)."""
     return {d: ds.sizes[d] for d in ("point", "pool", "k", "replica")}
-
-
-def _lbmc():
-    exe = os.environ.get("LBMC")
-    if exe:
-        if not os.access(exe, os.X_OK):
-            pytest.fail(f"LBMC={exe} is not an executable program")
-        return exe
-    for cand in (os.path.join(SOURCE, "build", "src", "lbmc"), shutil.which("lbmc")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    pytest.skip("no lbmc program: build it (cmake --build build) or set LBMC=/path/to/lbmc")
-
-
-def _run(args, **kw):
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
-    if proc.returncode != 0:
-        pytest.fail(f"{' '.join(args)} exited with {proc.returncode}:\n{proc.stderr}")
-    return proc
-
-
-@pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    """name -> path of a results file written by `lbmc run` on that job."""
-    exe = _lbmc()
-    work = tmp_path_factory.mktemp("real")
-    out = {}
-    for name, text in JOBS.items():
-        job = work / f"{name}.yaml"
-        job.write_text(textwrap.dedent(text).lstrip())
-        path = work / f"{name}.h5"
-        _run([exe, "run", str(job), "-o", str(path), "--quiet"])
-        out[name] = str(path)
-    mpirun = shutil.which("mpirun")
-    if mpirun:
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMPI_MCA_rmaps_base_oversubscribe="1")
-        path = work / "heterogeneous-2ranks.h5"
-        _run([mpirun, "--oversubscribe", "-np", "2", exe, "run", str(work / "heterogeneous.yaml"), "-o", str(path),
-              "--quiet"], env=env)
-        out["heterogeneous-2ranks"] = str(path)
-    return out
 
 
 def test_real_files_conform(real):
@@ -144,7 +42,7 @@ def test_real_files_conform(real):
 
 
 def test_real_root_attributes(real):
-    ds = la.load(real["heterogeneous"])
+    ds = la.load(real["heterogeneous"], grid=False)
     for key in ("lbmc_version", "created", "job", "shard"):
         assert type(ds.attrs[key]) is str, key
     assert ds.attrs["layout_version"] == 1 and ds.attrs["complete"] == 1 and ds.attrs["shard"] == ""
@@ -152,14 +50,14 @@ def test_real_root_attributes(real):
     assert "policy: [pull, jsq(2), random]" in ds.attrs["job"]
     assert "job_sha256" not in ds.attrs
     if "heterogeneous-2ranks" in real:
-        ds2 = la.load(real["heterogeneous-2ranks"])
+        ds2 = la.load(real["heterogeneous-2ranks"], grid=False)
         assert ds2.attrs["mpi_ranks"] == 2
         # same job, same seed: the same per-replica values whatever the ranks
         np.testing.assert_array_equal(ds2["p_wait_replicas"].values, ds["p_wait_replicas"].values)
 
 
 def test_real_shapes_and_coordinates(real):
-    ds = la.load(real["heterogeneous"])
+    ds = la.load(real["heterogeneous"], grid=False)
     assert _core_sizes(ds) == {"point": 6, "pool": 2, "k": 4, "replica": 3}
     # grid order: n (first in the file) slowest, then policy
     assert list(ds["n"].values) == [10, 10, 10, 60, 60, 60]
@@ -190,7 +88,7 @@ def test_real_shapes_and_coordinates(real):
 
 
 def test_real_unstable_points_are_nan(real):
-    ds = la.load(real["heterogeneous"])
+    ds = la.load(real["heterogeneous"], grid=False)
     unstable = ds["status"].values == "unstable"
     # at n = 60, JSQ(2) and random routing run away (the slow pool is overloaded)
     assert list(ds["status"].values[4:]) == ["unstable", "unstable"], list(ds["status"].values)
@@ -211,7 +109,7 @@ def test_real_unstable_points_are_nan(real):
 
 
 def test_real_never_simulated_point_and_padding(real):
-    ds = la.load(real["buffers_routers"])
+    ds = la.load(real["buffers_routers"], grid=False)
     assert _core_sizes(ds) == {"point": 16, "pool": 1, "k": 3, "replica": 2}
     # axes in file order: lambda, routers, pools[1].buffer, stale (first slowest)
     assert list(ds["lambda"].values) == [0.6] * 8 + [1.2] * 8
@@ -241,7 +139,7 @@ def test_real_never_simulated_point_and_padding(real):
 
 
 def test_real_sequential_padding_and_estimates(real):
-    ds = la.load(real["sequential"])
+    ds = la.load(real["sequential"], grid=False)
     reps = ds["point_replicas"].values
     R = ds.sizes["replica"]
     assert R == reps.max() and reps.min() >= 2 and R <= 12
@@ -264,7 +162,7 @@ def test_real_sequential_padding_and_estimates(real):
 
 def test_real_to_frame(real):
     for name in ("heterogeneous", "buffers_routers", "sequential"):
-        ds = la.load(real[name])
+        ds = la.load(real[name], grid=False)
         df = la.to_frame(real[name])
         P, J, K = ds.sizes["point"], ds.sizes["pool"], ds.sizes["k"]
         assert len(df[df.metric.isin(list(la.METRICS))]) == P * (8 + 3 * J + J * K), name

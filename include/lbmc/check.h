@@ -40,6 +40,9 @@ lbmc_err lbmc_check_buffer(const char *where, long v);
  *  each part read whole (any length), the quotient checked like a number.
  *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not a number", or out of range. */
 lbmc_err lbmc_parse_real(const char *where, const char *text, double *v);
+/** The same without a message: 1 if the whole of text is a real number or a fraction
+ *  (then *v holds it), 0 if not. */
+int lbmc_read_real(const char *text, double *v);
 /** Parse a whole string as a (long) integer; integral reals such as 1e6 are accepted.
  *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not an integer", or, for an integer
  *  beyond the range of long, "... is not allowed; an integer from LONG_MIN to
@@ -56,6 +59,11 @@ lbmc_err lbmc_parse_buffer(const char *where, const char *text, long *v);
 /** Parse a shard "I/K" (two whole integers, 1 <= I <= K) into *index and *count.
  *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not allowed; write I/K ...". */
 lbmc_err lbmc_parse_shard(const char *where, const char *text, long *index, long *count);
+
+/** The word among words[0..n) closest to `word` (Levenshtein distance at most a third
+ *  of its length, 1 to 3) if it looks like a typo of it, else NULL: for "did you mean"
+ *  hints. */
+const char *lbmc_suggest(const char *word, const char *const *words, int n);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* The stochastic model of one system (SPEC section 1): n servers in J pools, arrival
+/* The stochastic model of one system (docs/model.md, "System"): n servers in J pools, arrival
  * rate lambda*n, R routers, a routing policy.
  *
  * Usage: lbmc_model_create, the setters (any order), lbmc_model_setup (checks the
@@ -15,30 +15,11 @@
 
 #include "lbmc/error.h"
 #include "lbmc/service.h"
+#include "lbmc/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** Buffer size meaning "unlimited". */
-#define LBMC_BUFFER_INF (-1L)
-/** The pool fractions must sum to 1 within this (issue #2). */
-#define LBMC_BETA_SUM_TOL 1e-9
-/** Servers are numbered with 32-bit integers. */
-#define LBMC_MAX_SERVERS 2147483647L
-/** Most pools a model may have. */
-#define LBMC_MAX_POOLS 64
-/** Most values of a queue-length-dependent speed list mu_j(1..L). */
-#define LBMC_MAX_RATES 64
-/** Largest total arrival rate lambda x n (the clock must still move between events). */
-#define LBMC_MAX_RATE 1e15
-/** Most routers a model may have. */
-#define LBMC_MAX_ROUTERS 1048576L
-
-typedef enum { LBMC_STALE_WITHDRAW = 0, LBMC_STALE_KEEP = 1 } lbmc_stale;
-typedef enum { LBMC_SAMPLING_DISTINCT = 0, LBMC_SAMPLING_WITH_REPLACEMENT = 1 } lbmc_sampling;
-
-typedef struct lbmc_model_ lbmc_model;
 
 /** Create a model with defaults: no pools, n = 0, lambda = 0, policy random,
  *  1 router, stale withdraw, sampling distinct. *m is owned by the caller and freed
@@ -75,9 +56,9 @@ lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc);
  *  Errors: LBMC_ERR_ARG (non-positive rates, too many, pool out of range). */
 lbmc_err lbmc_model_set_rates(lbmc_model *m, int j, int count, const double *rates);
 
-/** Policy from its text: "random", "jsq(d)", "jsq", "pull", "jiq" (= pull with stale
- *  keep), "balanced(c)", "lwl(d)". Errors: LBMC_ERR_ARG naming the text and the
- *  policies allowed. */
+/** Policy from its text: a policy of the registry with its parameter, e.g. "jsq(2)",
+ *  "pull", or an alias such as "jiq" (= pull with stale keep); `lbmc sim --help`
+ *  lists them. Errors: LBMC_ERR_ARG naming the text and the policies allowed. */
 lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *policy);
 /** Check a policy text as lbmc_model_set_policy would, without a model; `where` names
  *  it in messages ("jobs/x.yaml:7: policy"). Errors: LBMC_ERR_ARG. */
@@ -90,7 +71,7 @@ lbmc_err lbmc_model_set_stale(lbmc_model *m, const char *stale);
 lbmc_err lbmc_model_set_sampling(lbmc_model *m, const char *sampling);
 
 /** Check the whole model and compute the pool sizes N_j by largest-remainder
- *  rounding of beta_j*n (SPEC section 1). Errors: LBMC_ERR_ARG with a message
+ *  rounding of beta_j*n (docs/model.md, "System"). Errors: LBMC_ERR_ARG with a message
  *  naming the key, the value and what is allowed. */
 lbmc_err lbmc_model_setup(lbmc_model *m);
 
@@ -116,14 +97,17 @@ int lbmc_model_rates(const lbmc_model *m, int j, const double **rates);
 int lbmc_model_needs_general(const lbmc_model *m);
 /** Policy text in canonical form, e.g. "jsq(2)"; owned by the model. */
 const char *lbmc_model_policy(const lbmc_model *m);
-/** Policy family name: "random", "jsq", "pull", "balanced", "lwl". */
+/** Policy family name as the registry writes it, e.g. "jsq" for jsq(2), "pull" for jiq. */
 const char *lbmc_model_policy_name(const lbmc_model *m);
-/** Policy parameter (d or c), 0 if none; n for full jsq. */
+/** Policy parameter (d or c), 0 if none; n for full jsq (a policy reported with n). */
 long lbmc_model_policy_param(const lbmc_model *m);
 /** "withdraw"/"keep" for pull, "" otherwise. */
 const char *lbmc_model_stale(const lbmc_model *m);
 /** "distinct"/"with_replacement" for jsq(d), "" otherwise. */
 const char *lbmc_model_sampling(const lbmc_model *m);
+
+/** 1 if the model is unstable for certain: rho >= 1 with every buffer unlimited. */
+int lbmc_model_surely_unstable(const lbmc_model *m);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* Random streams: how lbmc numbers its SPRNG streams (SPEC section 5).
+/* Random streams: how lbmc numbers its SPRNG streams (docs/model.md, "Random streams").
  *
  * Every work unit (grid point, replica) owns LBMC_PURPOSES streams, one per purpose,
  * numbered

@@ -1,4 +1,5 @@
-/* Simulation of replicas and their steady-state estimates (SPEC section 4).
+/* Simulation of replicas and their steady-state estimates (docs/model.md, "Simulation" and
+ * "Estimation").
  *
  * A replica starts empty at time 0 from its own random streams (numbered from
  * (point, replica, purpose) and the seed, see lbmc/rng.h), runs a warm-up that is
@@ -15,46 +16,12 @@
 
 #include "lbmc/error.h"
 #include "lbmc/model.h"
+#include "lbmc/run_options.h"
+#include "lbmc/stats.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-  LBMC_STATUS_OK = 0,
-  LBMC_STATUS_UNSTABLE = 1,
-  LBMC_STATUS_PRECISION_NOT_MET = 2
-} lbmc_status;
-
-/** Text of a status: "ok", "unstable", "precision_not_met". */
-const char *lbmc_status_name(lbmc_status s);
-
-/** Run settings of a replica. Times are in the model's time unit. */
-typedef struct {
-  double warmup;           /* discarded time before the measured period (>= 0) */
-  int warmup_auto;         /* 1: MSER-5 chooses the warm-up within `time` (at most half) */
-  double time;             /* measured time (with warmup_auto: the whole run) */
-  long batches;            /* batch means per replica, >= 2 */
-  double confidence;       /* level of the intervals, 0 < confidence < 1 */
-  long tail_k;             /* K: tail levels k = 1..K, >= 1 */
-  long long max_customers; /* runaway cap on customers in the system; 0 = default
-                              min(1000 n + 100000, 2^26) */
-  int general_engine;      /* 1: simulate with the general-service engine even when
-                             service is exponential (for cross-checks); 0: automatic */
-  double runaway_fraction; /* a point is unstable if in most replicas the time-average
-                              customers in the system grew from each quarter of the
-                              measured period to the next by more than this fraction
-                              of the customers admitted (see lbmc_point_unstable) */
-} lbmc_run_options;
-
-/** Defaults: warmup 100, time 1000, batches 20, confidence 0.95, tail_k 10,
- *  max_customers 0 (default cap), runaway_fraction 0.02. */
-void lbmc_run_options_default(lbmc_run_options *o);
-
-/** Check every setting; `where` prefixes the key names in the messages: "--" names
- *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
- *  Errors: LBMC_ERR_ARG. */
-lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
 
 /** Most events (arrivals plus departures) a replica may be expected to simulate: counts
  *  are summed in doubles, exact up to 2^53; 2^50 leaves a factor 8 of margin. */
@@ -108,25 +75,6 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
  *  LBMC_ERR_INTERRUPTED (the monitor asked to stop). */
 lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
                           lbmc_replica_result *res);
-
-/** Whether a point is unstable, from its R replicas' results (see lbmc_run_options):
- *  - `surely` (lbmc_model_surely_unstable): rho >= 1 and no finite buffer;
- *  - a replica hit the customer cap (replica_unstable[r] == 1);
- *  - in most replicas (more than half) growth is at least runaway_fraction: the
- *    customers in the system rose steadily, quarter after quarter.
- *  Arrays: R values each. Writes the reason (len bytes) and returns 1 if unstable. */
-int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
-                        const int8_t *replica_unstable, const double *growth, char *reason,
-                        size_t len);
-
-/** 1 if the model is unstable for certain: rho >= 1 with every buffer unlimited. */
-int lbmc_model_surely_unstable(const lbmc_model *m);
-
-/** Combine replicas into estimates. values: R x total (row = replica); with R = 1,
- *  batch_values (batches x total) give the interval instead. Outputs have `total`
- *  entries each. Any unstable replica makes every output NaN. */
-void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
-                   size_t total, double level, double *mean, double *half_width, double *std_err);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #ifndef LBMC_CLI_H
 #define LBMC_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "lbmc/error.h"
@@ -13,6 +14,24 @@ int lbmc_cmd_sim(int argc, char **argv);
 int lbmc_cmd_run(int argc, char **argv);
 int lbmc_cmd_merge(int argc, char **argv);
 int lbmc_cmd_info(int argc, char **argv);
+int lbmc_cmd_plot(int argc, char **argv);
+int lbmc_cmd_completion(int argc, char **argv);
+
+/** A command of the program: its name, function, one-line summary, long options
+ *  (getopt's table ending with a zero entry; NULL: lbmc sim's, from the table of
+ *  inputs, or none) and the files it takes (a glob, "*.h5", or NULL). */
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+  const struct option *opts;
+  const char *files;
+} lbmc_command;
+
+/** The commands, ending with an entry whose name is NULL (main.c). */
+extern const lbmc_command lbmc_commands[];
+/** The long options of lbmc run, lbmc info and lbmc plot. */
+extern const struct option lbmc_run_opts[], lbmc_info_opts[], lbmc_plot_opts[];
 
 /** lbmc run under srun: LBMC_ERR_ARG (the message printed by task 0 only) if Slurm says
  *  this step has several tasks while MPI gives it one rank: mpi_size < 0 before

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/results.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/job.h"
@@ -56,10 +57,9 @@ typedef struct {
   int help;
 } lbmc_run_args;
 
-static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
-{
-  enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS };
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS };
+
+const struct option lbmc_run_opts[] = {{"output", required_argument, 0, 'o'},
                                        {"resume", no_argument, 0, OPT_RESUME},
                                        {"dry-run", no_argument, 0, OPT_DRY},
                                        {"quiet", no_argument, 0, OPT_QUIET},
@@ -67,11 +67,14 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
                                        {"progress", required_argument, 0, OPT_PROGRESS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
+
+static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
+{
   int c;
   a->set.progress_seconds = 10;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:h", lbmc_run_opts, NULL)) != -1) {
     switch (c) {
     case 'o':
       if (!*optarg)
@@ -187,6 +190,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
     if (rank == 0) {
       lbmc_err e = lbmc_check_output_path(a.output, inputs, 1);
       if (!e) e = lbmc_check_output_path(ckpt, inputs, 2);
+      if (!e) e = lbmc_results_probe(a.output); /* HDF5 can create and lock files there */
       code = (int)e;
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, comm);

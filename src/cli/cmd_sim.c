@@ -1,203 +1,152 @@
-/* lbmc sim: one system from flags, replicas one after another. */
+/* lbmc sim: one system from flags, replicas one after another. The flags, their
+ * checks and the help text are loops over the table of inputs (src/io/inputs.h), which
+ * job files share. */
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/inputs.h"
+#include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
 
-static void lbmc_sim_usage(FILE *f)
+/* Column of the help texts in lbmc sim --help. */
+#define LBMC_SIM_HELP_COLUMN 22
+
+/* One flag's line(s) of --help: "  --flag ARG   help (default X)". */
+static void lbmc_sim_usage_row(FILE *f, const lbmc_input *row)
 {
-  fputs("usage: lbmc sim --n N --lambda L --pools BETA:MU:BUFFER[,...] [options]\n"
-        "\n"
-        "Simulate one system and print steady-state estimates with confidence intervals.\n"
-        "\n"
-        "system:\n"
-        "  --n N               number of servers (integer >= 1)\n"
-        "  --lambda L          arrival rate per server (> 0); total rate L*N\n"
-        "  --pools LIST        pools beta:mu:buffer, comma-separated; beta = fraction of\n"
-        "                      servers (sum 1), mu = speed (> 0; 1/3 allowed), buffer =\n"
-        "                      customers per server incl. the one in service (>= 1 or inf)\n"
-        "  --service SPEC      service requirement distribution (mean 1; the time at a server\n"
-        "                      of pool j is requirement / mu_j) for every pool, or one per\n"
-        "                      pool separated by ';' (as many as --pools lists):\n"
-        "                        exponential (default), deterministic, erlang:k=K,\n"
-        "                        hyperexponential:scv=C (C >= 1, balanced means),\n"
-        "                        hyperexponential:p=P,r1=A,r2=B (P/A + (1-P)/B = 1),\n"
-        "                        lognormal:scv=C, weibull:shape=K (K >= 0.1),\n"
-        "                        lomax:shape=A (A > 1; Pareto II)\n"
-        "  --mu-k J=R1,...,RL  queue-length-dependent speeds of pool J (1-based): a server\n"
-        "                      holding q customers works at speed R_min(q,L); replaces the\n"
-        "                      pool's mu from --pools; repeat for other pools (L <= 64)\n"
-        "  --policy P          routing policy (default random):\n",
-        f);
-  lbmc_cli_print_policies(f, "                        ");
-  fputs(
-      "  --routers R         routers (default 1)\n"
-      "  --stale S           pull only: withdraw (default) or keep\n"
-      "  --sampling S        jsq(d) only: distinct (default) or with_replacement\n"
-      "run:\n"
-      "  --replicas R        independent replicas (default 1)\n"
-      "  --warmup W          warm-up time discarded (default 100), or auto (MSER-5 within --time)\n"
-      "  --time T            measured time per replica (default 1000)\n"
-      "  --batches B         batch means per replica (default 20)\n"
-      "  --confidence C      interval level (default 0.95)\n"
-      "  --seed S            seed 0..2147483647 (default 1)\n"
-      "  --tail-k K          tail levels k = 1..K (default 10)\n"
-      "  --engine E          auto (default: exponential fast path when it applies) or\n"
-      "                      general (the general-service engine, to cross-check)\n"
-      "  --max-customers M   runaway cap on customers in the system (default min(1000 n + 1e5, "
-      "2^26))\n"
-      "output:\n"
-      "  --json              one JSON object instead of the table (NaN written as null)\n"
-      "  -h, --help          this help\n"
-      "\n"
-      "Exit status: 0 on success (also for an unstable system, reported as such),\n"
-      "2 for bad input, 1 for other failures.\n",
-      f);
+  char head[64], def[96], users[256];
+  const char *text = row->help;
+  if (row->type == LBMC_IT_FLAG && strcmp(row->flag, "help") == 0)
+    snprintf(head, sizeof head, "-h, --%s", row->flag);
+  else
+    snprintf(head, sizeof head, "--%s%s%s", row->flag, row->arg ? " " : "",
+             row->arg ? row->arg : "");
+  fprintf(f, "  %-*s ", LBMC_SIM_HELP_COLUMN - 3, head);
+  if (row->policies && lbmc_policy_list_using(row->key, users, sizeof users))
+    fprintf(f, "%s only: ", users);
+  for (;;) { /* continuation lines start at the help column */
+    size_t len = strcspn(text, "\n");
+    fprintf(f, "%.*s", (int)len, text);
+    if (!text[len]) break;
+    fprintf(f, "\n%*s", LBMC_SIM_HELP_COLUMN, "");
+    text += len + 1;
+  }
+  fprintf(f, "%s%s\n", lbmc_input_default(row, def, sizeof def),
+          row->type == LBMC_IT_POLICY ? ":" : "");
+  if (row->type == LBMC_IT_POLICY) lbmc_cli_print_policies(f, "                        ");
 }
 
+static void lbmc_sim_usage(FILE *f)
+{
+  fputs("usage: lbmc sim", f);
+  for (int i = 0; i < LBMC_INPUTS; i++)
+    if (lbmc_inputs[i].flag && lbmc_inputs[i].sim_need)
+      fprintf(f, " --%s %s", lbmc_inputs[i].flag, lbmc_inputs[i].arg);
+  fputs(" [options]\n\n"
+        "Simulate one system and print steady-state estimates with confidence intervals.\n",
+        f);
+  for (int i = 0; i < LBMC_INPUTS; i++) {
+    const lbmc_input *row = &lbmc_inputs[i];
+    if (row->type == LBMC_IT_GROUP)
+      fprintf(f, "%s%s:\n", strcmp(row->help, "system") == 0 ? "\n" : "", row->help);
+    else if (row->flag)
+      lbmc_sim_usage_row(f, row);
+  }
+  fputs("\n"
+        "Exit status: 0 on success (also for an unstable system, reported as such),\n"
+        "2 for bad input, 1 for other failures.\n",
+        f);
+}
+
+/* The flags as given: one value per input (given[id]), --mu-k's texts in order. */
 typedef struct {
-  long n, routers, replicas, seed;
-  double lambda;
-  const char *pools, *policy, *stale, *sampling;
-  const char *service;              /* --service, NULL if not given */
-  const char *mu_k[LBMC_MAX_POOLS]; /* --mu-k values, in command-line order */
+  lbmc_input_value val[LBMC_INPUTS];
+  int given[LBMC_INPUTS];
+  const char *mu_k[LBMC_MAX_POOLS];
   int n_mu_k;
-  lbmc_run_options o;
-  int json;
+  lbmc_run_options o; /* from the run-option flags */
+  long replicas, seed;
 } lbmc_sim_args;
 
-enum {
-  OPT_N = 256,
-  OPT_LAMBDA,
-  OPT_POOLS,
-  OPT_POLICY,
-  OPT_ROUTERS,
-  OPT_STALE,
-  OPT_SAMPLING,
-  OPT_REPLICAS,
-  OPT_WARMUP,
-  OPT_TIME,
-  OPT_BATCHES,
-  OPT_CONFIDENCE,
-  OPT_SEED,
-  OPT_TAILK,
-  OPT_MAXCUST,
-  OPT_JSON,
-  OPT_SERVICE,
-  OPT_MU_K,
-  OPT_ENGINE
-};
+/* The value of input ID (an LBMC_IN_ name without its prefix), NULL if not given. */
+#define LBMC_SIM_GIVEN(a, ID) ((a)->given[LBMC_IN_##ID] ? &(a)->val[LBMC_IN_##ID] : NULL)
+
+/* One flag with its value: converted now; ranges are checked once all are read. The
+ * model judges the policy, stale and sampling (lbmc_sim_model), as for job files. */
+static lbmc_err lbmc_sim_flag(lbmc_sim_args *a, int id, const char *text)
+{
+  const lbmc_input *row = &lbmc_inputs[id];
+  lbmc_input_value *v = &a->val[id];
+  char where[64];
+  snprintf(where, sizeof where, "--%s", row->flag);
+  if (row->type == LBMC_IT_TEXTS) {
+    if (a->n_mu_k == row->hi)
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: given more than %ld times; allowed: once per pool",
+                        where, row->hi);
+    a->mu_k[a->n_mu_k++] = text;
+  }
+  a->given[id] = 1;
+  v->text = (char *)text; /* argv: not owned */
+  if (row->type == LBMC_IT_POLICY || row->type == LBMC_IT_OPTION) return LBMC_SUCCESS;
+  return lbmc_input_parse(row, where, text, v);
+}
+
+/* After every flag: required flags, then ranges in table order, then the run options. */
+static lbmc_err lbmc_sim_check(lbmc_sim_args *a)
+{
+  const lbmc_input_value *v;
+  char where[64];
+  for (int id = 0; id < LBMC_INPUTS; id++)
+    if (lbmc_inputs[id].flag && lbmc_inputs[id].sim_need && !a->given[id])
+      return LBMC_ERROR(LBMC_ERR_ARG, "--%s: %s", lbmc_inputs[id].flag, lbmc_inputs[id].sim_need);
+  lbmc_run_options_default(&a->o);
+  for (int id = 0; id < LBMC_INPUTS; id++) {
+    if (!lbmc_inputs[id].flag || !a->given[id]) continue;
+    snprintf(where, sizeof where, "--%s", lbmc_inputs[id].flag);
+    LBMC_CHECK(lbmc_input_check(&lbmc_inputs[id], where, &a->val[id]));
+    lbmc_input_apply(&lbmc_inputs[id], &a->val[id], &a->o);
+  }
+  a->replicas = (v = LBMC_SIM_GIVEN(a, REPLICAS)) ? v->l : LBMC_SIM_DEFAULT_REPLICAS;
+  a->seed = (v = LBMC_SIM_GIVEN(a, SEED)) ? v->l : LBMC_DEFAULT_SEED;
+  return lbmc_run_options_check(&a->o, "--");
+}
 
 static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *help)
 {
-  static const struct option opts[] = {{"n", required_argument, 0, OPT_N},
-                                       {"lambda", required_argument, 0, OPT_LAMBDA},
-                                       {"pools", required_argument, 0, OPT_POOLS},
-                                       {"policy", required_argument, 0, OPT_POLICY},
-                                       {"routers", required_argument, 0, OPT_ROUTERS},
-                                       {"stale", required_argument, 0, OPT_STALE},
-                                       {"sampling", required_argument, 0, OPT_SAMPLING},
-                                       {"replicas", required_argument, 0, OPT_REPLICAS},
-                                       {"warmup", required_argument, 0, OPT_WARMUP},
-                                       {"time", required_argument, 0, OPT_TIME},
-                                       {"batches", required_argument, 0, OPT_BATCHES},
-                                       {"confidence", required_argument, 0, OPT_CONFIDENCE},
-                                       {"seed", required_argument, 0, OPT_SEED},
-                                       {"tail-k", required_argument, 0, OPT_TAILK},
-                                       {"max-customers", required_argument, 0, OPT_MAXCUST},
-                                       {"json", no_argument, 0, OPT_JSON},
-                                       {"engine", required_argument, 0, OPT_ENGINE},
-                                       {"service", required_argument, 0, OPT_SERVICE},
-                                       {"mu-k", required_argument, 0, OPT_MU_K},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  int c, n_given = 0, lambda_given = 0;
-  long v;
+  struct option opts[LBMC_INPUTS + 1];
+  int c, n = 0;
   memset(a, 0, sizeof *a);
-  a->routers = 1;
-  a->replicas = 1;
-  a->seed = 1;
-  a->policy = "random";
-  lbmc_run_options_default(&a->o);
+  memset(opts, 0, sizeof opts);
+  for (int id = 0; id < LBMC_INPUTS; id++)
+    if (lbmc_inputs[id].flag)
+      opts[n++] = (struct option){
+          lbmc_inputs[id].flag,
+          lbmc_inputs[id].type == LBMC_IT_FLAG ? no_argument : required_argument, NULL, 256 + id};
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_N:
-      LBMC_CHECK(lbmc_parse_long("--n", optarg, &a->n));
-      n_given = 1;
-      break;
-    case OPT_LAMBDA:
-      LBMC_CHECK(lbmc_parse_real("--lambda", optarg, &a->lambda));
-      lambda_given = 1;
-      break;
-    case OPT_POOLS: a->pools = optarg; break;
-    case OPT_POLICY: a->policy = optarg; break;
-    case OPT_ROUTERS: LBMC_CHECK(lbmc_parse_long("--routers", optarg, &a->routers)); break;
-    case OPT_STALE: a->stale = optarg; break;
-    case OPT_SAMPLING: a->sampling = optarg; break;
-    case OPT_REPLICAS: LBMC_CHECK(lbmc_parse_long("--replicas", optarg, &a->replicas)); break;
-    case OPT_WARMUP:
-      if (strcmp(optarg, "auto") == 0)
-        a->o.warmup_auto = 1;
-      else
-        LBMC_CHECK(lbmc_parse_real("--warmup", optarg, &a->o.warmup));
-      break;
-    case OPT_TIME: LBMC_CHECK(lbmc_parse_real("--time", optarg, &a->o.time)); break;
-    case OPT_BATCHES: LBMC_CHECK(lbmc_parse_long("--batches", optarg, &a->o.batches)); break;
-    case OPT_CONFIDENCE:
-      LBMC_CHECK(lbmc_parse_real("--confidence", optarg, &a->o.confidence));
-      break;
-    case OPT_SEED: LBMC_CHECK(lbmc_parse_long("--seed", optarg, &a->seed)); break;
-    case OPT_TAILK: LBMC_CHECK(lbmc_parse_long("--tail-k", optarg, &a->o.tail_k)); break;
-    case OPT_MAXCUST:
-      LBMC_CHECK(lbmc_parse_long("--max-customers", optarg, &v));
-      a->o.max_customers = v;
-      break;
-    case OPT_JSON: a->json = 1; break;
-    case OPT_ENGINE:
-      if (strcmp(optarg, "general") == 0)
-        a->o.general_engine = 1;
-      else if (strcmp(optarg, "auto") != 0)
-        return LBMC_ERROR(LBMC_ERR_ARG, "--engine: '%s' is not allowed; allowed: auto, general",
-                          optarg);
-      break;
-    case OPT_SERVICE: a->service = optarg; break;
-    case OPT_MU_K:
-      if (a->n_mu_k == LBMC_MAX_POOLS)
-        return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: given more than %d times; allowed: once per pool",
-                          LBMC_MAX_POOLS);
-      a->mu_k[a->n_mu_k++] = optarg;
-      break;
-    case 'h': *help = 1; return LBMC_SUCCESS;
-    case ':':
+    if (c == 'h' || c == 256 + LBMC_IN_HELP) {
+      *help = 1;
+      return LBMC_SUCCESS;
+    }
+    if (c == ':')
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)",
                         argv[optind - 1]);
-    default:
+    if (c < 256)
       return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc sim (see lbmc sim --help)",
                         argv[optind - 1]);
-    }
+    LBMC_CHECK(lbmc_sim_flag(a, c - 256, optarg));
   }
   if (optind < argc)
     return LBMC_ERROR(LBMC_ERR_ARG, "'%s': lbmc sim takes no positional arguments (see --help)",
                       argv[optind]);
-  if (!n_given) return LBMC_ERROR(LBMC_ERR_ARG, "--n: the number of servers is required");
-  if (!lambda_given)
-    return LBMC_ERROR(LBMC_ERR_ARG, "--lambda: the arrival rate per server is required");
-  if (!a->pools) return LBMC_ERROR(LBMC_ERR_ARG, "--pools: the pools beta:mu:buffer are required");
-  LBMC_CHECK(lbmc_check_int_range("--n", a->n, 1, LBMC_MAX_SERVERS));
-  LBMC_CHECK(lbmc_check_positive("--lambda", a->lambda));
-  LBMC_CHECK(lbmc_check_int_range("--routers", a->routers, 1, LBMC_MAX_ROUTERS));
-  LBMC_CHECK(lbmc_check_int_range("--replicas", a->replicas, 1, 1000000));
-  LBMC_CHECK(lbmc_check_int_range("--seed", a->seed, 0, LBMC_SEED_MAX));
-  LBMC_CHECK(lbmc_run_options_check(&a->o, "--"));
-  return LBMC_SUCCESS;
+  return lbmc_sim_check(a);
 }
 
 /* --service SPEC (every pool) or SPEC1;...;SPECJ (one per pool). */
@@ -272,37 +221,48 @@ static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
   return lbmc_model_set_rates(m, (int)pool - 1, L, rates);
 }
 
+/* --stale or --sampling given for a policy that does not read it: name those that do. */
+static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
+{
+  char users[256];
+  int count = lbmc_policy_list_using(setting, users, sizeof users);
+  return LBMC_ERROR(LBMC_ERR_ARG, "--%s: applies only to polic%s %s, not to %s", setting,
+                    count > 1 ? "ies" : "y", users, lbmc_model_policy(m));
+}
+
 static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
 {
+  const lbmc_input_value *v, *stale = LBMC_SIM_GIVEN(a, STALE),
+                             *sampling = LBMC_SIM_GIVEN(a, SAMPLING);
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS];
   int J;
-  LBMC_CHECK(lbmc_cli_parse_pools("--pools", a->pools, &J, beta, mu, buffer));
+  LBMC_CHECK(
+      lbmc_cli_parse_pools("--pools", LBMC_SIM_GIVEN(a, POOLS_TEXT)->text, &J, beta, mu, buffer));
   LBMC_CHECK(lbmc_model_set_origin(m, "command line"));
-  LBMC_CHECK(lbmc_model_set_n(m, a->n));
-  LBMC_CHECK(lbmc_model_set_lambda(m, a->lambda));
+  LBMC_CHECK(lbmc_model_set_n(m, LBMC_SIM_GIVEN(a, N)->l));
+  LBMC_CHECK(lbmc_model_set_lambda(m, LBMC_SIM_GIVEN(a, LAMBDA)->x));
   LBMC_CHECK(lbmc_model_set_pools(m, J, beta, mu, buffer));
   {
     int seen[LBMC_MAX_POOLS] = {0};
     for (int i = 0; i < a->n_mu_k; i++) LBMC_CHECK(lbmc_sim_mu_k(a->mu_k[i], J, seen, m));
   }
-  if (a->service) LBMC_CHECK(lbmc_sim_service(a->service, J, m));
-  LBMC_CHECK(lbmc_model_set_policy(m, a->policy));
-  LBMC_CHECK(lbmc_model_set_routers(m, a->routers));
-  if (a->stale) LBMC_CHECK(lbmc_model_set_stale(m, a->stale));
-  if (a->sampling) LBMC_CHECK(lbmc_model_set_sampling(m, a->sampling));
+  if ((v = LBMC_SIM_GIVEN(a, SERVICE_TEXT))) LBMC_CHECK(lbmc_sim_service(v->text, J, m));
+  v = LBMC_SIM_GIVEN(a, POLICY);
+  LBMC_CHECK(lbmc_model_set_policy(m, v ? v->text : lbmc_inputs[LBMC_IN_POLICY].def));
+  if ((v = LBMC_SIM_GIVEN(a, ROUTERS))) LBMC_CHECK(lbmc_model_set_routers(m, v->l));
+  if (stale) LBMC_CHECK(lbmc_model_set_stale(m, stale->text));
+  if (sampling) LBMC_CHECK(lbmc_model_set_sampling(m, sampling->text));
   LBMC_CHECK(lbmc_model_setup(m));
   LBMC_CHECK(lbmc_run_check_size(m, &a->o, "--time/--warmup"));
   for (int j = 0; j < J; j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
-    if (w) fprintf(stderr, "lbmc: warning: pool %d, service %s: %s\n", j + 1, lbmc_model_service(m, j)->text, w);
+    if (w)
+      fprintf(stderr, "lbmc: warning: pool %d, service %s: %s\n", j + 1,
+              lbmc_model_service(m, j)->text, w);
   }
-  if (a->stale && !*lbmc_model_stale(m))
-    return LBMC_ERROR(LBMC_ERR_ARG, "--stale: applies only to policy pull, not to %s",
-                      lbmc_model_policy(m));
-  if (a->sampling && !*lbmc_model_sampling(m))
-    return LBMC_ERROR(LBMC_ERR_ARG, "--sampling: applies only to policy jsq(d), not to %s",
-                      lbmc_model_policy(m));
+  if (stale && !*lbmc_model_stale(m)) return lbmc_sim_not_for(m, "stale");
+  if (sampling && !*lbmc_model_sampling(m)) return lbmc_sim_not_for(m, "sampling");
   return LBMC_SUCCESS;
 }
 
@@ -464,7 +424,7 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
                 a.o.confidence, mean, hw, se);
   if (status == LBMC_STATUS_UNSTABLE)
     for (size_t i = 0; i < 3 * total; i++) mean[i] = NAN; /* mean, hw, se are contiguous */
-  if (a.json) {
+  if (LBMC_SIM_GIVEN(&a, JSON)) {
     lbmc_sim_print_json(&a, m, status, reason, mean, hw, se, events, cpu, warmup);
   } else {
     lbmc_cli_print_model(stdout, m);

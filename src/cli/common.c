@@ -1,8 +1,11 @@
+/* Helpers the commands of the lbmc program share (cli.h): the --pools list, the
+ * description of a model, the table of estimates and the list of policies (read from
+ * the policy registry, src/policies/registry.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/policy.h"
+#include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
@@ -93,39 +96,23 @@ void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double
   char label[96];
   fprintf(f, "  %-28s %14s  %-16s %12s\n", "metric", "mean", "+/- half-width", "std err");
   for (int i = 0; i < LBMC_METRICS; i++) {
-    const lbmc_metric_info *info = lbmc_metric_get(i);
-    size_t off = lbmc_metric_offset(i, J, (int)K);
-    if (info->shape == LBMC_SHAPE_SCALAR) {
-      lbmc_cli_row(f, info->name, mean[off], hw[off], se[off]);
-    } else if (info->shape == LBMC_SHAPE_QUANTILE) {
-      for (int l = 0; l < LBMC_QUANTILES; l++) {
-        snprintf(label, sizeof label, "%s[%g]", info->name, lbmc_quantile_level(l));
-        lbmc_cli_row(f, label, mean[off + l], hw[off + l], se[off + l]);
-      }
-    } else if (info->shape == LBMC_SHAPE_POOL) {
-      for (int j = 0; j < J; j++) {
-        snprintf(label, sizeof label, "%s[pool %d]", info->name, j + 1);
-        lbmc_cli_row(f, label, mean[off + j], hw[off + j], se[off + j]);
-      }
-    } else {
-      for (int j = 0; j < J; j++)
-        for (long k = 1; k <= K; k++) {
-          size_t o = off + (size_t)j * K + (size_t)k - 1;
-          snprintf(label, sizeof label, "%s[pool %d, k=%ld]", info->name, j + 1, k);
-          lbmc_cli_row(f, label, mean[o], hw[o], se[o]);
-        }
+    const size_t off = lbmc_metric_offset(i, J, (int)K);
+    for (size_t e = 0; e < lbmc_metric_size(i, J, (int)K); e++) {
+      lbmc_metric_entry_name(i, (long)e, J, (int)K, label, sizeof label); /* as info reads it */
+      lbmc_cli_row(f, label, mean[off + e], hw[off + e], se[off + e]);
     }
   }
 }
 
 void lbmc_cli_print_policies(FILE *f, const char *indent)
 {
+  char usage[64];
   for (int i = 0; i < lbmc_policy_count(); i++) {
     const lbmc_policy_type *p = lbmc_policy_get(i);
-    char name[32];
-    snprintf(name, sizeof name, "%s%s%s%s", p->name, p->param ? "(" : "",
-             p->param ? p->param_name : "", p->param ? ")" : "");
-    fprintf(f, "%s%-12s %s\n", indent, name, p->summary);
+    lbmc_policy_usage(p, usage, sizeof usage);
+    fprintf(f, "%s%-12s %s\n", indent, usage, p->summary);
   }
-  fprintf(f, "%s%-12s %s\n", indent, "jiq", "pull with --stale keep (join-idle-queue)");
+  for (int i = 0; i < lbmc_policy_count(); i++)
+    for (const lbmc_policy_alias *a = lbmc_policy_get(i)->aliases; a && a->name; a++)
+      fprintf(f, "%s%-12s %s\n", indent, a->name, a->summary);
 }

@@ -1,6 +1,7 @@
-/* Checks of single input values (ranges) and the one reader of numbers written as
- * text (command line, job files, --pools, --service, --shard): whole text, overflow
- * and underflow, with messages "<where>: <value> is not allowed; <what is allowed>". */
+/* Checks of single input values (include/lbmc/check.h) and the one reader of numbers
+ * written as text (command line, job files, --pools, --service, --shard): every setting
+ * goes through these, so a value is judged, and its message worded (key, value, what is
+ * allowed; whole text, overflow and underflow), the same way everywhere. */
 #include "lbmc/check.h"
 
 #include <ctype.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lbmc/model.h"
+#include "lbmc/types.h"
 
 lbmc_err lbmc_check_positive(const char *where, double v)
 {
@@ -108,7 +109,7 @@ static lbmc_num lbmc_read_span(const char *s, size_t len, double *v)
 }
 
 /* A real number or a fraction "a/b", each part read whole. */
-static lbmc_num lbmc_read_real(const char *text, double *v)
+static lbmc_num lbmc_read_number(const char *text, double *v)
 {
   const char *slash = strchr(text, '/');
   double a, b;
@@ -137,11 +138,16 @@ static lbmc_err lbmc_range_error(const char *where, const char *text, lbmc_num r
                     where, text, DBL_MIN);
 }
 
+int lbmc_read_real(const char *text, double *v)
+{
+  return text && *text && lbmc_read_number(text, v) == LBMC_NUM_OK;
+}
+
 lbmc_err lbmc_parse_real(const char *where, const char *text, double *v)
 {
   lbmc_num r;
   if (!text || !*text) return LBMC_ERROR(LBMC_ERR_ARG, "%s: an empty value is not a number", where);
-  r = lbmc_read_real(text, v);
+  r = lbmc_read_number(text, v);
   if (r == LBMC_NUM_OK) return LBMC_SUCCESS;
   if (r != LBMC_NUM_SYNTAX) return lbmc_range_error(where, text, r);
   return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not a number (write e.g. 0.5, 2e-3 or 1/3)", where,
@@ -232,4 +238,39 @@ lbmc_err lbmc_parse_shard(const char *where, const char *text, long *index, long
     return LBMC_SUCCESS;
   return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; write I/K with 1 <= I <= K, e.g. 2/16",
                     where, text ? text : "");
+}
+
+/* Levenshtein distance of two short words (longer words are cut at 63 characters). */
+static int lbmc_distance(const char *a, const char *b)
+{
+  int row[64], la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63);
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb];
+}
+
+const char *lbmc_suggest(const char *word, const char *const *words, int n)
+{
+  const char *best = NULL;
+  int best_d = 1000;
+  for (int i = 0; i < n; i++) {
+    int d = lbmc_distance(word, words[i]), limit = (int)strlen(words[i]) / 3;
+    if (limit < 1) limit = 1;
+    if (limit > 3) limit = 3;
+    if (d <= limit && d < best_d) {
+      best = words[i];
+      best_d = d;
+    }
+  }
+  return best;
 }

@@ -1,3 +1,6 @@
+/* Error codes, their messages and exit statuses (LBMC_ERROR_LIST, include/lbmc/
+ * error.h, defined once), and the raising and tracing of errors: a message to stderr
+ * where an error is detected, a traceback with LBMC_TRACE set. */
 #include "lbmc/error.h"
 
 #include <stdarg.h>

@@ -1,3 +1,6 @@
+/* The tables of the exponential ziggurat and its slow path (ziggurat.h; Marsaglia &
+ * Tsang 2000): the fast path is inline in the header, the rare draws outside the
+ * inner rectangles land here. */
 #include "ziggurat.h"
 
 #include <math.h>

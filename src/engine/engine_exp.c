@@ -1,13 +1,26 @@
-/* Exponential service: the Markov race. The next arrival comes from the arrival
- * stream; the next completion is drawn as one Exp(sum of busy servers' mu) time and a
- * server chosen with probability mu_j / sum (competing exponentials: the winner is
- * independent of the time), both valid while no server becomes busy or idle. A server
- * becoming busy races its own Exp(mu_j) completion against them, which keeps the pair
- * distributed as for the new set of busy servers; after a completion both are drawn
- * afresh. Choosing the server early lets us prefetch its state. */
+/* The servers engine: exponential service, the Markov race over every server. The
+ * next arrival comes from the arrival stream; the next completion is drawn as one
+ * Exp(sum of busy servers' mu) time and a server chosen with probability
+ * mu_j / sum (competing exponentials: the winner is independent of the time), both
+ * valid while no server becomes busy or idle. A server becoming busy races its own
+ * Exp(mu_j) completion against them, which keeps the pair distributed as for the new
+ * set of busy servers; after a completion both are drawn afresh. Choosing the server
+ * early lets us prefetch its state. Applies to exponential service at constant speed
+ * with a policy that does not read workloads (docs/model.md, "Simulation"). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
-#include "engine_impl.h"
+#include "../system/system.h"
+#include "engine_type.h"
+#include "lbmc/model.h"
+#include "per_server.h"
+
+typedef struct {
+  lbmc_per_server ps;  /* first member: see per_server.h */
+  double next_dep;     /* time of the next completion */
+  uint32_t dep_server; /* the server of the next completion, chosen with next_dep */
+} lbmc_exp_ws;
 
 static double lbmc_exp_service_rate(const lbmc_state *st)
 {
@@ -33,26 +46,24 @@ static uint32_t lbmc_exp_pick(lbmc_state *st, double rate)
   return (uint32_t)st->busy[st->m->offset[j] + i];
 }
 
-static void lbmc_exp_draw(lbmc_engine *e)
+static void lbmc_exp_draw(lbmc_exp_ws *w)
 {
-  lbmc_state *st = &e->st;
+  lbmc_state *st = &w->ps.st;
   double rate = lbmc_exp_service_rate(st);
   if (rate <= 0) {
-    e->next_dep = INFINITY;
+    w->next_dep = INFINITY;
     return;
   }
-  e->next_dep = st->t + lbmc_exp_zig(st->s_svc, &st->zig) / rate;
-  e->dep_server = lbmc_exp_pick(st, rate);
-  __builtin_prefetch(&st->srv[e->dep_server], 1);
-  if (st->first[e->dep_server] >= 0) __builtin_prefetch(&st->cust[st->first[e->dep_server]], 1);
+  w->next_dep = st->t + lbmc_exp_zig(st->s_svc, &st->zig) / rate;
+  w->dep_server = lbmc_exp_pick(st, rate);
+  __builtin_prefetch(&st->srv[w->dep_server], 1);
+  if (st->first[w->dep_server] >= 0) __builtin_prefetch(&st->cust[st->first[w->dep_server]], 1);
 }
 
-void lbmc_engine_exp_reset(lbmc_engine *e) { e->next_dep = INFINITY; }
-
-static void lbmc_exp_arrival(lbmc_engine *e)
+static void lbmc_exp_arrival(lbmc_exp_ws *w)
 {
-  lbmc_state *st = &e->st;
-  uint32_t s = lbmc_engine_route(st), j, q;
+  lbmc_state *st = &w->ps.st;
+  uint32_t s = lbmc_ps_route(st), j, q;
   if (s == UINT32_MAX) return;
   j = st->pool_of[s];
   q = st->q[s];
@@ -60,26 +71,26 @@ static void lbmc_exp_arrival(lbmc_engine *e)
     st->srv[s].t_head = st->t;
     st->srv[s].busy_pos = (int32_t)st->nbusy[j];
     st->busy[st->m->offset[j] + st->nbusy[j]++] = (int32_t)s;
-  } else if (lbmc_engine_enqueue(e, s) < 0) {
+  } else if (lbmc_ps_enqueue(&w->ps, s) < 0) {
     return;
   }
-  lbmc_engine_admitted(st, s, j, q + 1, q == 0);
+  lbmc_ps_admitted(st, s, j, q + 1, q == 0);
   if (q == 0) { /* one more busy server: race its completion against the others' */
     double t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) * st->inv_mu[j];
-    if (t_new < e->next_dep) {
-      e->next_dep = t_new;
-      e->dep_server = s;
+    if (t_new < w->next_dep) {
+      w->next_dep = t_new;
+      w->dep_server = s;
     }
   }
 }
 
-static void lbmc_exp_departure(lbmc_engine *e)
+static void lbmc_exp_departure(lbmc_exp_ws *w)
 {
-  lbmc_state *st = &e->st;
-  uint32_t s = e->dep_server, j = st->pool_of[s];
-  uint32_t q = lbmc_engine_left(st, s, j, st->t - st->srv[s].t_head);
+  lbmc_state *st = &w->ps.st;
+  uint32_t s = w->dep_server, j = st->pool_of[s];
+  uint32_t q = lbmc_ps_left(st, s, j, st->t - st->srv[s].t_head);
   if (q > 0) { /* the first waiting customer starts service */
-    st->srv[s].t_head = st->cust[lbmc_engine_start_next(st, s)].t_arrival;
+    st->srv[s].t_head = st->cust[lbmc_ps_start_next(st, s)].t_arrival;
   } else { /* leave the pool's busy list */
     lbmc_server *sv = &st->srv[s];
     int32_t *busy = st->busy + st->m->offset[j];
@@ -88,23 +99,84 @@ static void lbmc_exp_departure(lbmc_engine *e)
     st->srv[moved].busy_pos = sv->busy_pos;
     sv->busy_pos = -1;
   }
-  lbmc_engine_departed(st, s, j, q);
-  lbmc_exp_draw(e);
+  lbmc_ps_departed(st, s, j, q);
+  lbmc_exp_draw(w);
 }
 
-void lbmc_engine_exp_run(lbmc_engine *e, double t_end)
+static lbmc_err lbmc_exp_advance(void *ws, double t_end, double *rec)
 {
-  lbmc_state *st = &e->st;
+  lbmc_exp_ws *w = ws;
+  lbmc_state *st = &w->ps.st;
   while (!st->overflow) {
-    if (e->next_arr <= e->next_dep) {
-      if (e->next_arr > t_end) break;
-      st->t = e->next_arr;
-      lbmc_exp_arrival(e);
-      e->next_arr = st->t + lbmc_exp_zig(st->s_arr, &st->zig) * e->inv_lambda_total;
+    if (w->ps.next_arr <= w->next_dep) {
+      if (w->ps.next_arr > t_end) break;
+      st->t = w->ps.next_arr;
+      lbmc_exp_arrival(w);
+      lbmc_ps_next_arrival(&w->ps);
     } else {
-      if (e->next_dep > t_end) break;
-      st->t = e->next_dep;
-      lbmc_exp_departure(e);
+      if (w->next_dep > t_end) break;
+      st->t = w->next_dep;
+      lbmc_exp_departure(w);
     }
   }
+  return lbmc_ps_finish(&w->ps, t_end, rec);
 }
+
+static int lbmc_exp_applies(const lbmc_model *m, char *why, size_t len)
+{
+  if (!lbmc_model_needs_general(m)) return 1;
+  if (m->policy->needs_workload) {
+    snprintf(why, len, "%s reads workloads", m->policy_text);
+    return 0;
+  }
+  for (int j = 0; j < m->J; j++)
+    if (m->nrates[j] > 1) {
+      snprintf(why, len, "pool %d has queue-length-dependent speeds", j + 1);
+      return 0;
+    }
+  snprintf(why, len, "general service");
+  return 0;
+}
+
+static void lbmc_exp_destroy(void **ws)
+{
+  lbmc_exp_ws *w = *ws;
+  if (!w) return;
+  lbmc_ps_destroy(&w->ps);
+  free(w);
+  *ws = NULL;
+}
+
+static lbmc_err lbmc_exp_create(const lbmc_model *m, int K, uint64_t max_customers, void **ws)
+{
+  lbmc_exp_ws *w = calloc(1, sizeof *w);
+  lbmc_err err;
+  if (!w) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
+  err = lbmc_ps_create(&w->ps, m, K, max_customers);
+  *ws = w;
+  if (err) lbmc_exp_destroy(ws);
+  return err;
+}
+
+static lbmc_err lbmc_exp_reset(void *ws, lbmc_stream *streams)
+{
+  lbmc_exp_ws *w = ws;
+  lbmc_ps_reset(&w->ps, streams);
+  w->next_dep = INFINITY;
+  return LBMC_SUCCESS;
+}
+
+const lbmc_engine_type lbmc_engine_servers = {
+    .name = "servers",
+    .summary = "every server, exponential service: the Markov race (the fast path)",
+    .kind = LBMC_ENGINE_SERVERS,
+    .applies = lbmc_exp_applies,
+    .create = lbmc_exp_create,
+    .destroy = lbmc_exp_destroy,
+    .reset = lbmc_exp_reset,
+    .advance = lbmc_exp_advance,
+    .set_histograms = lbmc_ps_set_histograms,
+    .overflowed = lbmc_ps_overflowed,
+    .time = lbmc_ps_time,
+    .state = lbmc_ps_state,
+};

@@ -1,3 +1,4 @@
+/* The checkpoint of a run (checkpoint.h): header, CRC-checked records, replay. */
 #include "checkpoint.h"
 
 #include <errno.h>
@@ -8,21 +9,14 @@
 #include <zlib.h>
 
 #define LBMC_CKPT_MAGIC "LBMCCKP2"
-#define LBMC_CKPT_HEAD  4 /* doubles before the values: warmup, cpu, sim_time, growth */
 
 struct lbmc_checkpoint_ {
   FILE *f;
   char *path;
   size_t total;
   long batches;
-  unsigned char *buf; /* one record */
+  unsigned char *buf; /* one record and its CRC */
 };
-
-static size_t lbmc_ckpt_record_size(size_t total, long batches, int with_batches)
-{
-  size_t doubles = LBMC_CKPT_HEAD + total + (with_batches ? (size_t)batches * total : 0);
-  return 5 * sizeof(int64_t) + doubles * sizeof(double) + sizeof(uint32_t);
-}
 
 static lbmc_err lbmc_ckpt_write_header(lbmc_checkpoint *ck, const char *job_text, long seed)
 {
@@ -35,26 +29,62 @@ static lbmc_err lbmc_ckpt_write_header(lbmc_checkpoint *ck, const char *job_text
   return LBMC_SUCCESS;
 }
 
-/* Check the header of an existing checkpoint against the job. */
-static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text, long seed)
+/* What the start of an existing file is. */
+typedef enum {
+  LBMC_CKPT_GOOD,       /* a whole header of this format */
+  LBMC_CKPT_INCOMPLETE, /* the start of a header, never fully written */
+  LBMC_CKPT_OTHER,      /* the header of another format ("LBMCCKP<v>") */
+  LBMC_CKPT_FOREIGN     /* not a checkpoint */
+} lbmc_ckpt_kind;
+
+/* Read the header of f: its kind, and for a good one its parts (*text malloc'ed, or
+ * NULL when text is NULL) and the format digit in *format. */
+static lbmc_ckpt_kind lbmc_ckpt_read_header(FILE *f, char **text, int64_t h[3], char *format)
 {
   char magic[8];
+  size_t got = fread(magic, 1, 8, f);
   uint64_t len;
+  char *t;
+  *format = got == 8 ? magic[7] : 0;
+  if (got < 8)
+    return memcmp(magic, LBMC_CKPT_MAGIC, got) == 0 ? LBMC_CKPT_INCOMPLETE : LBMC_CKPT_FOREIGN;
+  if (memcmp(magic, LBMC_CKPT_MAGIC, 7) != 0) return LBMC_CKPT_FOREIGN;
+  if (magic[7] != LBMC_CKPT_MAGIC[7]) return LBMC_CKPT_OTHER;
+  if (fread(&len, sizeof len, 1, f) != 1) return LBMC_CKPT_INCOMPLETE;
+  if (len > (1u << 30) || !(t = malloc(len + 1))) return LBMC_CKPT_FOREIGN;
+  if (fread(t, 1, len, f) != len || fread(h, sizeof(int64_t), 3, f) != 3) {
+    free(t);
+    return LBMC_CKPT_INCOMPLETE;
+  }
+  t[len] = '\0';
+  if (text)
+    *text = t;
+  else
+    free(t);
+  return LBMC_CKPT_GOOD;
+}
+
+/* The kind of the existing file at path (LBMC_CKPT_FOREIGN if it cannot be read). */
+static lbmc_ckpt_kind lbmc_ckpt_kind_of(const char *path, char *format)
+{
+  FILE *f = fopen(path, "rb");
   int64_t h[3];
-  char *text;
+  lbmc_ckpt_kind kind = f ? lbmc_ckpt_read_header(f, NULL, h, format) : LBMC_CKPT_FOREIGN;
+  if (f) fclose(f);
+  return kind;
+}
+
+/* Check the header of an existing checkpoint (of this format) against the job. */
+static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text, long seed)
+{
+  int64_t h[3];
+  char *text = NULL, format;
   int same;
-  if (fread(magic, 1, 8, ck->f) != 8 || memcmp(magic, LBMC_CKPT_MAGIC, 8) != 0 ||
-      fread(&len, sizeof len, 1, ck->f) != 1 || len > (1u << 30))
+  if (lbmc_ckpt_read_header(ck->f, &text, h, &format) != LBMC_CKPT_GOOD)
     return LBMC_ERROR(LBMC_ERR_FILE, "%s is not an lbmc checkpoint; delete it to start afresh",
                       ck->path);
-  text = malloc(len + 1);
-  if (!text) return LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory reading %s", ck->path);
-  same = fread(text, 1, len, ck->f) == len && fread(h, sizeof h, 1, ck->f) == 1;
-  if (same) {
-    text[len] = '\0';
-    same = strcmp(text, job_text) == 0 && h[0] == seed && h[1] == (int64_t)ck->total &&
-           h[2] == ck->batches;
-  }
+  same = strcmp(text, job_text) == 0 && h[0] == seed && h[1] == (int64_t)ck->total &&
+         h[2] == ck->batches;
   free(text);
   if (!same)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
@@ -65,39 +95,26 @@ static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text
 }
 
 /* Read records until EOF or a damaged one; position the file after the last good one. */
+/* The next record of f into buf (room for the largest record), unpacked into rec:
+ * 1, or 0 at the end of the file or at a record cut short or damaged (its CRC). */
+static int lbmc_ckpt_next(FILE *f, unsigned char *buf, size_t total, long batches, lbmc_record *rec)
+{
+  size_t size;
+  uint32_t crc;
+  if (fread(buf, LBMC_RECORD_HEAD, 1, f) != 1) return 0;
+  size = lbmc_record_size_of(buf, total, batches);
+  return size != 0 &&
+         fread(buf + LBMC_RECORD_HEAD, 1, size - LBMC_RECORD_HEAD, f) == size - LBMC_RECORD_HEAD &&
+         fread(&crc, sizeof crc, 1, f) == 1 && crc == (uint32_t)crc32(0L, buf, (uInt)size) &&
+         lbmc_record_unpack(buf, size, total, batches, rec) == 0;
+}
+
 static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
-                                 lbmc_err (*visit)(const lbmc_ckpt_record *, void *), void *ctx)
+                                 lbmc_err (*visit)(const lbmc_record *, void *), void *ctx)
 {
   long good = ftell(ck->f);
-  for (;;) {
-    int64_t head[5];
-    lbmc_ckpt_record rec;
-    size_t size, body;
-    uint32_t crc;
-    if (fread(head, sizeof head, 1, ck->f) != 1) break;
-    if (head[4] != 0 && head[4] != 1) break;
-    size = lbmc_ckpt_record_size(ck->total, ck->batches, (int)head[4]);
-    body = size - sizeof head - sizeof crc;
-    memcpy(ck->buf, head, sizeof head);
-    if (fread(ck->buf + sizeof head, 1, body, ck->f) != body ||
-        fread(&crc, sizeof crc, 1, ck->f) != 1 ||
-        crc != (uint32_t)crc32(0L, ck->buf, (uInt)(size - sizeof crc)))
-      break;
-    memset(&rec, 0, sizeof rec);
-    rec.point = (long)head[0];
-    rec.replica = (long)head[1];
-    rec.rr.status = (lbmc_status)head[2];
-    rec.rr.events = head[3];
-    rec.has_batches = (int)head[4];
-    {
-      double *d = (double *)(ck->buf + sizeof head);
-      rec.rr.warmup = d[0];
-      rec.rr.cpu_seconds = d[1];
-      rec.rr.sim_time = d[2];
-      rec.rr.growth = d[3];
-      rec.rr.values = d + LBMC_CKPT_HEAD;
-      rec.rr.batch_values = rec.has_batches ? d + LBMC_CKPT_HEAD + ck->total : NULL;
-    }
+  lbmc_record rec;
+  while (lbmc_ckpt_next(ck->f, ck->buf, ck->total, ck->batches, &rec)) {
     if (visit) LBMC_CHECK(visit(&rec, ctx));
     good = ftell(ck->f);
   }
@@ -106,20 +123,54 @@ static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
   return LBMC_SUCCESS;
 }
 
+/* An existing file that holds no replicas this run can use is replaced, with a note:
+ * a header never fully written (with or without --resume), or another format
+ * (without --resume; with it, an error says so). Returns 1 to start afresh. */
+static int lbmc_ckpt_replace(const char *path, int resume, lbmc_err *err)
+{
+  char format;
+  lbmc_ckpt_kind kind = lbmc_ckpt_kind_of(path, &format);
+  *err = LBMC_SUCCESS;
+  if (kind == LBMC_CKPT_INCOMPLETE) {
+    fprintf(stderr,
+            "lbmc run: note: %s is incomplete: its header was never fully written (the run "
+            "that made it stopped as it started), so it holds no replicas; starting afresh\n",
+            path);
+    return 1;
+  }
+  if (kind != LBMC_CKPT_OTHER) return 0;
+  if (resume)
+    *err = LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s was written by another version of lbmc (checkpoint format %c, this one "
+                      "reads format %c) and cannot be resumed: rerun without --resume to start "
+                      "afresh (it is replaced), or delete it",
+                      path, format, LBMC_CKPT_MAGIC[7]);
+  else
+    fprintf(stderr,
+            "lbmc run: note: %s was written by another version of lbmc (checkpoint format %c); "
+            "starting afresh and replacing it\n",
+            path, format);
+  return 1;
+}
+
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text, long seed,
                               size_t total, long batches,
-                              lbmc_err (*visit)(const lbmc_ckpt_record *rec, void *ctx), void *ctx,
+                              lbmc_err (*visit)(const lbmc_record *rec, void *ctx), void *ctx,
                               lbmc_checkpoint **out)
 {
   lbmc_checkpoint *ck = calloc(1, sizeof *ck);
   int exists = access(path, F_OK) == 0;
   lbmc_err err = LBMC_SUCCESS;
   *out = NULL;
-  if (!ck) return LBMC_ERROR(LBMC_ERR_MEMORY, "checkpoint: out of memory");
+  if (exists && lbmc_ckpt_replace(path, resume, &err)) exists = 0;
+  if (err || !ck) {
+    free(ck);
+    return err ? err : LBMC_ERROR(LBMC_ERR_MEMORY, "checkpoint: out of memory");
+  }
   ck->path = strdup(path);
   ck->total = total;
   ck->batches = batches;
-  ck->buf = malloc(lbmc_ckpt_record_size(total, batches, 1));
+  ck->buf = malloc(lbmc_record_size(total, batches, 1) + sizeof(uint32_t));
   if (!ck->path || !ck->buf) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "checkpoint: out of memory");
   } else if (exists && !resume) {
@@ -145,27 +196,61 @@ lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text
   return LBMC_SUCCESS;
 }
 
-lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, long point, long replica,
-                                const lbmc_replica_result *rr, int with_batches)
+lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, const void *record, size_t size)
 {
-  size_t size = lbmc_ckpt_record_size(ck->total, ck->batches, with_batches);
-  int64_t head[5] = {point, replica, rr->status, rr->events, with_batches != 0};
-  double *d = (double *)(ck->buf + sizeof head);
-  uint32_t crc;
-  memcpy(ck->buf, head, sizeof head);
-  d[0] = rr->warmup;
-  d[1] = rr->cpu_seconds;
-  d[2] = rr->sim_time;
-  d[3] = rr->growth;
-  memcpy(d + LBMC_CKPT_HEAD, rr->values, sizeof *d * ck->total);
-  if (with_batches)
-    memcpy(d + LBMC_CKPT_HEAD + ck->total, rr->batch_values,
-           sizeof *d * ck->total * (size_t)ck->batches);
-  crc = (uint32_t)crc32(0L, ck->buf, (uInt)(size - sizeof crc));
-  memcpy(ck->buf + size - sizeof crc, &crc, sizeof crc);
-  if (fwrite(ck->buf, 1, size, ck->f) != size || fflush(ck->f) != 0)
+  uint32_t crc = (uint32_t)crc32(0L, record, (uInt)size);
+  if (fwrite(record, 1, size, ck->f) != size || fwrite(&crc, sizeof crc, 1, ck->f) != 1 ||
+      fflush(ck->f) != 0)
     return LBMC_ERROR(LBMC_ERR_FILE, "cannot append to the checkpoint %s: %s", ck->path,
                       strerror(errno));
+  return LBMC_SUCCESS;
+}
+
+int lbmc_checkpoint_is(const char *path)
+{
+  char magic[7];
+  FILE *f = fopen(path, "rb");
+  int is = f && fread(magic, 1, 7, f) == 7 && memcmp(magic, LBMC_CKPT_MAGIC, 7) == 0;
+  if (f) fclose(f);
+  return is;
+}
+
+lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
+{
+  FILE *f = fopen(path, "rb");
+  int64_t h[3];
+  char format = 0, *text = NULL;
+  lbmc_ckpt_kind kind = f ? lbmc_ckpt_read_header(f, &text, h, &format) : LBMC_CKPT_FOREIGN;
+  unsigned char *buf = NULL;
+  long *points = NULL;
+  memset(sum, 0, sizeof *sum);
+  sum->job_text = text;
+  sum->format = format;
+  sum->complete_header = kind != LBMC_CKPT_INCOMPLETE;
+  if (kind == LBMC_CKPT_FOREIGN) {
+    if (f) fclose(f);
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s is not an lbmc checkpoint", path);
+  }
+  if (kind == LBMC_CKPT_GOOD) {
+    sum->seed = (long)h[0];
+    sum->total = (size_t)h[1];
+    sum->batches = (long)h[2];
+    buf = malloc(lbmc_record_size(sum->total, sum->batches, 1) + sizeof(uint32_t));
+  }
+  for (lbmc_record rec; buf && lbmc_ckpt_next(f, buf, sum->total, sum->batches, &rec);) {
+    long *more = realloc(points, sizeof *points * (size_t)(sum->replicas + 1));
+    if (!more) break;
+    points = more;
+    points[sum->replicas++] = rec.point; /* the good records: finished replicas */
+  }
+  for (long i = 0; i < sum->replicas; i++) { /* distinct points */
+    long k = 0;
+    while (k < i && points[k] != points[i]) k++;
+    sum->points += k == i;
+  }
+  free(points);
+  free(buf);
+  fclose(f);
   return LBMC_SUCCESS;
 }
 

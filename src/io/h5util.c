@@ -1,8 +1,48 @@
+/* Small HDF5 helpers (h5util.h): datasets with units and description attributes,
+ * attributes, variable-length UTF-8 strings, whole-dataset reads. */
 #include "h5util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What a walk of HDF5's error stack found: the system error text, and whether any
+ * entry was about file locking. */
+typedef struct {
+  char system[160];
+  int lock;
+} lbmc_h5_cause;
+
+/* HDF5 writes a system error as "..., errno = 37, error message = 'No locks available'". */
+static herr_t lbmc_h5_cause_visit(unsigned n, const H5E_error2_t *e, void *data)
+{
+  lbmc_h5_cause *cause = data;
+  const char *desc = e->desc ? e->desc : "", *msg = strstr(desc, "error message = '");
+  (void)n;
+  if (strstr(desc, "lock")) cause->lock = 1;
+  if (msg && !cause->system[0]) {
+    msg += strlen("error message = '");
+    snprintf(cause->system, sizeof cause->system, "%.*s", (int)strcspn(msg, "'"), msg);
+  }
+  return 0;
+}
+
+lbmc_err lbmc_h5_file_error(const char *path, const char *doing, const char *about)
+{
+  lbmc_h5_cause cause = {"", 0};
+  char context[4200] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, lbmc_h5_cause_visit, &cause);
+  if (!cause.system[0]) return LBMC_SUCCESS;
+  if (about) snprintf(context, sizeof context, " (%s)", about);
+  if (!cause.lock)
+    return LBMC_ERROR(LBMC_ERR_FILE, "cannot %s %s%s: %s", doing, path, context, cause.system);
+  return LBMC_ERROR(LBMC_ERR_FILE,
+                    "cannot %s %s%s: HDF5 could not lock it: %s; if the file system has no file "
+                    "locks (NFS without lockd, some Lustre mounts), run with "
+                    "HDF5_USE_FILE_LOCKING=FALSE in the environment; if another program holds "
+                    "the file open, close it",
+                    doing, path, context, cause.system);
+}
 
 hid_t lbmc_h5_vlstr(void)
 {
@@ -12,9 +52,11 @@ hid_t lbmc_h5_vlstr(void)
   return t;
 }
 
-static int lbmc_h5_attr(hid_t loc, const char *name, hid_t type, const void *value)
+/* An attribute of n values (n < 0: a scalar). */
+static int lbmc_h5_attr_n(hid_t loc, const char *name, hid_t type, int n, const void *value)
 {
-  hid_t space = H5Screate(H5S_SCALAR), a;
+  hsize_t len = n < 0 ? 1 : (hsize_t)n;
+  hid_t space = n < 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &len, NULL), a;
   int rc = -1;
   a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   if (a >= 0) {
@@ -25,10 +67,23 @@ static int lbmc_h5_attr(hid_t loc, const char *name, hid_t type, const void *val
   return rc;
 }
 
+static int lbmc_h5_attr(hid_t loc, const char *name, hid_t type, const void *value)
+{
+  return lbmc_h5_attr_n(loc, name, type, -1, value);
+}
+
 int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value)
 {
   hid_t t = lbmc_h5_vlstr();
   int rc = lbmc_h5_attr(loc, name, t, &value);
+  H5Tclose(t);
+  return rc;
+}
+
+int lbmc_h5_attr_strs(hid_t loc, const char *name, int n, const char *const *values)
+{
+  hid_t t = lbmc_h5_vlstr();
+  int rc = lbmc_h5_attr_n(loc, name, t, n, values);
   H5Tclose(t);
   return rc;
 }

@@ -6,10 +6,14 @@
 #include <hdf5.h>
 #include <stdint.h>
 
+#include "lbmc/error.h"
+
 /** Variable-length UTF-8 string type (close with H5Tclose). */
 hid_t lbmc_h5_vlstr(void);
 
 int lbmc_h5_attr_str(hid_t loc, const char *name, const char *value);
+/** A 1-D attribute of n strings. */
+int lbmc_h5_attr_strs(hid_t loc, const char *name, int n, const char *const *values);
 int lbmc_h5_attr_i64(hid_t loc, const char *name, int64_t value);
 int lbmc_h5_attr_f64(hid_t loc, const char *name, double value);
 
@@ -28,6 +32,15 @@ int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dim
                        const char *const *data, const char *units, const char *description);
 /** 1 if loc holds a link (dataset or group) `name`, 0 if not. */
 int lbmc_h5_exists(hid_t loc, const char *name);
+
+/** After H5Fcreate or H5Fopen of `path` failed (with HDF5's automatic error printing
+ *  off): if HDF5 recorded a system error, LBMC_ERR_FILE with a message naming the file
+ *  (and `about` it, in parentheses, unless NULL), what failed (`doing`: "create",
+ *  "open") and the system error, and for a file lock
+ *  the remedies (HDF5_USE_FILE_LOCKING=FALSE where the file system has no locks, or
+ *  closing the program that holds the file); LBMC_SUCCESS if HDF5 recorded none (the
+ *  caller words the failure). Reads HDF5's default error stack. */
+lbmc_err lbmc_h5_file_error(const char *path, const char *doing, const char *about);
 
 /** Read attributes; *value of lbmc_h5_read_attr_str is malloc'ed. Missing: -1. */
 int lbmc_h5_read_attr_str(hid_t loc, const char *name, char **value);

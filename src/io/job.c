@@ -1,5 +1,6 @@
 /* Job files: the public API (include/lbmc/job.h), the grid and its points. Parsing is
- * in job_parse.c (sections), job_values.c (values) and job_yaml.c (YAML, messages). */
+ * in job_parse.c (sections, as the table of inputs in inputs.h lists them),
+ * job_values.c (values) and job_yaml.c (YAML, messages). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,10 +12,23 @@
 
 /* ---- creation and destruction ---- */
 
+/* Name the setting of input row (of pool j, 0-based, for the inputs of a pool): its key
+ * as in messages ("system.pools[2].mu") and its axis name (the key without "system."). */
+static void lbmc_job_name_setting(lbmc_job_setting *s, const lbmc_input *row, int j)
+{
+  char key[48];
+  const char *brackets = strstr(row->key, "[j]");
+  if (brackets)
+    snprintf(key, sizeof key, "%.*s[%d]%s", (int)(brackets - row->key), row->key, j + 1,
+             brackets + 3);
+  else
+    snprintf(key, sizeof key, "%s", row->key);
+  lbmc_jv_init(s, key, strncmp(key, "system.", 7) == 0 ? key + 7 : key);
+}
+
 static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **out)
 {
   lbmc_job *job = calloc(1, sizeof *job);
-  char key[48], axis[32];
   if (job) {
     job->text = strdup(text);
     job->name = strdup(name);
@@ -23,31 +37,15 @@ static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **o
     lbmc_job_destroy(&job);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "%s: out of memory for the job", name);
   }
-  lbmc_jv_init(&job->n, "system.n", "n");
-  lbmc_jv_init(&job->lambda, "system.lambda", "lambda");
-  lbmc_jv_init(&job->routers, "system.routers", "routers");
-  lbmc_jv_init(&job->beta, "system.beta", "beta");
-  lbmc_jv_init(&job->policy, "policy", "policy");
-  lbmc_jv_init(&job->stale, "stale", "stale");
-  lbmc_jv_init(&job->sampling, "sampling", "sampling");
-  lbmc_jv_init(&job->time, "run.time", "run.time");
-  lbmc_jv_init(&job->warmup, "run.warmup", "run.warmup");
-  lbmc_jv_init(&job->service, "system.service", "service");
-  for (int j = 0; j < LBMC_MAX_POOLS; j++) {
-#define LBMC_JOB_POOL_INIT(field, what)                                                            \
-  snprintf(key, sizeof key, "system.pools[%d]." what, j + 1);                                      \
-  snprintf(axis, sizeof axis, "pools[%d]." what, j + 1);                                           \
-  lbmc_jv_init(&job->field[j], key, axis)
-    LBMC_JOB_POOL_INIT(pool_beta, "beta");
-    LBMC_JOB_POOL_INIT(pool_mu, "mu");
-    LBMC_JOB_POOL_INIT(pool_buffer, "buffer");
-    LBMC_JOB_POOL_INIT(pool_service, "service");
-    LBMC_JOB_POOL_INIT(pool_mu_k, "mu_k");
-#undef LBMC_JOB_POOL_INIT
+  for (int id = 0; id < LBMC_INPUTS; id++) {
+    const lbmc_input *row = &lbmc_inputs[id];
+    if (!row->key) continue;
+    if (id < LBMC_IN_POOL_FIRST || id >= LBMC_IN_POOL_FIRST + LBMC_POOL_INPUTS)
+      lbmc_job_name_setting(&job->set[id], row, 0);
+    else
+      for (int j = 0; j < LBMC_MAX_POOLS; j++)
+        lbmc_job_name_setting(&job->pool_set[j][id - LBMC_IN_POOL_FIRST], row, j);
   }
-  lbmc_run_options_default(&job->o);
-  job->replicas = LBMC_JOB_DEFAULT_REPLICAS;
-  job->seed = 1;
   *out = job;
   return LBMC_SUCCESS;
 }
@@ -57,27 +55,11 @@ void lbmc_job_destroy(lbmc_job **job)
   lbmc_job *j;
   if (!job || !*job) return;
   j = *job;
-  lbmc_jv_free(&j->n);
-  lbmc_jv_free(&j->lambda);
-  lbmc_jv_free(&j->routers);
-  lbmc_jv_free(&j->beta);
-  lbmc_jv_free(&j->policy);
-  lbmc_jv_free(&j->stale);
-  lbmc_jv_free(&j->sampling);
-  lbmc_jv_free(&j->time);
-  lbmc_jv_free(&j->warmup);
-  lbmc_jv_free(&j->service);
-  for (int p = 0; p < LBMC_MAX_POOLS; p++) {
-    lbmc_jv_free(&j->pool_beta[p]);
-    lbmc_jv_free(&j->pool_mu[p]);
-    lbmc_jv_free(&j->pool_buffer[p]);
-    lbmc_jv_free(&j->pool_service[p]);
-    lbmc_jv_free(&j->pool_mu_k[p]);
-  }
+  for (int id = 0; id < LBMC_INPUTS; id++) lbmc_jv_free(&j->set[id]);
+  for (int p = 0; p < LBMC_MAX_POOLS; p++)
+    for (int k = 0; k < LBMC_POOL_INPUTS; k++) lbmc_jv_free(&j->pool_set[p][k]);
   free(j->text);
   free(j->name);
-  free(j->precision_metric);
-  free(j->output);
   free(j);
   *job = NULL;
 }
@@ -91,7 +73,9 @@ static lbmc_err lbmc_job_grid(lbmc_job *job)
   const long double streams = (long double)LBMC_STREAM_MAX + 1;
   const long allowed = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES; /* points x replicas */
   long double P = 1;
-  for (int a = 0; a < job->naxes; a++) P *= (long double)job->axis[a]->count;
+  long length[LBMC_JOB_MAX_AXES]; /* of each dimension: that of its first axis */
+  for (int a = job->naxes - 1; a >= 0; a--) length[job->dim_of[a]] = job->axis[a]->count;
+  for (int d = 0; d < job->ndims; d++) P *= (long double)length[d];
   if (P * rmax * LBMC_PURPOSES > streams)
     return LBMC_ERROR(LBMC_ERR_LIMIT,
                       "%s: the job needs %.0Lf points x %ld replicas (%s) x %d random streams, "
@@ -101,15 +85,16 @@ static lbmc_err lbmc_job_grid(lbmc_job *job)
                       job->precision.enabled ? "run.precision.max_replicas" : "run.replicas",
                       (int)LBMC_PURPOSES, streams, allowed);
   job->P = (long)P;
-  for (int a = job->naxes - 1; a >= 0; a--)
-    job->stride[a] = a == job->naxes - 1 ? 1 : job->stride[a + 1] * job->axis[a + 1]->count;
+  for (int d = job->ndims - 1; d >= 0; d--)
+    job->stride[d] = d == job->ndims - 1 ? 1 : job->stride[d + 1] * length[d + 1];
   return lbmc_stream_check_capacity(job->P, rmax);
 }
 
-/* The value of setting s at point p. */
-static const lbmc_job_value *lbmc_job_at(const lbmc_job *job, const lbmc_job_setting *s, long p)
+/* The value of setting s at point p: the point's index along the dimension of s'
+ * axis (the grid index in mixed radix over the dimensions, the first slowest). */
+static const lbmc_input_value *lbmc_job_at(const lbmc_job *job, const lbmc_job_setting *s, long p)
 {
-  return &s->v[s->axis < 0 ? 0 : (p / job->stride[s->axis]) % s->count];
+  return &s->v[s->axis < 0 ? 0 : (p / job->stride[job->dim_of[s->axis]]) % s->count];
 }
 
 void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len)
@@ -139,19 +124,20 @@ static void lbmc_job_origin(const lbmc_job *job, long p, char *buf, size_t len)
 static lbmc_err lbmc_job_beta_sum(const lbmc_job *job, long p, const char *origin,
                                   const double *beta, double sum)
 {
+  const lbmc_job_setting *vector = LBMC_JOB_SET(job, BETA);
   char terms[1024] = "", lines[512] = "";
   for (int j = 0; j < job->J; j++) {
     size_t t = strlen(terms), l = strlen(lines);
     snprintf(terms + t, sizeof terms - t, "%s%g", j ? " + " : "", beta[j]);
-    if (!job->beta.given)
+    if (!vector->given)
       snprintf(lines + l, sizeof lines - l, "%s%d", j ? ", " : "",
-               lbmc_job_at(job, &job->pool_beta[j], p)->line);
+               lbmc_job_at(job, LBMC_JOB_POOL(job, POOL_BETA, j), p)->line);
   }
-  if (job->beta.given)
+  if (vector->given)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "%s: system.beta (line %d): the pool fractions %s sum to %.12g; allowed: "
                       "a sum of 1 (within %g)",
-                      origin, lbmc_job_at(job, &job->beta, p)->line, terms, sum, LBMC_BETA_SUM_TOL);
+                      origin, lbmc_job_at(job, vector, p)->line, terms, sum, LBMC_BETA_SUM_TOL);
   return LBMC_ERROR(LBMC_ERR_ARG,
                     "%s: system.pools[j].beta (lines %s): the pool fractions %s sum to %.12g; "
                     "allowed: a sum of 1 (within %g), or 'rest' for one pool",
@@ -162,15 +148,17 @@ static lbmc_err lbmc_job_beta_sum(const lbmc_job *job, long p, const char *origi
 static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *origin, double *beta,
                                      double *mu, long *buffer)
 {
-  const lbmc_job_value *vector = job->beta.given ? lbmc_job_at(job, &job->beta, p) : NULL;
+  const lbmc_job_setting *all = LBMC_JOB_SET(job, BETA), *buffers = LBMC_JOB_SET(job, BUFFER);
+  const lbmc_input_value *vector = all->given ? lbmc_job_at(job, all, p) : NULL;
   double sum = 0;
   int rest = -1;
   for (int j = 0; j < job->J; j++) {
-    beta[j] = vector ? vector->vec[j] : lbmc_job_at(job, &job->pool_beta[j], p)->x;
-    mu[j] = job->pool_mu_k[j].given ? lbmc_job_at(job, &job->pool_mu_k[j], p)->vec[0]
-                                    : lbmc_job_at(job, &job->pool_mu[j], p)->x;
-    buffer[j] =
-        job->pool_buffer[j].given ? lbmc_job_at(job, &job->pool_buffer[j], p)->l : LBMC_BUFFER_INF;
+    const lbmc_job_setting *mu_k = LBMC_JOB_POOL(job, POOL_MU_K, j);
+    const lbmc_job_setting *buf = buffers->given ? buffers : LBMC_JOB_POOL(job, POOL_BUFFER, j);
+    beta[j] = vector ? vector->vec[j] : lbmc_job_at(job, LBMC_JOB_POOL(job, POOL_BETA, j), p)->x;
+    mu[j] = mu_k->given ? lbmc_job_at(job, mu_k, p)->vec[0]
+                        : lbmc_job_at(job, LBMC_JOB_POOL(job, POOL_MU, j), p)->x;
+    buffer[j] = buf->given ? lbmc_job_at(job, buf, p)->l : LBMC_BUFFER_INF;
     if (isnan(beta[j]))
       rest = j;
     else
@@ -184,44 +172,49 @@ static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *or
   return LBMC_ERROR(LBMC_ERR_ARG,
                     "%s: %s (line %d): 'rest' = 1 - %.12g = %.12g is not allowed; the other "
                     "pools' fractions must sum to less than 1",
-                    origin, vector ? job->beta.key : job->pool_beta[rest].key,
-                    vector ? vector->line : lbmc_job_at(job, &job->pool_beta[rest], p)->line, sum,
-                    beta[rest]);
+                    origin, vector ? all->key : LBMC_JOB_POOL(job, POOL_BETA, rest)->key,
+                    vector ? vector->line
+                           : lbmc_job_at(job, LBMC_JOB_POOL(job, POOL_BETA, rest), p)->line,
+                    sum, beta[rest]);
+}
+
+/* The value at point p of a setting given in the file, or NULL. */
+static const lbmc_input_value *lbmc_job_given(const lbmc_job *job, const lbmc_job_setting *s,
+                                              long p)
+{
+  return s->given ? lbmc_job_at(job, s, p) : NULL;
 }
 
 /* Set up the model m (fresh from lbmc_model_create) as point p. */
 static lbmc_err lbmc_job_point_fill(const lbmc_job *job, long p, lbmc_model *m)
 {
-  const lbmc_job_value *policy = lbmc_job_at(job, &job->policy, p);
+  const lbmc_input_value *policy = lbmc_job_at(job, LBMC_JOB_SET(job, POLICY), p), *v;
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS];
   char origin[1024];
   lbmc_job_origin(job, p, origin, sizeof origin);
   LBMC_CHECK(lbmc_model_set_origin(m, origin));
   LBMC_CHECK(lbmc_job_point_pools(job, p, origin, beta, mu, buffer));
-  LBMC_CHECK(lbmc_model_set_n(m, lbmc_job_at(job, &job->n, p)->l));
-  LBMC_CHECK(lbmc_model_set_lambda(m, lbmc_job_at(job, &job->lambda, p)->x));
+  LBMC_CHECK(lbmc_model_set_n(m, lbmc_job_at(job, LBMC_JOB_SET(job, N), p)->l));
+  LBMC_CHECK(lbmc_model_set_lambda(m, lbmc_job_at(job, LBMC_JOB_SET(job, LAMBDA), p)->x));
   LBMC_CHECK(lbmc_model_set_pools(m, job->J, beta, mu, buffer));
   for (int j = 0; j < job->J; j++) {
-    const lbmc_job_value *v;
-    if (job->pool_mu_k[j].given) {
-      v = lbmc_job_at(job, &job->pool_mu_k[j], p);
+    if ((v = lbmc_job_given(job, LBMC_JOB_POOL(job, POOL_MU_K, j), p)))
       LBMC_CHECK(lbmc_model_set_rates(m, j, v->vec_len, v->vec));
-    }
-    if (job->pool_service[j].given)
-      LBMC_CHECK(lbmc_model_set_service(m, j, lbmc_job_at(job, &job->pool_service[j], p)->svc));
+    if ((v = lbmc_job_given(job, LBMC_JOB_POOL(job, POOL_SERVICE, j), p)))
+      LBMC_CHECK(lbmc_model_set_service(m, j, v->svc));
   }
-  if (job->service.given)
-    LBMC_CHECK(lbmc_model_set_service(m, -1, lbmc_job_at(job, &job->service, p)->svc));
+  if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, SERVICE), p)))
+    LBMC_CHECK(lbmc_model_set_service(m, -1, v->svc));
   LBMC_CHECK(lbmc_model_set_policy(m, policy->text));
-  if (job->routers.given)
-    LBMC_CHECK(lbmc_model_set_routers(m, lbmc_job_at(job, &job->routers, p)->l));
-  /* stale applies to pull (jiq fixes it to keep), sampling to jsq(d); other policies
-   * ignore the setting. */
-  if (job->stale.given && !policy->l)
-    LBMC_CHECK(lbmc_model_set_stale(m, lbmc_job_at(job, &job->stale, p)->text));
-  if (job->sampling.given)
-    LBMC_CHECK(lbmc_model_set_sampling(m, lbmc_job_at(job, &job->sampling, p)->text));
+  if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, ROUTERS), p)))
+    LBMC_CHECK(lbmc_model_set_routers(m, v->l));
+  /* stale and sampling apply to the policies whose types read them (jiq fixes stale to
+   * keep); other policies ignore the setting. */
+  if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, STALE), p)) && !policy->l)
+    LBMC_CHECK(lbmc_model_set_stale(m, v->text));
+  if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, SAMPLING), p)))
+    LBMC_CHECK(lbmc_model_set_sampling(m, v->text));
   return lbmc_model_setup(m);
 }
 
@@ -243,16 +236,25 @@ lbmc_err lbmc_job_point_model(const lbmc_job *job, long p, lbmc_model **out)
   return LBMC_SUCCESS;
 }
 
+/* The run options of point p (p < 0: the settings that are not axes only). */
+static void lbmc_job_options(const lbmc_job *job, long p, lbmc_run_options *o)
+{
+  lbmc_run_options_default(o);
+  for (int id = 0; id < LBMC_INPUTS; id++) {
+    const lbmc_job_setting *s = &job->set[id];
+    if (s->given && lbmc_input_is_run_option(&lbmc_inputs[id]) && (s->axis < 0 || p >= 0))
+      lbmc_input_apply(&lbmc_inputs[id], lbmc_job_at(job, s, p), o);
+  }
+}
+
+void lbmc_job_shared_options(const lbmc_job *job, lbmc_run_options *o)
+{
+  lbmc_job_options(job, -1, o);
+}
+
 void lbmc_job_point_options(const lbmc_job *job, long p, lbmc_run_options *o)
 {
-  *o = job->o;
-  if (p < 0 || p >= job->P) return;
-  if (job->time.given) o->time = lbmc_job_at(job, &job->time, p)->x;
-  if (job->warmup.given) {
-    const lbmc_job_value *w = lbmc_job_at(job, &job->warmup, p);
-    o->warmup_auto = (int)w->l;
-    if (!w->l) o->warmup = w->x;
-  }
+  lbmc_job_options(job, p >= 0 && p < job->P ? p : -1, o);
 }
 
 /* Every point's model is built and set up once, so that an impossible combination is
@@ -260,8 +262,10 @@ void lbmc_job_point_options(const lbmc_job *job, long p, lbmc_run_options *o)
 static lbmc_err lbmc_job_check_points(const lbmc_job *job)
 {
   char prefix[512];
+  lbmc_run_options shared;
   snprintf(prefix, sizeof prefix, "%s: run.", job->name);
-  LBMC_CHECK(lbmc_run_options_check(&job->o, prefix));
+  lbmc_job_shared_options(job, &shared);
+  LBMC_CHECK(lbmc_run_options_check(&shared, prefix));
   for (long p = 0; p < job->P; p++) {
     lbmc_model *m;
     lbmc_run_options o;
@@ -365,14 +369,29 @@ const char *lbmc_job_name(const lbmc_job *job) { return job->name; }
 long lbmc_job_points(const lbmc_job *job) { return job->P; }
 int lbmc_job_pools(const lbmc_job *job) { return job->J; }
 int lbmc_job_axes(const lbmc_job *job) { return job->naxes; }
-long lbmc_job_replicas(const lbmc_job *job) { return job->replicas; }
-long lbmc_job_seed(const lbmc_job *job) { return job->seed; }
 const lbmc_precision *lbmc_job_precision(const lbmc_job *job) { return &job->precision; }
-const char *lbmc_job_output(const lbmc_job *job) { return job->output; }
+
+long lbmc_job_replicas(const lbmc_job *job)
+{
+  const lbmc_job_setting *s = LBMC_JOB_SET(job, REPLICAS);
+  return s->given ? s->v[0].l : LBMC_JOB_DEFAULT_REPLICAS;
+}
+
+long lbmc_job_seed(const lbmc_job *job)
+{
+  const lbmc_job_setting *s = LBMC_JOB_SET(job, SEED);
+  return s->given ? s->v[0].l : LBMC_DEFAULT_SEED;
+}
+
+const char *lbmc_job_output(const lbmc_job *job)
+{
+  const lbmc_job_setting *s = LBMC_JOB_SET(job, OUTPUT);
+  return s->given ? s->v[0].text : NULL;
+}
 
 long lbmc_job_replicas_max(const lbmc_job *job)
 {
-  return job->precision.enabled ? job->precision.max_replicas : job->replicas;
+  return job->precision.enabled ? job->precision.max_replicas : lbmc_job_replicas(job);
 }
 
 const char *lbmc_job_axis_name(const lbmc_job *job, int a)
@@ -383,6 +402,22 @@ const char *lbmc_job_axis_name(const lbmc_job *job, int a)
 long lbmc_job_axis_length(const lbmc_job *job, int a)
 {
   return a >= 0 && a < job->naxes ? job->axis[a]->count : 0;
+}
+
+int lbmc_job_dims(const lbmc_job *job) { return job->ndims; }
+
+int lbmc_job_axis_dim(const lbmc_job *job, int a)
+{
+  return a >= 0 && a < job->naxes ? job->dim_of[a] : -1;
+}
+
+const char *lbmc_job_dim_name(const lbmc_job *job, int d)
+{
+  int first = -1, count = 0;
+  if (d < 0 || d >= job->ndims) return NULL;
+  for (int a = 0; a < job->naxes; a++)
+    if (job->dim_of[a] == d && count++ == 0) first = a;
+  return count == 1 && !job->dim_name[d][0] ? job->axis[first]->name : job->dim_name[d];
 }
 
 const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v)

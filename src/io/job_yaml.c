@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "job_impl.h"
+#include "lbmc/check.h"
 
 int lbmc_jp_line(const yaml_node_t *node) { return node ? (int)node->start_mark.line + 1 : 0; }
 
@@ -143,53 +144,18 @@ lbmc_err lbmc_jp_scalar(const lbmc_jp *c, const yaml_node_t *node, const char *k
 
 /* ---- keys ---- */
 
-/* Levenshtein distance of two short words (longer words are cut at 63 characters). */
-static int lbmc_jp_distance(const char *a, const char *b)
-{
-  int row[64], la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63);
-  for (int j = 0; j <= lb; j++) row[j] = j;
-  for (int i = 1; i <= la; i++) {
-    int diag = row[0];
-    row[0] = i;
-    for (int j = 1; j <= lb; j++) {
-      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      diag = up;
-      row[j] = best;
-    }
-  }
-  return row[lb];
-}
-
-const char *lbmc_jp_suggest(const char *word, const char *const *keys, int n)
-{
-  const char *best = NULL;
-  int best_d = 1000;
-  for (int i = 0; i < n; i++) {
-    int d = lbmc_jp_distance(word, keys[i]), limit = (int)strlen(keys[i]) / 3;
-    if (limit < 1) limit = 1;
-    if (limit > 3) limit = 3;
-    if (d <= limit && d < best_d) {
-      best = keys[i];
-      best_d = d;
-    }
-  }
-  return best;
-}
-
 static lbmc_err lbmc_jp_unknown(const lbmc_jp *c, const yaml_node_t *knode, const char *path,
                                 const char *word, const lbmc_jp_key *keys, int nkeys,
-                                const char *(*hint)(const char *key))
+                                const char *(*hint)(const char *key, char *buf, size_t len))
 {
-  const char *names[32], *close, *elsewhere = hint ? hint(word) : NULL;
-  char allowed[512] = "", extra[160] = "";
+  char allowed[512] = "", extra[160] = "", where[128];
+  const char *names[32], *close, *elsewhere = hint ? hint(word, where, sizeof where) : NULL;
   for (int i = 0; i < nkeys && i < 32; i++) {
     size_t len = strlen(allowed);
     names[i] = keys[i].key;
     snprintf(allowed + len, sizeof allowed - len, "%s%s", i ? ", " : "", keys[i].key);
   }
-  close = lbmc_jp_suggest(word, names, nkeys < 32 ? nkeys : 32);
+  close = lbmc_suggest(word, names, nkeys < 32 ? nkeys : 32);
   if (close)
     snprintf(extra, sizeof extra, " (did you mean '%s'?)", close);
   else if (elsewhere)
@@ -234,7 +200,7 @@ static lbmc_err lbmc_jp_not_mapping(const lbmc_jp *c, const yaml_node_t *map, co
 }
 
 lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc_jp_key *keys,
-                      int nkeys, const char *(*hint)(const char *key))
+                      int nkeys, const char *(*hint)(const char *key, char *buf, size_t len))
 {
   int seen[32] = {0}; /* line where each key was given */
   const int named_at = c->key_line > 0 ? c->key_line : lbmc_jp_line(map);
@@ -265,16 +231,16 @@ lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc
                           seen[k]);
     seen[k] = lbmc_jp_line(knode);
     c->key_line = seen[k];
-    LBMC_CHECK(keys[k].read(c, vnode));
+    LBMC_CHECK(lbmc_jp_read(c, keys[k].row, vnode));
   }
   for (int k = 0; k < nkeys; k++)
-    if (keys[k].required && !seen[k]) {
+    if (keys[k].row->need && !seen[k]) {
       if (!*path)
         return lbmc_jp_fail(c, LBMC_ERR_ARG, 0, NULL,
                             "the key '%s' is required at the top level (%s)", keys[k].key,
-                            keys[k].what);
+                            keys[k].row->need);
       return lbmc_jp_fail(c, LBMC_ERR_ARG, named_at, path, "the key '%s' is required (%s)",
-                          keys[k].key, keys[k].what);
+                          keys[k].key, keys[k].row->need);
     }
   return LBMC_SUCCESS;
 }

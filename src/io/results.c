@@ -1,3 +1,6 @@
+/* The results of a run in memory (results.h): creation with every value missing
+ * (NaN, -1), a point's parameters from its model, replicas, the reduction of a point
+ * to its estimates, copies between results objects. */
 #include "results.h"
 
 #include <math.h>
@@ -19,6 +22,8 @@ lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **out
   r->K = K;
   r->total = lbmc_metric_total(J, K);
   snprintf(r->lbmc_version, sizeof r->lbmc_version, "%s", LBMC_VERSION);
+  snprintf(r->revision, sizeof r->revision, "%s", lbmc_revision());
+  snprintf(r->build_type, sizeof r->build_type, "%s", lbmc_build_type());
   r->pt = calloc((size_t)P ? (size_t)P : 1, sizeof *r->pt);
   r->values = malloc(sizeof *r->values * (slots * r->total + 1));
   r->rep_warmup = malloc(sizeof *r->rep_warmup * (slots + 1));
@@ -58,6 +63,7 @@ void lbmc_results_destroy(lbmc_results **r)
 {
   if (!r || !*r) return;
   free((*r)->job_text);
+  lbmc_grid_destroy(&(*r)->grid);
   free((*r)->pt);
   free((*r)->values);
   free((*r)->rep_warmup);
@@ -175,7 +181,13 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   long k = 0;
   LBMC_CHECK(lbmc_results_create(n, res->Rmax, res->J, res->K, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
+  if (lbmc_grid_copy(res->grid, &r->grid)) {
+    lbmc_results_destroy(&r);
+    return LBMC_ERR_MEMORY;
+  }
   memcpy(r->lbmc_version, res->lbmc_version, sizeof r->lbmc_version);
+  memcpy(r->revision, res->revision, sizeof r->revision);
+  memcpy(r->build_type, res->build_type, sizeof r->build_type);
   memcpy(r->created, res->created, sizeof r->created);
   memcpy(r->shard, res->shard, sizeof r->shard);
   r->seed = res->seed;

@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hdf5.h>
+
 #include "lbmc/error.h"
+#include "lbmc/job.h"
 #include "lbmc/model.h"
 #include "lbmc/sim.h"
 
@@ -27,9 +30,27 @@ typedef struct {
   int done;                /* all its replicas are in */
 } lbmc_point_info;
 
+/** The job's grid as the /grid group stores it (results_grid.c; docs/results-format.md):
+ *  A axes in grid order, each with its name, its values as written and its dimension;
+ *  D dimensions (linked axes share one). Every string is owned by the grid. */
+typedef struct {
+  int A, D;
+  long V;            /* values of all axes: the sum of axis_length */
+  char **axis_name;  /* A: "n", "pools[2].beta", "run.time" */
+  long *axis_length; /* A */
+  long *axis_dim;    /* A: non-decreasing from 0 to D - 1 */
+  long *axis_first;  /* A: index of the axis' first value in axis_value */
+  char **axis_value; /* V: the values as written, axis after axis */
+  char **dim_name;   /* D: a linked group's name, a single axis' name, or "" */
+  long *dim_length;  /* D */
+} lbmc_grid;
+
 typedef struct {
   char *job_text;
+  lbmc_grid *grid; /* NULL when unknown (a file written before /grid existed) */
   char lbmc_version[32], created[32], shard[32];
+  char revision[64], build_type[32]; /* of the lbmc that wrote the file: root attributes
+                                        source_revision and build_type */
   long seed, mpi_ranks;
   double wall_seconds, confidence;
   int J, K, complete;                  /* complete: every point of the job (or shard) is in */
@@ -56,6 +77,73 @@ typedef struct {
   ((res)->service + ((size_t)(i) * (res)->J + (j)) * LBMC_SERVICE_TEXT)
 /** Speed list of point i, pool j (LBMC_MAX_RATES entries). */
 #define LBMC_RES_MU_K(res, i, j) ((res)->mu_k + ((size_t)(i) * (res)->J + (j)) * LBMC_MAX_RATES)
+
+/* ---- the /points columns (results_columns.c) ---- */
+
+/** Type of a column in the file. */
+typedef enum { LBMC_COL_I64, LBMC_COL_F64, LBMC_COL_STR } lbmc_col_type;
+/** Shape of a column: P, P x J, or P x J x L (L: the longest speed list, see slots). */
+typedef enum { LBMC_COL_POINT, LBMC_COL_POOL, LBMC_COL_POOL_RATES } lbmc_col_shape;
+/** C type of the values in memory; a status is written as its name. */
+typedef enum {
+  LBMC_FIELD_LONG,
+  LBMC_FIELD_INT,
+  LBMC_FIELD_DOUBLE,
+  LBMC_FIELD_CHARS,
+  LBMC_FIELD_STATUS
+} lbmc_field_kind;
+/** Where the values live: a field of lbmc_point_info, or an lbmc_results array. */
+typedef enum {
+  LBMC_STORE_POINT,
+  LBMC_STORE_SERVICE,
+  LBMC_STORE_SLOTS,
+  LBMC_STORE_MU_K
+} lbmc_field_store;
+
+/** One dataset of /points. */
+typedef struct {
+  const char *name;
+  lbmc_col_type type;
+  lbmc_col_shape shape;
+  lbmc_field_kind kind;
+  lbmc_field_store store;
+  size_t offset;           /* LBMC_STORE_POINT: offset of the field in lbmc_point_info */
+  size_t size;             /* bytes of one value (a string's capacity) */
+  int optional;            /* absent from files written before it existed */
+  const char *units;       /* "1", "time", "1/time" */
+  const char *description; /* NULL: built by the writer (policy_name: the registry) */
+} lbmc_point_column;
+
+/** Number of /points columns and column i, in the order they are written. */
+int lbmc_point_columns(void);
+const lbmc_point_column *lbmc_point_column_get(int i);
+/** The value of column c at point i, pool j (0 for LBMC_COL_POINT), speed k (0 unless
+ *  LBMC_COL_POOL_RATES): a pointer to its C type (lbmc_field_kind). */
+void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k);
+
+/* ---- the /grid group (results_grid.c) ---- */
+
+/** The grid of a parsed job. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_grid_from_job(const lbmc_job *job, lbmc_grid **grid);
+/** A copy of src (NULL for NULL). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_grid_copy(const lbmc_grid *src, lbmc_grid **grid);
+void lbmc_grid_destroy(lbmc_grid **grid);
+/** Cells of the grid: the product of the dimension lengths. */
+long lbmc_grid_cells(const lbmc_grid *g);
+/** Index (0-based) of the value of axis a at grid cell `index`, and its text as
+ *  written (NULL if a or index is out of range). */
+long lbmc_grid_position(const lbmc_grid *g, int a, long index);
+const char *lbmc_grid_value(const lbmc_grid *g, int a, long index);
+/** "name=value name=value ..." of grid cell `index` ("" for no axes or g NULL). */
+void lbmc_grid_label(const lbmc_grid *g, long index, char *buf, size_t len);
+/** The grid in words, e.g. "grid: n (2) x pools[1].buffer + pools[2].buffer (3 values,
+ *  varied together) x policy (2) = 12 points", cut to fit buf (len bytes). */
+void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
+/** Write g as the group /grid of an open file (nothing for g NULL); read it back into
+ *  *g (NULL when the file has no /grid). 0 on success, -1 on an HDF5 failure or a
+ *  malformed group. */
+int lbmc_grid_write(hid_t file, const lbmc_grid *g);
+int lbmc_grid_read(hid_t file, lbmc_grid **g);
 
 /** Allocate for P points of J pools, K tail levels, Rmax replica slots; values NaN.
  *  Errors: LBMC_ERR_MEMORY. */
@@ -86,9 +174,21 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
  *  else of res). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out);
 
-/** Write the results to `path` atomically: a temporary file in the same directory,
- *  then rename. Errors: LBMC_ERR_HDF5, LBMC_ERR_FILE. */
+/** Write the results to `path` atomically: a temporary file in the same directory
+ *  (PATH.tmp.PID), then rename; on failure the temporary is removed. After the rename,
+ *  temporaries of `path` left by processes no longer running on this host are removed
+ *  (lbmc_results_remove_stale). Errors: LBMC_ERR_HDF5, LBMC_ERR_FILE (naming the
+ *  system error, and for a file lock the remedy: lbmc_h5_file_error). */
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path);
+/** Before computing anything: create an HDF5 file next to `path` (PATH.probe.PID) and
+ *  remove it, so that a directory where HDF5 cannot write or lock files is reported
+ *  now, not after the run. Errors: LBMC_ERR_FILE, as lbmc_results_write. */
+lbmc_err lbmc_results_probe(const char *path);
+/** Remove the temporaries of `path` (PATH.tmp.PID, PATH.probe.PID) whose process PID is
+ *  not running on this host (kill(PID, 0) fails with ESRCH), saying so on stderr. A
+ *  process of another host sharing the directory cannot be seen: its temporaries are
+ *  removed only if its PID is not in use here. */
+void lbmc_results_remove_stale(const char *path);
 /** Read a results file. Errors: LBMC_ERR_FILE (not an lbmc results file, with the
  *  reason), LBMC_ERR_HDF5. */
 lbmc_err lbmc_results_read(const char *path, lbmc_results **res);

@@ -1,9 +1,12 @@
-/* Reading a results file back (lbmc info, lbmc merge, tests). */
+/* Reading a results file back (lbmc info, lbmc merge, tests): the root attributes,
+ * /points as a loop over the column table (results_columns.c), then the metrics. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "h5util.h"
 #include "lbmc/metrics.h"
 #include "results.h"
@@ -11,6 +14,14 @@
 static lbmc_err lbmc_read_fail(const char *path, const char *what)
 {
   return LBMC_ERROR(LBMC_ERR_ARG, "%s: not a readable lbmc results file: %s", path, what);
+}
+
+/* A text attribute into buf; "unknown" when the file has none (written before it existed). */
+static void lbmc_read_text_attr(hid_t f, const char *name, char *buf, size_t len)
+{
+  char *s = NULL;
+  snprintf(buf, len, "%s", lbmc_h5_read_attr_str(f, name, &s) == 0 ? s : "unknown");
+  free(s);
 }
 
 static int lbmc_read_root(hid_t f, lbmc_results *res)
@@ -37,103 +48,101 @@ static int lbmc_read_root(hid_t f, lbmc_results *res)
   if (!rc && lbmc_h5_read_attr_str(f, "shard", &s) == 0)
     snprintf(res->shard, sizeof res->shard, "%s", s);
   free(s);
+  lbmc_read_text_attr(f, "source_revision", res->revision, sizeof res->revision);
+  lbmc_read_text_attr(f, "build_type", res->build_type, sizeof res->build_type);
   return rc;
 }
 
+/* Entries per point of column c in the file (L from /points/mu_k), or 0 if its
+ * dimensions are not P, P x J or P x J x L (1 <= L <= LBMC_MAX_RATES). */
+static size_t lbmc_column_width(hid_t f, const char *path, const lbmc_point_column *c,
+                                const lbmc_results *res, int *L)
+{
+  hsize_t dims[4];
+  const int rank = lbmc_h5_dims(f, path, dims);
+  const int want = c->shape == LBMC_COL_POINT ? 1 : c->shape == LBMC_COL_POOL ? 2 : 3;
+  if (rank != want || dims[0] != (hsize_t)res->P || (rank > 1 && dims[1] != (hsize_t)res->J))
+    return 0;
+  if (rank < 3) return rank == 1 ? 1 : (size_t)res->J;
+  if (dims[2] < 1 || dims[2] > LBMC_MAX_RATES) return 0;
+  *L = (int)dims[2];
+  return (size_t)res->J * (size_t)dims[2];
+}
+
+/* Scatter the values read (int64, double, or strings of `cap` bytes) into column c. */
+static void lbmc_scatter_column(lbmc_results *res, const lbmc_point_column *c, int L, size_t per,
+                                const void *buf, size_t cap)
+{
+  for (long i = 0; i < res->P; i++)
+    for (size_t e = 0; e < per; e++) {
+      const int j = c->shape == LBMC_COL_POOL_RATES ? (int)(e / (size_t)L) : (int)e;
+      const int k = c->shape == LBMC_COL_POOL_RATES ? (int)(e % (size_t)L) : 0;
+      const size_t at = (size_t)i * per + e;
+      void *v = lbmc_point_field(c, res, i, j, k);
+      const char *text = (const char *)buf + at * cap;
+      switch (c->kind) {
+      case LBMC_FIELD_LONG: *(long *)v = (long)((const int64_t *)buf)[at]; break;
+      case LBMC_FIELD_INT: *(int *)v = (int)((const int64_t *)buf)[at]; break;
+      case LBMC_FIELD_DOUBLE: *(double *)v = ((const double *)buf)[at]; break;
+      case LBMC_FIELD_CHARS: snprintf(v, c->size, "%s", text); break;
+      case LBMC_FIELD_STATUS: {
+        lbmc_status st = LBMC_STATUS_OK; /* an unknown name reads as ok */
+        for (int s = LBMC_STATUS_OK; s <= LBMC_STATUS_PRECISION_NOT_MET; s++)
+          if (strcmp(text, lbmc_status_name((lbmc_status)s)) == 0) st = (lbmc_status)s;
+        *(lbmc_status *)v = st;
+        break;
+      }
+      }
+    }
+}
+
+/* Column c of /points; an optional column missing from the file keeps its defaults
+ * (*found = 0). */
+static int lbmc_read_column(hid_t f, lbmc_results *res, const lbmc_point_column *c, int *found)
+{
+  char path[96];
+  int L = 1, rc;
+  /* a status is read as its name, longer than the enum the column's size gives */
+  size_t per, n, cap = c->kind == LBMC_FIELD_STATUS ? 32 : c->type == LBMC_COL_STR ? c->size : 8;
+  void *buf;
+  snprintf(path, sizeof path, "points/%s", c->name);
+  *found = lbmc_h5_exists(f, path);
+  if (!*found) return c->optional ? 0 : -1;
+  per = lbmc_column_width(f, path, c, res, &L);
+  if (per == 0) return -1;
+  n = (size_t)res->P * per;
+  buf = malloc(n * cap + 1);
+  if (!buf) return -1;
+  if (c->type == LBMC_COL_STR)
+    rc = lbmc_h5_read_str(f, path, (hsize_t)n, buf, cap);
+  else
+    rc = lbmc_h5_read(f, path, c->type == LBMC_COL_I64 ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, buf);
+  if (!rc) lbmc_scatter_column(res, c, L, per, buf, cap);
+  if (!rc && c->store == LBMC_STORE_SLOTS) /* checked against mu_k below */
+    for (size_t i = 0; i < n; i++)
+      if (res->slots[i] < 1 || res->slots[i] > LBMC_MAX_RATES) rc = -1;
+  free(buf);
+  return rc;
+}
+
+/* Every /points column. Files written before per-pool service and speeds existed hold
+ * exponential service at constant speeds (the defaults of lbmc_results_create, with
+ * mu_k = mu). */
 static int lbmc_read_points(hid_t f, lbmc_results *res)
 {
-  long P = res->P;
-  int J = res->J;
-  int64_t *I = malloc(sizeof *I * (size_t)(P * J + 1));
-  double *F = malloc(sizeof *F * (size_t)(P * J + 1));
-  char *S = malloc((size_t)P * 256 + 1);
-  int rc = !I || !F || !S;
-#define LBMC_RI(name, field)                                                                       \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_INT64, I)))                         \
-    for (long i = 0; i < P; i++) res->pt[i].field = I[i];
-#define LBMC_RF(name, field)                                                                       \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_DOUBLE, F)))                        \
-    for (long i = 0; i < P; i++) res->pt[i].field = F[i];
-#define LBMC_RS(name, field)                                                                       \
-  if (!rc && !(rc = lbmc_h5_read_str(f, "points/" name, (hsize_t)P, S, 256)))                      \
-    for (long i = 0; i < P; i++)                                                                   \
-      snprintf(res->pt[i].field, sizeof res->pt[i].field, "%s", S + i * 256);
-#define LBMC_RPF(name, field)                                                                      \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_DOUBLE, F)))                        \
-    for (long i = 0; i < P; i++)                                                                   \
-      for (int j = 0; j < J; j++) res->pt[i].field[j] = F[i * J + j];
-#define LBMC_RPI(name, field)                                                                      \
-  if (!rc && !(rc = lbmc_h5_read(f, "points/" name, H5T_NATIVE_INT64, I)))                         \
-    for (long i = 0; i < P; i++)                                                                   \
-      for (int j = 0; j < J; j++) res->pt[i].field[j] = I[i * J + j];
-  LBMC_RI("index", index);
-  LBMC_RI("n", n);
-  LBMC_RF("lambda", lambda);
-  LBMC_RF("rho", rho);
-  LBMC_RS("policy", policy);
-  LBMC_RS("policy_name", policy_name);
-  LBMC_RI("d", d);
-  LBMC_RS("sampling", sampling);
-  LBMC_RI("routers", routers);
-  LBMC_RS("stale", stale);
-  LBMC_RPF("beta", beta);
-  LBMC_RPF("mu", mu);
-  LBMC_RPI("buffer", buffer);
-  LBMC_RPI("pool_servers", pool_servers);
-  LBMC_RF("time", time);
-  LBMC_RF("warmup", warmup);
-  LBMC_RI("batches", batches);
-  LBMC_RI("replicas", replicas);
-  LBMC_RS("reason", reason);
-  if (!rc && !(rc = lbmc_h5_read_str(f, "points/status", (hsize_t)P, S, 256)))
-    for (long i = 0; i < P; i++) {
-      const char *st = S + i * 256;
-      res->pt[i].status = strcmp(st, "unstable") == 0            ? LBMC_STATUS_UNSTABLE
-                          : strcmp(st, "precision_not_met") == 0 ? LBMC_STATUS_PRECISION_NOT_MET
-                                                                 : LBMC_STATUS_OK;
-      res->pt[i].done = 1;
-    }
-#undef LBMC_RI
-#undef LBMC_RF
-#undef LBMC_RS
-#undef LBMC_RPF
-#undef LBMC_RPI
-  free(I);
-  free(F);
-  free(S);
-  return rc;
-}
-
-/* /points/service, slots, mu_k; files written before they existed hold exponential
- * service at constant speeds (the defaults of lbmc_results_create, with mu_k = mu). */
-static int lbmc_read_service(hid_t f, lbmc_results *res)
-{
   const size_t PJ = (size_t)res->P * (size_t)res->J;
-  hsize_t dims[4];
-  int64_t *I;
-  double *F;
-  int rc;
-  if (!lbmc_h5_exists(f, "points/service")) {
-    for (size_t i = 0; i < PJ; i++)
-      res->mu_k[i * LBMC_MAX_RATES] = res->pt[i / (size_t)res->J].mu[i % (size_t)res->J];
-    return 0;
+  int rc = 0, found, have_mu_k = 0;
+  for (int i = 0; !rc && i < lbmc_point_columns(); i++) {
+    const lbmc_point_column *c = lbmc_point_column_get(i);
+    rc = lbmc_read_column(f, res, c, &found);
+    if (c->store == LBMC_STORE_MU_K) have_mu_k = found;
   }
-  if (lbmc_h5_dims(f, "points/mu_k", dims) != 3 || dims[0] != (hsize_t)res->P ||
-      dims[1] != (hsize_t)res->J || dims[2] < 1 || dims[2] > LBMC_MAX_RATES)
-    return -1;
-  I = malloc(sizeof *I * (PJ + 1));
-  F = malloc(sizeof *F * (PJ * dims[2] + 1));
-  rc = !I || !F ||
-       lbmc_h5_read_str(f, "points/service", (hsize_t)PJ, res->service, LBMC_SERVICE_TEXT) ||
-       lbmc_h5_read(f, "points/slots", H5T_NATIVE_INT64, I) ||
-       lbmc_h5_read(f, "points/mu_k", H5T_NATIVE_DOUBLE, F);
   for (size_t i = 0; !rc && i < PJ; i++) {
-    if (I[i] < 1 || I[i] > (int64_t)dims[2]) rc = -1;
-    res->slots[i] = (int)I[i];
-    for (size_t k = 0; k < dims[2]; k++) res->mu_k[i * LBMC_MAX_RATES + k] = F[i * dims[2] + k];
+    if (!have_mu_k)
+      res->mu_k[i * LBMC_MAX_RATES] = res->pt[i / (size_t)res->J].mu[i % (size_t)res->J];
+    if (isnan(res->mu_k[i * LBMC_MAX_RATES + (size_t)res->slots[i] - 1])) rc = -1; /* slots > L */
   }
-  free(I);
-  free(F);
+  for (long i = 0; i < res->P; i++) res->pt[i].done = 1;
   return rc;
 }
 
@@ -187,13 +196,20 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   void *data;
   if (access(path, R_OK) != 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: no such file, or not readable", path);
+  if (lbmc_checkpoint_is(path))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s is the checkpoint of an unfinished lbmc run, not a results file: finish "
+                      "the run with lbmc run JOB.yaml -o OUT.h5 --resume (lbmc info %s says what "
+                      "it holds)",
+                      path, path);
   H5Eget_auto2(H5E_DEFAULT, &func, &data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
   *out = NULL;
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) {
+    err = lbmc_h5_file_error(path, "open", NULL); /* a lock or another system error: exit 1 */
     H5Eset_auto2(H5E_DEFAULT, func, data);
-    return lbmc_read_fail(path, "cannot open it as an HDF5 file");
+    return err ? err : lbmc_read_fail(path, "cannot open it as an HDF5 file");
   }
   if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");
@@ -207,8 +223,8 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
   } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) ==
              LBMC_SUCCESS) {
-    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_service(f, res) ||
-        lbmc_read_data(f, res)) {
+    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
+        lbmc_grid_read(f, &res->grid)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);
     }

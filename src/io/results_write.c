@@ -1,110 +1,106 @@
-/* Writing a results file (docs/results-format.md), atomically. */
+/* Writing a results file (docs/results-format.md), atomically: a temporary file in the
+ * same directory, renamed over the output once complete. /points is a loop over the
+ * column table (results_columns.c), /estimates and /replicas loops over the metrics. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../policies/registry.h"
 #include "h5util.h"
 #include "lbmc/metrics.h"
 #include "results.h"
 
-/* Gather one field of the P points into a flat array. */
-#define LBMC_GATHER(buf, res, expr)                                                                \
-  for (long i_ = 0; i_ < (res)->P; i_++) {                                                         \
-    const lbmc_point_info *p = &(res)->pt[i_];                                                     \
-    (buf)[i_] = (expr);                                                                            \
+/* The policy families of the registry (src/policies/registry.c), each once, in its
+ * order: names[] and their messages_per_arrival[] (at most cap), their count, and in desc
+ * the policy_name description that lists them. */
+static int lbmc_policy_families(const char **names, const char **messages, int cap, char *desc,
+                                size_t len)
+{
+  int n = 0;
+  size_t used = (size_t)snprintf(desc, len, "policy family, one of the attribute allowed: ");
+  for (int i = 0; i < lbmc_policy_count(); i++) {
+    const char *name = lbmc_policy_get(i)->name;
+    int seen = 0;
+    for (int k = 0; k < n && !seen; k++) seen = strcmp(names[k], name) == 0;
+    if (seen || n == cap) continue;
+    names[n] = name;
+    messages[n] = lbmc_policy_get(i)->messages_per_arrival;
+    if (used < len) used += (size_t)snprintf(desc + used, len - used, "%s%s", n ? ", " : "", name);
+    n++;
   }
+  return n;
+}
+
+/* L: the longest speed list of any point and pool (the third dimension of mu_k). */
+static int lbmc_rates_width(const lbmc_results *res)
+{
+  int L = 1;
+  for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++)
+    if (res->slots[i] > L) L = res->slots[i];
+  return L;
+}
+
+/* Gather column c of every point into scratch (int64, double or string pointers). */
+static void lbmc_gather_column(const lbmc_results *res, const lbmc_point_column *c, int L,
+                               size_t per, void *scratch)
+{
+  int64_t *I = scratch;
+  double *F = scratch;
+  const char **S = scratch;
+  for (long i = 0; i < res->P; i++)
+    for (size_t e = 0; e < per; e++) {
+      const int j = c->shape == LBMC_COL_POOL_RATES ? (int)(e / (size_t)L) : (int)e;
+      const int k = c->shape == LBMC_COL_POOL_RATES ? (int)(e % (size_t)L) : 0;
+      const void *v = lbmc_point_field(c, res, i, j, k);
+      const size_t at = (size_t)i * per + e;
+      switch (c->kind) {
+      case LBMC_FIELD_LONG: I[at] = *(const long *)v; break;
+      case LBMC_FIELD_INT: I[at] = *(const int *)v; break;
+      case LBMC_FIELD_DOUBLE: F[at] = *(const double *)v; break;
+      case LBMC_FIELD_CHARS: S[at] = v; break;
+      case LBMC_FIELD_STATUS: S[at] = lbmc_status_name(*(const lbmc_status *)v); break;
+      }
+    }
+}
+
+static int lbmc_write_column(hid_t g, const lbmc_results *res, const lbmc_point_column *c, int L,
+                             const char *desc, void *scratch)
+{
+  hsize_t dims[3] = {(hsize_t)res->P, (hsize_t)res->J, (hsize_t)L};
+  const int rank = c->shape == LBMC_COL_POINT ? 1 : c->shape == LBMC_COL_POOL ? 2 : 3;
+  const size_t per = rank == 1 ? 1 : rank == 2 ? (size_t)res->J : (size_t)res->J * (size_t)L;
+  lbmc_gather_column(res, c, L, per, scratch);
+  switch (c->type) {
+  case LBMC_COL_I64: return lbmc_h5_write_i64(g, c->name, rank, dims, scratch, c->units, desc);
+  case LBMC_COL_F64: return lbmc_h5_write_f64(g, c->name, rank, dims, scratch, c->units, desc);
+  default: return lbmc_h5_write_strs(g, c->name, rank, dims, scratch, c->units, desc);
+  }
+}
 
 static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
 {
   hid_t g = H5Gcreate2(file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  hsize_t P = (hsize_t)res->P, PJ[2] = {(hsize_t)res->P, (hsize_t)res->J};
-  int64_t *I = scratch;
-  double *F = scratch;
-  const char **S = scratch;
+  const int L = lbmc_rates_width(res);
+  const char *families[64], *messages[64];
+  char desc[512];
+  const int nfamilies = lbmc_policy_families(families, messages, 64, desc, sizeof desc);
   int rc = g < 0;
-#define LBMC_I64(name, expr, units, desc)                                                          \
-  if (!rc) {                                                                                       \
-    LBMC_GATHER(I, res, expr);                                                                     \
-    rc = lbmc_h5_write_i64(g, name, 1, &P, I, units, desc);                                        \
-  }
-#define LBMC_F64(name, expr, units, desc)                                                          \
-  if (!rc) {                                                                                       \
-    LBMC_GATHER(F, res, expr);                                                                     \
-    rc = lbmc_h5_write_f64(g, name, 1, &P, F, units, desc);                                        \
-  }
-#define LBMC_STR(name, expr, desc)                                                                 \
-  if (!rc) {                                                                                       \
-    LBMC_GATHER(S, res, expr);                                                                     \
-    rc = lbmc_h5_write_str(g, name, P, S, "1", desc);                                              \
-  }
-#define LBMC_POOL_F(name, field, units, desc)                                                      \
-  if (!rc) {                                                                                       \
-    for (long i = 0; i < res->P; i++)                                                              \
-      for (int j = 0; j < res->J; j++) F[i * res->J + j] = res->pt[i].field[j];                    \
-    rc = lbmc_h5_write_f64(g, name, 2, PJ, F, units, desc);                                        \
-  }
-#define LBMC_POOL_I(name, field, units, desc)                                                      \
-  if (!rc) {                                                                                       \
-    for (long i = 0; i < res->P; i++)                                                              \
-      for (int j = 0; j < res->J; j++) I[i * res->J + j] = res->pt[i].field[j];                    \
-    rc = lbmc_h5_write_i64(g, name, 2, PJ, I, units, desc);                                        \
-  }
-  LBMC_I64("index", p->index, "1",
-           "index of the point in the job's full grid (0-based, first axis slowest)");
-  LBMC_I64("n", p->n, "1", "number of servers");
-  LBMC_F64("lambda", p->lambda, "1/time", "arrival rate per server (total rate lambda * n)");
-  LBMC_F64("rho", p->rho, "1", "load lambda / sum_j beta_j mu_j");
-  LBMC_STR("policy", p->policy, "routing policy as written, e.g. jsq(2)");
-  LBMC_STR("policy_name", p->policy_name, "policy family: random, jsq, pull, balanced");
-  LBMC_I64("d", p->d, "1",
-           "policy parameter: d of jsq(d), c of balanced(c), n for full jsq, 0 if none");
-  LBMC_STR("sampling", p->sampling,
-           "jsq(d) sampling: distinct or with_replacement; empty otherwise");
-  LBMC_I64("routers", p->routers, "1", "number of routers R");
-  LBMC_STR("stale", p->stale, "pull's stale-message variant: withdraw or keep; empty otherwise");
-  LBMC_POOL_F("beta", beta, "1", "fraction of the servers in each pool");
-  LBMC_POOL_F("mu", mu, "1/time", "service speed of a server of each pool");
-  LBMC_POOL_I("buffer", buffer, "1", "customers a server of each pool holds, -1 = unlimited");
-  LBMC_POOL_I("pool_servers", pool_servers, "1",
-              "servers per pool (largest-remainder rounding of beta_j n)");
-  if (!rc) { /* service distribution per pool: P x J strings */
-    for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++)
-      S[i] = res->service + i * LBMC_SERVICE_TEXT;
-    rc = lbmc_h5_write_strs(g, "service", 2, PJ, S, "1",
-                            "service requirement distribution (mean 1) of each pool, canonical "
-                            "text such as lognormal:scv=4 (docs/job-files.md)");
-  }
-  if (!rc) { /* queue-length-dependent speeds: P x J lengths, P x J x L speeds */
-    int L = 1;
-    for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++) {
-      I[i] = res->slots[i];
-      if (res->slots[i] > L) L = res->slots[i];
-    }
-    rc = lbmc_h5_write_i64(
-        g, "slots", 2, PJ, I, "1",
-        "L_j: entries of each pool's speed list mu_k (1 = the constant speed mu)");
-    if (!rc) {
-      hsize_t PJL[3] = {(hsize_t)res->P, (hsize_t)res->J, (hsize_t)L};
-      for (size_t i = 0; i < (size_t)res->P * (size_t)res->J; i++)
-        for (int k = 0; k < L; k++)
-          F[i * (size_t)L + (size_t)k] = res->mu_k[i * LBMC_MAX_RATES + (size_t)k];
-      rc = lbmc_h5_write_f64(g, "mu_k", 3, PJL, F, "1/time",
-                             "speed of a server of each pool holding k = 1..L customers (the last "
-                             "one for more); NaN beyond the pool's slots");
+  for (int i = 0; !rc && i < lbmc_point_columns(); i++) {
+    const lbmc_point_column *c = lbmc_point_column_get(i);
+    rc = lbmc_write_column(g, res, c, L, c->description ? c->description : desc, scratch);
+    if (!rc && !c->description) { /* policy_name: the known families and their messages */
+      hid_t d = H5Dopen2(g, c->name, H5P_DEFAULT);
+      rc = d < 0 || lbmc_h5_attr_strs(d, "allowed", nfamilies, families) ||
+           lbmc_h5_attr_strs(d, "messages_per_arrival", nfamilies, messages);
+      if (d >= 0) H5Dclose(d);
     }
   }
-  LBMC_F64("time", p->time, "time", "measured time per replica (with warmup auto: the whole run)");
-  LBMC_F64("warmup", p->warmup, "time", "requested warm-up time, NaN for auto (MSER-5)");
-  LBMC_I64("batches", p->batches, "1", "batch means per replica");
-  LBMC_I64("replicas", p->replicas, "1", "replicas run for the point");
-  LBMC_STR("status", lbmc_status_name(p->status), "ok, precision_not_met or unstable");
-  LBMC_STR("reason", p->reason, "why the point is unstable; empty otherwise");
-#undef LBMC_I64
-#undef LBMC_F64
-#undef LBMC_STR
-#undef LBMC_POOL_F
-#undef LBMC_POOL_I
   if (g >= 0) H5Gclose(g);
   return rc;
 }
@@ -240,6 +236,8 @@ static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scra
 static int lbmc_write_root(hid_t file, const lbmc_results *res)
 {
   return lbmc_h5_attr_str(file, "lbmc_version", res->lbmc_version) ||
+         lbmc_h5_attr_str(file, "source_revision", res->revision) ||
+         lbmc_h5_attr_str(file, "build_type", res->build_type) ||
          lbmc_h5_attr_i64(file, "layout_version", LBMC_LAYOUT_VERSION) ||
          lbmc_h5_attr_str(file, "created", res->created) ||
          lbmc_h5_attr_str(file, "job", res->job_text ? res->job_text : "") ||
@@ -264,11 +262,15 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages, not HDF5's error stack */
   file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) {
+    lbmc_err err = lbmc_h5_file_error(tmp, "create", NULL);
     free(scratch);
-    return LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
+    unlink(tmp); /* HDF5 may have created it before failing to lock it */
+    return err ? err
+               : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
-       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch);
+       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch) ||
+       lbmc_grid_write(file, res->grid);
   free(scratch);
   if (H5Fclose(file) < 0) rc = 1;
   if (rc) {
@@ -279,5 +281,69 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
     unlink(tmp);
     return LBMC_ERROR(LBMC_ERR_FILE, "cannot rename %s to %s", tmp, path);
   }
+  lbmc_results_remove_stale(path);
   return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_results_probe(const char *path)
+{
+  char probe[4096], about[4200];
+  hid_t file;
+  snprintf(probe, sizeof probe, "%s.probe.%ld", path, (long)getpid());
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  file = H5Fcreate(probe, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file < 0) {
+    lbmc_err err;
+    snprintf(about, sizeof about, "a test that HDF5 can write %s, made before computing", path);
+    err = lbmc_h5_file_error(probe, "create", about);
+    unlink(probe);
+    return err ? err
+               : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", probe);
+  }
+  H5Fclose(file);
+  unlink(probe);
+  return LBMC_SUCCESS;
+}
+
+/* The process number of a temporary file of `base` ("OUT.h5.tmp.PID",
+ * "OUT.h5.probe.PID"), or 0 if name is not one. */
+static long lbmc_temporary_pid(const char *name, const char *base)
+{
+  static const char *const kinds[] = {".tmp.", ".probe."};
+  const size_t len = strlen(base);
+  if (strncmp(name, base, len) != 0) return 0;
+  for (int k = 0; k < 2; k++) {
+    const char *digits = name + len + strlen(kinds[k]);
+    char *end;
+    long pid;
+    if (strncmp(name + len, kinds[k], strlen(kinds[k])) != 0 || !isdigit((unsigned char)*digits))
+      continue;
+    pid = strtol(digits, &end, 10);
+    return *end ? 0 : pid;
+  }
+  return 0;
+}
+
+void lbmc_results_remove_stale(const char *path)
+{
+  char copy[4096], dir[4096], base[4096], file[8192];
+  struct dirent *e;
+  DIR *d;
+  snprintf(copy, sizeof copy, "%s", path);
+  snprintf(dir, sizeof dir, "%s", dirname(copy));
+  snprintf(copy, sizeof copy, "%s", path);
+  snprintf(base, sizeof base, "%s", basename(copy));
+  if (!(d = opendir(dir))) return;
+  while ((e = readdir(d))) {
+    long pid = lbmc_temporary_pid(e->d_name, base);
+    /* kill(pid, 0): ESRCH = no such process here; EPERM = alive, someone else's */
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+    if (unlink(file) == 0)
+      fprintf(stderr,
+              "lbmc: removed %s, a temporary file of %s left by process %ld, which is not "
+              "running on this host\n",
+              file, path, pid);
+  }
+  closedir(d);
 }

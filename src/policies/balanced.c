@@ -8,21 +8,13 @@
  * (k_j = servers of pool j already drawn), then a uniform undrawn server of pool j. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "sample.h"
 
 typedef struct {
   uint32_t *drawn; /* J x c: local indices drawn in each pool, ascending */
   uint32_t k[LBMC_MAX_POOLS];
 } lbmc_balanced_ws;
-
-static lbmc_err lbmc_balanced_check(const lbmc_model *m)
-{
-  if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: c = %ld exceeds n = %ld; allowed: 1 <= c <= n",
-                      m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
-  return LBMC_SUCCESS;
-}
 
 static lbmc_err lbmc_balanced_create(const lbmc_state *st, void **ws)
 {
@@ -91,9 +83,11 @@ const lbmc_policy_type lbmc_policy_balanced = {
     .name = "balanced",
     .param = LBMC_PARAM_REQUIRED,
     .param_name = "c",
+    .param_le_n = 1,
     .summary = "sample c distinct servers with probability proportional to mu, join the fewest "
                "customers (2c messages)",
-    .check = lbmc_balanced_check,
+    .messages = "2c per arrival (c queries, c replies)",
+    .messages_per_arrival = "2*d",
     .create = lbmc_balanced_create,
     .destroy = lbmc_balanced_destroy,
     .route = lbmc_balanced_route,

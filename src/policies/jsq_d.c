@@ -3,47 +3,12 @@
  * replacement) or "with_replacement" (Mitzenmacher, IEEE TPDS 12(10), 2001).
  * Ties: uniformly among the sampled positions holding the fewest customers; the
  * sample order is exchangeable, so the first such position is a uniform choice. */
-#include <stdlib.h>
-
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "sample.h"
-
-typedef struct {
-  uint32_t *sorted; /* d: drawn servers, ascending (distinct sampling) */
-} lbmc_jsqd_ws;
-
-static lbmc_err lbmc_jsqd_check(const lbmc_model *m)
-{
-  if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: d = %ld exceeds n = %ld; allowed: 1 <= d <= n",
-                      m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
-  return LBMC_SUCCESS;
-}
-
-static lbmc_err lbmc_jsqd_create(const lbmc_state *st, void **ws)
-{
-  lbmc_jsqd_ws *w = calloc(1, sizeof *w);
-  if (w) w->sorted = malloc(sizeof *w->sorted * (size_t)st->m->param);
-  if (!w || !w->sorted) {
-    if (w) free(w);
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "jsq(d): out of memory");
-  }
-  *ws = w;
-  return LBMC_SUCCESS;
-}
-
-static void lbmc_jsqd_destroy(void **ws)
-{
-  lbmc_jsqd_ws *w = *ws;
-  if (!w) return;
-  free(w->sorted);
-  free(w);
-  *ws = NULL;
-}
 
 static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
 {
-  lbmc_jsqd_ws *w = ws;
+  uint32_t *sorted = ws; /* d: drawn servers, ascending (distinct sampling) */
   const uint32_t d = (uint32_t)st->m->param;
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   uint32_t best = 0, best_q = UINT32_MAX;
@@ -55,7 +20,7 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
     return st->q[b] < st->q[a] ? b : a;
   }
   for (uint32_t i = 0; i < d; i++) {
-    uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, w->sorted, i)
+    uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, sorted, i)
                           : lbmc_uint(st->s_route, st->n);
     if (st->q[s] < best_q) {
       best_q = st->q[s];
@@ -69,10 +34,12 @@ const lbmc_policy_type lbmc_policy_jsq_d = {
     .name = "jsq",
     .param = LBMC_PARAM_REQUIRED,
     .param_name = "d",
+    .param_le_n = 1,
     .summary = "sample d servers, join the fewest customers (2d messages); --sampling applies",
+    .messages = "2d per arrival (d queries, d replies)",
+    .messages_per_arrival = "2*d",
     .uses_sampling = 1,
-    .check = lbmc_jsqd_check,
-    .create = lbmc_jsqd_create,
-    .destroy = lbmc_jsqd_destroy,
+    .create = lbmc_sample_create,
+    .destroy = lbmc_sample_destroy,
     .route = lbmc_jsqd_route,
 };

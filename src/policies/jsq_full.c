@@ -8,7 +8,7 @@
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 
 typedef struct {
   uint32_t *perm;  /* n */
@@ -103,7 +103,10 @@ static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
 const lbmc_policy_type lbmc_policy_jsq_full = {
     .name = "jsq",
     .param = LBMC_PARAM_NONE,
+    .reports_n = 1,
     .summary = "join the shortest queue over all n servers (2n messages; a reference)",
+    .messages = "2n per arrival (n queries, n replies)",
+    .messages_per_arrival = "2*d",
     .create = lbmc_jsq_create,
     .destroy = lbmc_jsq_destroy,
     .reset = lbmc_jsq_reset,

@@ -5,54 +5,19 @@
  * 2012). 2d messages per arrival. Sampling distinct (default) or with_replacement;
  * ties (e.g. several idle servers) uniformly among the sampled positions. Needs the
  * general-service engine, which keeps the workloads. */
-#include <stdlib.h>
-
-#include "../engine/policy.h"
+#include "../system/policy.h"
 #include "sample.h"
-
-typedef struct {
-  uint32_t *sorted; /* d: drawn servers, ascending (distinct sampling) */
-} lbmc_lwl_ws;
-
-static lbmc_err lbmc_lwl_check(const lbmc_model *m)
-{
-  if (m->param > m->n)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: policy %s: d = %ld exceeds n = %ld; allowed: 1 <= d <= n",
-                      m->origin[0] ? m->origin : "model", m->policy_text, m->param, m->n);
-  return LBMC_SUCCESS;
-}
-
-static lbmc_err lbmc_lwl_create(const lbmc_state *st, void **ws)
-{
-  lbmc_lwl_ws *w = calloc(1, sizeof *w);
-  if (w) w->sorted = malloc(sizeof *w->sorted * (size_t)st->m->param);
-  if (!w || !w->sorted) {
-    free(w);
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "lwl(d): out of memory");
-  }
-  *ws = w;
-  return LBMC_SUCCESS;
-}
-
-static void lbmc_lwl_destroy(void **ws)
-{
-  lbmc_lwl_ws *w = *ws;
-  if (!w) return;
-  free(w->sorted);
-  free(w);
-  *ws = NULL;
-}
 
 static uint32_t lbmc_lwl_route(lbmc_state *st, void *ws, uint32_t r)
 {
-  lbmc_lwl_ws *w = ws;
+  uint32_t *sorted = ws; /* d: drawn servers, ascending (distinct sampling) */
   const uint32_t d = (uint32_t)st->m->param;
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   uint32_t best = 0;
   double best_w = 0;
   (void)r;
   for (uint32_t i = 0; i < d; i++) {
-    uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, w->sorted, i)
+    uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, sorted, i)
                           : lbmc_uint(st->s_route, st->n);
     double work = lbmc_workload(st, s);
     if (i == 0 || work < best_w) {
@@ -68,11 +33,13 @@ const lbmc_policy_type lbmc_policy_lwl = {
     .name = "lwl",
     .param = LBMC_PARAM_REQUIRED,
     .param_name = "d",
+    .param_le_n = 1,
     .summary = "sample d servers, join the least remaining work (2d messages); general engine",
+    .messages = "2d per arrival (d queries, d replies)",
+    .messages_per_arrival = "2*d",
     .uses_sampling = 1,
     .needs_workload = 1,
-    .check = lbmc_lwl_check,
-    .create = lbmc_lwl_create,
-    .destroy = lbmc_lwl_destroy,
+    .create = lbmc_sample_create,
+    .destroy = lbmc_sample_destroy,
     .route = lbmc_lwl_route,
 };

@@ -6,7 +6,7 @@
  * list (section 6.1 of the first paper; L_j = 1, the plain model: a message when the
  * server becomes idle). A router holding messages sends the customer to the server of
  * one of them, chosen uniformly, and destroys it; a router holding none sends it to a
- * server chosen uniformly among all n. Option stale (SPEC section 2):
+ * server chosen uniformly among all n. Option stale (docs/model.md, "Policies"):
  *   withdraw: a server hit that way while it has idleness withdraws one of its
  *             messages from the router holding it (one more message, counted also as a
  *             withdrawal), so a server's messages always equal its idleness;
@@ -16,7 +16,7 @@
  * the initial state (every server empty, L_j messages each) are not counted. */
 #include <stdlib.h>
 
-#include "../engine/policy.h"
+#include "../system/policy.h"
 
 typedef struct {
   uint32_t server;
@@ -159,11 +159,21 @@ static void lbmc_pull_on_idle(lbmc_state *st, void *ws, uint32_t s)
   st->c.messages++;
 }
 
+/* jiq (join-idle-queue, Lu et al. 2011): pull with stale keep. */
+static const lbmc_policy_alias lbmc_pull_aliases[] = {
+    {"jiq", "pull with --stale keep (join-idle-queue)", LBMC_STALE_KEEP},
+    {NULL, NULL, -1},
+};
+
 const lbmc_policy_type lbmc_policy_pull = {
     .name = "pull",
+    .aliases = lbmc_pull_aliases,
     .param = LBMC_PARAM_NONE,
     .summary = "PULL: servers send pull-messages to routers when their idleness grows (1 "
                "message per customer); --routers and --stale apply",
+    .messages = "1 per pull-message (sent when a server's idleness grows) and 1 per withdrawal; "
+                "the initial messages are not counted",
+    .messages_per_arrival = "1",
     .uses_stale = 1,
     .create = lbmc_pull_create,
     .destroy = lbmc_pull_destroy,

@@ -1,8 +1,12 @@
-/* Private: sampling helpers shared by policies. */
+/* Private: what the policies that sample servers share (jsq(d), lwl(d)): the draw of
+ * distinct servers and the workspace that holds them. */
 #ifndef LBMC_SAMPLE_H
 #define LBMC_SAMPLE_H
 
-#include "../engine/state.h"
+#include <stdlib.h>
+
+#include "../system/policy.h"
+#include "../system/state.h"
 
 /** Draw the r-th (0-based) element of {0 .. } that is not in sorted[0 .. m), where r
  *  is uniform on {0 .. size-m-1}, and insert it into sorted. O(m). Returns the value.
@@ -19,6 +23,23 @@ static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_
   for (uint32_t k = m; k > i; k--) sorted[k] = sorted[k - 1];
   sorted[i] = v;
   return v;
+}
+
+/** The workspace of a policy that samples d = st->m->param servers: the array of the
+ *  drawn servers (d entries), itself. */
+static inline lbmc_err lbmc_sample_create(const lbmc_state *st, void **ws)
+{
+  uint32_t *sorted = malloc(sizeof *sorted * (size_t)st->m->param);
+  if (!sorted)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "%s(%s): out of memory", st->pol->name, st->pol->param_name);
+  *ws = sorted;
+  return LBMC_SUCCESS;
+}
+
+static inline void lbmc_sample_destroy(void **ws)
+{
+  free(*ws);
+  *ws = NULL;
 }
 
 #endif

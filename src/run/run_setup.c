@@ -62,22 +62,27 @@ lbmc_err lbmc_job_shard_points(const lbmc_job *job, long i, long k, long **point
   return LBMC_SUCCESS;
 }
 
-/* Replay of a checkpoint record into the results and the schedule. */
-static lbmc_err lbmc_runner_replay(const lbmc_ckpt_record *rec, void *ctx)
+long lbmc_runner_local(const lbmc_runner *run, long grid_index)
 {
-  lbmc_runner *run = ctx;
   long lo = 0, hi = run->P - 1;
   while (lo <= hi) { /* grid indices are increasing: binary search */
     long mid = (lo + hi) / 2;
-    if (run->grid[mid] == rec->point) {
-      if (rec->replica < 0 || rec->replica >= run->Rmax) break;
-      return lbmc_runner_record(run, mid, rec->replica, &rec->rr);
-    }
-    if (run->grid[mid] < rec->point)
+    if (run->grid[mid] == grid_index) return mid;
+    if (run->grid[mid] < grid_index)
       lo = mid + 1;
     else
       hi = mid - 1;
   }
+  return -1;
+}
+
+/* Replay of a checkpoint record into the results and the schedule. */
+static lbmc_err lbmc_runner_replay(const lbmc_record *rec, void *ctx)
+{
+  lbmc_runner *run = ctx;
+  long point = lbmc_runner_local(run, rec->point);
+  if (point >= 0 && rec->replica >= 0 && rec->replica < run->Rmax)
+    return lbmc_runner_record(run, point, rec->replica, &rec->rr, NULL, 0);
   return LBMC_ERROR(LBMC_ERR_MISMATCH,
                     "the checkpoint holds point %ld replica %ld, which this run "
                     "(shard) does not have; it belongs to another run",
@@ -108,6 +113,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k,
                                  &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
+  LBMC_CHECK(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
@@ -159,11 +165,12 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
   run->batches = run->opts.batches;
   run->total = lbmc_metric_total(lbmc_job_pools(run->job), (int)run->opts.tail_k);
   run->with_batches = lbmc_job_replicas(run->job) == 1;
-  run->msg_len = LBMC_MSG_HEAD + run->total * (1 + (size_t)run->batches);
-  run->msg = malloc(sizeof *run->msg * run->msg_len);
-  run->rmsg = malloc(sizeof *run->rmsg * run->msg_len);
+  run->msg_max = lbmc_record_size(run->total, run->batches, 1);
+  run->msg = malloc(run->msg_max);
+  run->rmsg = malloc(run->msg_max);
+  run->values = malloc(sizeof *run->values * run->total * (1 + (size_t)run->batches));
   run->cost = malloc(sizeof *run->cost * (size_t)(run->P ? run->P : 1));
-  if (!run->msg || !run->rmsg || !run->cost)
+  if (!run->msg || !run->rmsg || !run->values || !run->cost)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
   for (long i = 0; i < run->P; i++) run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);
   return run->rank == 0 ? lbmc_runner_setup_root(run) : LBMC_SUCCESS;
@@ -180,6 +187,7 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->cost);
   free(run->msg);
   free(run->rmsg);
+  free(run->values);
   free(run->waiting);
   free(run->batch_store);
 }
@@ -189,6 +197,9 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   const lbmc_results *res = run->res;
   double events = 0;
   long units = 0;
+  char grid[1024];
+  lbmc_grid_text(res->grid, grid, sizeof grid);
+  lbmc_log(run->comm, stdout, "%s\n", grid);
   lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s  %s\n", "point", "n",
            "lambda", "rho", "policy", "routers", "stale", "time", "warmup", "grid axes");
   for (long i = 0; i < run->P; i++) {
@@ -216,7 +227,7 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
 }
 
 lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
-                            const lbmc_replica_result *rr)
+                            const lbmc_replica_result *rr, const void *record, size_t size)
 {
   int keep_batches = run->with_batches && replica == 0 && rr->batch_values;
   const double *batch = NULL;
@@ -225,8 +236,7 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
     memcpy(run->batch_store + (size_t)point * (size_t)run->batches * run->total, rr->batch_values,
            sizeof *run->batch_store * (size_t)run->batches * run->total);
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
-  if (run->ck)
-    LBMC_CHECK(lbmc_checkpoint_append(run->ck, run->grid[point], replica, rr, keep_batches));
+  if (run->ck && record) LBMC_CHECK(lbmc_checkpoint_append(run->ck, record, size));
   lbmc_schedule_done(run->sched, point, replica, run->ck != NULL);
   if (run->with_batches)
     batch = run->batch_store + (size_t)point * (size_t)run->batches * run->total;

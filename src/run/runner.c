@@ -13,7 +13,6 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*
                               void *ctx)
 {
   lbmc_replica_result rr;
-  double *m = run->msg;
   lbmc_err err;
   if (run->cached != point) {
     lbmc_replica_destroy(&run->rep);
@@ -25,38 +24,27 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*
     run->cached = point;
   }
   lbmc_replica_set_monitor(run->rep, monitor, ctx);
-  rr.values = m + LBMC_MSG_HEAD;
-  rr.batch_values = (run->with_batches && replica == 0) ? m + LBMC_MSG_HEAD + run->total : NULL;
+  rr.values = run->values;
+  rr.batch_values = (run->with_batches && replica == 0) ? run->values + run->total : NULL;
   err = lbmc_replica_run(run->rep, run->grid[point], replica, run->Rmax, lbmc_job_seed(run->job),
                          &rr);
   if (err)
     return err == LBMC_ERR_INTERRUPTED ? err : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
-  m[LBMC_MSG_POINT] = (double)point;
-  m[LBMC_MSG_REPLICA] = (double)replica;
-  m[LBMC_MSG_STATUS] = (double)rr.status;
-  m[LBMC_MSG_EVENTS] = (double)rr.events;
-  m[LBMC_MSG_WARMUP] = rr.warmup;
-  m[LBMC_MSG_CPU] = rr.cpu_seconds;
-  m[LBMC_MSG_SIMTIME] = rr.sim_time;
-  m[LBMC_MSG_GROWTH] = rr.growth;
-  m[LBMC_MSG_HAS_BATCH] = rr.batch_values != NULL;
+  run->msg_size =
+      lbmc_record_pack(run->msg, run->grid[point], replica, &rr, run->total, run->batches);
   return LBMC_SUCCESS;
 }
 
-/* Rank 0: store the result held in a message buffer. */
-static lbmc_err lbmc_runner_record_msg(lbmc_runner *run, const double *m)
+/* Rank 0: store the replica record of size bytes held in buf. */
+static lbmc_err lbmc_runner_record_msg(lbmc_runner *run, const void *buf, size_t size)
 {
-  lbmc_replica_result rr;
-  rr.status = (lbmc_status)m[LBMC_MSG_STATUS];
-  rr.events = (int64_t)m[LBMC_MSG_EVENTS];
-  rr.warmup = m[LBMC_MSG_WARMUP];
-  rr.cpu_seconds = m[LBMC_MSG_CPU];
-  rr.sim_time = m[LBMC_MSG_SIMTIME];
-  rr.growth = m[LBMC_MSG_GROWTH];
-  rr.values = (double *)m + LBMC_MSG_HEAD;
-  rr.batch_values = m[LBMC_MSG_HAS_BATCH] != 0 ? (double *)m + LBMC_MSG_HEAD + run->total : NULL;
+  lbmc_record rec;
+  long point;
+  if (lbmc_record_unpack(buf, size, run->total, run->batches, &rec) != 0 ||
+      (point = lbmc_runner_local(run, rec.point)) < 0)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a result message is not a replica of this run");
   run->units_run++;
-  return lbmc_runner_record(run, (long)m[LBMC_MSG_POINT], (long)m[LBMC_MSG_REPLICA], &rr);
+  return lbmc_runner_record(run, point, rec.replica, &rec.rr, buf, size);
 }
 
 static void lbmc_runner_progress(lbmc_runner *run, int force)
@@ -89,18 +77,25 @@ static void lbmc_runner_dispatch(lbmc_runner *run, int src)
   MPI_Send(unit, 2, MPI_LONG, src, LBMC_TAG_WORK, run->comm);
 }
 
-/* Rank 0: handle every pending message of the workers. */
+/* Rank 0: handle every pending message of the workers: results, then control codes. */
 static lbmc_err lbmc_runner_serve(lbmc_runner *run)
 {
-  int flag;
+  int flag, code, bytes;
   MPI_Status st;
   for (;;) {
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_RESULT, run->comm, &flag, &st);
     if (!flag) break;
-    MPI_Recv(run->rmsg, (int)run->msg_len, MPI_DOUBLE, st.MPI_SOURCE, LBMC_TAG_RESULT, run->comm,
+    MPI_Recv(run->rmsg, (int)run->msg_max, MPI_BYTE, st.MPI_SOURCE, LBMC_TAG_RESULT, run->comm,
              &st);
-    if (run->rmsg[LBMC_MSG_POINT] >= 0) LBMC_CHECK(lbmc_runner_record_msg(run, run->rmsg));
-    if (run->rmsg[LBMC_MSG_POINT] == -2) run->stopping = 1; /* that rank was signalled */
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    LBMC_CHECK(lbmc_runner_record_msg(run, run->rmsg, (size_t)bytes));
+    lbmc_runner_dispatch(run, st.MPI_SOURCE);
+  }
+  for (;;) {
+    MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_CONTROL, run->comm, &flag, &st);
+    if (!flag) break;
+    MPI_Recv(&code, 1, MPI_INT, st.MPI_SOURCE, LBMC_TAG_CONTROL, run->comm, &st);
+    if (code == LBMC_CTL_SIGNALLED) run->stopping = 1;
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
   }
   /* results may have opened new rounds or finished the run: serve the parked ranks */
@@ -146,7 +141,7 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
       if (ctx.err) return ctx.err;
       if (err == LBMC_ERR_INTERRUPTED) break;
       LBMC_CHECK(err);
-      LBMC_CHECK(lbmc_runner_record_msg(run, run->msg));
+      LBMC_CHECK(lbmc_runner_record_msg(run, run->msg, run->msg_size));
     } else {
       lbmc_nap();
     }
@@ -172,24 +167,26 @@ static int lbmc_runner_worker_monitor(void *ctx)
   return flag;
 }
 
-/* A worker: request, simulate, send back, until told to stop. */
+/* A worker: send its last replica record or a control code (which asks for work),
+ * simulate the unit it gets, until told to stop. */
 static lbmc_err lbmc_runner_worker(lbmc_runner *run)
 {
   long unit[2];
-  int flag, dummy;
-  run->msg[LBMC_MSG_POINT] = -1;
+  int flag, dummy, has_result = 0;
   for (;;) {
-    if (run->set->stop && *run->set->stop && run->msg[LBMC_MSG_POINT] == -1)
-      run->msg[LBMC_MSG_POINT] = -2;
-    MPI_Send(run->msg, (int)run->msg_len, MPI_DOUBLE, 0, LBMC_TAG_RESULT, run->comm);
+    const int signalled = run->set->stop && *run->set->stop;
+    if (has_result) {
+      MPI_Send(run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm);
+    } else {
+      int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
+      MPI_Send(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm);
+    }
     MPI_Recv(unit, 2, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, MPI_STATUS_IGNORE);
     if (unit[0] < 0) break;
     {
       lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], lbmc_runner_worker_monitor, run);
-      if (err == LBMC_ERR_INTERRUPTED)
-        run->msg[LBMC_MSG_POINT] = (run->set->stop && *run->set->stop) ? -2 : -1;
-      else if (err)
-        return err;
+      if (err && err != LBMC_ERR_INTERRUPTED) return err;
+      has_result = err == LBMC_SUCCESS;
     }
   }
   for (;;) { /* drain an abort notice that crossed the stop reply */

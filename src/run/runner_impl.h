@@ -8,20 +8,16 @@
 #include "lbmc/runner.h"
 #include "schedule.h"
 
-enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73 };
+/* Messages: a worker sends a finished replica (LBMC_TAG_RESULT: the bytes of a
+ * replica record, ../io/record.h) or, without one, a control code (LBMC_TAG_CONTROL,
+ * one int); either asks for the next unit, which rank 0 sends (LBMC_TAG_WORK: point
+ * and replica, -1 = stop). LBMC_TAG_ABORT tells workers to abandon their replica. */
+enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
 
-/* Result message: LBMC_MSG_HEAD doubles, then the values, then the batch means. */
+/* Control codes of LBMC_TAG_CONTROL. */
 enum {
-  LBMC_MSG_POINT = 0, /* local point, -1 = no result, -2 = "I was signalled: stop" */
-  LBMC_MSG_REPLICA,
-  LBMC_MSG_STATUS,
-  LBMC_MSG_EVENTS,
-  LBMC_MSG_WARMUP,
-  LBMC_MSG_CPU,
-  LBMC_MSG_SIMTIME,
-  LBMC_MSG_GROWTH,
-  LBMC_MSG_HAS_BATCH,
-  LBMC_MSG_HEAD
+  LBMC_CTL_READY = 0,    /* no result (first request, or a replica abandoned): send work */
+  LBMC_CTL_SIGNALLED = 1 /* this rank got SIGINT/SIGTERM/SIGUSR1: stop the run */
 };
 
 typedef struct {
@@ -35,9 +31,11 @@ typedef struct {
   long Rmax, batches;
   size_t total;
   int with_batches; /* the job has one replica per point: keep batch means of replica 0 */
-  size_t msg_len;   /* doubles in a result message */
-  double *msg;      /* msg_len: this rank's result */
-  double *rmsg;     /* msg_len: rank 0's receive buffer */
+  size_t msg_max;   /* bytes of the largest replica record */
+  size_t msg_size;  /* bytes of the record in msg */
+  double *msg;      /* msg_max bytes: this rank's last replica record */
+  double *rmsg;     /* msg_max bytes: rank 0's receive buffer */
+  double *values;   /* total x (1 + batches): the replica being simulated */
 
   /* worker side: the model and workspace of the last point simulated */
   long cached;
@@ -63,15 +61,19 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run);
 void lbmc_runner_teardown(lbmc_runner *run);
 /** Rank 0: print the grid, the work units and a cost estimate. */
 void lbmc_runner_dry_run(const lbmc_runner *run);
-/** Rank 0: store a finished replica (results, checkpoint, schedule) and settle its
- *  point. Errors: LBMC_ERR_FILE (checkpoint). */
+/** Rank 0: the local index of grid point `grid_index`, or -1 if this run (shard) does
+ *  not have it. */
+long lbmc_runner_local(const lbmc_runner *run, long grid_index);
+/** Rank 0: store a finished replica of local point `point` (results, schedule) and
+ *  settle its point; a live one (record: its packed bytes, size bytes) also goes to the
+ *  checkpoint, a replayed one (record NULL) comes from it. Errors: LBMC_ERR_FILE. */
 lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
-                            const lbmc_replica_result *rr);
+                            const lbmc_replica_result *rr, const void *record, size_t size);
 /** Rank 0: write the results file (complete or not) and close the checkpoint
  *  (removing it after a complete run). */
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
-/** Simulate (point, replica) into run->msg; returns LBMC_ERR_INTERRUPTED when the
- *  monitor stopped it. */
+/** Simulate (local point, replica) and pack its record into run->msg (run->msg_size
+ *  bytes); returns LBMC_ERR_INTERRUPTED when the monitor stopped it. */
 lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*monitor)(void *),
                               void *ctx);
 

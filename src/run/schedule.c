@@ -1,3 +1,6 @@
+/* The schedule of a run (schedule.h): which (point, replica) units to hand out next,
+ * costliest points first, and when a point is settled (its replicas, or its
+ * precision target in sequential mode). */
 #include "schedule.h"
 
 #include <math.h>

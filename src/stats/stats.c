@@ -1,3 +1,6 @@
+/* Output analysis on caller-owned arrays (include/lbmc/stats.h): MSER-5 warm-up
+ * truncation, Student-t quantiles and intervals, a least-squares slope
+ * (docs/model.md, "Estimation"). */
 #include "lbmc/stats.h"
 
 #include <gsl/gsl_cdf.h>

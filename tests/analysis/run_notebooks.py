@@ -9,7 +9,9 @@
    and ipykernel), with LBMC_RESULTS_DIR and LBMC_FIGURES pointing into the
    temporary folder, so nothing is written into the source tree. Any cell error
    fails the test.
-3. Checks that every expected PNG was written (a real PNG of plausible size), that
+3. Checks that every notebook loaded its results in the grid form with the job's axes as
+   dimensions (the "grid:" line open_results prints) and selects cells with a grid-shaped
+   ``.sel`` (GRID), and that every expected PNG was written (a real PNG of plausible size), that
    every notebook printed its computed verdict, and that the notebooks in the
    repository carry no outputs.
 
@@ -45,6 +47,16 @@ EXPECTED = {
     "finite-buffers": ["p_block", "p_wait_or_block"],
     "balanced-heavy-traffic": ["workload", "scaled_workload"],
     "general-service": ["mean_sojourn", "p_wait", "sojourn_p99"],
+}
+# notebook -> the grid dimensions la.load gives its results (the job's axes; open_results prints them)
+# and a grid-shaped selection its code must make (ds.sel on those dimensions)
+GRID = {
+    "pull-heterogeneous": (["n", "policy"], 'ds.sel(policy=policy)'),
+    "jsq-tails": (["n", "lambda_", "policy"], 'ds.sel(n=n, lambda_=lam, policy=pol)'),
+    "multi-router-pull": (["n", "routers", "stale"], 'ds.sel(routers=R, stale=s)'),
+    "finite-buffers": (["n", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
+    "balanced-heavy-traffic": (["lambda_", "policy"], 'dsw.sel(policy=f"balanced({c})")'),
+    "general-service": (["n", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
 }
 VERDICT = "CLAIM "  # every notebook's last cell prints "CLAIM HOLDS ..." or "CLAIM DOES NOT FULLY HOLD ..."
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -127,6 +139,9 @@ def main():
         nb = nbformat.read(nb_dir / f"{name}.ipynb", as_version=4)
         if outputs_of(nb) or any(c.get("execution_count") for c in nb.cells if c.cell_type == "code"):
             errors += fail(f"analysis/notebooks/{name}.ipynb has outputs: clear them before committing")
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        if name in GRID and GRID[name][1] not in code:
+            errors += fail(f"analysis/notebooks/{name}.ipynb: no grid-shaped selection {GRID[name][1]!r}")
         first = nb.cells[0] if nb.cells else None
         if first is None or first.cell_type != "markdown" or f"jobs/{name}.yaml" not in first.source:
             errors += fail(f"analysis/notebooks/{name}.ipynb must open with a markdown cell naming jobs/{name}.yaml")
@@ -177,6 +192,12 @@ def main():
             nbformat.write(nb, executed / f"{name}.ipynb")
         text = "".join(o.get("text", "") for o in outputs_of(nb) if o.get("output_type") == "stream")
         verdict = [line for line in text.splitlines() if line.startswith(VERDICT)]
+        grid = [line for line in text.splitlines() if line.startswith("grid:")]
+        want = " x ".join(GRID[name][0]) if name in GRID else None
+        got = " x ".join(part.split(" (")[0] for part in grid[0][len("grid:"):].split(";")[0].strip().split(" x ")) \
+            if grid else None
+        if want and got != want:
+            errors += fail(f"notebook {name}: results not loaded as the grid {want} (printed: {grid or 'no grid line'})")
         if not verdict:
             errors += fail(f"notebook {name}: no printed verdict line starting with {VERDICT!r}")
         for fig in EXPECTED.get(name, []):

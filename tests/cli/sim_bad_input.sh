@@ -46,7 +46,7 @@ expect 2 "policy: 'jsq\(0\)': d = 0 is not allowed" sim $ok --policy "jsq(0)"
 expect 2 "--stale: applies only to policy pull, not to jsq\(2\)" sim $ok --policy "jsq(2)" --stale keep
 expect 2 "stale: 'never' is not allowed; allowed: withdraw, keep" sim $ok --policy pull --stale never
 expect 2 "stale: 'withdraw' is not allowed with policy jiq" sim $ok --policy jiq --stale withdraw
-expect 2 "--sampling: applies only to policy jsq\(d\), not to pull" sim $ok --policy pull --sampling with_replacement
+expect 2 "--sampling: applies only to policies jsq\(d\), lwl\(d\), not to pull" sim $ok --policy pull --sampling with_replacement
 expect 2 "sampling: 'some' is not allowed; allowed: distinct, with_replacement" sim $ok --policy "jsq(2)" --sampling some
 expect 2 "--routers: 0 is not allowed" sim $ok --routers 0
 expect 2 "--confidence: 1.5 is not allowed; a number strictly between 0 and 1" sim $ok --confidence 1.5

@@ -1,3 +1,5 @@
+/* Regression-test harness (harness.h): replicas of a model through the public API,
+ * estimates compared with known values, coverage tallies and Bonferroni families. */
 #include "harness.h"
 
 #include <math.h>

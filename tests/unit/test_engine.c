@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/ticks.h"
+#include "core/ticks.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"

@@ -11,8 +11,10 @@
 #include <CUnit/CUnit.h>
 #include <stdint.h>
 
-#include "engine/policy.h"
-#include "engine/state.h"
+#include "lbmc/model.h"
+#include "policies/registry.h"
+#include "system/policy.h"
+#include "system/state.h"
 
 #define UT_Z    5.0
 #define UT_TAIL 5.733031438470704e-7 /* 2 * (1 - Phi(5)) */
@@ -93,6 +95,8 @@ int ut_register_policy_pull(void);
 int ut_register_engine(void);
 int ut_register_replica(void);
 int ut_register_service(void);
+int ut_register_estimators(void);
+int ut_register_dhist(void);
 
 /* Add a suite with its tests {name, function} ended by {NULL, NULL}. */
 typedef struct {

@@ -10,7 +10,7 @@ int main(void)
       ut_register_model,       ut_register_streams,       ut_register_ziggurat,
       ut_register_stats,       ut_register_policy_simple, ut_register_policy_balanced,
       ut_register_policy_pull, ut_register_engine,        ut_register_replica,
-      ut_register_service,
+      ut_register_service,     ut_register_estimators,    ut_register_dhist,
   };
   unsigned failures;
   if (CU_initialize_registry() != CUE_SUCCESS) return 2;

@@ -1,0 +1,118 @@
+"""Command line of lbmc_analysis: ``python3 -m lbmc_analysis plot|compare FILE ...``.
+
+``plot`` draws :func:`lbmc_analysis.plot.metric_vs_n` for the common case (``lbmc plot``
+of the C program calls it):
+
+    python3 -m lbmc_analysis plot out.h5 --metric p_block --x n --by policy -o fig.png
+    python3 -m lbmc_analysis plot out.h5 --metric "tail[1][3]" --where lambda=0.9,policy=pull --by n -o t.pdf
+
+``compare`` prints :func:`lbmc_analysis.compare` as CSV:
+
+    python3 -m lbmc_analysis compare out.h5 --metric mean_sojourn pull "jsq(2)"
+
+Exit status: 0 on success, 2 for bad input (unknown metric, column or value, a file that
+is not an lbmc results file), with one message on stderr naming what is wrong and what is
+allowed; 1 if the output cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+
+
+def _value(text):
+    t = text.strip()
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def _where(text):
+    """``"policy=pull,n=1000"`` -> {"policy": "pull", "n": 1000}; values may be lists: ``n=10|100``."""
+    out = {}
+    if not text:
+        return out
+    for item in text.split(","):
+        if "=" not in item:
+            raise ValueError(f"--where: {item!r} is not NAME=VALUE (e.g. --where policy=pull,n=1000)")
+        k, v = item.split("=", 1)
+        vals = [_value(x) for x in v.split("|")]
+        out[k.strip()] = vals if len(vals) > 1 else vals[0]
+    return out
+
+
+def _parser():
+    ap = argparse.ArgumentParser(prog="python3 -m lbmc_analysis",
+                                 description="Figures and comparisons from lbmc results files (HDF5).")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plot", help="a metric against a parameter, one series per value of another")
+    p.add_argument("file", help="lbmc results file (HDF5)")
+    p.add_argument("--metric", required=True, help="e.g. p_block, utilization[2], tail[1][3], sojourn_quantiles[0.99]")
+    p.add_argument("--x", default="n", help="parameter on the x axis (default n; e.g. lambda, routers, beta_1)")
+    p.add_argument("--by", default="policy", help="parameter(s) telling the series apart, comma-separated "
+                                                  "(default policy)")
+    p.add_argument("--where", default="", help="fixed parameters, e.g. lambda=0.9,buffer_1=2 (a|b for several)")
+    p.add_argument("-o", "--output", required=True, help="figure file (.png, .pdf, .svg)")
+    p.add_argument("--linear-x", action="store_true", help="linear x axis (default log)")
+    p.add_argument("--linear-y", action="store_true", help="linear y axis (default log)")
+    p.add_argument("--bands", action="store_true", help="intervals as bands instead of bars")
+    p.add_argument("--no-reference", action="store_true", help="no mean-field / exact reference lines")
+    p.add_argument("--title", default=None, help="title above the line of fixed parameters")
+    p.add_argument("--dpi", type=int, default=150)
+    c = sub.add_parser("compare", help="paired difference and ratio of two policies per scenario (CSV)")
+    c.add_argument("file")
+    c.add_argument("--metric", required=True)
+    c.add_argument("a", help="first policy (or value of --along)")
+    c.add_argument("b", help="second policy (or value of --along)")
+    c.add_argument("--along", default="policy", help="grid dimension the two values belong to (default policy)")
+    return ap
+
+
+def _plot(args):
+    from . import plot
+
+    fig = plot.metric_vs_n(args.file, args.metric, x=args.x, by=[b.strip() for b in args.by.split(",")],
+                           where=_where(args.where), logx=not args.linear_x, logy=not args.linear_y,
+                           reference=None if args.no_reference else "auto", title=args.title, bands=args.bands)
+    try:
+        fig.savefig(args.output, dpi=args.dpi)
+    except (OSError, ValueError) as exc:
+        print(f"lbmc_analysis: error: cannot write {args.output}: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _compare(args):
+    from .compare import compare
+
+    frame = compare(args.file, args.metric, _value(args.a), _value(args.b), along=args.along)
+    frame.to_csv(sys.stdout, index=False, float_format=lambda v: "nan" if math.isnan(v) else f"{v:.6g}")
+    return 0
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    from .io import LbmcFormatError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # GridWarning etc.: the commands say what they need
+            return _plot(args) if args.command == "plot" else _compare(args)
+    except FileNotFoundError as exc:
+        print(f"lbmc_analysis: error: {exc}", file=sys.stderr)
+        return 2
+    except (KeyError, ValueError, LbmcFormatError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"lbmc_analysis: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+/* Private: the tick record. The measured period of a replica is cut into ticks of
+ * equal length; for each tick the engine records raw sums (counts, sums of times,
+ * time integrals), from which every metric of any union of ticks is a ratio
+ * (src/core/metrics.c). Warm-up truncation and batch means regroup ticks.
+ *
+ * Layout of one record (width lbmc_tick_width(J, K) doubles):
+ *   [LBMC_TK_*]                         the scalar sums below
+ *   [LBMC_TK_FIXED + j]                 admitted to pool j
+ *   [LBMC_TK_FIXED + J + j]             integral of customers in pool j (customers x time)
+ *   [LBMC_TK_FIXED + 2J + j*K + k-1]    integral of servers of pool j holding >= k customers
+ */
+#ifndef LBMC_TICKS_H
+#define LBMC_TICKS_H
+
+#include <stddef.h>
+
+enum {
+  LBMC_TK_LEN = 0,     /* tick length (time) */
+  LBMC_TK_ARRIVALS,    /* arrivals */
+  LBMC_TK_BLOCKED,     /* blocked arrivals */
+  LBMC_TK_WAITED,      /* admitted arrivals that found their server busy */
+  LBMC_TK_DEPARTURES,  /* service completions */
+  LBMC_TK_STARTS,      /* service starts */
+  LBMC_TK_SUM_SOJOURN, /* sum of sojourn times of the departures (time) */
+  LBMC_TK_SUM_WAIT,    /* sum of waiting times of the service starts (time) */
+  LBMC_TK_MESSAGES,    /* router-server messages, withdrawals included */
+  LBMC_TK_WITHDRAWALS, /* pull withdrawal messages */
+  LBMC_TK_AREA_N,      /* integral of customers in the system */
+  LBMC_TK_N_END,       /* customers in the system at the end of the tick */
+  LBMC_TK_CPU,         /* CPU seconds spent simulating the tick */
+  LBMC_TK_FIXED
+};
+
+static inline size_t lbmc_tick_width(int J, int K)
+{
+  return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)J * K;
+}
+static inline size_t lbmc_tk_admitted(int J, int K, int j)
+{
+  (void)J;
+  (void)K;
+  return LBMC_TK_FIXED + j;
+}
+static inline size_t lbmc_tk_area_q(int J, int K, int j)
+{
+  (void)K;
+  return LBMC_TK_FIXED + J + j;
+}
+static inline size_t lbmc_tk_area_tail(int J, int K, int j, int k)
+{
+  return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)j * K + (k - 1);
+}
+
+#endif

@@ -1,0 +1,144 @@
+/* Private: what the two per-server engines (servers: engine_exp.c; general:
+ * engine_general.c) share, so that neither calls the other: the state of every
+ * server and its allocation, the start of a replica, the closing of a tick, and the
+ * state changes of an arrival and a departure (route, admit, enqueue, leave, start
+ * the next waiting customer, tell the policy). The service model (when a customer
+ * finishes) is each engine's own.
+ *
+ * A per-server engine's workspace starts with an lbmc_per_server (its first member),
+ * so the functions of the engine table that need no more (set_histograms,
+ * overflowed, time, state) are the ones below, taking the workspace itself. */
+#ifndef LBMC_PER_SERVER_H
+#define LBMC_PER_SERVER_H
+
+#include <stdint.h>
+
+#include "../core/hist.h"
+#include "../core/stream.h"
+#include "../core/ziggurat.h"
+#include "../system/policy.h"
+#include "../system/state.h"
+
+typedef struct {
+  lbmc_state st;           /* the system: servers, queues, counters, integrals */
+  double next_arr;         /* time of the next arrival */
+  double inv_lambda_total; /* 1 / (lambda n) */
+  lbmc_counters c0;        /* counters at the start of the current tick */
+  int mem_error;           /* a customer record could not be allocated */
+} lbmc_per_server;
+
+/** Allocate the state of model m (set up) with K tail levels and the policy's
+ *  workspace; max_customers caps the customers in the system. On error the caller
+ *  still calls lbmc_ps_destroy. Errors: LBMC_ERR_MEMORY (and the policy's). */
+lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers);
+/** Free what lbmc_ps_create allocated (safe after a failed create). */
+void lbmc_ps_destroy(lbmc_per_server *ps);
+/** Empty system at time 0 with these streams (LBMC_PURPOSES, seeded): every server
+ *  idle, counters and integrals zero, the policy reset, the first arrival drawn. */
+void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams);
+/** End of a run to t_end: an error if a customer record could not be allocated
+ *  (below the cap), else the tick closed at t_end (at the clock if the cap was hit)
+ *  into rec (NULL discards it; LBMC_TK_CPU is left to the dispatcher).
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec);
+/** A waiting-customer record, or -1 when the cap on records is reached or memory is
+ *  exhausted (then ps->mem_error and st->overflow are set). */
+int32_t lbmc_ps_cust_alloc(lbmc_per_server *ps);
+
+/* Engine-table functions of both per-server engines (ws: their workspace). */
+void lbmc_ps_set_histograms(void *ws, uint64_t *sojourn, uint64_t *wait);
+int lbmc_ps_overflowed(const void *ws);
+double lbmc_ps_time(const void *ws);
+const lbmc_state *lbmc_ps_state(const void *ws);
+
+/** The next arrival time after now: Exp(1) / (lambda n) from the arrival stream. */
+static inline void lbmc_ps_next_arrival(lbmc_per_server *ps)
+{
+  ps->next_arr = ps->st.t + lbmc_exp_zig(ps->st.s_arr, &ps->st.zig) * ps->inv_lambda_total;
+}
+
+/** Route an arrival: the server chosen, or UINT32_MAX if it was blocked (counted). */
+static inline uint32_t lbmc_ps_route(lbmc_state *st)
+{
+  uint32_t r = st->R > 1 ? lbmc_uint(st->s_route, st->R) : 0;
+  uint32_t s = st->pol->route(st, st->pw, r);
+  st->c.arrivals++;
+  if (st->q[s] >= st->B[st->pool_of[s]]) {
+    st->c.blocked++;
+    return UINT32_MAX;
+  }
+  return s;
+}
+
+/** Counters and integrals of an admission at server s of pool j, now holding q;
+ *  served = 1 if the customer starts service at once (a wait of 0). */
+static inline void lbmc_ps_admitted(lbmc_state *st, uint32_t s, uint32_t j, uint32_t q, int served)
+{
+  st->q[s] = q;
+  lbmc_level_up(st, j, q);
+  st->c.admitted[j]++;
+  if (served) {
+    st->c.starts++;
+    if (st->hist_wait) st->hist_wait[0]++;
+  } else {
+    st->c.waited++;
+  }
+  if (++st->in_system > st->max_customers) st->overflow = 1;
+  if (st->pol->on_change) st->pol->on_change(st, st->pw, s, q - 1);
+}
+
+/** Append a waiting customer (arrival time now) to server s's queue; its record,
+ *  or -1 (see lbmc_ps_cust_alloc). */
+static inline int32_t lbmc_ps_enqueue(lbmc_per_server *ps, uint32_t s)
+{
+  lbmc_state *st = &ps->st;
+  int32_t c = lbmc_ps_cust_alloc(ps);
+  if (c < 0) return -1;
+  st->cust[c].t_arrival = st->t;
+  st->cust[c].next = -1;
+  if (st->srv[s].last >= 0)
+    st->cust[st->srv[s].last].next = c;
+  else
+    st->first[s] = c;
+  st->srv[s].last = c;
+  return c;
+}
+
+/** A customer of server s (pool j) leaves after `sojourn` time units: counters,
+ *  integrals, histogram; returns the server's new count. */
+static inline uint32_t lbmc_ps_left(lbmc_state *st, uint32_t s, uint32_t j, double sojourn)
+{
+  uint32_t q = --st->q[s];
+  st->sum_sojourn += sojourn;
+  if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
+  st->c.departures++;
+  st->in_system--;
+  lbmc_level_down(st, j, q);
+  return q;
+}
+
+/** The first waiting customer of server s starts service now (s must have one): it
+ *  leaves the queue, its wait is recorded and its record freed; returns the record
+ *  (its t_arrival and cust_work stay readable until the next allocation). */
+static inline int32_t lbmc_ps_start_next(lbmc_state *st, uint32_t s)
+{
+  int32_t c = st->first[s];
+  double wait = st->t - st->cust[c].t_arrival;
+  st->first[s] = st->cust[c].next;
+  if (st->first[s] < 0) st->srv[s].last = -1;
+  st->cust[c].next = st->cust_free;
+  st->cust_free = c;
+  st->sum_wait += wait;
+  if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
+  st->c.starts++;
+  return c;
+}
+
+/** Policy hooks after a departure left server s (pool j) with q customers. */
+static inline void lbmc_ps_departed(lbmc_state *st, uint32_t s, uint32_t j, uint32_t q)
+{
+  if (q < st->slots[j] && st->pol->on_idle) st->pol->on_idle(st, st->pw, s);
+  if (st->pol->on_change) st->pol->on_change(st, st->pw, s, q + 1);
+}
+
+#endif

@@ -1,0 +1,243 @@
+/* Private: every input setting of lbmc, defined once in LBMC_INPUT_LIST, in the manner
+ * of ROSS's option tables: its job-file key, its `lbmc sim` flag, how a value is read
+ * and checked, its default and its help. The job-file reader (src/io/job_parse.c),
+ * lbmc sim's flags, checks and --help (src/cli/cmd_sim.c) and the hints for misplaced
+ * keys are loops over this table, so a new setting is one row (and, where it reaches
+ * the model, the line that hands it over). The formats: docs/job-files.md.
+ *
+ * Values are judged by the one set of checks (include/lbmc/check.h; run options by
+ * lbmc_run_options_check), so a value is worded the same wherever it comes from.
+ * Nothing here is collective. */
+#ifndef LBMC_INPUTS_H
+#define LBMC_INPUTS_H
+
+#include <stddef.h>
+
+#include "lbmc/error.h"
+#include "lbmc/model.h"
+#include "lbmc/rng.h"
+#include "lbmc/service.h"
+#include "lbmc/sim.h"
+
+/** How a value is read and checked. */
+typedef enum {
+  LBMC_IT_GROUP,     /* not a setting: a heading of lbmc sim --help */
+  LBMC_IT_SECTION,   /* a job-file mapping of further keys (system, run, run.precision) */
+  LBMC_IT_POOLS,     /* system.pools: a list of pool mappings */
+  LBMC_IT_INT,       /* an integer in [lo, hi] */
+  LBMC_IT_POSITIVE,  /* a finite real > 0 */
+  LBMC_IT_BETA,      /* a pool fraction in (0, 1], or 'rest' (x = NaN) */
+  LBMC_IT_BUFFER,    /* an integer >= 1 or 'inf' */
+  LBMC_IT_POLICY,    /* a routing policy (the model's parser); l = 1 for jiq */
+  LBMC_IT_OPTION,    /* a model option: one of `choices`, kept as text (stale, sampling) */
+  LBMC_IT_CHOICE,    /* one of `choices`; its index is the int run option at `opt` */
+  LBMC_IT_RUN_REAL,  /* a run option, double at `opt` (checked by lbmc_run_options_check) */
+  LBMC_IT_RUN_INT,   /* a run option, long at `opt` */
+  LBMC_IT_RUN_COUNT, /* a run option, long long at `opt` */
+  LBMC_IT_WARMUP,    /* the run option warmup: a time, or 'auto' (l = 1) */
+  LBMC_IT_BETAS,     /* a vector of pool fractions, entries as system.pools[j].beta */
+  LBMC_IT_SPEEDS,    /* a list of speeds, entries as system.pools[j].mu */
+  LBMC_IT_SERVICE,   /* a service distribution: text, or a mapping in job files */
+  LBMC_IT_TEXT,      /* text kept as written */
+  LBMC_IT_PATH,      /* a non-empty file path */
+  LBMC_IT_TEXTS,     /* text, repeatable at most hi times */
+  LBMC_IT_LINKS,     /* together: groups of settings varied together (job_links.c) */
+  LBMC_IT_FLAG       /* a command-line flag without a value */
+} lbmc_input_type;
+
+/** One value of an input. */
+typedef struct {
+  char *text;        /* as written (quotes removed); a vector as "[a, b]"; owned by job files */
+  int line;          /* 1-based line in a job file; 0 on the command line */
+  double x;          /* real inputs; NaN for beta 'rest' */
+  long l;            /* integer inputs (n, routers, buffer, ...); 1 for warmup 'auto' and policy
+                        jiq; the index of a choice */
+  double *vec;       /* system.beta vectors: J entries (NaN = 'rest'); mu_k speed lists;
+                        NULL otherwise */
+  int vec_len;       /* entries of vec */
+  lbmc_service *svc; /* service inputs: the distribution; NULL otherwise */
+} lbmc_input_value;
+
+/** One input. Unset fields are 0/NULL. */
+typedef struct {
+  const char *key;      /* job-file key ("system.n", "system.pools[j].mu", "run.tail_k");
+                           NULL: lbmc sim only */
+  const char *flag;     /* lbmc sim flag without "--" ("tail-k"); NULL: job files only */
+  const char *arg;      /* the value's name in lbmc sim --help ("N") */
+  lbmc_input_type type; /* how a value is read and checked */
+  int axis;             /* in a job file, a list of values forms a grid axis */
+  long lo, hi;          /* LBMC_IT_INT: the range; LBMC_IT_TEXTS: most repetitions */
+  size_t opt;           /* LBMC_IT_RUN_*, WARMUP, CHOICE: offset in lbmc_run_options */
+  const char *choices;  /* LBMC_IT_OPTION, CHOICE: the allowed words, ", "-separated */
+  const char *def;      /* default in --help; NULL: a run option's from
+                           lbmc_run_options_default, or none */
+  const char *help;     /* lbmc sim --help; '\n' starts a continuation line */
+  const char *what;     /* what one value must be; NULL: "an integer from lo to hi" */
+  const char *need;     /* job files: a required key, what it is; NULL if optional */
+  const char *sim_need; /* lbmc sim: a required flag, the message; NULL if optional */
+  int policies;         /* read only by some policies (the policy types' uses_<key>):
+                           --help names them from the registry */
+} lbmc_input;
+
+/** Defaults of the inputs that are not run options. */
+#define LBMC_DEFAULT_SEED         1
+#define LBMC_SIM_DEFAULT_REPLICAS 1  /* lbmc sim */
+#define LBMC_JOB_DEFAULT_REPLICAS 10 /* job files */
+#define LBMC_IN_TEXT_(x)          #x
+#define LBMC_IN_TEXT(x)           LBMC_IN_TEXT_(x)
+
+#define LBMC_IN_SERVICE_WHAT                                                                       \
+  "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "               \
+  "{dist: lognormal, scv: 4}"
+
+/* X(ID, fields...): the inputs in the order of the job-file sections ("allowed: ..."
+ * lists), of lbmc sim --help and of its range checks. The rows of one pool,
+ * POOL_BETA .. POOL_SERVICE, stay together. */
+#define LBMC_INPUT_LIST(X)                                                                         \
+  X(GROUP_SYSTEM, .type = LBMC_IT_GROUP, .help = "system")                                         \
+  X(SYSTEM, .key = "system", .type = LBMC_IT_SECTION,                                              \
+    .need = "the servers, arrivals and pools: n, lambda, pools")                                   \
+  X(N, .key = "system.n", .flag = "n", .arg = "N", .type = LBMC_IT_INT, .axis = 1, .lo = 1,        \
+    .hi = LBMC_MAX_SERVERS, .help = "number of servers (integer >= 1)",                            \
+    .what = "an integer from 1 to 2147483647 (servers)",                                           \
+    .need = "the number of servers: an integer >= 1, or a list of them",                           \
+    .sim_need = "the number of servers is required")                                               \
+  X(LAMBDA, .key = "system.lambda", .flag = "lambda", .arg = "L", .type = LBMC_IT_POSITIVE,        \
+    .axis = 1, .help = "arrival rate per server (> 0); total rate L*N",                            \
+    .what = "a positive finite number (arrival rate per server)",                                  \
+    .need = "the arrival rate per server: a number > 0, or a list",                                \
+    .sim_need = "the arrival rate per server is required")                                         \
+  X(POOLS_TEXT, .flag = "pools", .arg = "LIST", .type = LBMC_IT_TEXT,                              \
+    .help = "pools beta:mu:buffer, comma-separated; beta = fraction of\n"                          \
+            "servers (sum 1), mu = speed (> 0; 1/3 allowed), buffer =\n"                           \
+            "customers per server incl. the one in service (>= 1 or inf)",                         \
+    .sim_need = "the pools beta:mu:buffer are required")                                           \
+  X(ROUTERS, .key = "system.routers", .flag = "routers", .arg = "R", .type = LBMC_IT_INT,          \
+    .axis = 1, .lo = 1, .hi = LBMC_MAX_ROUTERS, .def = "1", .help = "routers",                     \
+    .what = "an integer from 1 to 1048576 (routers)")                                              \
+  X(POOLS, .key = "system.pools", .type = LBMC_IT_POOLS,                                           \
+    .need = "a list of pools, each a mapping {beta, mu, buffer}")                                  \
+  X(BETA, .key = "system.beta", .type = LBMC_IT_BETAS, .axis = 1,                                  \
+    .what = "a vector of pool fractions [beta_1, ..., beta_J]")                                    \
+  X(SERVICE, .key = "system.service", .type = LBMC_IT_SERVICE, .axis = 1,                          \
+    .what = LBMC_IN_SERVICE_WHAT)                                                                  \
+  X(BUFFER, .key = "system.buffer", .type = LBMC_IT_BUFFER, .axis = 1,                             \
+    .what = "an integer >= 1 or 'inf' (buffer of every pool)")                                     \
+  X(POOL_BETA, .key = "system.pools[j].beta", .type = LBMC_IT_BETA, .axis = 1,                     \
+    .what = "a pool fraction in (0, 1] or 'rest'")                                                 \
+  X(POOL_MU, .key = "system.pools[j].mu", .type = LBMC_IT_POSITIVE, .axis = 1,                     \
+    .what = "a positive finite number such as 2 or 1/3 (speed)")                                   \
+  X(POOL_BUFFER, .key = "system.pools[j].buffer", .type = LBMC_IT_BUFFER, .axis = 1,               \
+    .what = "an integer >= 1 or 'inf' (buffer)")                                                   \
+  X(POOL_MU_K, .key = "system.pools[j].mu_k", .type = LBMC_IT_SPEEDS, .axis = 1,                   \
+    .what = "a list of speeds [mu(1), ..., mu(L)] by customers at the server (1 to 64 numbers "    \
+            "> 0)")                                                                                \
+  X(POOL_SERVICE, .key = "system.pools[j].service", .type = LBMC_IT_SERVICE, .axis = 1,            \
+    .what = LBMC_IN_SERVICE_WHAT)                                                                  \
+  X(SERVICE_TEXT, .flag = "service", .arg = "SPEC", .type = LBMC_IT_TEXT,                          \
+    .help = "service requirement distribution (mean 1; the time at a server\n"                     \
+            "of pool j is requirement / mu_j) for every pool, or one per\n"                        \
+            "pool separated by ';' (as many as --pools lists):\n"                                  \
+            "  exponential (default), deterministic, erlang:k=K,\n"                                \
+            "  hyperexponential:scv=C (C >= 1, balanced means),\n"                                 \
+            "  hyperexponential:p=P,r1=A,r2=B (P/A + (1-P)/B = 1),\n"                              \
+            "  lognormal:scv=C, weibull:shape=K (K >= 0.1),\n"                                     \
+            "  lomax:shape=A (A > 1; Pareto II)")                                                  \
+  X(MU_K_TEXT, .flag = "mu-k", .arg = "J=R1,...,RL", .type = LBMC_IT_TEXTS, .hi = LBMC_MAX_POOLS,  \
+    .help = "queue-length-dependent speeds of pool J (1-based): a server\n"                        \
+            "holding q customers works at speed R_min(q,L); replaces the\n"                        \
+            "pool's mu from --pools; repeat for other pools (L <= 64)")                            \
+  X(POLICY, .key = "policy", .flag = "policy", .arg = "P", .type = LBMC_IT_POLICY, .axis = 1,      \
+    .def = "random", .help = "routing policy", .what = "a policy such as pull, jsq(2) or random",  \
+    .need = "a routing policy such as pull, or a list of them")                                    \
+  X(STALE, .key = "stale", .flag = "stale", .arg = "S", .type = LBMC_IT_OPTION, .axis = 1,         \
+    .choices = "withdraw, keep", .def = "withdraw", .help = "withdraw or keep", .policies = 1,     \
+    .what = "withdraw or keep")                                                                    \
+  X(SAMPLING, .key = "sampling", .flag = "sampling", .arg = "S", .type = LBMC_IT_OPTION,           \
+    .axis = 1, .choices = "distinct, with_replacement", .def = "distinct",                         \
+    .help = "distinct or with_replacement", .policies = 1, .what = "distinct or with_replacement") \
+  X(GROUP_RUN, .type = LBMC_IT_GROUP, .help = "run")                                               \
+  X(RUN, .key = "run", .type = LBMC_IT_SECTION)                                                    \
+  X(REPLICAS, .key = "run.replicas", .flag = "replicas", .arg = "R", .type = LBMC_IT_INT, .lo = 1, \
+    .hi = 1000000,                                                                                 \
+    .def = LBMC_IN_TEXT(LBMC_SIM_DEFAULT_REPLICAS) "; job files: " LBMC_IN_TEXT(                   \
+        LBMC_JOB_DEFAULT_REPLICAS),                                                                \
+    .help = "independent replicas")                                                                \
+  X(WARMUP, .key = "run.warmup", .flag = "warmup", .arg = "W", .type = LBMC_IT_WARMUP, .axis = 1,  \
+    .opt = offsetof(lbmc_run_options, warmup),                                                     \
+    .help = "warm-up time discarded, or auto (MSER-5 within --time)",                              \
+    .what = "a number >= 0 or 'auto' (warm-up time)")                                              \
+  X(TIME, .key = "run.time", .flag = "time", .arg = "T", .type = LBMC_IT_RUN_REAL, .axis = 1,      \
+    .opt = offsetof(lbmc_run_options, time), .help = "measured time per replica",                  \
+    .what = "a positive finite number (measured time)")                                            \
+  X(BATCHES, .key = "run.batches", .flag = "batches", .arg = "B", .type = LBMC_IT_RUN_INT,         \
+    .opt = offsetof(lbmc_run_options, batches), .help = "batch means per replica",                 \
+    .what = "an integer >= 2")                                                                     \
+  X(CONFIDENCE, .key = "run.confidence", .flag = "confidence", .arg = "C",                         \
+    .type = LBMC_IT_RUN_REAL, .opt = offsetof(lbmc_run_options, confidence),                       \
+    .help = "interval level", .what = "a level between 0 and 1")                                   \
+  X(SEED, .key = "run.seed", .flag = "seed", .arg = "S", .type = LBMC_IT_INT, .lo = 0,             \
+    .hi = LBMC_SEED_MAX, .def = LBMC_IN_TEXT(LBMC_DEFAULT_SEED), .help = "seed 0..2147483647")     \
+  X(TAIL_K, .key = "run.tail_k", .flag = "tail-k", .arg = "K", .type = LBMC_IT_RUN_INT,            \
+    .opt = offsetof(lbmc_run_options, tail_k), .help = "tail levels k = 1..K",                     \
+    .what = "an integer >= 1")                                                                     \
+  X(MAX_CUSTOMERS, .key = "run.max_customers", .flag = "max-customers", .arg = "M",                \
+    .type = LBMC_IT_RUN_COUNT, .opt = offsetof(lbmc_run_options, max_customers),                   \
+    .def = "0: min(1000 n + 1e5, 2^26)", .help = "runaway cap on customers in the system",         \
+    .what = "an integer >= 0 (0: default cap)")                                                    \
+  X(ENGINE, .flag = "engine", .arg = "E", .type = LBMC_IT_CHOICE, .choices = "auto, general",      \
+    .opt = offsetof(lbmc_run_options, general_engine), .def = "auto",                              \
+    .help = "auto (the exponential fast path when it applies) or\n"                                \
+            "general (the general-service engine, to cross-check)")                                \
+  X(PRECISION, .key = "run.precision", .type = LBMC_IT_SECTION)                                    \
+  X(METRIC, .key = "run.precision.metric", .type = LBMC_IT_TEXT,                                   \
+    .what = "a metric name such as p_wait",                                                        \
+    .need = "the metric whose interval is targeted, e.g. p_wait")                                  \
+  X(RELATIVE, .key = "run.precision.relative", .type = LBMC_IT_POSITIVE,                           \
+    .what = "a positive number such as 0.05", .need = "the target relative half-width, e.g. 0.05") \
+  X(MAX_REPLICAS, .key = "run.precision.max_replicas", .type = LBMC_IT_INT, .lo = 1,               \
+    .hi = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES, .need = "the most replicas a point may get")      \
+  X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
+  X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
+  X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
+    .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
+  X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
+    .help = "one JSON object instead of the table (NaN written as null)")                          \
+  X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")
+
+typedef enum {
+#define LBMC_X_INPUT_ENUM(id, ...) LBMC_IN_##id,
+  LBMC_INPUT_LIST(LBMC_X_INPUT_ENUM)
+#undef LBMC_X_INPUT_ENUM
+      LBMC_INPUTS
+} lbmc_input_id;
+
+/** The rows of one pool: LBMC_IN_POOL_FIRST + 0 .. LBMC_POOL_INPUTS - 1. */
+#define LBMC_IN_POOL_FIRST LBMC_IN_POOL_BETA
+#define LBMC_POOL_INPUTS   (LBMC_IN_POOL_SERVICE - LBMC_IN_POOL_BETA + 1)
+
+/** The table, indexed by lbmc_input_id. */
+extern const lbmc_input lbmc_inputs[LBMC_INPUTS];
+
+/** 1 if the row's values go to lbmc_run_options (at row->opt). */
+int lbmc_input_is_run_option(const lbmc_input *row);
+
+/** Convert one value of `row` from text into v (v->x or v->l; text is not copied);
+ *  `where` names the value in messages ("--n", "jobs/x.yaml:7: system.n"). The checks
+ *  of the type itself are made here (a buffer, a policy, one of the choices, a
+ *  non-empty path); ranges by lbmc_input_check. Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *text,
+                          lbmc_input_value *v);
+
+/** The range check of a parsed value (LBMC_IT_INT, POSITIVE, BETA; nothing for other
+ *  types: run options are judged together by lbmc_run_options_check). Errors:
+ *  LBMC_ERR_ARG "<where>: <value> is not allowed; <what is allowed>". */
+lbmc_err lbmc_input_check(const lbmc_input *row, const char *where, const lbmc_input_value *v);
+
+/** Write a run option's value into o (nothing for rows that are not run options). */
+void lbmc_input_apply(const lbmc_input *row, const lbmc_input_value *v, lbmc_run_options *o);
+
+/** "(default X)" of a row for --help into buf (len bytes); "" if it has none. */
+const char *lbmc_input_default(const lbmc_input *row, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,87 @@
+/* The /points columns of a results file (docs/results-format.md), defined once: the
+ * writer (results_write.c) and the reader (results_read.c) are loops over this table.
+ * A column's values live in lbmc_point_info (one field per point, or an array of J per
+ * point) or, for the per-pool service and speeds, in the arrays of lbmc_results. */
+#include <stddef.h>
+
+#include "results.h"
+
+/* A field of lbmc_point_info: its place and, for strings, its capacity. */
+#define LBMC_PT(field)                                                                             \
+  LBMC_STORE_POINT, offsetof(lbmc_point_info, field), sizeof(((lbmc_point_info *)0)->field)
+/* A per-pool array field of lbmc_point_info: its place and the size of one entry. */
+#define LBMC_PT_POOL(field)                                                                        \
+  LBMC_STORE_POINT, offsetof(lbmc_point_info, field), sizeof(((lbmc_point_info *)0)->field[0])
+
+/* {name, HDF5 type, shape, C type, store, offset, size, optional, units, description};
+ * optional: files written before the column existed lack it (the reader keeps the
+ * defaults of lbmc_results_create). */
+static const lbmc_point_column lbmc_columns[] = {
+    {"index", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(index), 0, "1",
+     "index of the point in the job's full grid (0-based, first axis slowest)"},
+    {"n", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(n), 0, "1", "number of servers"},
+    {"lambda", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(lambda), 0, "1/time",
+     "arrival rate per server (total rate lambda * n)"},
+    {"rho", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(rho), 0, "1",
+     "load lambda / sum_j beta_j mu_j"},
+    {"policy", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(policy), 0, "1",
+     "routing policy as written, e.g. jsq(2)"},
+    {"policy_name", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(policy_name), 0, "1",
+     NULL /* from the policy registry: lbmc_point_column_description */},
+    {"d", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(d), 0, "1",
+     "policy parameter: d of jsq(d), c of balanced(c), n for full jsq, 0 if none"},
+    {"sampling", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(sampling), 0, "1",
+     "jsq(d) sampling: distinct or with_replacement; empty otherwise"},
+    {"routers", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(routers), 0, "1",
+     "number of routers R"},
+    {"stale", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(stale), 0, "1",
+     "pull's stale-message variant: withdraw or keep; empty otherwise"},
+    {"beta", LBMC_COL_F64, LBMC_COL_POOL, LBMC_FIELD_DOUBLE, LBMC_PT_POOL(beta), 0, "1",
+     "fraction of the servers in each pool"},
+    {"mu", LBMC_COL_F64, LBMC_COL_POOL, LBMC_FIELD_DOUBLE, LBMC_PT_POOL(mu), 0, "1/time",
+     "service speed of a server of each pool"},
+    {"buffer", LBMC_COL_I64, LBMC_COL_POOL, LBMC_FIELD_LONG, LBMC_PT_POOL(buffer), 0, "1",
+     "customers a server of each pool holds, -1 = unlimited"},
+    {"pool_servers", LBMC_COL_I64, LBMC_COL_POOL, LBMC_FIELD_LONG, LBMC_PT_POOL(pool_servers), 0,
+     "1", "servers per pool (largest-remainder rounding of beta_j n)"},
+    {"service", LBMC_COL_STR, LBMC_COL_POOL, LBMC_FIELD_CHARS, LBMC_STORE_SERVICE, 0,
+     LBMC_SERVICE_TEXT, 1, "1",
+     "service requirement distribution (mean 1) of each pool, canonical text such as "
+     "lognormal:scv=4 (docs/job-files.md)"},
+    {"slots", LBMC_COL_I64, LBMC_COL_POOL, LBMC_FIELD_INT, LBMC_STORE_SLOTS, 0, sizeof(int), 1, "1",
+     "L_j: entries of each pool's speed list mu_k (1 = the constant speed mu)"},
+    {"mu_k", LBMC_COL_F64, LBMC_COL_POOL_RATES, LBMC_FIELD_DOUBLE, LBMC_STORE_MU_K, 0,
+     sizeof(double), 1, "1/time",
+     "speed of a server of each pool holding k = 1..L customers (the last one for more); NaN "
+     "beyond the pool's slots"},
+    {"time", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(time), 0, "time",
+     "measured time per replica (with warmup auto: the whole run)"},
+    {"warmup", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(warmup), 0, "time",
+     "requested warm-up time, NaN for auto (MSER-5)"},
+    {"batches", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(batches), 0, "1",
+     "batch means per replica"},
+    {"replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(replicas), 0, "1",
+     "replicas run for the point"},
+    {"status", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_STATUS, LBMC_PT(status), 0, "1",
+     "ok, precision_not_met or unstable"},
+    {"reason", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(reason), 0, "1",
+     "why the point is unstable; empty otherwise"},
+};
+
+int lbmc_point_columns(void) { return (int)(sizeof lbmc_columns / sizeof lbmc_columns[0]); }
+
+const lbmc_point_column *lbmc_point_column_get(int i)
+{
+  return i >= 0 && i < lbmc_point_columns() ? &lbmc_columns[i] : NULL;
+}
+
+void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k)
+{
+  const size_t pj = (size_t)i * (size_t)res->J + (size_t)j;
+  switch (c->store) {
+  case LBMC_STORE_SERVICE: return res->service + pj * LBMC_SERVICE_TEXT;
+  case LBMC_STORE_SLOTS: return res->slots + pj;
+  case LBMC_STORE_MU_K: return res->mu_k + pj * LBMC_MAX_RATES + (size_t)k;
+  default: return (char *)&res->pt[i] + c->offset + (size_t)j * c->size;
+  }
+}

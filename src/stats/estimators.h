@@ -1,0 +1,230 @@
+/* Private: steady-state estimators and their confidence intervals (docs/model.md,
+ * "Estimation"). Pure functions on caller-owned arrays: no engine, no MPI, no I/O;
+ * none is collective, none allocates (workspaces are the caller's).
+ *
+ * The data of every estimator is a set of independent "units" (the replicas of a
+ * point, or the batches of one replica after the independence check), each holding
+ * a numerator y_i and a denominator x_i: raw sums, never per-unit ratios. Unit i's
+ * values sit at y[i * stride] and x[i * stride], so rows of a record (one unit per
+ * row) can be read in place. A customer average (p_wait, mean_sojourn, ...) is the
+ * ratio of the sums, sum y / sum x; a time average is the same with x the measured
+ * time (times servers). A unit without observations (x_i = 0) contributes 0/0:
+ * nothing to the estimate and nothing to the variance; it never makes a result NaN.
+ *
+ * Every interval is returned in an lbmc_interval, whose flags say when the data
+ * cannot give an interval (and why), so that no caller prints "0 +/- 0".
+ */
+#ifndef LBMC_ESTIMATORS_H
+#define LBMC_ESTIMATORS_H
+
+#include <stddef.h>
+
+/* X(enum suffix, bit, name, meaning): the flags of an interval, defined once. */
+#define LBMC_IV_FLAG_LIST(X)                                                                       \
+  X(EMPTY, 0, "empty", "no observations at all (every denominator is 0): no estimate")             \
+  X(NONE_OBSERVED, 1, "none_observed",                                                             \
+    "the event was never observed: the estimate is 0 and upper_bound a one-sided bound")           \
+  X(ALL_OBSERVED, 2, "all_observed", "every opportunity had the event: the estimate is 1")         \
+  X(NO_INTERVAL, 3, "no_interval",                                                                 \
+    "fewer than two units with observations: no interval can be computed")                         \
+  X(CORRELATED, 4, "correlated",                                                                   \
+    "the batch means failed the independence test even after merging: the interval is too "        \
+    "narrow; run longer")                                                                          \
+  X(BELOW_RANGE, 5, "below_range",                                                                 \
+    "the quantile lies below the histogram's range: its value is unknown (upper is a bound)")      \
+  X(ABOVE_RANGE, 6, "above_range",                                                                 \
+    "the quantile lies above the histogram's range: its value is unknown (lower is a bound)")      \
+  X(UPPER_OPEN, 7, "upper_open",                                                                   \
+    "the interval's upper end lies beyond the data (too few observations in the tail)")            \
+  X(LOWER_OPEN, 8, "lower_open", "the interval's lower end lies below the data")                   \
+  X(UNRELIABLE, 9, "unreliable",                                                                   \
+    "too few effective observations beyond the quantile for an honest interval; run longer")
+
+enum {
+#define LBMC_X_IV_FLAG(id, bit, name, meaning) LBMC_IV_##id = 1u << (bit),
+  LBMC_IV_FLAG_LIST(LBMC_X_IV_FLAG)
+#undef LBMC_X_IV_FLAG
+};
+
+/** Name of the lowest flag set in `flags` ("empty", ...), "" when none. */
+const char *lbmc_iv_flag_name(unsigned flags);
+/** One sentence saying what the lowest flag set in `flags` means, "" when none. */
+const char *lbmc_iv_flag_meaning(unsigned flags);
+
+/** An estimate with its two-sided interval at a level. Ends that do not exist are NaN
+ *  (half_width is then NaN too); `flags` say why. */
+typedef struct {
+  double estimate;    /* point estimate; NaN only with LBMC_IV_EMPTY */
+  double std_err;     /* standard error of the estimate; NaN if unknown */
+  double lower;       /* lower end of the interval */
+  double upper;       /* upper end of the interval */
+  double half_width;  /* max(estimate - lower, upper - estimate): the symmetric reading */
+  double upper_bound; /* one-sided upper bound at the level (LBMC_IV_NONE_OBSERVED), else NaN */
+  double dof;         /* degrees of freedom of the t quantile, NaN if none */
+  long units;         /* units (replicas, batches) the interval rests on */
+  unsigned flags;     /* LBMC_IV_* */
+} lbmc_interval;
+
+/* ---- ratio estimators (ratio.c) ---------------------------------------------------- */
+
+/** Ratio of sums over units with the delta-method (Taylor) interval.
+ *  y, x: numerators and denominators of `units` units, unit i at [i * stride]
+ *  (x_i >= 0, y_i >= 0). Estimate r = sum y / sum x. With residuals e_i = y_i - r x_i, the
+ *  m units with x_i > 0 and xbar = sum x / m: se^2 = sum e_i^2 / (m (m - 1) xbar^2), and
+ *  the interval r +/- t_{m-1} se at the two-sided `level` (0 < level < 1). Units with
+ *  x_i = 0 count for nothing. sum x = 0 gives LBMC_IV_EMPTY (estimate NaN); every y_i = 0
+ *  gives LBMC_IV_NONE_OBSERVED (estimate 0, no interval: never "0 +/- 0"; proportions get
+ *  a bound from lbmc_proportion_interval); m < 2 gives LBMC_IV_NO_INTERVAL. With equal x_i (time
+ * averages over equal periods) this is exactly the Student-t interval of the per-unit means.
+ *  Source: W. G. Cochran, Sampling Techniques, 3rd ed., Wiley 1977, section 6.4 (the
+ *  ratio estimator and its variance); for simulation, e.g. A. M. Law, Simulation
+ *  Modeling and Analysis, 5th ed., section 9.5.2 (estimating ratios of expectations). */
+void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t stride,
+                         double level, lbmc_interval *out);
+
+/** The same estimate with the delete-one jackknife standard error instead of the delta
+ *  method: r_(i) = (sum y - y_i) / (sum x - x_i) over the m units with x_i > 0,
+ *  se^2 = (m - 1) / m sum (r_(i) - mean r_(.))^2; t_{m-1} interval around r. Needs
+ *  m >= 2 and every r_(i) defined (else LBMC_IV_NO_INTERVAL).
+ *  Source: B. Efron, The Jackknife, the Bootstrap and Other Resampling Plans, SIAM 1982,
+ *  chapter 3. */
+void lbmc_ratio_jackknife(const double *y, const double *x, size_t units, size_t stride,
+                          double level, lbmc_interval *out);
+
+/** Paired difference of two ratio estimators measured on the same units (common random
+ *  numbers: unit i of A and of B share their random streams): estimate r_A - r_B with
+ *  the delta method on d_i = e_Ai / xbar_A - e_Bi / xbar_B (xbar = sum x / units),
+ *  se^2 = sum d_i^2 / (units (units - 1)), t_{units-1}. Every unit counts (a unit empty in
+ *  both contributes d_i = 0). Either side empty: LBMC_IV_EMPTY. Source: Law (above),
+ *  section 10.2.1 (paired-t) with the delta method of Cochran section 6.4. */
+void lbmc_ratio_paired_difference(const double *ya, const double *xa, const double *yb,
+                                  const double *xb, size_t units, size_t stride, double level,
+                                  lbmc_interval *out);
+
+/** Paired ratio r_A / r_B of two ratio estimators on the same units: the delta method on
+ *  the log, d_i = e_Ai / (xbar_A r_A) - e_Bi / (xbar_B r_B), interval
+ *  exp(log(r_A / r_B) +/- t se) (so it stays positive); std_err is that of the log.
+ *  Needs r_A > 0 and r_B > 0, else LBMC_IV_NO_INTERVAL (or LBMC_IV_EMPTY). */
+void lbmc_ratio_paired_ratio(const double *ya, const double *xa, const double *yb, const double *xb,
+                             size_t units, size_t stride, double level, lbmc_interval *out);
+
+/** Difference r_A - r_B of ratio estimators on independent sets of units (na units of A,
+ *  nb of B): se^2 = se_A^2 + se_B^2 (each by lbmc_ratio_interval), Welch-Satterthwaite
+ *  degrees of freedom. Source: B. L. Welch, Biometrika 34 (1947) 28-35. */
+void lbmc_ratio_difference(const double *ya, const double *xa, size_t na, size_t stride_a,
+                           const double *yb, const double *xb, size_t nb, size_t stride_b,
+                           double level, lbmc_interval *out);
+
+/** Two-sided p-value of the t test of "the quantity equals `null`" from an interval's
+ *  estimate, std_err and dof; NaN when they do not exist. */
+double lbmc_interval_p_value(const lbmc_interval *iv, double null);
+
+/* ---- proportions (proportion.c) ---------------------------------------------------- */
+
+/** One-sided upper confidence bound at `level` for a probability of which no event was
+ *  seen in n independent opportunities: 1 - (1 - level)^(1/n) (the Clopper-Pearson bound
+ *  for 0 events; about 3/n at 95%, the "rule of three"). n <= 0 gives 1.
+ *  Source: C. J. Clopper and E. S. Pearson, Biometrika 26 (1934) 404-413;
+ *  J. A. Hanley and A. Lippman-Hand, JAMA 249 (1983) 1743-1745. */
+double lbmc_zero_event_bound(double n, double level);
+
+/** Clopper-Pearson ("exact") two-sided interval for x events in n trials, 0 <= x <= n
+ *  (real x and n allowed: effective sample sizes), through beta quantiles (GSL). */
+void lbmc_clopper_pearson(double x, double n, double level, double *lower, double *upper);
+
+/** Wilson score interval for x events in n trials (n > 0). Source: E. B. Wilson, JASA 22
+ *  (1927) 209-212. */
+void lbmc_wilson(double x, double n, double level, double *lower, double *upper);
+
+/** A proportion as a ratio of sums over correlated units, with an interval inside [0, 1]:
+ *  the Korn-Graubard interval, Clopper-Pearson at the effective sample size
+ *  n* = p (1 - p) / se^2 (se from lbmc_ratio_interval) scaled by (z / t_{m-1})^2 for the
+ *  units' degrees of freedom.
+ *  trials = 1: x_i counts independent opportunities (arrivals; p_wait, p_block, shares):
+ *    n* is capped at N = sum x; no event seen gives LBMC_IV_NONE_OBSERVED with the
+ *    one-sided bound lbmc_zero_event_bound(N, level) in upper_bound (and upper), every
+ *    opportunity an event gives LBMC_IV_ALL_OBSERVED with the mirror bound in lower.
+ *    (The bound treats the N opportunities as independent; events that come in clusters
+ *    of mean size c need a bound c times larger: docs/model.md.)
+ *  trials = 0: a time fraction (utilization, tail): no cap; 0 observed gives
+ *    LBMC_IV_NONE_OBSERVED without a bound (upper_bound NaN).
+ *  Source: E. L. Korn and B. I. Graubard, Survey Methodology 24 (1998) 193-201. */
+void lbmc_proportion_interval(const double *y, const double *x, size_t units, size_t stride,
+                              double level, int trials, lbmc_interval *out);
+
+/* ---- batch means (batchmeans.c) ------------------------------------------------------ */
+
+/** Von Neumann's ratio test of lag-1 correlation of e[0], e[stride], ..., (b values):
+ *  C = 1 - sum_{i<b-1} (e_{i+1} - e_i)^2 / (2 sum (e_i - mean)^2); under independence
+ *  (normal data) C is about N(0, (b - 2) / (b^2 - 1)). Returns C and writes the one-sided
+ *  p-value P(C' >= C) (small when the values are positively correlated) to *p_value.
+ *  b < 3, or values all equal, give C = 0 and p-value 1 (no evidence).
+ *  Sources: J. von Neumann, Ann. Math. Statist. 12 (1941) 367-395; L. C. Young, Ann.
+ *  Math. Statist. 12 (1941) 293-300; G. S. Fishman, Discrete-Event Simulation, Springer
+ *  2001, section 6.6.4. */
+double lbmc_von_neumann(const double *e, size_t b, size_t stride, double *p_value);
+
+/** How batches are merged (LBATCH-style). */
+typedef struct {
+  size_t max_batches; /* merge adjacent pairs while more than this (default 32: 10..30
+                         batches suffice for the t interval, Schmeiser 1982) */
+  size_t min_batches; /* never test with fewer batches than this (default 8, Fishman) */
+  double beta;        /* level of the von Neumann test (default 0.10, Fishman-Yarberry) */
+} lbmc_batch_rule;
+
+/** Defaults: max_batches 32, min_batches 8, beta 0.10. */
+void lbmc_batch_rule_default(lbmc_batch_rule *rule);
+
+/** Batch means that check themselves: from b batches (y, x as in lbmc_ratio_interval),
+ *  merge adjacent pairs (an odd one out joins the last pair) while more than
+ *  rule->max_batches, then test the residuals e_i = y_i - r x_i with lbmc_von_neumann and
+ *  merge again while the test rejects at rule->beta and at least 2 * min_batches remain.
+ *  Writes the merged batches to wy[0..k), wx[0..k) (stride 1; caller-owned, b doubles
+ *  each) and returns k. If the last test rejected, LBMC_IV_CORRELATED is set in *flags
+ *  (other bits are kept). Feed wy, wx to lbmc_ratio_interval or lbmc_proportion_interval.
+ *  Source: G. S. Fishman and L. S. Yarberry, INFORMS J. Computing 9 (1997) 296-310
+ *  (LBATCH); B. Schmeiser, Operations Research 30 (1982) 556-568. */
+size_t lbmc_batch_merge(const double *y, const double *x, size_t b, size_t stride,
+                        const lbmc_batch_rule *rule, double *wy, double *wx, unsigned *flags);
+
+/* ---- warm-up (warmup.c) -------------------------------------------------------------- */
+
+/** MSER-k truncation of y[0..m): the observations are averaged in consecutive groups of
+ *  `batch` (a trailing partial group is dropped), Z_1..Z_g; d* minimises
+ *  MSER(d) = sum_{i>d} (Z_i - mean_{i>d} Z)^2 / (g - d)^2 over 0 <= d <= cap_groups
+ *  (cap = g / 2 when cap_groups is 0 or larger; ties: the smaller d). Returns the number
+ *  of observations to delete, batch * d*. *near_cap (if non-NULL) is 1 when d* lies in
+ *  the last fifth of [0, cap] (d* > 0.8 cap, cap >= 1): the statistic was still falling
+ *  where the search stops, so the run is too short to place the end of the transient.
+ *  g < 2 gives 0. Apply it to the replica-averaged series (one warm-up per point).
+ *  Sources: K. P. White, M. J. Cobb and S. C. Spratt, Proc. Winter Simulation Conf. 2000,
+ *  755-760; K. P. White and S. Robinson, J. Simulation 4 (2010) 268-272. */
+size_t lbmc_mser(const double *y, size_t m, size_t batch, size_t cap_groups, int *near_cap);
+
+/** Evidence of unbounded growth (issue 12's drift test; a proposal to calibrate on the
+ *  stable and unstable grids). */
+typedef struct {
+  double growth;       /* (Nbar_Q4 - Nbar_Q3) / arrivals in Q4: customers accumulated
+                          per arrival in the last quarter (pooled over units) */
+  double growth_lower; /* its one-sided lower confidence bound at 1 - alpha */
+  double decel;        /* mean of Delta4 - c Delta3, Delta_k = Nbar_Qk - Nbar_Q(k-1) */
+  double decel_lower;  /* its one-sided lower confidence bound at 1 - alpha */
+  int proven;          /* growth_lower > g_min and decel_lower > 0 */
+} lbmc_growth;
+
+/** Drift test on the quarters Q1..Q4 of each unit's run: nbar[i * stride + k] is the
+ *  time-average number of customers of unit i in quarter k (k = 0..3) and
+ *  arrivals[i * stride] its arrivals in the last quarter. Growth is proven when the last
+ *  quarter's accumulation per arrival is significantly above g_min (ratio estimator,
+ *  one-sided at alpha) and the increments do not decelerate: Delta4 - c Delta3 is
+ *  significantly positive (t, one-sided at alpha). A system that is not unstable, started
+ *  empty, fills at most like the critically loaded one, whose mean grows like sqrt(t)
+ *  (reflected Brownian motion): Delta4 / Delta3 = 0.82 for quarter means of sqrt(t)
+ *  (0.84 for its values at the quarters' ends), so c = 0.85 keeps the false-alarm rate at
+ *  most alpha for such systems and for stationary ones; linear growth (instability) has
+ *  ratio 1. Needs units >= 2 (else
+ *  proven = 0, bounds NaN). */
+void lbmc_growth_test(const double *nbar, const double *arrivals, size_t units, size_t stride,
+                      double alpha, double c, double g_min, lbmc_growth *out);
+
+#endif

@@ -1,0 +1,238 @@
+/* Ratio estimators from pooled sums (sum of numerators / sum of denominators over
+ * independent units) with delta-method and jackknife intervals, paired comparisons on
+ * common random numbers, and the flags' names. See estimators.h for the formulas and
+ * their sources. */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+
+#include "estimators.h"
+
+static const char *const lbmc_iv_names[] = {
+#define LBMC_X_IV_NAME(id, bit, name, meaning) name,
+    LBMC_IV_FLAG_LIST(LBMC_X_IV_NAME)
+#undef LBMC_X_IV_NAME
+};
+static const char *const lbmc_iv_meanings[] = {
+#define LBMC_X_IV_MEANING(id, bit, name, meaning) meaning,
+    LBMC_IV_FLAG_LIST(LBMC_X_IV_MEANING)
+#undef LBMC_X_IV_MEANING
+};
+
+static int lbmc_iv_lowest(unsigned flags)
+{
+  for (int b = 0; b < (int)(sizeof lbmc_iv_names / sizeof *lbmc_iv_names); b++)
+    if (flags & (1u << b)) return b;
+  return -1;
+}
+
+const char *lbmc_iv_flag_name(unsigned flags)
+{
+  int b = lbmc_iv_lowest(flags);
+  return b < 0 ? "" : lbmc_iv_names[b];
+}
+
+const char *lbmc_iv_flag_meaning(unsigned flags)
+{
+  int b = lbmc_iv_lowest(flags);
+  return b < 0 ? "" : lbmc_iv_meanings[b];
+}
+
+/* An interval without ends: estimate r, everything else unknown. */
+static void lbmc_iv_point(lbmc_interval *out, double r, long units, unsigned flags)
+{
+  out->estimate = r;
+  out->std_err = out->lower = out->upper = out->half_width = NAN;
+  out->upper_bound = out->dof = NAN;
+  out->units = units;
+  out->flags = flags;
+}
+
+/* The symmetric t interval r +/- t_dof se at level into out (estimate, se already set). */
+static void lbmc_iv_t(lbmc_interval *out, double se, double dof, double level)
+{
+  double hw = gsl_cdf_tdist_Pinv(0.5 + 0.5 * level, dof) * se;
+  out->std_err = se;
+  out->dof = dof;
+  out->lower = out->estimate - hw;
+  out->upper = out->estimate + hw;
+  out->half_width = hw;
+}
+
+/* Sums of y and x, and the units with x > 0. */
+static void lbmc_sums(const double *y, const double *x, size_t units, size_t stride, double *sy,
+                      double *sx, size_t *m)
+{
+  *sy = *sx = 0;
+  *m = 0;
+  for (size_t i = 0; i < units; i++) {
+    *sy += y[i * stride];
+    *sx += x[i * stride];
+    *m += x[i * stride] > 0;
+  }
+}
+
+/* 1 if every numerator is 0. */
+static int lbmc_all_zero(const double *y, size_t units, size_t stride)
+{
+  for (size_t i = 0; i < units; i++)
+    if (y[i * stride] != 0) return 0;
+  return 1;
+}
+
+void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t stride,
+                         double level, lbmc_interval *out)
+{
+  double sy, sx, r, ss = 0, xbar;
+  size_t m;
+  lbmc_sums(y, x, units, stride, &sy, &sx, &m);
+  if (!(sx > 0)) {
+    lbmc_iv_point(out, NAN, (long)units, LBMC_IV_EMPTY);
+    return;
+  }
+  r = sy / sx;
+  lbmc_iv_point(out, r, (long)units, 0);
+  if (lbmc_all_zero(y, units, stride)) { /* e.g. no customer waited: never "0 +/- 0" */
+    out->flags |= LBMC_IV_NONE_OBSERVED;
+    return;
+  }
+  if (m < 2) {
+    out->flags |= LBMC_IV_NO_INTERVAL;
+    return;
+  }
+  for (size_t i = 0; i < units; i++) {
+    double e = y[i * stride] - r * x[i * stride];
+    ss += e * e;
+  }
+  xbar = sx / (double)m;
+  lbmc_iv_t(out, sqrt(ss / ((double)m * (double)(m - 1))) / xbar, (double)(m - 1), level);
+}
+
+void lbmc_ratio_jackknife(const double *y, const double *x, size_t units, size_t stride,
+                          double level, lbmc_interval *out)
+{
+  double sy, sx, mean = 0, ss = 0;
+  size_t m;
+  lbmc_sums(y, x, units, stride, &sy, &sx, &m);
+  if (!(sx > 0)) {
+    lbmc_iv_point(out, NAN, (long)units, LBMC_IV_EMPTY);
+    return;
+  }
+  lbmc_iv_point(out, sy / sx, (long)units, 0);
+  if (lbmc_all_zero(y, units, stride)) {
+    out->flags |= LBMC_IV_NONE_OBSERVED;
+    return;
+  }
+  if (m < 2) {
+    out->flags |= LBMC_IV_NO_INTERVAL;
+    return;
+  }
+  /* two passes over the leave-one-out ratios: their mean, then their spread */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < units; i++) {
+      double xi = x[i * stride], ri;
+      if (!(xi > 0)) continue;
+      if (!(sx - xi > 0)) { /* one unit holds every observation */
+        out->flags |= LBMC_IV_NO_INTERVAL;
+        return;
+      }
+      ri = (sy - y[i * stride]) / (sx - xi);
+      if (pass == 0)
+        mean += ri / (double)m;
+      else
+        ss += (ri - mean) * (ri - mean);
+    }
+  lbmc_iv_t(out, sqrt(ss * (double)(m - 1) / (double)m), (double)(m - 1), level);
+}
+
+/* Residual of unit i of a ratio estimator divided by its mean denominator: the unit's
+ * influence on the estimate (delta method). */
+static double lbmc_influence(const double *y, const double *x, size_t i, size_t stride, double r,
+                             double xbar)
+{
+  return (y[i * stride] - r * x[i * stride]) / xbar;
+}
+
+/* Paired comparison by the delta method: influences a_i / scale_a - b_i / scale_b. */
+static void lbmc_paired(const double *ya, const double *xa, const double *yb, const double *xb,
+                        size_t units, size_t stride, double level, int log_ratio,
+                        lbmc_interval *out)
+{
+  double sya, sxa, syb, sxb, ra, rb, ss = 0, n = (double)units;
+  size_t ma, mb;
+  lbmc_sums(ya, xa, units, stride, &sya, &sxa, &ma);
+  lbmc_sums(yb, xb, units, stride, &syb, &sxb, &mb);
+  if (!(sxa > 0) || !(sxb > 0)) {
+    lbmc_iv_point(out, NAN, (long)units, LBMC_IV_EMPTY);
+    return;
+  }
+  ra = sya / sxa;
+  rb = syb / sxb;
+  if (log_ratio && !(ra > 0 && rb > 0)) {
+    lbmc_iv_point(out, rb > 0 ? ra / rb : NAN, (long)units, LBMC_IV_NO_INTERVAL);
+    return;
+  }
+  lbmc_iv_point(out, log_ratio ? log(ra / rb) : ra - rb, (long)units, 0);
+  if (units < 2) {
+    out->flags |= LBMC_IV_NO_INTERVAL;
+    return;
+  }
+  for (size_t i = 0; i < units; i++) {
+    double a = lbmc_influence(ya, xa, i, stride, ra, sxa / n);
+    double b = lbmc_influence(yb, xb, i, stride, rb, sxb / n);
+    double d = log_ratio ? a / ra - b / rb : a - b;
+    ss += d * d;
+  }
+  lbmc_iv_t(out, sqrt(ss / (n * (n - 1))), n - 1, level);
+  if (log_ratio) { /* back from the log scale; std_err stays that of the log */
+    out->lower = exp(out->lower);
+    out->upper = exp(out->upper);
+    out->estimate = ra / rb;
+    out->half_width = fmax(out->estimate - out->lower, out->upper - out->estimate);
+  }
+}
+
+void lbmc_ratio_paired_difference(const double *ya, const double *xa, const double *yb,
+                                  const double *xb, size_t units, size_t stride, double level,
+                                  lbmc_interval *out)
+{
+  lbmc_paired(ya, xa, yb, xb, units, stride, level, 0, out);
+}
+
+void lbmc_ratio_paired_ratio(const double *ya, const double *xa, const double *yb, const double *xb,
+                             size_t units, size_t stride, double level, lbmc_interval *out)
+{
+  lbmc_paired(ya, xa, yb, xb, units, stride, level, 1, out);
+}
+
+void lbmc_ratio_difference(const double *ya, const double *xa, size_t na, size_t stride_a,
+                           const double *yb, const double *xb, size_t nb, size_t stride_b,
+                           double level, lbmc_interval *out)
+{
+  lbmc_interval a, b;
+  double va, vb, dof;
+  lbmc_ratio_interval(ya, xa, na, stride_a, level, &a);
+  lbmc_ratio_interval(yb, xb, nb, stride_b, level, &b);
+  if ((a.flags | b.flags) & LBMC_IV_EMPTY) {
+    lbmc_iv_point(out, NAN, (long)(na + nb), LBMC_IV_EMPTY);
+    return;
+  }
+  lbmc_iv_point(out, a.estimate - b.estimate, (long)(na + nb), 0);
+  if ((a.flags | b.flags) & LBMC_IV_NO_INTERVAL) {
+    out->flags |= LBMC_IV_NO_INTERVAL;
+    return;
+  }
+  va = a.std_err * a.std_err;
+  vb = b.std_err * b.std_err;
+  dof = (va + vb) * (va + vb) / (va * va / a.dof + vb * vb / b.dof);
+  if (!(dof > 0)) dof = a.dof + b.dof; /* both variances 0 */
+  lbmc_iv_t(out, sqrt(va + vb), dof, level);
+}
+
+double lbmc_interval_p_value(const lbmc_interval *iv, double null)
+{
+  double t;
+  if (!(iv->dof > 0) || isnan(iv->std_err) || isnan(iv->estimate)) return NAN;
+  if (iv->std_err == 0) return iv->estimate == null ? 1.0 : 0.0;
+  t = fabs(iv->estimate - null) / iv->std_err;
+  return 2 * gsl_cdf_tdist_Q(t, iv->dof);
+}

@@ -1,0 +1,40 @@
+/* Private: the model as data (struct lbmc_model_): what the engines and the policies
+ * read. It sits below them, with the per-server state (state.h) and the policy
+ * interface (policy.h); the functions that fill and check it, parse the policy text
+ * and answer the getters of lbmc/model.h are above the policies, in
+ * src/model/model.c (docs/architecture.md). */
+#ifndef LBMC_SYSTEM_H
+#define LBMC_SYSTEM_H
+
+#include "lbmc/service.h"
+#include "lbmc/types.h"
+
+struct lbmc_policy_type_;
+struct lbmc_policy_alias_;
+
+struct lbmc_model_ {
+  long n;
+  double lambda;
+  int J;
+  double beta[LBMC_MAX_POOLS];
+  double mu[LBMC_MAX_POOLS];
+  long buffer[LBMC_MAX_POOLS]; /* LBMC_BUFFER_INF = unlimited */
+  long N[LBMC_MAX_POOLS];      /* servers per pool, after setup */
+  lbmc_service service[LBMC_MAX_POOLS];
+  int nrates[LBMC_MAX_POOLS];                   /* L_j: slots; 1 = constant speed mu_j */
+  double rates[LBMC_MAX_POOLS][LBMC_MAX_RATES]; /* mu_j(1..L_j) */
+  long offset[LBMC_MAX_POOLS];                  /* index of the pool's first server, after setup */
+  const struct lbmc_policy_type_ *policy;
+  long param;                             /* d or c; 0 if none */
+  const struct lbmc_policy_alias_ *alias; /* the alias the policy was named by (jiq), or NULL */
+  int stale_given;                        /* stale set explicitly by the user, as stale_user */
+  lbmc_stale stale_user;
+  lbmc_stale stale; /* effective value, resolved by lbmc_model_setup */
+  lbmc_sampling sampling;
+  long routers;
+  char policy_text[64]; /* canonical, e.g. "jsq(2)" */
+  char origin[256];
+  int is_setup;
+};
+
+#endif
