@@ -33,6 +33,12 @@ extern const lbmc_command lbmc_commands[];
 /** The long options of lbmc run, lbmc info and lbmc plot. */
 extern const struct option lbmc_run_opts[], lbmc_info_opts[], lbmc_plot_opts[];
 
+/** lbmc run under srun: LBMC_ERR_ARG (the message printed by task 0 only) if Slurm says
+ *  this step has several tasks while MPI gives it one rank: mpi_size < 0 before
+ *  MPI_Init (judged from the environment: no PMI/PMIx variables), else the size of
+ *  MPI_COMM_WORLD. Not collective. */
+lbmc_err lbmc_cli_check_launch(int mpi_size);
+
 /** Parse "beta:mu:buffer[,beta:mu:buffer...]" into arrays of LBMC_MAX_POOLS entries;
  *  `where` names the source ("--pools"). Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, double *beta, double *mu,

@@ -73,9 +73,8 @@ static int lbmc_metric_brackets(const char *p, char idx[2][32])
 /* A 1-based index from 1 to top, or 0. */
 static long lbmc_metric_index(const char *text, long top)
 {
-  char *end;
-  long v = strtol(text, &end, 10);
-  return *end || end == text || v < 1 || v > top ? 0 : v;
+  long v;
+  return lbmc_scan_long(text, strlen(text), &v) && v >= 1 && v <= top ? v : 0;
 }
 
 /* The quantile level as written (its "%g" spelling, or the same number), or -1. */
