@@ -1,12 +1,27 @@
-/* lbmc-bench: events per second and peak memory of the simulation core, against n.
+/* lbmc-bench: events per second and peak memory of the simulation engines, against n.
  *
- * For each policy and n, a child process simulates one replica (all metrics on, K =
- * 10) with about `events` events after a warm-up, and reports simulated events per
- * CPU second of the measured period and its peak resident memory (getrusage).
+ * For each policy, n and engine, a child process (so that the peak memory is its own)
+ * simulates one replica through the replica driver (all metrics on, K = 10, tick
+ * records, histograms or the occupancy engine's class mixture) with about `events`
+ * events in the measured period, after a warm-up, and reports simulated events per CPU
+ * second of the measured period and its peak resident memory (getrusage). With two
+ * engines (--engine occupancy,servers) the last column is the ratio of their speeds.
+ *
  * Run by hand: build/bench/lbmc-bench [--events E] [--lambda L] [--pools LIST]
- *                                     [--n N1,N2,...] [--policies P1;P2;...]
- *                                     [--service SPEC] [--general]
- * --service (e.g. lognormal:scv=4) or --general select the general-service engine.
+ *                [--n N1,N2,...] [--policies P1;P2;...] [--service SPEC]
+ *                [--engine E1[,E2]] [--init empty|meanfield] [--warmup T]
+ *                [--servers-max N] [--precision]
+ * --engine: auto, servers, general or occupancy (default servers; --service selects
+ *   general service, hence the general engine). n may be written 1e9; the per-server
+ *   engines are run only up to --servers-max (default 10^7).
+ * --init meanfield starts the occupancy engine at the mean-field point (warm-up 0 unless
+ *   --warmup is given); otherwise the warm-up is --warmup or max(20, 0.2 x the measured
+ *   time).
+ * --precision: instead, the cost per unit of precision of the first policy with the
+ *   first engine: 10 replicas of about E events each (init as given; from the mean-field
+ *   point with --init meanfield), the 95% interval of p_wait across them, and the CPU
+ *   seconds a 1% relative half-width would take (CPU used x (half-width / 1%)^2: the
+ *   variance falls as 1 / CPU time).
  */
 #include <getopt.h>
 #include <math.h>
@@ -22,24 +37,61 @@
 #include "lbmc/point.h"
 #include "lbmc/sim.h"
 
+#define BENCH_ENGINES 2
+#define BENCH_REPS    10 /* replicas of --precision */
+
 typedef struct {
   const char *policy;
   long routers;
 } bench_case;
 
 typedef struct {
-  double lambda, events;
+  double lambda, events, warmup; /* warmup < 0: the default */
   const char *pools, *service;
-  int general;
+  int engine[BENCH_ENGINES], engines; /* lbmc_engine_kind */
+  int init;                           /* lbmc_init_kind */
+  long long servers_max;
 } bench_opts;
 
-static int bench_one(const bench_case *c, long n, const bench_opts *bo, double *rate,
-                     double *rss_mib, double *sim_events)
+static lbmc_model *bench_model(const bench_case *c, long long n, const bench_opts *bo)
 {
-  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS], cap = 0;
+  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS];
   int J;
   lbmc_model *m = NULL;
+  lbmc_service svc;
+  if (lbmc_cli_parse_pools("--pools", bo->pools, &J, beta, mu, buffer) || lbmc_model_create(&m) ||
+      lbmc_model_set_n(m, n) || lbmc_model_set_lambda(m, bo->lambda) ||
+      lbmc_model_set_pools(m, J, beta, mu, buffer) || lbmc_model_set_policy(m, c->policy) ||
+      lbmc_model_set_routers(m, c->routers) ||
+      (bo->service && (lbmc_service_parse("--service", bo->service, &svc) ||
+                       lbmc_model_set_service(m, -1, &svc))) ||
+      lbmc_model_setup(m)) {
+    lbmc_model_destroy(&m);
+    return NULL;
+  }
+  return m;
+}
+
+/* Run options of one measurement: about `events` events in the measured period. */
+static void bench_options(const bench_opts *bo, int engine, long long n, lbmc_run_options *o)
+{
+  lbmc_run_options_default(o);
+  o->time = bo->events / (2.0 * bo->lambda * (double)n); /* events ~ 2 lambda n T */
+  if (bo->warmup >= 0)
+    o->warmup = bo->warmup;
+  else
+    o->warmup = bo->init == LBMC_INIT_MEANFIELD ? 0 : fmax(20.0, 0.2 * o->time);
+  o->batches = 2;
+  o->engine = engine;
+  o->init = bo->init;
+}
+
+/* One replica: out = {events per CPU second, peak MiB, events}. Returns 0 on success. */
+static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int engine,
+                     double out[3])
+{
+  lbmc_model *m = bench_model(c, n, bo);
   lbmc_run_options o;
   lbmc_replica *r = NULL;
   lbmc_point *p = NULL;
@@ -47,42 +99,118 @@ static int bench_one(const bench_case *c, long n, const bench_opts *bo, double *
   lbmc_unit u = {0, 0, 0, 1, 1, 0, 0};
   const void *rec;
   size_t size;
-  int used, status;
   struct rusage ru;
-  double lambda = bo->lambda, events = bo->events;
-  lbmc_service svc;
-  if (lbmc_cli_parse_pools("--pools", bo->pools, &J, beta, mu, buffer)) return 1;
-  for (int j = 0; j < J; j++) cap += beta[j] * mu[j];
-  if (lbmc_model_create(&m) || lbmc_model_set_n(m, n) || lbmc_model_set_lambda(m, lambda) ||
-      lbmc_model_set_pools(m, J, beta, mu, buffer) || lbmc_model_set_policy(m, c->policy) ||
-      lbmc_model_set_routers(m, c->routers) ||
-      (bo->service && (lbmc_service_parse("--service", bo->service, &svc) ||
-                       lbmc_model_set_service(m, -1, &svc))) ||
-      lbmc_model_setup(m))
-    return 1;
-  lbmc_run_options_default(&o);
-  /* events ~ (arrivals + departures) = 2 lambda n T */
-  o.time = events / (2.0 * lambda * (double)n);
-  o.warmup = fmax(20.0, 0.2 * o.time);
-  o.batches = 2;
-  o.general_engine = bo->general;
-  if (lbmc_replica_create(m, &o, &r) || lbmc_replica_record(r, &u, &rec, &size) ||
-      lbmc_point_create(m, &o, 1, &p) || lbmc_point_add(p, rec, size, &used) ||
-      lbmc_point_reduce(p, 1))
-    return 1;
-  getrusage(RUSAGE_SELF, &ru);
-  lbmc_point_replica(p, 0, &info);
-  *rate = (double)info.events / info.cpu_seconds;
-  *sim_events = (double)info.events;
-  *rss_mib = (double)ru.ru_maxrss / 1024.0;
-  status = lbmc_point_verdict(p)->status;
+  int bad, used;
+  if (!m) return 1;
+  bench_options(bo, engine, n, &o);
+  bad = lbmc_replica_create(m, &o, &r) || lbmc_replica_record(r, &u, &rec, &size) ||
+        lbmc_point_create(m, &o, 1, &p) || lbmc_point_add(p, rec, size, &used) ||
+        lbmc_point_reduce(p, 1);
+  if (!bad) {
+    getrusage(RUSAGE_SELF, &ru);
+    lbmc_point_replica(p, 0, &info);
+    out[0] = (double)info.events / info.cpu_seconds;
+    out[1] = (double)ru.ru_maxrss / 1024.0;
+    out[2] = (double)info.events;
+    bad = lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE || info.unstable;
+  }
   lbmc_point_destroy(&p);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  return status == LBMC_STATUS_UNSTABLE;
+  return bad;
 }
 
-int main(int argc, char **argv)
+/* bench_one in a child process (its own peak memory); NaN on failure. */
+static void bench_child(const bench_case *c, long long n, const bench_opts *bo, int engine,
+                        double out[3])
+{
+  int fd[2];
+  pid_t pid;
+  out[0] = out[1] = out[2] = NAN;
+  if (pipe(fd) != 0) return;
+  fflush(stdout);
+  pid = fork();
+  if (pid == 0) {
+    int bad = bench_one(c, n, bo, engine, out);
+    if (write(fd[1], out, sizeof(double) * 3) != (ssize_t)(sizeof(double) * 3)) bad = 1;
+    _exit(bad);
+  }
+  close(fd[1]);
+  if (read(fd[0], out, sizeof(double) * 3) != (ssize_t)(sizeof(double) * 3)) out[0] = NAN;
+  close(fd[0]);
+  waitpid(pid, NULL, 0);
+}
+
+/* --precision: CPU seconds for a 1% relative half-width on p_wait at n (the point's
+ * pooled estimate and interval over BENCH_REPS replicas). */
+static int bench_precision(const bench_case *c, long long n, const bench_opts *bo)
+{
+  lbmc_model *m = bench_model(c, n, bo);
+  lbmc_run_options o;
+  lbmc_replica *r = NULL;
+  lbmc_point *p = NULL;
+  lbmc_point_replica_info info;
+  const lbmc_estimates *e;
+  double cpu = 0, mean, hw;
+  size_t pw;
+  int bad;
+  if (!m) return 1;
+  bench_options(bo, bo->engine[0], n, &o);
+  pw = lbmc_metric_offset(LBMC_M_P_WAIT, lbmc_model_pools(m), (int)o.tail_k);
+  bad = lbmc_replica_create(m, &o, &r) || lbmc_point_create(m, &o, BENCH_REPS, &p);
+  for (int i = 0; !bad && i < BENCH_REPS; i++) {
+    lbmc_unit u = {0, 0, i, BENCH_REPS, 1, 0, 0};
+    const void *rec;
+    size_t size;
+    int used;
+    bad = lbmc_replica_record(r, &u, &rec, &size) || lbmc_point_add(p, rec, size, &used);
+  }
+  bad = bad || lbmc_point_reduce(p, BENCH_REPS);
+  if (!bad) {
+    for (int i = 0; i < BENCH_REPS; i++) {
+      lbmc_point_replica(p, i, &info);
+      cpu += info.cpu_seconds;
+    }
+    e = lbmc_point_estimates(p);
+    mean = e->estimate[pw];
+    hw = e->half_width[pw];
+    printf("%-8s %3ld %14lld %-10s %10.6f %10.2e %10.2f %14.3g\n", c->policy, c->routers, n,
+           lbmc_replica_engine(r), mean, hw, cpu, cpu * pow(hw / (0.01 * mean), 2));
+    fflush(stdout);
+  }
+  lbmc_point_destroy(&p);
+  lbmc_replica_destroy(&r);
+  lbmc_model_destroy(&m);
+  return bad;
+}
+
+/* The engine kinds of a ","-separated list; returns their number, 0 on a bad name. */
+static int bench_engines(const char *text, int *kinds)
+{
+  char buf[128];
+  int count = 0;
+  snprintf(buf, sizeof buf, "%s", text);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+      if (strcmp(tok, lbmc_engine_kind_names[i]) == 0) k = i;
+    if (k < 0 || count == BENCH_ENGINES) return 0;
+    kinds[count++] = k;
+  }
+  return count;
+}
+
+static void bench_usage(void)
+{
+  printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..]\n"
+         "  [--policies 'random;jsq(2);pull/3'] (pull/3 = pull with 3 routers) [--service SPEC]\n"
+         "  [--engine E1[,E2]] (auto, servers, general, occupancy) [--init empty|meanfield]\n"
+         "  [--warmup T] [--servers-max N] [--precision]\n");
+}
+
+/* Parse the command line into bo, ns, cases; returns -1 to go on, else an exit code. */
+static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t nslen,
+                      bench_case *cases, int *ncases, int *precision)
 {
   static const struct option opts[] = {{"events", required_argument, 0, 'e'},
                                        {"lambda", required_argument, 0, 'l'},
@@ -90,68 +218,85 @@ int main(int argc, char **argv)
                                        {"n", required_argument, 0, 'n'},
                                        {"policies", required_argument, 0, 'P'},
                                        {"service", required_argument, 0, 'S'},
-                                       {"general", no_argument, 0, 'G'},
+                                       {"engine", required_argument, 0, 'E'},
+                                       {"init", required_argument, 0, 'I'},
+                                       {"warmup", required_argument, 0, 'w'},
+                                       {"servers-max", required_argument, 0, 's'},
+                                       {"precision", no_argument, 0, 'r'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  bench_opts bo = {0.9, 2e7, "1:1:inf", NULL, 0};
-  const char *ns = "1000,10000,100000,1000000";
-  char *policies = NULL;
-  bench_case cases[16] = {{"random", 1}, {"jsq(2)", 1}, {"pull", 1}, {"pull", 3}};
-  int ncases = 4, c;
+  static char policies[512];
+  int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case 'e': bo.events = atof(optarg); break;
-    case 'l': bo.lambda = atof(optarg); break;
-    case 'p': bo.pools = optarg; break;
-    case 'S': bo.service = optarg; break;
-    case 'G': bo.general = 1; break;
-    case 'n': ns = optarg; break;
-    case 'P': policies = optarg; break;
-    default:
-      printf(
-          "usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..] "
-          "[--policies 'random;jsq(2);pull/3'] [--service SPEC] [--general]  (pull/3 = pull with 3 "
-          "routers)\n");
-      return c == 'h' ? 0 : 2;
+    case 'e': bo->events = atof(optarg); break;
+    case 'l': bo->lambda = atof(optarg); break;
+    case 'p': bo->pools = optarg; break;
+    case 'S': bo->service = optarg; break;
+    case 'n': snprintf(ns, nslen, "%s", optarg); break;
+    case 'P': snprintf(policies, sizeof policies, "%s", optarg), *ncases = -1; break;
+    case 'E':
+      if (!(bo->engines = bench_engines(optarg, bo->engine))) return bench_usage(), 2;
+      break;
+    case 'I': bo->init = strcmp(optarg, "meanfield") == 0; break;
+    case 'w': bo->warmup = atof(optarg); break;
+    case 's': bo->servers_max = (long long)atof(optarg); break;
+    case 'r': *precision = 1; break;
+    default: bench_usage(); return c == 'h' ? 0 : 2;
     }
   }
-  if (policies) {
-    ncases = 0;
-    for (char *tok = strtok(policies, ";"); tok && ncases < 16; tok = strtok(NULL, ";")) {
+  if (*ncases < 0) {
+    *ncases = 0;
+    for (char *s = NULL, *tok = strtok_r(policies, ";", &s); tok && *ncases < 16;
+         tok = strtok_r(NULL, ";", &s)) {
       char *slash = strchr(tok, '/');
-      cases[ncases].routers = slash ? atol(slash + 1) : 1;
+      cases[*ncases].routers = slash ? atol(slash + 1) : 1;
       if (slash) *slash = '\0';
-      cases[ncases++].policy = tok;
+      cases[(*ncases)++].policy = tok;
     }
   }
-  printf("lbmc-bench: lambda = %g, pools %s, ~%.3g events per run, K = 10, all metrics, %s\n",
-         bo.lambda, bo.pools, bo.events,
-         bo.service ? bo.service : (bo.general ? "exponential (general engine)" : "exponential"));
-  printf("%-10s %8s %10s %14s %12s %10s\n", "policy", "routers", "n", "events/s", "peak MiB",
-         "events");
-  fflush(stdout);
+  return -1;
+}
+
+int main(int argc, char **argv)
+{
+  bench_opts bo = {0.9, 2e7, -1, "1:1:inf", NULL, {LBMC_ENGINE_SERVERS}, 1, 0, 10000000};
+  char ns[512] = "1000,10000,100000,1000000";
+  bench_case cases[16] = {{"random", 1}, {"jsq(2)", 1}, {"pull", 1}, {"pull", 3}};
+  int ncases = 4, precision = 0, code;
+  if ((code = bench_args(argc, argv, &bo, ns, sizeof ns, cases, &ncases, &precision)) >= 0)
+    return code;
+  printf("lbmc-bench: lambda = %g, pools %s, ~%.3g events per run, K = 10, all metrics, %s "
+         "service, init %s\n",
+         bo.lambda, bo.pools, bo.events, bo.service ? bo.service : "exponential",
+         lbmc_init_kind_names[bo.init]);
+  if (precision) {
+    printf("%-8s %3s %14s %-10s %10s %10s %10s %14s\n", "policy", "R", "n", "engine", "p_wait",
+           "half-width", "CPU s", "CPU s for 1%");
+    for (char *s = NULL, *tok = strtok_r(ns, ",", &s); tok; tok = strtok_r(NULL, ",", &s))
+      if (bench_precision(&cases[0], (long long)atof(tok), &bo)) return 1;
+    return 0;
+  }
+  printf("%-10s %3s %14s", "policy", "R", "n");
+  for (int e = 0; e < bo.engines; e++)
+    printf(" %10s ev/s %8s MiB", lbmc_engine_kind_names[bo.engine[e]], "");
+  printf("%s\n", bo.engines > 1 ? "    ratio" : "");
   for (int i = 0; i < ncases; i++) {
-    char nbuf[256];
+    char nbuf[512];
     snprintf(nbuf, sizeof nbuf, "%s", ns);
-    for (char *save = NULL, *tok = strtok_r(nbuf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-      long n = atol(tok);
-      int fd[2];
-      pid_t pid;
-      double out[3] = {0, 0, 0};
-      if (pipe(fd) != 0) return 1;
-      pid = fork();
-      if (pid == 0) { /* child: a fresh process so that the peak memory is this run's */
-        int bad = bench_one(&cases[i], n, &bo, &out[0], &out[1], &out[2]);
-        if (write(fd[1], out, sizeof out) != (ssize_t)sizeof out) bad = 1;
-        _exit(bad);
+    for (char *s = NULL, *tok = strtok_r(nbuf, ",", &s); tok; tok = strtok_r(NULL, ",", &s)) {
+      long long n = (long long)atof(tok);
+      double out[BENCH_ENGINES][3];
+      printf("%-10s %3ld %14lld", cases[i].policy, cases[i].routers, n);
+      for (int e = 0; e < bo.engines; e++) {
+        int per_server = bo.engine[e] == LBMC_ENGINE_SERVERS || bo.engine[e] == LBMC_ENGINE_GENERAL;
+        out[e][0] = out[e][1] = NAN;
+        if (!per_server || n <= bo.servers_max)
+          bench_child(&cases[i], n, &bo, bo.engine[e], out[e]);
+        printf(" %15.4g %12.1f", out[e][0], out[e][1]);
       }
-      close(fd[1]);
-      if (read(fd[0], out, sizeof out) != (ssize_t)sizeof out) out[0] = NAN;
-      close(fd[0]);
-      waitpid(pid, NULL, 0);
-      printf("%-10s %8ld %10ld %14.4g %12.1f %10.3g\n", cases[i].policy, cases[i].routers, n,
-             out[0], out[1], out[2]);
+      if (bo.engines > 1) printf(" %8.2f", out[0][0] / out[1][0]);
+      printf("\n");
       fflush(stdout);
     }
   }

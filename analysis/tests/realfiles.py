@@ -95,8 +95,35 @@ run:
   tail_k: 3
 """
 
+# Job 5: linked axes (together): the two pools' buffers vary together, 2 x 3 x 2 = 12 points.
+LINKED = """
+system:
+  n: [10, 30]
+  lambda: 0.9
+  pools:
+    - {beta: 0.5, mu: 1.5, buffer: [1, 2, 4]}
+    - {beta: rest, mu: 0.5, buffer: [2, 3, 6]}
+policy: [jsq(2), random]
+together: [["pools[1].buffer", "pools[2].buffer"]]
+run: {replicas: 2, warmup: 10, time: 100, batches: 5, seed: 7, tail_k: 3}
+"""
+
+# Job 6: one buffer for every pool (system.buffer), linked with lambda in a named dimension.
+SHARED_BUFFER = """
+system:
+  n: 8
+  lambda: [0.5, 0.9]
+  buffer: [1, 3]
+  pools:
+    - {beta: 0.5, mu: 1}
+    - {beta: 0.5, mu: 2}
+policy: random
+together: {load: [lambda, buffer]}
+run: {replicas: 2, warmup: 10, time: 100, batches: 5, seed: 8, tail_k: 3}
+"""
+
 JOBS = {"heterogeneous": HETEROGENEOUS, "buffers_routers": BUFFERS_ROUTERS, "sequential": SEQUENTIAL,
-        "single_server": SINGLE_SERVER}
+        "single_server": SINGLE_SERVER, "linked": LINKED, "shared_buffer": SHARED_BUFFER}
 def _lbmc():
     exe = os.environ.get("LBMC")
     if exe:

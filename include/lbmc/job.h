@@ -2,9 +2,11 @@
  * settings and the output path. The format is documented in docs/job-files.md.
  *
  * A job is parsed once (lbmc_job_parse_*), then each grid point is materialised as a
- * model and run options (lbmc_job_point). The grid is the Cartesian product of every
- * setting given as a list, in the order the keys appear in the file, the first axis
- * varying slowest; point indices are 0-based in that order.
+ * model and run options (lbmc_job_point). Every setting given as a list is an axis;
+ * the grid is the Cartesian product of its dimensions, in the order the keys appear in
+ * the file, the first varying slowest; point indices are 0-based in that order (mixed
+ * radix over the dimensions). A dimension is one axis, or a group of axes the job
+ * links with the key together (varied together: their i-th values go together).
  *
  * None of these functions is collective; under MPI, rank 0 parses the file and the
  * other ranks parse the broadcast text (lbmc_job_parse_text), so every rank holds the
@@ -45,10 +47,18 @@ long lbmc_job_points(const lbmc_job *job);
 /** Number of pools J (the same at every point). */
 int lbmc_job_pools(const lbmc_job *job);
 /** Grid axes: their number, and the name of axis a (e.g. "n", "lambda", "policy",
- *  "pools[2].beta", "run.time") and its length. */
+ *  "pools[2].beta", "run.time") and its length. Axes are in grid order: that of the
+ *  file, with the axes of a linked group next to the first of them. */
 int lbmc_job_axes(const lbmc_job *job);
 const char *lbmc_job_axis_name(const lbmc_job *job, int a);
 long lbmc_job_axis_length(const lbmc_job *job, int a);
+/** Grid dimensions: their number D (at most the number of axes), the dimension of
+ *  axis a (0 <= d < D, non-decreasing in a; -1 for no such axis), and the name of
+ *  dimension d: the name the job gives its group (together as a mapping), else the
+ *  axis name of a single axis, else "" (an unnamed group). Owned by the job. */
+int lbmc_job_dims(const lbmc_job *job);
+int lbmc_job_axis_dim(const lbmc_job *job, int a);
+const char *lbmc_job_dim_name(const lbmc_job *job, int d);
 /** Text of value v of axis a as written in the file (owned by the job). */
 const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v);
 

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "lbmc/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -70,6 +72,27 @@ typedef struct {
   const char *units;
   const char *description;
 } lbmc_metric_info;
+
+/** Flag of lbmc_metric_parse: a metric of several entries may be named without an index
+ *  ("utilization", "tail"), meaning all of its entries (*entry = -1). */
+#define LBMC_METRIC_WHOLE 1
+
+/** Read a metric name as lbmc writes it everywhere (docs/model.md, "Metric names"):
+ *  "p_wait" (a scalar), "utilization[2]" (pool 2 of J, 1-based), "tail[2][3]" (pool 2,
+ *  level k = 3 of K, 1-based), "sojourn_quantiles[0.99]" (a level of
+ *  LBMC_QUANTILE_LEVELS, as printed by "%g"). On success *metric is the index in
+ *  LBMC_METRIC_LIST and *entry the entry within the metric's lbmc_metric_size(J, K)
+ *  values (pool-major for tail: (j-1) K + (k-1)), or -1 for a whole metric (only with
+ *  LBMC_METRIC_WHOLE in flags; a scalar is always entry 0). `where` prefixes messages.
+ *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not a metric; allowed: ..." (with a
+ *  "did you mean" hint), or "... is not allowed; <what the metric's entries are>".
+ *  Not collective. */
+lbmc_err lbmc_metric_parse(const char *where, const char *text, int J, int K, int flags,
+                           int *metric, long *entry);
+/** The name of entry `entry` of metric i (J pools, K tail levels) as lbmc_metric_parse
+ *  reads it ("utilization[2]", "tail[2][3]", "sojourn_quantiles[0.99]"), into buf of len
+ *  bytes (48 are enough); entry -1 gives the bare metric name. Returns buf. */
+const char *lbmc_metric_entry_name(int i, long entry, int J, int K, char *buf, size_t len);
 
 /** Level of quantile i (0 <= i < LBMC_QUANTILES). */
 double lbmc_quantile_level(int i);

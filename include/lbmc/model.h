@@ -33,8 +33,9 @@ lbmc_err lbmc_model_duplicate(const lbmc_model *m, lbmc_model **out);
 /** Text prefixed to the messages of lbmc_model_setup, naming where the model came
  *  from (e.g. "jobs/x.yaml, grid point 3"); copied. */
 lbmc_err lbmc_model_set_origin(lbmc_model *m, const char *origin);
-/** Number of servers n, 1 <= n <= LBMC_MAX_SERVERS. Errors: LBMC_ERR_ARG. */
-lbmc_err lbmc_model_set_n(lbmc_model *m, long n);
+/** Number of servers n, 1 <= n <= LBMC_MAX_N (10^12; the per-server engines take up to
+ *  LBMC_MAX_SERVERS, the occupancy engine all). Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_model_set_n(lbmc_model *m, int64_t n);
 /** Arrival rate per server lambda > 0 (total rate lambda*n). Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_model_set_lambda(lbmc_model *m, double lambda);
 /** Pools: arrays of length J (1 <= J <= LBMC_MAX_POOLS): fractions beta_j in (0, 1],
@@ -76,7 +77,7 @@ lbmc_err lbmc_model_set_sampling(lbmc_model *m, const char *sampling);
 lbmc_err lbmc_model_setup(lbmc_model *m);
 
 /* Getters (valid after lbmc_model_setup unless noted). */
-long lbmc_model_n(const lbmc_model *m);
+int64_t lbmc_model_n(const lbmc_model *m);
 double lbmc_model_lambda(const lbmc_model *m);
 int lbmc_model_pools(const lbmc_model *m);
 double lbmc_model_beta(const lbmc_model *m, int j);
@@ -84,7 +85,7 @@ double lbmc_model_mu(const lbmc_model *m, int j);
 /** Buffer of pool j, LBMC_BUFFER_INF for unlimited. */
 long lbmc_model_buffer(const lbmc_model *m, int j);
 /** Servers in pool j, N_j. */
-long lbmc_model_pool_servers(const lbmc_model *m, int j);
+int64_t lbmc_model_pool_servers(const lbmc_model *m, int j);
 /** Load rho = lambda / sum_j beta_j mu_j. */
 double lbmc_model_rho(const lbmc_model *m);
 long lbmc_model_routers(const lbmc_model *m);

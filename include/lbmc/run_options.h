@@ -5,11 +5,34 @@
 #ifndef LBMC_RUN_OPTIONS_H
 #define LBMC_RUN_OPTIONS_H
 
+#include <stddef.h>
+
 #include "lbmc/error.h"
+#include "lbmc/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,
+ *  --engine). Names: lbmc_engine_kind_names. */
+typedef enum {
+  LBMC_ENGINE_AUTO = 0, /* the first that applies of occupancy, servers, general */
+  LBMC_ENGINE_SERVERS,  /* per-server exponential race */
+  LBMC_ENGINE_GENERAL,  /* per-server event calendar, general service */
+  LBMC_ENGINE_OCCUPANCY /* counts of servers per pool and level (docs/occupancy.md) */
+} lbmc_engine_kind;
+/** "auto", "servers", "general", "occupancy", indexed by lbmc_engine_kind. */
+extern const char *const lbmc_engine_kind_names[4];
+
+/** How a replica starts (run.init, --init). */
+typedef enum {
+  LBMC_INIT_EMPTY = 0,    /* every server idle at time 0 */
+  LBMC_INIT_MEANFIELD = 1 /* counts rounded from the mean-field fixed point (occupancy
+                             engine; docs/occupancy.md); other engines start empty */
+} lbmc_init_kind;
+/** "empty", "meanfield", indexed by lbmc_init_kind. */
+extern const char *const lbmc_init_kind_names[2];
 
 /** Run settings of a replica. Times are in the model's time unit. */
 typedef struct {
@@ -19,10 +42,12 @@ typedef struct {
   long batches;            /* batch means per replica, >= 2 */
   double confidence;       /* level of the intervals, 0 < confidence < 1 */
   long tail_k;             /* K: tail levels k = 1..K, >= 1 */
-  long long max_customers; /* runaway cap on customers in the system; 0 = default
-                              min(1000 n + 100000, 2^26) */
-  int general_engine;      /* 1: simulate with the general-service engine even when
-                             service is exponential (for cross-checks); 0: automatic */
+  long long max_customers; /* runaway cap on customers in the system, at most
+                              LBMC_MAX_CUSTOMERS; 0 = default 1000 n + 100000, and at most
+                              2^26 for the engines that hold customers one by one */
+  int engine;              /* an lbmc_engine_kind: LBMC_ENGINE_AUTO, or one engine (e.g.
+                              LBMC_ENGINE_GENERAL to cross-check the servers engine) */
+  int init;                /* an lbmc_init_kind */
   double runaway_fraction; /* a point is unstable if in most replicas the time-average
                               customers in the system grew from each quarter of the
                               measured period to the next by more than this fraction
@@ -30,13 +55,18 @@ typedef struct {
 } lbmc_run_options;
 
 /** Defaults: warmup 100, time 1000, batches 20, confidence 0.95, tail_k 10,
- *  max_customers 0 (default cap), runaway_fraction 0.02. */
+ *  max_customers 0 (default cap), engine auto, init empty, runaway_fraction 0.02. */
 void lbmc_run_options_default(lbmc_run_options *o);
 
 /** Check every setting; `where` prefixes the key names in the messages: "--" names
  *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
  *  Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
+
+/** The name of run option `name` ("max_customers") as a message writes it after the
+ *  prefix `where` of lbmc_run_options_check: "--max-customers" for "--", else
+ *  "<where>max_customers"; into key[len], which is returned. */
+const char *lbmc_run_option_key(char *key, size_t len, const char *where, const char *name);
 
 #ifdef __cplusplus
 }

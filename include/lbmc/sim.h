@@ -1,10 +1,10 @@
 /* Simulation of replicas (docs/model.md, "Simulation"): the replica driver.
  *
- * A replica starts empty at time 0 from its own random streams (numbered from
- * (scenario, replica, purpose) and the seed, see lbmc/rng.h), runs a warm-up that is
- * discarded, then a measured period recorded in segments of raw sums; it writes one
- * replica record. Its point's estimates and verdict come from the records of its
- * replicas (lbmc/point.h).
+ * A replica starts empty at time 0 (or, with init meanfield, near the mean-field
+ * fixed point) from its own random streams (numbered from (scenario, replica, purpose)
+ * and the seed, see lbmc/rng.h), runs a warm-up that is discarded, then a measured
+ * period recorded in segments of raw sums; it writes one replica record. Its point's
+ * estimates and verdict come from the records of its replicas (lbmc/point.h).
  */
 #ifndef LBMC_SIM_H
 #define LBMC_SIM_H
@@ -30,6 +30,22 @@ extern "C" {
  *  LBMC_MAX_EVENTS events (about 2 lambda n (warmup + time)); `where` prefixes the
  *  message. Errors: LBMC_ERR_LIMIT. */
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where);
+
+/** Name of the engine that will simulate model m (set up) under o ("occupancy",
+ *  "servers", "general"; static): o->engine if it applies, or with auto the first of
+ *  occupancy, servers, general that applies; NULL if none, and why[len] then says why
+ *  ("occupancy cannot simulate this model (lwl(2) reads workloads); engines that apply:
+ *  general"). Prints nothing. */
+const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char *why, size_t len);
+
+/** lbmc_run_engine as a check (docs/model.md, "Engines"): *engine (if not NULL) gets
+ *  the engine's name. `where` prefixes the key names as for lbmc_run_options_check: "--" for
+ *  command-line flags, "jobs/x.yaml: point 3: run." for a job's point.
+ *  Errors: LBMC_ERR_ARG naming the engine key, the engine asked for, why it does not
+ *  apply (the policy, the service, n) and the engines that do; or naming max_customers
+ *  when it exceeds what the engine holds. */
+lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, const char *where,
+                               const char **engine);
 
 /** The measured period of a replica (with warmup auto: the whole run) is recorded in
  *  segments, LBMC_SEGMENTS_PER_BATCH per batch and at most LBMC_MAX_SEGMENTS, each of
@@ -57,6 +73,13 @@ typedef struct lbmc_replica_ lbmc_replica;
  *  options must outlive it. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (options). */
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **r);
 void lbmc_replica_destroy(lbmc_replica **r);
+
+/** Name of the engine that runs the replicas ("occupancy", "servers", "general"). */
+const char *lbmc_replica_engine(const lbmc_replica *r);
+/** "" when replicas start as o->init asks; otherwise why not, in words (init meanfield
+ *  with an engine that has no mean-field start, or a mean-field ODE that does not
+ *  settle: replicas then start empty). */
+const char *lbmc_replica_init_note(const lbmc_replica *r);
 
 /** A function called after every tick of a replica (LBMC_TICKS_PER_SEGMENT per segment,
  *  and at most about 1000 times during a fixed warm-up), e.g. to serve MPI requests or

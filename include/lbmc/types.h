@@ -14,8 +14,16 @@ extern "C" {
 #define LBMC_BUFFER_INF (-1L)
 /** The pool fractions must sum to 1 within this (issue #2). */
 #define LBMC_BETA_SUM_TOL 1e-9
-/** Servers are numbered with 32-bit integers. */
+/** Most servers a model may have (issue 10: the occupancy engine's limit; it keeps
+ *  counts of servers, exact as 64-bit integers, and draws positions among n exactly
+ *  with 52 random bits). */
+#define LBMC_MAX_N 1000000000000LL
+/** Most servers of the per-server engines (servers, general), which number them with
+ *  32-bit integers. */
 #define LBMC_MAX_SERVERS 2147483647L
+/** Most customers in the system a runaway cap may allow (run.max_customers; the
+ *  engines that hold customers one by one allow fewer, see src/engine/engine_type.h). */
+#define LBMC_MAX_CUSTOMERS 4611686018427387904LL
 /** Most pools a model may have. */
 #define LBMC_MAX_POOLS 64
 /** Most values of a queue-length-dependent speed list mu_j(1..L). */

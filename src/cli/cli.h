@@ -2,6 +2,7 @@
 #ifndef LBMC_CLI_H
 #define LBMC_CLI_H
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 
@@ -16,6 +17,30 @@ int lbmc_cmd_sim(int argc, char **argv);
 int lbmc_cmd_run(int argc, char **argv);
 int lbmc_cmd_merge(int argc, char **argv);
 int lbmc_cmd_info(int argc, char **argv);
+int lbmc_cmd_plot(int argc, char **argv);
+int lbmc_cmd_completion(int argc, char **argv);
+
+/** A command of the program: its name, function, one-line summary, long options
+ *  (getopt's table ending with a zero entry; NULL: lbmc sim's, from the table of
+ *  inputs, or none) and the files it takes (a glob, "*.h5", or NULL). */
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+  const struct option *opts;
+  const char *files;
+} lbmc_command;
+
+/** The commands, ending with an entry whose name is NULL (main.c). */
+extern const lbmc_command lbmc_commands[];
+/** The long options of lbmc run, lbmc info and lbmc plot. */
+extern const struct option lbmc_run_opts[], lbmc_info_opts[], lbmc_plot_opts[];
+
+/** lbmc run under srun: LBMC_ERR_ARG (the message printed by task 0 only) if Slurm says
+ *  this step has several tasks while MPI gives it one rank: mpi_size < 0 before
+ *  MPI_Init (judged from the environment: no PMI/PMIx variables), else the size of
+ *  MPI_COMM_WORLD. Not collective. */
+lbmc_err lbmc_cli_check_launch(int mpi_size);
 
 /** Parse "beta:mu:buffer[,beta:mu:buffer...]" into arrays of LBMC_MAX_POOLS entries;
  *  `where` names the source ("--pools"). Errors: LBMC_ERR_ARG. */
@@ -41,15 +66,6 @@ json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 
 /** Print a one-paragraph description of the model. */
 void lbmc_cli_print_model(FILE *f, const lbmc_model *m);
-
-/** lbmc info FILE --compare A,B (info_compare.c): per scenario of res (its job parsed, or
- *  NULL) and per metric entry metric[c], entry[c] (names[c], nc of them; quantiles are
- *  skipped), the paired difference and ratio of policy A's and B's estimates, with the
- *  unpaired half-width for comparison. Errors: LBMC_ERR_ARG (a bad spec, no scenario
- *  with both, a file without per-replica weights), LBMC_ERR_MEMORY. */
-struct lbmc_results_;
-lbmc_err lbmc_info_compare(const struct lbmc_results_ *res, const lbmc_job *job, const char *spec,
-                           const int *metric, const long *entry, const char *const *names, int nc);
 
 /** Help text of the policies, one per line, each starting with `indent`. */
 void lbmc_cli_print_policies(FILE *f, const char *indent);

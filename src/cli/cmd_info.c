@@ -1,127 +1,172 @@
-/* lbmc info: a results file as a table (or what a checkpoint holds); lbmc merge:
- * combine parts of one job. */
+/* lbmc info: a results file's tidy rows (one per point, metric and entry) as a text
+ * table, CSV or JSON, or what a checkpoint holds; lbmc merge: combine parts of one job.
+ * The rows are built in info_rows.c, the formats in table.c. */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../io/checkpoint.h"
-#include "../io/results.h"
 #include "cli.h"
+#include "info.h"
+#include "lbmc/check.h"
 #include "lbmc/job.h"
 #include "lbmc/metrics.h"
 #include "lbmc/runner.h"
 
 #define LBMC_INFO_DEFAULT_METRICS "p_wait_or_block,mean_sojourn,messages_per_arrival"
+#define LBMC_INFO_WIDTH           120
 
 static void lbmc_info_usage(FILE *f)
 {
-  fputs("usage: lbmc info FILE.h5 [--metrics M1,M2,...] [--compare A,B]\n"
+  fputs("usage: lbmc info FILE.h5 [--format table|csv|json] [--metrics M1,M2,...]\n"
+        "                         [--where AXIS=VALUE,...] [--width N] [--compare A,B]\n"
         "\n"
-        "Print a results file: its run, then one row per grid point with its parameters,\n"
-        "status, replicas and the chosen metrics as mean +/- half-width. Per-pool metrics\n"
-        "may be written with a 1-based pool, e.g. utilization[2]; a per-pool metric without\n"
-        "one shows pool 1. Default metrics: " LBMC_INFO_DEFAULT_METRICS ".\n"
-        "Cells: estimate [interval]; 'none observed, < X' for an event never seen; points\n"
-        "whose status is not ok are listed below the table with the reason.\n"
-        "--compare A,B: per scenario (the grid point without policy, routers, stale,\n"
-        "sampling) and metric, A - B and A / B with paired intervals (the policies of a\n"
-        "scenario share their random numbers replica by replica).\n",
+        "Print a results file as tidy rows: one per grid point, metric and entry, with the\n"
+        "point's grid axes as columns, then mean, half_width, std_err, replicas and status\n"
+        "(CSV and JSON add metric, pool, k, level and reason). On a checkpoint (.ckpt), say\n"
+        "what it holds and how to finish its run.\n"
+        "\n"
+        "  --format F       table (default: aligned text, at most --width columns), csv\n"
+        "                   (loads in pandas and R as it is) or json\n"
+        "  --metrics LIST   metric names as lbmc sim prints them: p_wait, utilization[2],\n"
+        "                   tail[2][3], sojourn_quantiles[0.99]; a bare per-pool metric\n"
+        "                   means every entry (default: " LBMC_INFO_DEFAULT_METRICS "\n"
+        "                   for the table, every metric for csv and json); repeatable\n"
+        "  --where LIST     only points whose grid axes have these values, e.g.\n"
+        "                   policy=pull,n=1000 (axes by name, pools[2].mu, or column, mu_2;\n"
+        "                   values as written in the job or the same number; a repeated\n"
+        "                   axis gives alternatives); repeatable\n"
+        "  --width N        width of the text table (default 120; 0: no limit): beyond it\n"
+        "                   the grid axes are listed per point above the table\n"
+        "  --compare A,B    paired comparisons of policies A and B (as in /points/policy,\n"
+        "                   e.g. 'pull,jsq(2)'): per scenario (the grid point without\n"
+        "                   policy, routers, stale, sampling) and metric entry, A - B and\n"
+        "                   A / B with paired intervals (the policies of a scenario share\n"
+        "                   their random numbers replica by replica), and the unpaired\n"
+        "                   half-width for comparison\n"
+        "  -h, --help       this help\n",
         f);
 }
 
-typedef struct {
-  int metric;
-  long entry;
-  char label[48];
-} lbmc_info_col;
-
-static lbmc_err lbmc_info_columns(const char *spec, const lbmc_results *res, lbmc_info_col *cols,
-                                  int *n)
+/* The run's line and the grid's line of the text form. */
+static void lbmc_info_header(FILE *f, const lbmc_info *info, long rows)
 {
-  char buf[1024], *save = NULL;
-  *n = 0;
-  snprintf(buf, sizeof buf, "%s", spec);
-  for (char *tok = strtok_r(buf, ",", &save); tok && *n < 16; tok = strtok_r(NULL, ",", &save)) {
-    char name[64];
-    long pool = 1;
-    char *br = strchr(tok, '[');
-    snprintf(name, sizeof name, "%.*s", br ? (int)(br - tok) : (int)strlen(tok), tok);
-    cols[*n].metric = lbmc_metric_find(name);
-    {
-      int quant =
-          cols[*n].metric >= 0 && lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_QUANTILE;
-      long top = quant ? LBMC_QUANTILES : res->J;
-      if (br && (sscanf(br, "[%ld]", &pool) != 1 || pool < 1 || pool > top))
-        return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: '%s': the %s must be 1..%ld", tok,
-                          quant ? "quantile index" : "pool", top);
-    }
-    if (cols[*n].metric < 0 || lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_POOL_K)
-      return LBMC_ERROR(LBMC_ERR_ARG,
-                        "--metrics: '%s' is not allowed; use scalar or per-pool metrics, e.g. "
-                        "p_wait, mean_sojourn, utilization[2]",
-                        tok);
-    cols[*n].entry = lbmc_metric_get(cols[*n].metric)->shape == LBMC_SHAPE_SCALAR ? 0 : pool - 1;
-    snprintf(cols[*n].label, sizeof cols[*n].label, "%s", tok);
-    (*n)++;
-  }
-  return LBMC_SUCCESS;
+  const lbmc_results *res = info->res;
+  long kept = 0;
+  char line[4096];
+  size_t used;
+  for (long i = 0; i < res->P; i++) kept += info->keep[i];
+  snprintf(line, sizeof line,
+           "%s: lbmc %s (%s, %s), created %s, %ld MPI rank%s, %.1f s wall, seed %ld, %.10g%% "
+           "intervals%s%s%s",
+           info->path, res->lbmc_version, res->revision, res->build_type, res->created,
+           res->mpi_ranks, res->mpi_ranks == 1 ? "" : "s", res->wall_seconds, res->seed,
+           100 * res->confidence, res->shard[0] ? ", shard " : "", res->shard,
+           res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
+  fprintf(f, "%s\n", line); /* one line: scripts look for INCOMPLETE in it */
+  lbmc_grid_text(info->grid, line, sizeof line);
+  used = strlen(line);
+  used += (size_t)snprintf(line + used, sizeof line - used, "; %ld in the file", res->P);
+  if (kept < res->P && used < sizeof line)
+    used += (size_t)snprintf(line + used, sizeof line - used, ", %ld kept by --where", kept);
+  if (used < sizeof line) snprintf(line + used, sizeof line - used, "; %ld rows", rows);
+  lbmc_print_wrapped(f, "", 2, line, info->width);
 }
 
-static void lbmc_info_print(const char *path, const lbmc_results *res, const lbmc_info_col *cols,
-                            int nc, const lbmc_job *job)
+/* The text form: the header, the grid axes per point above the table when they would
+ * make it wider than info->width, the table, and why points are unstable. */
+static void lbmc_info_print_text(FILE *f, const lbmc_info *info, lbmc_table *t)
 {
-  printf("%s: lbmc %s, created %s, %ld MPI ranks, %.1f s wall, seed %ld, %.0f%% intervals%s%s%s\n",
-         path, res->lbmc_version, res->created, res->mpi_ranks, res->wall_seconds, res->seed,
-         100 * res->confidence, res->shard[0] ? ", shard " : "", res->shard,
-         res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
-  printf("%5s %8s %8s %7s %-12s %3s %-8s %4s %-17s", "point", "n", "lambda", "rho", "policy", "R",
-         "stale", "reps", "status");
-  for (int c = 0; c < nc; c++) printf(" %24s", cols[c].label);
-  printf("  %s\n", job ? "grid axes" : "");
-  for (long i = 0; i < res->P; i++) {
-    const lbmc_point_info *p = &res->pt[i];
-    printf("%5ld %8ld %8.4g %7.4g %-12s %3ld %-8s %4ld %-17s", p->index, p->n, p->lambda, p->rho,
-           p->policy, p->routers, p->stale[0] ? p->stale : "-", p->replicas,
-           lbmc_status_name(p->status));
-    for (int c = 0; c < nc; c++) {
-      size_t k = (size_t)i * res->total + lbmc_metric_offset(cols[c].metric, res->J, res->K) +
-                 (size_t)cols[c].entry;
-      char cell[128];
-      if (p->status == LBMC_STATUS_UNSTABLE)
-        snprintf(cell, sizeof cell, "-");
-      else
-        lbmc_cli_cell(cell, sizeof cell, res->mean[k], res->lower[k], res->upper[k],
-                      res->upper_bound[k], (unsigned)res->flags[k]);
-      printf(" %24s", cell);
+  const lbmc_results *res = info->res;
+  const int A = info->grid ? info->grid->A : 0;
+  lbmc_info_header(f, info, t->nrows);
+  if (info->width > 0 && A > 0 && lbmc_table_width(t) > (size_t)info->width) {
+    char label[4096], first[32];
+    for (int a = 0; a < A; a++) t->col[LBMC_INFO_FIRST_AXIS + a].hidden = 1;
+    fprintf(f, "grid axes of each point:\n");
+    for (long i = 0; i < res->P; i++) {
+      if (!info->keep[i]) continue;
+      lbmc_grid_label(info->grid, res->pt[i].index, label, sizeof label);
+      snprintf(first, sizeof first, "%7ld  ", res->pt[i].index);
+      lbmc_print_wrapped(f, first, 9, label, info->width);
     }
-    if (job) {
-      char axes[512];
-      lbmc_job_point_label(job, p->index, axes, sizeof axes);
-      printf("  %s", axes);
-    }
-    putchar('\n');
   }
+  lbmc_table_print(f, t, LBMC_FORMAT_TABLE);
   for (long i = 0; i < res->P; i++)
-    if (res->pt[i].status != LBMC_STATUS_OK) {
-      printf("point %ld %s: %s", res->pt[i].index, lbmc_status_name(res->pt[i].status),
-             res->pt[i].reason);
+    if (info->keep[i] && res->pt[i].status != LBMC_STATUS_OK) {
+      char first[64], why[1024];
+      snprintf(first, sizeof first, "point %ld %s: ", res->pt[i].index,
+               lbmc_status_name(res->pt[i].status));
+      snprintf(why, sizeof why, "%s", res->pt[i].reason);
       if (!isnan(res->pt[i].suggested_time))
-        printf(" (run longer: e.g. time %g)", res->pt[i].suggested_time);
-      putchar('\n');
+        snprintf(why + strlen(why), sizeof why - strlen(why), " (run longer: e.g. time %g)",
+                 res->pt[i].suggested_time);
+      lbmc_print_wrapped(f, first, 2, why, info->width);
     }
 }
 
-/* --compare A,B on the --metrics columns (info_compare.c). */
-static lbmc_err lbmc_info_compare_cols(const lbmc_results *res, const lbmc_job *job,
-                                       const char *spec, const lbmc_info_col *cols, int nc)
+/* The grid as JSON: each axis (name, column, dimension, values as written) and each
+ * dimension (name, length). */
+static json_t *lbmc_info_json_grid(const lbmc_grid *g)
 {
-  int metric[16];
-  long entry[16];
-  const char *names[16];
-  for (int c = 0; c < nc; c++)
-    metric[c] = cols[c].metric, entry[c] = cols[c].entry, names[c] = cols[c].label;
-  return lbmc_info_compare(res, job, spec, metric, entry, names, nc);
+  json_t *grid = json_object(), *axes = json_array(), *dims = json_array();
+  char col[64];
+  for (int a = 0; g && a < g->A; a++) {
+    json_t *axis = json_object(), *values = json_array();
+    for (long v = 0; v < g->axis_length[a]; v++)
+      json_array_append_new(values, json_string(g->axis_value[g->axis_first[a] + v]));
+    json_object_set_new(axis, "name", json_string(g->axis_name[a]));
+    json_object_set_new(axis, "column",
+                        json_string(lbmc_info_axis_column(g->axis_name[a], col, sizeof col)));
+    json_object_set_new(axis, "dim", json_integer(g->axis_dim[a]));
+    json_object_set_new(axis, "values", values);
+    json_array_append_new(axes, axis);
+  }
+  for (int d = 0; g && d < g->D; d++) {
+    json_t *dim = json_object();
+    json_object_set_new(dim, "name", json_string(g->dim_name[d]));
+    json_object_set_new(dim, "length", json_integer(g->dim_length[d]));
+    json_array_append_new(dims, dim);
+  }
+  json_object_set_new(grid, "axes", axes);
+  json_object_set_new(grid, "dims", dims);
+  return grid;
+}
+
+/* The JSON form: the file's run, its grid and the rows. */
+static void lbmc_info_print_json(FILE *f, const lbmc_info *info, const lbmc_table *t)
+{
+  const lbmc_results *res = info->res;
+  json_t *root = json_object();
+  json_object_set_new(root, "file", json_string(info->path));
+  json_object_set_new(root, "lbmc_version", json_string(res->lbmc_version));
+  json_object_set_new(root, "source_revision", json_string(res->revision));
+  json_object_set_new(root, "build_type", json_string(res->build_type));
+  json_object_set_new(root, "created", json_string(res->created));
+  json_object_set_new(root, "seed", json_integer(res->seed));
+  json_object_set_new(root, "confidence", json_real(res->confidence));
+  json_object_set_new(root, "mpi_ranks", json_integer(res->mpi_ranks));
+  json_object_set_new(root, "wall_seconds", json_real(res->wall_seconds));
+  json_object_set_new(root, "complete", json_boolean(res->complete));
+  json_object_set_new(root, "shard", json_string(res->shard));
+  json_object_set_new(root, "grid", lbmc_info_json_grid(info->grid));
+  json_object_set_new(root, "rows", lbmc_table_json(t));
+  lbmc_json_print(f, root);
+}
+
+/* The paired comparisons: in text with the file's header and a note on the columns. */
+static void lbmc_info_print_compare(FILE *f, const lbmc_info *info, const lbmc_table *t)
+{
+  if (info->format == LBMC_FORMAT_TABLE) lbmc_info_header(f, info, t->nrows);
+  lbmc_table_print(f, t, info->format);
+  if (info->format == LBMC_FORMAT_TABLE)
+    lbmc_print_wrapped(f, "", 0,
+                       "difference, ratio: of the pooled estimates of A and B, with paired "
+                       "intervals (replica r of A with replica r of B: common random numbers); "
+                       "gain: the unpaired (Welch) half-width of the difference over the paired "
+                       "one",
+                       info->width);
 }
 
 /* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
@@ -162,51 +207,123 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
   return LBMC_SUCCESS;
 }
 
-int lbmc_cmd_info(int argc, char **argv)
+/* The options of lbmc info; --where and --metrics are kept to be read with the file. */
+typedef struct {
+  const char *where[16], *metrics[16], *compare;
+  int nwhere, nmetrics, help;
+} lbmc_info_args;
+
+enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH, OPT_COMPARE };
+
+const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
+                                        {"format", required_argument, 0, OPT_FORMAT},
+                                        {"where", required_argument, 0, OPT_WHERE},
+                                        {"width", required_argument, 0, OPT_WIDTH},
+                                        {"compare", required_argument, 0, OPT_COMPARE},
+                                        {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
+
+static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_info *info)
 {
-  static const struct option opts[] = {{"metrics", required_argument, 0, 'm'},
-                                       {"compare", required_argument, 0, 'c'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *metrics = LBMC_INFO_DEFAULT_METRICS, *compare = NULL;
-  lbmc_results *res = NULL;
-  lbmc_info_col cols[16];
-  int c, nc;
-  lbmc_err err;
+  static const char *const formats[] = {"table", "csv", "json"};
+  long width;
+  int c;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":m:c:h", opts, NULL)) != -1) {
-    if (c == 'm')
-      metrics = optarg;
-    else if (c == 'c')
-      compare = optarg;
-    else if (c == 'h') {
-      lbmc_info_usage(stdout);
-      return 0;
-    } else {
-      LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc info (see lbmc info --help)",
-                 argv[optind - 1]);
-      return 2;
+  while ((c = getopt_long(argc, argv, ":m:h", lbmc_info_opts, NULL)) != -1) {
+    switch (c) {
+    case 'm':
+    case OPT_WHERE:
+      if ((c == 'm' ? a->nmetrics : a->nwhere) == 16)
+        return LBMC_ERROR(LBMC_ERR_ARG, "%s: given more than 16 times", argv[optind - 1]);
+      if (c == 'm')
+        a->metrics[a->nmetrics++] = optarg;
+      else
+        a->where[a->nwhere++] = optarg;
+      break;
+    case OPT_FORMAT:
+      for (info->format = 0; info->format < 3 && strcmp(optarg, formats[info->format]);
+           info->format++)
+        ;
+      if (info->format == 3)
+        return LBMC_ERROR(LBMC_ERR_ARG, "--format: '%s' is not allowed; allowed: table, csv, json",
+                          optarg);
+      break;
+    case OPT_WIDTH:
+      LBMC_CHECK(lbmc_parse_long("--width", optarg, &width));
+      LBMC_CHECK(lbmc_check_int_range("--width", width, 0, 100000));
+      info->width = (int)width;
+      break;
+    case OPT_COMPARE: a->compare = optarg; break;
+    case 'h': a->help = 1; return LBMC_SUCCESS;
+    case ':':
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc info --help)",
+                        argv[optind - 1]);
+    default:
+      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc info (see lbmc info --help)",
+                        argv[optind - 1]);
     }
   }
-  if (optind != argc - 1) {
-    LBMC_ERROR(LBMC_ERR_ARG, "lbmc info takes one results file (see lbmc info --help)");
-    return 2;
-  }
-  if (lbmc_checkpoint_is(argv[optind])) return lbmc_exit_status(lbmc_info_checkpoint(argv[optind]));
-  err = lbmc_results_read(argv[optind], &res);
-  if (!err) err = lbmc_info_columns(metrics, res, cols, &nc);
-  if (!err) {
-    lbmc_job *job = NULL; /* the job the file came from, for the axis values of each point */
-    if (res->job_text && *res->job_text && lbmc_job_parse_text(res->job_text, argv[optind], &job))
-      job = NULL;
-    if (compare)
-      err = lbmc_info_compare_cols(res, job, compare, cols, nc);
-    else
-      lbmc_info_print(argv[optind], res, cols, nc, job);
+  if (optind != argc - 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "lbmc info takes one results file (see lbmc info --help)");
+  info->path = argv[optind];
+  return LBMC_SUCCESS;
+}
+
+/* The file, its grid (from /grid, else from its job text) and the selections. */
+static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
+{
+  lbmc_results *res;
+  LBMC_CHECK(lbmc_results_read(info->path, &info->res));
+  res = info->res;
+  info->grid = res->grid;
+  if (!info->grid && res->job_text && *res->job_text) {
+    lbmc_job *job = NULL;
+    if (lbmc_job_parse_text(res->job_text, info->path, &job) == LBMC_SUCCESS &&
+        lbmc_grid_from_job(job, &info->own_grid) == LBMC_SUCCESS)
+      info->grid = info->own_grid;
     lbmc_job_destroy(&job);
   }
-  lbmc_results_destroy(&res);
+  info->keep = malloc((size_t)res->P + 1);
+  if (!info->keep) return LBMC_ERROR(LBMC_ERR_MEMORY, "info: out of memory");
+  memset(info->keep, 1, (size_t)res->P + 1);
+  for (int w = 0; w < a->nwhere; w++) LBMC_CHECK(lbmc_info_where(info, a->where[w]));
+  for (int m = 0; m < a->nmetrics; m++) LBMC_CHECK(lbmc_info_metrics(info, a->metrics[m]));
+  if (!a->nmetrics && info->format == LBMC_FORMAT_TABLE)
+    LBMC_CHECK(lbmc_info_metrics(info, LBMC_INFO_DEFAULT_METRICS));
+  return LBMC_SUCCESS;
+}
+
+int lbmc_cmd_info(int argc, char **argv)
+{
+  lbmc_info_args a;
+  lbmc_info info;
+  lbmc_table *rows = NULL;
+  lbmc_err err;
+  memset(&a, 0, sizeof a);
+  memset(&info, 0, sizeof info);
+  info.width = LBMC_INFO_WIDTH;
+  err = lbmc_info_parse(argc, argv, &a, &info);
+  if (err || a.help) {
+    if (a.help) lbmc_info_usage(stdout);
+    return lbmc_exit_status(err);
+  }
+  if (lbmc_checkpoint_is(info.path)) return lbmc_exit_status(lbmc_info_checkpoint(info.path));
+  err = lbmc_info_open(&a, &info);
+  /* the view: the tidy rows, or the paired comparisons */
+  if (!err) err = a.compare ? lbmc_info_compare(&info, a.compare, &rows) : lbmc_info_rows(&info, &rows);
+  if (!err && a.compare)
+    lbmc_info_print_compare(stdout, &info, rows);
+  else if (!err && info.format == LBMC_FORMAT_TABLE)
+    lbmc_info_print_text(stdout, &info, rows);
+  else if (!err && info.format == LBMC_FORMAT_JSON)
+    lbmc_info_print_json(stdout, &info, rows);
+  else if (!err)
+    lbmc_table_print(stdout, rows, LBMC_FORMAT_CSV);
+  lbmc_table_destroy(&rows);
+  lbmc_grid_destroy(&info.own_grid);
+  lbmc_results_destroy(&info.res);
+  free(info.keep);
   return lbmc_exit_status(err);
 }
 

@@ -57,10 +57,9 @@ typedef struct {
   int help;
 } lbmc_run_args;
 
-static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
-{
-  enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS };
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS };
+
+const struct option lbmc_run_opts[] = {{"output", required_argument, 0, 'o'},
                                        {"resume", no_argument, 0, OPT_RESUME},
                                        {"dry-run", no_argument, 0, OPT_DRY},
                                        {"quiet", no_argument, 0, OPT_QUIET},
@@ -68,11 +67,14 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
                                        {"progress", required_argument, 0, OPT_PROGRESS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
+
+static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
+{
   int c;
   a->set.progress_seconds = 10;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:h", lbmc_run_opts, NULL)) != -1) {
     switch (c) {
     case 'o':
       if (!*optarg)
@@ -82,16 +84,9 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_RESUME: a->set.resume = 1; break;
     case OPT_DRY: a->set.dry_run = 1; break;
     case OPT_QUIET: a->set.quiet = 1; break;
-    case OPT_SHARD: {
-      char *slash = strchr(optarg, '/');
-      if (!slash || sscanf(optarg, "%ld/%ld", &a->set.shard_index, &a->set.shard_count) != 2 ||
-          a->set.shard_count < 1 || a->set.shard_index < 1 ||
-          a->set.shard_index > a->set.shard_count)
-        return LBMC_ERROR(LBMC_ERR_ARG,
-                          "--shard: '%s' is not allowed; write I/K with 1 <= I <= K, e.g. 2/16",
-                          optarg);
+    case OPT_SHARD:
+      LBMC_CHECK(lbmc_parse_shard("--shard", optarg, &a->set.shard_index, &a->set.shard_count));
       break;
-    }
     case OPT_PROGRESS:
       LBMC_CHECK(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
       LBMC_CHECK(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
@@ -215,7 +210,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
 
 int lbmc_cmd_run(int argc, char **argv)
 {
-  int help = 0, rank, status;
+  int help = 0, rank, size, status;
   lbmc_err err;
   struct sigaction sa;
   /* before MPI_Init: a signal during start-up stops the run instead of killing it */
@@ -225,9 +220,13 @@ int lbmc_cmd_run(int argc, char **argv)
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
+  /* srun without PMI: Open MPI 4 would abort in MPI_Init, Open MPI 5 start singletons */
+  if ((err = lbmc_cli_check_launch(-1)) != LBMC_SUCCESS) return lbmc_exit_status(err);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  err = lbmc_run_main(argc, argv, MPI_COMM_WORLD, &help);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  err = lbmc_cli_check_launch(size);
+  if (!err) err = lbmc_run_main(argc, argv, MPI_COMM_WORLD, &help);
   if (help && rank == 0) lbmc_run_usage(stdout);
   status = lbmc_exit_status(err);
   MPI_Finalize();

@@ -272,55 +272,6 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   return LBMC_SUCCESS;
 }
 
-/* A metric entry for --precision: "p_wait", "utilization[2]", "tail[2][3]" (1-based),
- * "sojourn_quantiles[0.99]" (a level). */
-static lbmc_err lbmc_sim_metric(const char *text, int J, long K, int *metric, long *index)
-{
-  char name[64];
-  double idx[2] = {0, 0};
-  int n = 0, i;
-  const char *p = text + strcspn(text, "[");
-  snprintf(name, sizeof name, "%.*s", (int)(p - text), text);
-  while (*p == '[' && n < 2) {
-    char *end;
-    idx[n++] = strtod(p + 1, &end);
-    if (end == p + 1 || *end != ']') break;
-    p = end + 1;
-  }
-  i = lbmc_metric_find(name);
-  *metric = i;
-  *index = 0;
-  if (i >= 0 && !*p) switch (lbmc_metric_get(i)->shape) {
-    case LBMC_SHAPE_SCALAR:
-      if (n == 0) return LBMC_SUCCESS;
-      break;
-    case LBMC_SHAPE_POOL:
-      if (n == 1 && idx[0] >= 1 && idx[0] <= J && idx[0] == floor(idx[0])) {
-        *index = (long)idx[0] - 1;
-        return LBMC_SUCCESS;
-      }
-      break;
-    case LBMC_SHAPE_POOL_K:
-      if (n == 2 && idx[0] >= 1 && idx[0] <= J && idx[1] >= 1 && idx[1] <= K &&
-          idx[0] == floor(idx[0]) && idx[1] == floor(idx[1])) {
-        *index = ((long)idx[0] - 1) * K + (long)idx[1] - 1;
-        return LBMC_SUCCESS;
-      }
-      break;
-    case LBMC_SHAPE_QUANTILE:
-      for (int l = 0; n == 1 && l < LBMC_QUANTILES; l++)
-        if (idx[0] == lbmc_quantile_level(l)) {
-          *index = l;
-          return LBMC_SUCCESS;
-        }
-      break;
-    }
-  return LBMC_ERROR(LBMC_ERR_ARG,
-                    "--precision: '%s' is not a metric entry; write a metric as everywhere else: "
-                    "p_wait, utilization[j], tail[j][k] (1-based), sojourn_quantiles[0.99]",
-                    text);
-}
-
 /* --precision M:REL, --max-replicas, --max-time into prec (disabled without --precision). */
 static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
                                    lbmc_precision *prec)
@@ -342,8 +293,8 @@ static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
                       "--precision: '%s' is not allowed; write METRIC:REL, e.g. p_wait:0.05",
                       v->text);
   snprintf(metric, sizeof metric, "%.*s", (int)(colon - v->text), v->text);
-  LBMC_CHECK(lbmc_sim_metric(metric, lbmc_model_pools(m), a->o.tail_k, &prec->metric,
-                             &prec->index));
+  LBMC_CHECK(lbmc_metric_parse("--precision", metric, lbmc_model_pools(m), (int)a->o.tail_k, 0,
+                               &prec->metric, &prec->index));
   LBMC_CHECK(lbmc_parse_real("--precision: REL", colon + 1, &prec->relative));
   LBMC_CHECK(lbmc_check_positive("--precision: REL", prec->relative));
   prec->enabled = 1;
@@ -399,6 +350,8 @@ typedef struct {
   lbmc_replica *rep;
   lbmc_point *acc;
   lbmc_precision prec;
+  const char *engine;  /* the engine that runs the replicas */
+  char init_note[256]; /* why they did not start as asked ("" if they did) */
   long done, target, Rmax;
   int interrupted;
   int64_t events;
@@ -526,6 +479,9 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   json_object_set_new(root, "seed", json_integer(a->seed));
   json_object_set_new(root, "confidence", json_real(a->o.confidence));
   json_object_set_new(root, "common_random_numbers", json_true());
+  json_object_set_new(root, "engine", json_string(s->engine));
+  json_object_set_new(root, "init", json_string(lbmc_init_kind_names[a->o.init]));
+  if (*s->init_note) json_object_set_new(root, "init_note", json_string(s->init_note));
   for (int i = 0; i < LBMC_QUANTILES; i++)
     json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
   json_object_set_new(root, "quantile_levels", levels);
@@ -541,10 +497,11 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
   char lv[32];
   lbmc_cli_print_model(stdout, s->m);
   printf("run: %ld replica%s, warm-up %s%.6g, measured time %.6g per replica, %ld batches, "
-         "seed %ld%s\n",
+         "seed %ld, engine %s, start %s%s\n",
          v->replicas, v->replicas == 1 ? "" : "s", a->o.warmup_auto ? "auto (MSER), " : "",
-         v->warmup_used, v->time_used, a->o.batches, a->seed,
-         s->interrupted ? " (interrupted: partial results)" : "");
+         v->warmup_used, v->time_used, a->o.batches, a->seed, s->engine,
+         lbmc_init_kind_names[a->o.init], s->interrupted ? " (interrupted: partial results)" : "");
+  if (*s->init_note) printf("note: %s\n", s->init_note);
   lbmc_cli_print_verdict(stdout, v);
   if (v->status == LBMC_STATUS_UNSTABLE) return;
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(a->o.confidence, lv, sizeof lv),
@@ -598,14 +555,16 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   s.a = &a;
   s.m = m;
   LBMC_CHECK_GOTO(err, lbmc_sim_model(&a, m), done);
+  LBMC_CHECK_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &s.engine), done);
   LBMC_CHECK_GOTO(err, lbmc_sim_precision(&a, m, &s.prec), done);
   s.Rmax = s.prec.enabled ? s.prec.max_replicas : a.replicas;
   s.target = a.replicas;
   LBMC_CHECK_GOTO(err, lbmc_stream_check_capacity(1, s.Rmax), done);
   LBMC_CHECK_GOTO(err, lbmc_point_create(m, &a.o, a.replicas, &s.acc), done);
-  if (!lbmc_model_surely_unstable(m))
+  if (!lbmc_model_surely_unstable(m)) {
     LBMC_CHECK_GOTO(err, lbmc_replica_create(m, &a.o, &s.rep), done);
-  else
+    snprintf(s.init_note, sizeof s.init_note, "%s", lbmc_replica_init_note(s.rep));
+  } else
     s.target = 0; /* rho >= 1 with unlimited buffers: nothing to simulate */
   err = lbmc_sim_point(&s);
 done:

@@ -52,8 +52,9 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
 
 void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
 {
-  fprintf(f, "system: n = %ld servers, lambda = %g per server, rho = %.6g, policy %s",
-          lbmc_model_n(m), lbmc_model_lambda(m), lbmc_model_rho(m), lbmc_model_policy(m));
+  fprintf(f, "system: n = %lld servers, lambda = %g per server, rho = %.6g, policy %s",
+          (long long)lbmc_model_n(m), lbmc_model_lambda(m), lbmc_model_rho(m),
+          lbmc_model_policy(m));
   if (*lbmc_model_sampling(m)) fprintf(f, " (sampling %s)", lbmc_model_sampling(m));
   fprintf(f, ", %ld router%s", lbmc_model_routers(m), lbmc_model_routers(m) > 1 ? "s" : "");
   if (*lbmc_model_stale(m)) fprintf(f, " (stale %s)", lbmc_model_stale(m));
@@ -66,7 +67,7 @@ void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
       fputs("inf", f);
     else
       fprintf(f, "%ld", b);
-    fprintf(f, ", %ld servers, service %s", lbmc_model_pool_servers(m, j),
+    fprintf(f, ", %lld servers, service %s", (long long)lbmc_model_pool_servers(m, j),
             lbmc_model_service(m, j)->text);
     {
       const double *rates;

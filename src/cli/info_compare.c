@@ -1,20 +1,28 @@
-/* lbmc info FILE --compare A,B: paired comparisons of two policies (issue 12, item 5).
- * The policies of a scenario (the grid point without its routing axes) share their random
- * streams replica by replica (docs/model.md, "Random streams"), so replica r under A and
- * replica r under B form a pair. Per scenario and metric: the difference A - B and the
- * ratio A / B of the pooled estimates with paired intervals (delta method on the replicas'
- * numerators and denominators, /replicas/M and M_weight; src/stats/ratio.c), and the
- * unpaired (Welch) half-width for comparison. Quantiles are not compared (their per-replica
- * values are biased for short replicas; docs/model.md). */
+/* lbmc info FILE --compare A,B: paired comparisons of two policies (issue 12, item 5), a
+ * view of lbmc info (info.h) as a table, so in text, CSV and JSON. The policies of a
+ * scenario (the grid point without its routing axes) share their random streams replica
+ * by replica (docs/model.md, "Random streams"), so replica r under A and replica r under
+ * B form a pair. Per scenario and metric entry: the difference A - B and the ratio A / B
+ * of the pooled estimates with paired intervals (delta method on the replicas' numerators
+ * and denominators, /replicas/M and M_weight; src/stats/ratio.c), and the unpaired
+ * (Welch) half-width for comparison. Quantiles are not compared (docs/model.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/results.h"
 #include "../stats/estimators.h"
-#include "cli.h"
+#include "info.h"
 #include "lbmc/metrics.h"
+
+#define LBMC_COMPARE_DEFAULT "p_wait_or_block,mean_sojourn,messages_per_arrival"
+
+static const char *const lbmc_compare_cols[] = {
+    "scenario", "entry",      "A",           "B",           "difference",
+    "difference_lower", "difference_upper", "ratio", "ratio_lower", "ratio_upper",
+    "pairs",    "paired_half_width", "unpaired_half_width", "gain", "note"};
+enum { C_SCEN, C_ENTRY, C_A, C_B, C_D, C_DL, C_DU, C_R, C_RL, C_RU, C_PAIRS, C_PHW, C_UHW, C_GAIN,
+       C_NOTE, C_COLS };
 
 /* Split "A,B" at the comma outside parentheses ("balanced(2),jsq(2)"). */
 static lbmc_err lbmc_compare_split(const char *spec, char *a, char *b, size_t len)
@@ -34,29 +42,33 @@ static lbmc_err lbmc_compare_split(const char *spec, char *a, char *b, size_t le
                     spec);
 }
 
-/* The scenario's label: its grid axes but the routing ones, as written in the job. */
-static void lbmc_compare_label(const lbmc_job *job, long grid, char *buf, size_t len)
+/* The scenario's label: the grid axes of point `index` but the routing ones. */
+static void lbmc_compare_label(const lbmc_grid *g, long index, char *buf, size_t len)
 {
-  long rest = grid, stride = job ? lbmc_job_points(job) : 1;
+  static const char *const routing[] = {"policy", "routers", "stale", "sampling"};
   size_t used = 0;
   buf[0] = '\0';
-  for (int a = 0; job && a < lbmc_job_axes(job) && used < len; a++) {
-    const long n = lbmc_job_axis_length(job, a), v = (rest / (stride / n)) % n;
-    stride /= n;
-    if (lbmc_job_axis_routing(job, a)) continue;
-    used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
-                             lbmc_job_axis_name(job, a), lbmc_job_axis_value(job, a, v));
+  for (int a = 0; g && a < g->A && used < len; a++) {
+    int skip = 0;
+    for (int r = 0; r < 4; r++) skip |= strcmp(g->axis_name[a], routing[r]) == 0;
+    if (!skip)
+      used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+                               g->axis_name[a], lbmc_grid_value(g, a, index));
   }
-  if (!buf[0]) snprintf(buf, len, "(the one scenario)");
+  if (!buf[0]) snprintf(buf, len, "-");
 }
 
-/* The point of policy `pol` in scenario s with the routers of point `like` (-1: any). */
-static long lbmc_compare_find(const lbmc_results *res, long s, const char *pol, long like)
+/* The point of policy `pol` in the scenario of point `like`, with its routing settings
+ * but the policy (-1: none). */
+static long lbmc_compare_find(const lbmc_results *res, const char *pol, long like)
 {
-  for (long i = 0; i < res->P; i++)
-    if (res->pt[i].scenario == s && strcmp(res->pt[i].policy, pol) == 0 &&
-        (like < 0 || res->pt[i].routers == res->pt[like].routers))
+  const lbmc_point_info *l = &res->pt[like];
+  for (long i = 0; i < res->P; i++) {
+    const lbmc_point_info *p = &res->pt[i];
+    if (p->scenario == l->scenario && strcmp(p->policy, pol) == 0 && p->routers == l->routers &&
+        strcmp(p->stale, l->stale) == 0)
       return i;
+  }
   return -1;
 }
 
@@ -72,73 +84,99 @@ static void lbmc_compare_terms(const lbmc_results *res, long p, size_t k, long R
   }
 }
 
-/* One row: entry k of points pa and pb. */
-static void lbmc_compare_row(const lbmc_results *res, long pa, long pb, size_t k,
-                             const char *label, const char *metric, double *work)
+/* The cells of entry k of points pa and pb (the row exists). */
+static lbmc_err lbmc_compare_cells(const lbmc_results *res, lbmc_table *t, long pa, long pb,
+                                   size_t k, double *work)
 {
   const long R = res->pt[pa].replicas < res->pt[pb].replicas ? res->pt[pa].replicas
                                                               : res->pt[pb].replicas;
   double *ya = work, *xa = ya + R, *yb = xa + R, *xb = yb + R;
   lbmc_interval d, q, u;
-  char cd[96], cq[96], gain[32] = "";
-  if (res->pt[pa].status == LBMC_STATUS_UNSTABLE || res->pt[pb].status == LBMC_STATUS_UNSTABLE) {
-    printf("%-34s %-22s %s\n", label, metric, "unstable: no comparison");
-    return;
-  }
+  if (res->pt[pa].status == LBMC_STATUS_UNSTABLE || res->pt[pb].status == LBMC_STATUS_UNSTABLE)
+    return lbmc_table_text(t, C_NOTE, "unstable: no comparison");
   lbmc_compare_terms(res, pa, k, R, ya, xa);
   lbmc_compare_terms(res, pb, k, R, yb, xb);
   lbmc_ratio_paired_difference(ya, xa, yb, xb, (size_t)R, 1, res->confidence, &d);
   lbmc_ratio_paired_ratio(ya, xa, yb, xb, (size_t)R, 1, res->confidence, &q);
   lbmc_ratio_difference(ya, xa, (size_t)R, 1, yb, xb, (size_t)R, 1, res->confidence, &u);
-  lbmc_cli_cell(cd, sizeof cd, d.estimate, d.lower, d.upper, NAN, d.flags & LBMC_IV_EMPTY);
-  lbmc_cli_cell(cq, sizeof cq, q.estimate, q.lower, q.upper, NAN, q.flags & LBMC_IV_EMPTY);
+  lbmc_table_real(t, C_A, res->mean[(size_t)pa * res->total + k]);
+  lbmc_table_real(t, C_B, res->mean[(size_t)pb * res->total + k]);
+  lbmc_table_real(t, C_D, d.estimate);
+  lbmc_table_real(t, C_DL, d.lower);
+  lbmc_table_real(t, C_DU, d.upper);
+  lbmc_table_real(t, C_R, q.estimate);
+  lbmc_table_real(t, C_RL, q.lower);
+  lbmc_table_real(t, C_RU, q.upper);
+  lbmc_table_int(t, C_PAIRS, R);
+  lbmc_table_real(t, C_PHW, d.half_width);
+  lbmc_table_real(t, C_UHW, u.half_width);
   if (d.half_width > 0 && isfinite(u.half_width))
-    snprintf(gain, sizeof gain, "%.3g", u.half_width / d.half_width);
-  printf("%-34s %-22s %12.6g %12.6g  %-36s %-32s %6ld %8s\n", label, metric,
-         res->mean[(size_t)pa * res->total + k], res->mean[(size_t)pb * res->total + k], cd, cq,
-         R, gain);
+    lbmc_table_real(t, C_GAIN, u.half_width / d.half_width);
+  if (res->pt[pa].status != LBMC_STATUS_OK || res->pt[pb].status != LBMC_STATUS_OK)
+    return lbmc_table_text(t, C_NOTE, "a point is not ok: see lbmc info");
+  return LBMC_SUCCESS;
 }
 
-lbmc_err lbmc_info_compare(const lbmc_results *res, const lbmc_job *job, const char *spec,
-                           const int *metric, const long *entry, const char *const *names,
-                           int nc)
+/* The rows of the scenario of points pa (policy A) and pb (B). */
+static lbmc_err lbmc_compare_scenario(const lbmc_info *info, lbmc_table *t, long pa, long pb,
+                                      double *work)
 {
-  char a[64], b[64], label[256], lv[32];
-  long shown = 0;
+  const lbmc_results *res = info->res;
+  char label[1024], name[64];
+  lbmc_compare_label(info->grid, res->pt[pa].index, label, sizeof label);
+  for (int s = 0; s < info->nmetrics; s++) {
+    const int m = info->metric[s].metric;
+    const long size = (long)lbmc_metric_size(m, res->J, res->K), e = info->metric[s].entry;
+    if (lbmc_metric_get(m)->shape == LBMC_SHAPE_QUANTILE) continue;
+    for (long x = e < 0 ? 0 : e; x < (e < 0 ? size : e + 1); x++) {
+      LBMC_CHECK(lbmc_table_add_row(t));
+      LBMC_CHECK(lbmc_table_text(t, C_SCEN, label));
+      LBMC_CHECK(
+          lbmc_table_text(t, C_ENTRY, lbmc_metric_entry_name(m, x, res->J, res->K, name, sizeof name)));
+      LBMC_CHECK(lbmc_compare_cells(res, t, pa, pb,
+                                    lbmc_metric_offset(m, res->J, res->K) + (size_t)x, work));
+    }
+  }
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table **t)
+{
+  const lbmc_results *res = info->res;
+  lbmc_info sel = *info; /* the metrics compared: --metrics, else the default */
+  char a[64], b[64];
+  const char *names[C_COLS];
   double *work;
+  long shown = 0;
+  lbmc_err err;
+  *t = NULL;
   LBMC_CHECK(lbmc_compare_split(spec, a, b, sizeof a));
   if (res->layout < 2)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "--compare: this file has layout %d, without the replicas' weights (it was "
-                      "written by an older lbmc); paired comparisons need a file of layout 2 or "
-                      "later: rerun the job",
+                      "written by an older lbmc); paired comparisons need layout 2 or later: "
+                      "rerun the job",
                       res->layout);
+  if (!sel.nmetrics) LBMC_CHECK(lbmc_info_metrics(&sel, LBMC_COMPARE_DEFAULT));
+  for (int c = 0; c < C_COLS; c++) names[c] = lbmc_compare_cols[c];
+  names[C_A] = a, names[C_B] = b;
+  LBMC_CHECK(lbmc_table_create(C_COLS, names, t));
+  (*t)->col[C_PHW].hidden = (*t)->col[C_UHW].hidden = 1;
   work = malloc(sizeof *work * 4 * (size_t)(lbmc_results_replicas(res) + 1));
-  if (!work) return LBMC_ERROR(LBMC_ERR_MEMORY, "--compare: out of memory");
-  printf("paired comparison %s - %s (%s intervals; replica r of %s paired with replica r of "
-         "%s: common random numbers)\n",
-         a, b, lbmc_cli_level(res->confidence, lv, sizeof lv), a, b);
-  printf("%-34s %-22s %12s %12s  %-36s %-32s %6s %8s\n", "scenario", "metric", a, b,
-         "difference [paired interval]", "ratio [paired interval]", "pairs", "gain");
-  for (long pa = 0; pa < res->P; pa++) {
+  err = work ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "--compare: out of memory");
+  for (long pa = 0; !err && pa < res->P; pa++) {
     long pb;
-    if (strcmp(res->pt[pa].policy, a) != 0) continue;
-    pb = lbmc_compare_find(res, res->pt[pa].scenario, b, pa);
-    if (pb < 0) continue;
-    lbmc_compare_label(job, res->pt[pa].index, label, sizeof label);
-    for (int c = 0; c < nc; c++) {
-      if (lbmc_metric_get(metric[c])->shape == LBMC_SHAPE_QUANTILE) continue;
-      lbmc_compare_row(res, pa, pb,
-                       lbmc_metric_offset(metric[c], res->J, res->K) + (size_t)entry[c], label,
-                       names[c], work);
-    }
+    if (!info->keep[pa] || strcmp(res->pt[pa].policy, a) != 0) continue;
+    pb = lbmc_compare_find(res, b, pa);
+    if (pb < 0 || !info->keep[pb]) continue;
+    err = lbmc_compare_scenario(&sel, *t, pa, pb, work);
     shown++;
   }
   free(work);
-  if (!shown)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "--compare: no scenario has both policies '%s' and '%s' (/points/policy)",
-                      a, b);
-  printf("gain: the unpaired (Welch) half-width over the paired one; quantiles are not compared\n");
-  return LBMC_SUCCESS;
+  if (!err && !shown)
+    err = LBMC_ERROR(LBMC_ERR_ARG,
+                     "--compare: no scenario has both policies '%s' and '%s' (/points/policy)",
+                     a, b);
+  if (err) lbmc_table_destroy(t);
+  return err;
 }

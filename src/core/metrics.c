@@ -65,9 +65,9 @@ lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K,
     *y = S[LBMC_TK_WAITED] + S[LBMC_TK_BLOCKED], *x = S[LBMC_TK_ARRIVALS];
     return LBMC_TERM_TRIALS;
   case LBMC_M_MEAN_SOJOURN:
-    *y = S[LBMC_TK_SUM_SOJOURN], *x = S[LBMC_TK_DEPARTURES];
+    *y = S[LBMC_TK_SUM_SOJOURN], *x = S[LBMC_TK_SOJOURNS];
     return LBMC_TERM_RATIO;
-  case LBMC_M_MEAN_WAIT: *y = S[LBMC_TK_SUM_WAIT], *x = S[LBMC_TK_STARTS]; return LBMC_TERM_RATIO;
+  case LBMC_M_MEAN_WAIT: *y = S[LBMC_TK_SUM_WAIT], *x = S[LBMC_TK_WAITS]; return LBMC_TERM_RATIO;
   case LBMC_M_MEAN_QUEUE:
     *y = S[lbmc_tk_area_q(J, K, j)], *x = S[LBMC_TK_LEN] * (double)N[j];
     return LBMC_TERM_RATIO;

@@ -21,13 +21,17 @@ enum {
   LBMC_TK_WAITED,      /* admitted arrivals that found their server busy */
   LBMC_TK_DEPARTURES,  /* service completions */
   LBMC_TK_STARTS,      /* service starts */
-  LBMC_TK_SUM_SOJOURN, /* sum of sojourn times of the departures (time) */
-  LBMC_TK_SUM_WAIT,    /* sum of waiting times of the service starts (time) */
+  LBMC_TK_SUM_SOJOURN, /* sum of sojourn times of the departures (time); occupancy
+                          engine: of the admitted, by conditional expectation */
+  LBMC_TK_SUM_WAIT,    /* sum of waiting times of the service starts (time); idem */
   LBMC_TK_MESSAGES,    /* router-server messages, withdrawals included */
   LBMC_TK_WITHDRAWALS, /* pull withdrawal messages */
   LBMC_TK_AREA_N,      /* integral of customers in the system */
   LBMC_TK_N_END,       /* customers in the system at the end of the tick */
   LBMC_TK_CPU,         /* CPU seconds of the simulation (the driver sets it per segment) */
+  LBMC_TK_SOJOURNS,    /* terms of SUM_SOJOURN: departures (per-server engines) or
+                          admissions (occupancy engine: expected sojourns at admission) */
+  LBMC_TK_WAITS,       /* terms of SUM_WAIT: service starts, or admissions (occupancy) */
   LBMC_TK_FIXED
 };
 

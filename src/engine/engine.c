@@ -3,27 +3,33 @@
  * the engine's (engine_type.h). */
 #include "engine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "../core/ticks.h"
 #include "../system/system.h"
 #include "lbmc/rng.h"
 
+extern const lbmc_engine_type lbmc_engine_occupancy;
 extern const lbmc_engine_type lbmc_engine_servers;
 extern const lbmc_engine_type lbmc_engine_general;
 
 /* The registry, in the order `auto` tries them. */
 static const lbmc_engine_type *const lbmc_engines[] = {
+    &lbmc_engine_occupancy,
     &lbmc_engine_servers,
     &lbmc_engine_general,
 };
+#define LBMC_ENGINES ((int)(sizeof lbmc_engines / sizeof lbmc_engines[0]))
 
 struct lbmc_engine_ {
   const lbmc_engine_type *type;
   void *ws;                           /* the engine's workspace */
   lbmc_stream streams[LBMC_PURPOSES]; /* the replica's streams, one per purpose */
   double cpu0;                        /* thread CPU time at the last lbmc_engine_cpu */
+  uint64_t cap;                       /* the runaway cap in force */
 };
 
 static double lbmc_thread_cpu(void)
@@ -33,37 +39,65 @@ static double lbmc_thread_cpu(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The engine of model m: the first of the registry that applies (auto), or the one of
- * that kind, which must apply. */
-static lbmc_err lbmc_engine_pick(const lbmc_model *m, lbmc_engine_kind kind,
-                                 const lbmc_engine_type **out)
+/* Append "<sep>text" (or "text" first) to buf[len]. */
+static void lbmc_engine_list_add(char *buf, size_t len, const char *sep, const char *text)
 {
-  const int count = (int)(sizeof lbmc_engines / sizeof lbmc_engines[0]);
-  char why[160] = "";
-  for (int i = 0; i < count; i++) {
+  size_t used = len ? strlen(buf) : 0;
+  if (used + 1 < len) snprintf(buf + used, len - used, "%s%s", used ? sep : "", text);
+}
+
+const lbmc_engine_type *lbmc_engine_choose(const lbmc_model *m, lbmc_engine_kind kind, char *why,
+                                           size_t len, char *apply, size_t alen)
+{
+  const lbmc_engine_type *chosen = NULL;
+  char reason[256];
+  if (len) why[0] = '\0';
+  if (alen) apply[0] = '\0';
+  for (int i = 0; i < LBMC_ENGINES; i++) {
     const lbmc_engine_type *t = lbmc_engines[i];
-    if (kind != LBMC_ENGINE_AUTO && t->kind != kind) continue;
-    if (t->applies(m, why, sizeof why)) {
-      *out = t;
-      return LBMC_SUCCESS;
+    int ok;
+    reason[0] = '\0';
+    ok = t->applies(m, reason, sizeof reason);
+    if (ok) lbmc_engine_list_add(apply, alen, ", ", t->name);
+    if (ok && !chosen && (kind == LBMC_ENGINE_AUTO || t->kind == kind)) chosen = t;
+    if (!ok && (kind == LBMC_ENGINE_AUTO || t->kind == kind)) {
+      char item[320];
+      snprintf(item, sizeof item, "%s%s%s", kind == LBMC_ENGINE_AUTO ? t->name : "",
+               kind == LBMC_ENGINE_AUTO ? ": " : "", reason);
+      lbmc_engine_list_add(why, len, "; ", item);
     }
-    if (kind != LBMC_ENGINE_AUTO)
-      return LBMC_ERROR(LBMC_ERR_ARG, "engine %s cannot simulate this model: %s", t->name, why);
   }
-  return LBMC_ERROR(LBMC_ERR_ARG, "no engine can simulate this model%s%s", *why ? ": " : "", why);
+  return chosen;
+}
+
+uint64_t lbmc_engine_default_cap(const lbmc_engine_type *t, const lbmc_model *m)
+{
+  uint64_t cap = 1000 * (uint64_t)m->n + 100000;
+  return cap < t->cap_default_max ? cap : t->cap_default_max;
 }
 
 lbmc_err lbmc_engine_create(const lbmc_model *m, int K, uint64_t max_customers,
                             lbmc_engine_kind kind, lbmc_engine **out)
 {
   lbmc_engine *e;
-  const lbmc_engine_type *type = NULL;
+  const lbmc_engine_type *type;
+  char why[1024];
   lbmc_err err;
   if (!m->is_setup) return LBMC_ERROR(LBMC_ERR_INTERNAL, "engine: model not set up");
-  LBMC_CHECK(lbmc_engine_pick(m, kind, &type));
+  type = lbmc_engine_choose(m, kind, why, sizeof why, NULL, 0);
+  if (!type)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s%s cannot simulate this model: %s",
+                      kind == LBMC_ENGINE_AUTO ? "no engine" : "engine ",
+                      kind == LBMC_ENGINE_AUTO ? "" : lbmc_engine_kind_names[kind], why);
+  if (max_customers == 0) max_customers = lbmc_engine_default_cap(type, m);
+  if (max_customers > type->cap_max)
+    return LBMC_ERROR(
+        LBMC_ERR_ARG, "max_customers = %llu exceeds the %llu customers the %s engine holds",
+        (unsigned long long)max_customers, (unsigned long long)type->cap_max, type->name);
   e = calloc(1, sizeof *e);
   if (!e) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
   e->type = type;
+  e->cap = max_customers;
   for (int p = 0; p < LBMC_PURPOSES; p++) e->streams[p].pos = LBMC_STREAM_BUF;
   err = type->create(m, K, max_customers, &e->ws);
   if (err) {
@@ -110,6 +144,31 @@ void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist 
 {
   e->type->set_histograms(e->ws, sojourn, wait);
 }
+
+lbmc_err lbmc_engine_set_init(lbmc_engine *e, lbmc_init_kind init, char *note, size_t len)
+{
+  if (len) note[0] = '\0';
+  if (e->type->set_init) return e->type->set_init(e->ws, init, note, len);
+  if (init == LBMC_INIT_MEANFIELD)
+    snprintf(note, len,
+             "replicas start empty: the %s engine has no mean-field start (only the "
+             "occupancy engine has)",
+             e->type->name);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_engine_mixture_create(const lbmc_engine *e, lbmc_mixture **mix)
+{
+  *mix = NULL;
+  return e->type->mixture_create ? e->type->mixture_create(e->ws, mix) : LBMC_SUCCESS;
+}
+
+void lbmc_engine_set_mixture(lbmc_engine *e, lbmc_mixture *mix)
+{
+  if (e->type->set_mixture) e->type->set_mixture(e->ws, mix);
+}
+
+uint64_t lbmc_engine_cap(const lbmc_engine *e) { return e->cap; }
 
 int lbmc_engine_overflowed(const lbmc_engine *e) { return e->type->overflowed(e->ws); }
 double lbmc_engine_time(const lbmc_engine *e) { return e->type->time(e->ws); }

@@ -14,11 +14,24 @@
 
 typedef struct lbmc_engine_ lbmc_engine;
 
+/** The engine type that simulates model m (set up): with LBMC_ENGINE_AUTO the first of
+ *  the registry that applies (occupancy, servers, general), else the one of that kind
+ *  if it applies; NULL when none does. why[len] gets why the engine asked for does not
+ *  apply (with auto: "name: reason" for each, "; "-separated), apply[alen] the names of
+ *  every engine that does (", "-separated); either may be NULL with length 0. */
+const lbmc_engine_type *lbmc_engine_choose(const lbmc_model *m, lbmc_engine_kind kind, char *why,
+                                           size_t len, char *apply, size_t alen);
+/** The default runaway cap of engine type t for model m: min(1000 n + 100000,
+ *  t->cap_default_max). */
+uint64_t lbmc_engine_default_cap(const lbmc_engine_type *t, const lbmc_model *m);
+
 /** Allocate an engine for model m (set up) with K tail levels; the model must outlive
- *  the engine. max_customers caps the customers in the system (runaway guard).
- *  kind: LBMC_ENGINE_AUTO (0) for the first engine of the registry that applies, or
- *  one engine by its kind (e.g. LBMC_ENGINE_GENERAL to cross-check the servers engine).
- *  Errors: LBMC_ERR_MEMORY; LBMC_ERR_ARG if the engine asked for cannot simulate m. */
+ *  the engine. max_customers caps the customers in the system (runaway guard); 0 for
+ *  the engine's default (lbmc_engine_default_cap). kind: LBMC_ENGINE_AUTO (0) for the
+ *  first engine of the registry that applies, or one engine by its kind (e.g.
+ *  LBMC_ENGINE_GENERAL to cross-check the servers engine).
+ *  Errors: LBMC_ERR_MEMORY; LBMC_ERR_ARG if the engine asked for cannot simulate m or
+ *  max_customers exceeds what it holds. */
 lbmc_err lbmc_engine_create(const lbmc_model *m, int K, uint64_t max_customers,
                             lbmc_engine_kind kind, lbmc_engine **e);
 void lbmc_engine_destroy(lbmc_engine **e);
@@ -42,11 +55,26 @@ double lbmc_engine_cpu(lbmc_engine *e);
  *  on; NULL stops recording. */
 void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist *wait);
 
+/** How the next resets start (run.init). Engines without a mean-field start start
+ *  empty, and note[len] says so; with one whose ODE does not settle, note says why.
+ *  note is "" otherwise. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_engine_set_init(lbmc_engine *e, lbmc_init_kind init, char *note, size_t len);
+
+/** An empty mixture of arrival classes (stats/mixture.h, caller-owned) if the engine
+ *  gives per-customer quantiles that way (occupancy), else *mix = NULL (histograms).
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_engine_mixture_create(const lbmc_engine *e, lbmc_mixture **mix);
+/** Record the admitted customers' arrival classes into mix from now on (NULL: stop);
+ *  nothing for engines without mixtures. */
+void lbmc_engine_set_mixture(lbmc_engine *e, lbmc_mixture *mix);
+
+/** The runaway cap in force (customers). */
+uint64_t lbmc_engine_cap(const lbmc_engine *e);
 /** 1 if the customers in the system exceeded the cap (the replica is unstable). */
 int lbmc_engine_overflowed(const lbmc_engine *e);
 /** The simulation clock. */
 double lbmc_engine_time(const lbmc_engine *e);
-/** Name of the engine in use: "servers", "general", ... */
+/** Name of the engine in use: "occupancy", "servers", "general". */
 const char *lbmc_engine_name(const lbmc_engine *e);
 /** The per-server state (read-only use: tests and diagnostics); NULL if the engine
  *  keeps none. */

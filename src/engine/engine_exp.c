@@ -124,7 +124,7 @@ static lbmc_err lbmc_exp_advance(void *ws, double t_end, double *rec)
 
 static int lbmc_exp_applies(const lbmc_model *m, char *why, size_t len)
 {
-  if (!lbmc_model_needs_general(m)) return 1;
+  if (!lbmc_model_needs_general(m)) return lbmc_ps_applies_size(m, why, len);
   if (m->policy->needs_workload) {
     snprintf(why, len, "%s reads workloads", m->policy_text);
     return 0;
@@ -170,6 +170,8 @@ const lbmc_engine_type lbmc_engine_servers = {
     .name = "servers",
     .summary = "every server, exponential service: the Markov race (the fast path)",
     .kind = LBMC_ENGINE_SERVERS,
+    .cap_max = LBMC_PS_CAP_MAX,
+    .cap_default_max = LBMC_CAP_DEFAULT_HELD,
     .applies = lbmc_exp_applies,
     .create = lbmc_exp_create,
     .destroy = lbmc_exp_destroy,

@@ -310,7 +310,10 @@ static lbmc_err lbmc_gen_advance(void *ws, double t_end, double *rec)
 
 /* ---- the engine table ---- */
 
-static int lbmc_gen_applies(const lbmc_model *m, char *why, size_t len) { return 1; }
+static int lbmc_gen_applies(const lbmc_model *m, char *why, size_t len)
+{
+  return lbmc_ps_applies_size(m, why, len);
+}
 
 static void lbmc_gen_destroy(void **ws)
 {
@@ -382,6 +385,8 @@ const lbmc_engine_type lbmc_engine_general = {
     .name = "general",
     .summary = "every server, general service and speed lists: an event calendar",
     .kind = LBMC_ENGINE_GENERAL,
+    .cap_max = LBMC_PS_CAP_MAX,
+    .cap_default_max = LBMC_CAP_DEFAULT_HELD,
     .applies = lbmc_gen_applies,
     .create = lbmc_gen_create,
     .destroy = lbmc_gen_destroy,

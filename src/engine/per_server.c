@@ -3,12 +3,23 @@
  * its record (src/core/ticks.h). */
 #include "per_server.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/ticks.h"
 #include "../system/system.h"
 #include "lbmc/rng.h"
+
+int lbmc_ps_applies_size(const lbmc_model *m, char *why, size_t len)
+{
+  if (m->n <= LBMC_MAX_SERVERS) return 1;
+  snprintf(why, len,
+           "n = %lld exceeds the per-server limit of %ld servers (numbered with 32-bit "
+           "integers); the occupancy engine takes n up to 10^12",
+           (long long)m->n, LBMC_MAX_SERVERS);
+  return 0;
+}
 
 /* The model's numbers, copied where the event loops read them. */
 static void lbmc_ps_init_model(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t cap)
@@ -165,6 +176,8 @@ static void lbmc_ps_record(const lbmc_per_server *ps, double len, double area_n,
   rec[LBMC_TK_WITHDRAWALS] = (double)(st->c.withdrawals - ps->c0.withdrawals);
   rec[LBMC_TK_AREA_N] = area_n;
   rec[LBMC_TK_N_END] = (double)st->in_system;
+  rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES]; /* a sojourn is summed at its departure */
+  rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS];        /* a wait at its service start */
   for (int j = 0; j < J; j++) {
     rec[lbmc_tk_admitted(J, K, j)] = (double)(st->c.admitted[j] - ps->c0.admitted[j]);
     rec[lbmc_tk_area_q(J, K, j)] = st->area_q[j];

@@ -11,6 +11,7 @@
 #ifndef LBMC_PER_SERVER_H
 #define LBMC_PER_SERVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../stats/dhist.h"
@@ -26,6 +27,14 @@ typedef struct {
   lbmc_counters c0;        /* counters at the start of the current tick */
   int mem_error;           /* a customer record could not be allocated */
 } lbmc_per_server;
+
+/** The per-server engines' limits, for their tables: customers held one by one are
+ *  numbered with 32-bit integers. */
+#define LBMC_PS_CAP_MAX ((uint64_t)INT32_MAX - 1)
+
+/** 1 if model m has at most LBMC_MAX_SERVERS servers (numbered with 32-bit integers);
+ *  else 0 and the reason in why[len], naming the occupancy engine. */
+int lbmc_ps_applies_size(const lbmc_model *m, char *why, size_t len);
 
 /** Allocate the state of model m (set up) with K tail levels and the policy's
  *  workspace; max_customers caps the customers in the system. On error the caller

@@ -41,6 +41,7 @@ typedef enum {
   LBMC_IT_TEXT,      /* text kept as written */
   LBMC_IT_PATH,      /* a non-empty file path */
   LBMC_IT_TEXTS,     /* text, repeatable at most hi times */
+  LBMC_IT_LINKS,     /* together: groups of settings varied together (job_links.c) */
   LBMC_IT_FLAG       /* a command-line flag without a value */
 } lbmc_input_type;
 
@@ -98,8 +99,10 @@ typedef struct {
   X(SYSTEM, .key = "system", .type = LBMC_IT_SECTION,                                              \
     .need = "the servers, arrivals and pools: n, lambda, pools")                                   \
   X(N, .key = "system.n", .flag = "n", .arg = "N", .type = LBMC_IT_INT, .axis = 1, .lo = 1,        \
-    .hi = LBMC_MAX_SERVERS, .help = "number of servers (integer >= 1)",                            \
-    .what = "an integer from 1 to 2147483647 (servers)",                                           \
+    .hi = LBMC_MAX_N,                                                                              \
+    .help = "number of servers (integer >= 1, 1e9 allowed; above\n"                                \
+            "2147483647 the occupancy engine only)",                                               \
+    .what = "an integer from 1 to 10^12 (servers)",                                                \
     .need = "the number of servers: an integer >= 1, or a list of them",                           \
     .sim_need = "the number of servers is required")                                               \
   X(LAMBDA, .key = "system.lambda", .flag = "lambda", .arg = "L", .type = LBMC_IT_POSITIVE,        \
@@ -121,6 +124,8 @@ typedef struct {
     .what = "a vector of pool fractions [beta_1, ..., beta_J]")                                    \
   X(SERVICE, .key = "system.service", .type = LBMC_IT_SERVICE, .axis = 1,                          \
     .what = LBMC_IN_SERVICE_WHAT)                                                                  \
+  X(BUFFER, .key = "system.buffer", .type = LBMC_IT_BUFFER, .axis = 1,                             \
+    .what = "an integer >= 1 or 'inf' (buffer of every pool)")                                     \
   X(POOL_BETA, .key = "system.pools[j].beta", .type = LBMC_IT_BETA, .axis = 1,                     \
     .what = "a pool fraction in (0, 1] or 'rest'")                                                 \
   X(POOL_MU, .key = "system.pools[j].mu", .type = LBMC_IT_POSITIVE, .axis = 1,                     \
@@ -181,12 +186,21 @@ typedef struct {
     .what = "an integer >= 1")                                                                     \
   X(MAX_CUSTOMERS, .key = "run.max_customers", .flag = "max-customers", .arg = "M",                \
     .type = LBMC_IT_RUN_COUNT, .opt = offsetof(lbmc_run_options, max_customers),                   \
-    .def = "0: min(1000 n + 1e5, 2^26)", .help = "runaway cap on customers in the system",         \
-    .what = "an integer >= 0 (0: default cap)")                                                    \
-  X(ENGINE, .flag = "engine", .arg = "E", .type = LBMC_IT_CHOICE, .choices = "auto, general",      \
-    .opt = offsetof(lbmc_run_options, general_engine), .def = "auto",                              \
-    .help = "auto (the exponential fast path when it applies) or\n"                                \
-            "general (the general-service engine, to cross-check)")                                \
+    .def = "0: 1000 n + 1e5, at most 2^26 per-server",                                             \
+    .help = "runaway cap on customers in the system", .what = "an integer >= 0 (0: default cap)")  \
+  X(ENGINE, .key = "run.engine", .flag = "engine", .arg = "E", .type = LBMC_IT_CHOICE,             \
+    .choices = "auto, servers, general, occupancy", .opt = offsetof(lbmc_run_options, engine),     \
+    .def = "auto",                                                                                 \
+    .help = "auto (occupancy where it applies, else servers, else\n"                               \
+            "general), servers (per-server, exponential service),\n"                               \
+            "general (per-server, any service) or occupancy (counts\n"                             \
+            "per pool and level, n up to 1e12; docs/occupancy.md)",                                \
+    .what = "auto, servers, general or occupancy")                                                 \
+  X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_CHOICE,                   \
+    .choices = "empty, meanfield", .opt = offsetof(lbmc_run_options, init), .def = "empty",        \
+    .help = "empty, or meanfield: start each replica near the mean-field\n"                        \
+            "fixed point (occupancy engine; removes most of the warm-up)",                         \
+    .what = "empty or meanfield")                                                                  \
   X(PRECISION, .key = "run.precision", .type = LBMC_IT_SECTION)                                    \
   X(METRIC, .key = "run.precision.metric", .type = LBMC_IT_TEXT,                                   \
     .what = "a metric name such as p_wait",                                                        \
@@ -209,6 +223,8 @@ typedef struct {
             "(default 16 x run.time)")                                                             \
   X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
   X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
+  X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
+    .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
   X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")

@@ -73,7 +73,9 @@ static lbmc_err lbmc_job_grid(lbmc_job *job)
   const long double streams = (long double)LBMC_STREAM_MAX + 1;
   const long allowed = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES; /* points x replicas */
   long double P = 1;
-  for (int a = 0; a < job->naxes; a++) P *= (long double)job->axis[a]->count;
+  long length[LBMC_JOB_MAX_AXES]; /* of each dimension: that of its first axis */
+  for (int a = job->naxes - 1; a >= 0; a--) length[job->dim_of[a]] = job->axis[a]->count;
+  for (int d = 0; d < job->ndims; d++) P *= (long double)length[d];
   if (P * rmax * LBMC_PURPOSES > streams)
     return LBMC_ERROR(LBMC_ERR_LIMIT,
                       "%s: the job needs %.0Lf points x %ld replicas (%s) x %d random streams, "
@@ -83,15 +85,16 @@ static lbmc_err lbmc_job_grid(lbmc_job *job)
                       job->precision.enabled ? "run.precision.max_replicas" : "run.replicas",
                       (int)LBMC_PURPOSES, streams, allowed);
   job->P = (long)P;
-  for (int a = job->naxes - 1; a >= 0; a--)
-    job->stride[a] = a == job->naxes - 1 ? 1 : job->stride[a + 1] * job->axis[a + 1]->count;
+  for (int d = job->ndims - 1; d >= 0; d--)
+    job->stride[d] = d == job->ndims - 1 ? 1 : job->stride[d + 1] * length[d + 1];
   return lbmc_stream_check_capacity(job->P, rmax);
 }
 
-/* The value of setting s at point p. */
+/* The value of setting s at point p: the point's index along the dimension of s'
+ * axis (the grid index in mixed radix over the dimensions, the first slowest). */
 static const lbmc_input_value *lbmc_job_at(const lbmc_job *job, const lbmc_job_setting *s, long p)
 {
-  return &s->v[s->axis < 0 ? 0 : (p / job->stride[s->axis]) % s->count];
+  return &s->v[s->axis < 0 ? 0 : (p / job->stride[job->dim_of[s->axis]]) % s->count];
 }
 
 void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len)
@@ -145,13 +148,13 @@ static lbmc_err lbmc_job_beta_sum(const lbmc_job *job, long p, const char *origi
 static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *origin, double *beta,
                                      double *mu, long *buffer)
 {
-  const lbmc_job_setting *all = LBMC_JOB_SET(job, BETA);
+  const lbmc_job_setting *all = LBMC_JOB_SET(job, BETA), *buffers = LBMC_JOB_SET(job, BUFFER);
   const lbmc_input_value *vector = all->given ? lbmc_job_at(job, all, p) : NULL;
   double sum = 0;
   int rest = -1;
   for (int j = 0; j < job->J; j++) {
     const lbmc_job_setting *mu_k = LBMC_JOB_POOL(job, POOL_MU_K, j);
-    const lbmc_job_setting *buf = LBMC_JOB_POOL(job, POOL_BUFFER, j);
+    const lbmc_job_setting *buf = buffers->given ? buffers : LBMC_JOB_POOL(job, POOL_BUFFER, j);
     beta[j] = vector ? vector->vec[j] : lbmc_job_at(job, LBMC_JOB_POOL(job, POOL_BETA, j), p)->x;
     mu[j] = mu_k->given ? lbmc_job_at(job, mu_k, p)->vec[0]
                         : lbmc_job_at(job, LBMC_JOB_POOL(job, POOL_MU, j), p)->x;
@@ -272,6 +275,11 @@ static lbmc_err lbmc_job_check_points(const lbmc_job *job)
     lbmc_job_point_options(job, p, &o);
     lbmc_job_origin(job, p, origin, sizeof origin);
     err = lbmc_run_check_size(m, &o, origin);
+    if (!err) {
+      char where[1100];
+      snprintf(where, sizeof where, "%s: run.", origin);
+      err = lbmc_run_check_engine(m, &o, where, NULL);
+    }
     lbmc_model_destroy(&m);
     LBMC_CHECK(err);
   }
@@ -399,6 +407,22 @@ const char *lbmc_job_axis_name(const lbmc_job *job, int a)
 long lbmc_job_axis_length(const lbmc_job *job, int a)
 {
   return a >= 0 && a < job->naxes ? job->axis[a]->count : 0;
+}
+
+int lbmc_job_dims(const lbmc_job *job) { return job->ndims; }
+
+int lbmc_job_axis_dim(const lbmc_job *job, int a)
+{
+  return a >= 0 && a < job->naxes ? job->dim_of[a] : -1;
+}
+
+const char *lbmc_job_dim_name(const lbmc_job *job, int d)
+{
+  int first = -1, count = 0;
+  if (d < 0 || d >= job->ndims) return NULL;
+  for (int a = 0; a < job->naxes; a++)
+    if (job->dim_of[a] == d && count++ == 0) first = a;
+  return count == 1 && !job->dim_name[d][0] ? job->axis[first]->name : job->dim_name[d];
 }
 
 const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v)

@@ -4,6 +4,7 @@
  *   job_yaml.c    libyaml loading, error messages with file:line, mapping walks
  *   job_parse.c   the sections of a job file, walked as the table of inputs (inputs.h) says
  *   job_values.c  settings that may be grid axes, vectors, service distributions, metrics
+ *   job_links.c   linked axes (the key together): groups of axes forming one dimension
  *
  * Parsing keeps every setting as written (text and line) and converted; the grid is
  * only indices into the settings' values, so a point is materialised on demand.
@@ -17,8 +18,8 @@
 #include "inputs.h"
 #include "lbmc/job.h"
 
-/** Settings that may be grid axes: 10 system/run/policy ones and 5 per pool. */
-#define LBMC_JOB_MAX_AXES (10 + 5 * LBMC_MAX_POOLS)
+/** Settings that may be grid axes: 11 system/run/policy ones and 5 per pool. */
+#define LBMC_JOB_MAX_AXES (11 + 5 * LBMC_MAX_POOLS)
 
 /** A setting: one value, or a list of values forming a grid axis. */
 typedef struct {
@@ -36,6 +37,19 @@ typedef struct {
 #define LBMC_JOB_SET(job, ID)     (&(job)->set[LBMC_IN_##ID])
 #define LBMC_JOB_POOL(job, ID, j) (&(job)->pool_set[j][LBMC_IN_##ID - LBMC_IN_POOL_FIRST])
 
+/** A name listed under `together`, as written (resolved once the whole file is read). */
+typedef struct {
+  char text[48];
+  int line;
+  int group; /* its group, 0-based in the order of the file */
+} lbmc_job_link;
+
+/** A group of `together`: its name (the key in the mapping form, "" in the list form). */
+typedef struct {
+  char name[32];
+  int line;
+} lbmc_job_group;
+
 struct lbmc_job_ {
   char *text, *name;
   int J;
@@ -43,8 +57,16 @@ struct lbmc_job_ {
   lbmc_job_setting pool_set[LBMC_MAX_POOLS][LBMC_POOL_INPUTS]; /* the inputs of each pool */
   int pool_line[LBMC_MAX_POOLS];                               /* line of each pool's mapping */
   int naxes;
-  lbmc_job_setting *axis[LBMC_JOB_MAX_AXES]; /* in file order */
-  long stride[LBMC_JOB_MAX_AXES];            /* points between two values of the axis */
+  lbmc_job_setting *axis[LBMC_JOB_MAX_AXES]; /* in grid order: the order of the file, the
+                                                axes of a group next to its first one */
+  int dim_of[LBMC_JOB_MAX_AXES];             /* the dimension of each axis (non-decreasing) */
+  int ndims;                                 /* dimensions: axes, a group counting once */
+  long stride[LBMC_JOB_MAX_AXES];            /* per dimension: points between two values */
+  char dim_name[LBMC_JOB_MAX_AXES][32];      /* per dimension: the name its group is given */
+  lbmc_job_link link[LBMC_JOB_MAX_AXES];     /* the names under together, as written */
+  int nlinks;
+  lbmc_job_group group[LBMC_JOB_MAX_AXES];
+  int ngroups;
   long P;
   lbmc_precision precision; /* from run.precision, resolved once J and tail_k are known */
 };
@@ -86,8 +108,6 @@ const char *lbmc_jp_describe(const yaml_node_t *node);
  *  required" when it is not a usable scalar. */
 lbmc_err lbmc_jp_scalar(const lbmc_jp *c, const yaml_node_t *node, const char *key,
                         const char *what, const char **text);
-/** The key closest to `word` among keys[0..n) if close enough to be a typo, else NULL. */
-const char *lbmc_jp_suggest(const char *word, const char *const *keys, int n);
 
 /** A key of a mapping: its word ("mu") and its input. */
 typedef struct {
@@ -135,6 +155,18 @@ lbmc_err lbmc_jv_run_check(const lbmc_jp *c, int line, const lbmc_run_options *o
 lbmc_err lbmc_jv_metric(const lbmc_jp *c);
 /** Free a setting's values. */
 void lbmc_jv_free(lbmc_job_setting *s);
+
+/* ---- job_links.c ---- */
+
+/** Read the top-level key together: a list of groups (each a list of at least two axis
+ *  names, "pools[2].buffer" or "system.pools[2].buffer"), a mapping of named groups
+ *  ({load: [n, lambda]}), or one group as a flat list ([n, lambda]). */
+lbmc_err lbmc_jl_read(lbmc_jp *c, yaml_node_t *node);
+/** Once the whole file is read: resolve the names of together into axes (each a list of
+ *  this job, in at most one group, the lists of a group equally long) and order the
+ *  axes into dimensions (job->axis, dim_of, ndims, dim_name); every job gets its
+ *  dimensions here, one per axis without together. */
+lbmc_err lbmc_jl_resolve(lbmc_jp *c);
 
 /* ---- job.c ---- */
 

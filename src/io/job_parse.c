@@ -147,6 +147,7 @@ lbmc_err lbmc_jp_read(lbmc_jp *c, const lbmc_input *row, yaml_node_t *v)
   case LBMC_IT_BETAS:
   case LBMC_IT_SPEEDS: return lbmc_jv_read_vectors(c, v, row, s);
   case LBMC_IT_SERVICE: return lbmc_jv_read_service(c, v, s);
+  case LBMC_IT_LINKS: return lbmc_jl_read(c, v);
   default: return lbmc_jv_read(c, v, row, s);
   }
 }
@@ -189,18 +190,19 @@ static lbmc_err lbmc_jp_check_betas(const lbmc_jp *c)
   return LBMC_SUCCESS;
 }
 
-/* The service given for all pools (system.service) or per pool, not both. */
-static lbmc_err lbmc_jp_check_services(const lbmc_jp *c)
+/* A setting given for all pools (system.service, system.buffer: `all`) or per pool
+ * (`one` of each pool), not both. */
+static lbmc_err lbmc_jp_check_all_pools(const lbmc_jp *c, const lbmc_job_setting *all, int pool_id,
+                                        const char *what)
 {
   const lbmc_job *job = c->job;
-  const lbmc_job_setting *all = LBMC_JOB_SET(job, SERVICE);
   for (int j = 0; j < job->J && all->given; j++) {
-    const lbmc_job_setting *one = LBMC_JOB_POOL(job, POOL_SERVICE, j);
+    const lbmc_job_setting *one = &job->pool_set[j][pool_id - LBMC_IN_POOL_FIRST];
     if (one->given)
       return lbmc_jp_fail(c, LBMC_ERR_ARG, one->line, one->key,
-                          "not allowed together with system.service (line %d); give the service "
-                          "distribution either for all pools (system.service) or per pool",
-                          all->line);
+                          "not allowed together with %s (line %d); give the %s either for all "
+                          "pools (%s) or per pool",
+                          all->key, all->line, what, all->key);
   }
   return LBMC_SUCCESS;
 }
@@ -228,7 +230,10 @@ lbmc_err lbmc_jp_job(lbmc_jp *c)
 {
   LBMC_CHECK(lbmc_jp_section(c, yaml_document_get_root_node(c->doc), "", ""));
   LBMC_CHECK(lbmc_jp_check_betas(c));
-  LBMC_CHECK(lbmc_jp_check_services(c));
+  LBMC_CHECK(lbmc_jp_check_all_pools(c, LBMC_JOB_SET(c->job, SERVICE), LBMC_IN_POOL_SERVICE,
+                                     "service distribution"));
+  LBMC_CHECK(
+      lbmc_jp_check_all_pools(c, LBMC_JOB_SET(c->job, BUFFER), LBMC_IN_POOL_BUFFER, "buffer"));
   LBMC_CHECK(lbmc_jp_check_precision(c));
-  return LBMC_SUCCESS;
+  return lbmc_jl_resolve(c);
 }

@@ -354,73 +354,14 @@ lbmc_err lbmc_jv_read_service(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s
 
 /* ---- run.precision.metric ---- */
 
-/* The metric names (names[LBMC_METRICS]) and the list "p_wait, ..., utilization[j]". */
-static void lbmc_jv_metric_names(const char **names, char *allowed, size_t len)
-{
-  allowed[0] = '\0';
-  for (int i = 0; i < LBMC_METRICS; i++) {
-    const lbmc_metric_info *m = lbmc_metric_get(i);
-    size_t used = strlen(allowed);
-    names[i] = m->name;
-    snprintf(allowed + used, len - used, "%s%s%s", i ? ", " : "", m->name,
-             m->shape == LBMC_SHAPE_POOL     ? "[j]"
-             : m->shape == LBMC_SHAPE_POOL_K ? "[j][k]"
-                                             : "");
-  }
-}
-
 lbmc_err lbmc_jv_metric(const lbmc_jp *c)
 {
   lbmc_job *job = c->job;
   const lbmc_job_setting *s = LBMC_JOB_SET(job, METRIC);
-  const char *text = s->v[0].text, *p = text, *names[LBMC_METRICS], *close;
-  const char *const key = s->key;
-  const int line = s->v[0].line;
   lbmc_run_options o;
-  char name[64], allowed[512];
-  long idx[2] = {0, 0};
-  int nidx = 0, i;
-  size_t len = strcspn(text, "[");
-  snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), text);
-  for (p = text + len; *p == '[' && nidx < 2; nidx++) {
-    char *end;
-    idx[nidx] = strtol(p + 1, &end, 10);
-    if (end == p + 1 || *end != ']') break;
-    p = end + 1;
-  }
-  lbmc_jv_metric_names(names, allowed, sizeof allowed);
+  char where[512];
   lbmc_job_shared_options(job, &o);
-  i = lbmc_metric_find(name);
-  if (i < 0 || *p) {
-    close = i < 0 ? lbmc_jp_suggest(name, names, LBMC_METRICS) : NULL;
-    return lbmc_jp_fail(c, LBMC_ERR_ARG, line, key, "'%s' is not a metric; allowed: %s%s%s%s", text,
-                        allowed, close ? " (did you mean '" : "", close ? close : "",
-                        close ? "'?)" : "");
-  }
-  job->precision.metric = i;
-  switch (lbmc_metric_get(i)->shape) {
-  case LBMC_SHAPE_SCALAR:
-    if (nidx == 0) return LBMC_SUCCESS;
-    return lbmc_jp_fail(c, LBMC_ERR_ARG, line, key,
-                        "'%s' is not allowed; %s is one number per point: write '%s'", text, name,
-                        name);
-  case LBMC_SHAPE_POOL:
-    if (nidx == 1 && idx[0] >= 1 && idx[0] <= job->J) {
-      job->precision.index = idx[0] - 1;
-      return LBMC_SUCCESS;
-    }
-    return lbmc_jp_fail(c, LBMC_ERR_ARG, line, key,
-                        "'%s' is not allowed; %s has one value per pool: write '%s[j]' with "
-                        "1 <= j <= %d (a scalar is required)",
-                        text, name, name, job->J);
-  default:
-    if (nidx == 2 && idx[0] >= 1 && idx[0] <= job->J && idx[1] >= 1 && idx[1] <= o.tail_k) {
-      job->precision.index = (idx[0] - 1) * o.tail_k + (idx[1] - 1);
-      return LBMC_SUCCESS;
-    }
-    return lbmc_jp_fail(c, LBMC_ERR_ARG, line, key,
-                        "'%s' is not allowed; %s has one value per pool and level: write "
-                        "'%s[j][k]' with 1 <= j <= %d and 1 <= k <= %ld (run.tail_k)",
-                        text, name, name, job->J, o.tail_k);
-  }
+  return lbmc_metric_parse(lbmc_jp_where(c, s->v[0].line, s->key, where, sizeof where),
+                           s->v[0].text, job->J, (int)o.tail_k, 0, &job->precision.metric,
+                           &job->precision.index);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "job_impl.h"
+#include "lbmc/check.h"
 
 int lbmc_jp_line(const yaml_node_t *node) { return node ? (int)node->start_mark.line + 1 : 0; }
 
@@ -143,41 +144,6 @@ lbmc_err lbmc_jp_scalar(const lbmc_jp *c, const yaml_node_t *node, const char *k
 
 /* ---- keys ---- */
 
-/* Levenshtein distance of two short words (longer words are cut at 63 characters). */
-static int lbmc_jp_distance(const char *a, const char *b)
-{
-  int row[64], la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63);
-  for (int j = 0; j <= lb; j++) row[j] = j;
-  for (int i = 1; i <= la; i++) {
-    int diag = row[0];
-    row[0] = i;
-    for (int j = 1; j <= lb; j++) {
-      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      diag = up;
-      row[j] = best;
-    }
-  }
-  return row[lb];
-}
-
-const char *lbmc_jp_suggest(const char *word, const char *const *keys, int n)
-{
-  const char *best = NULL;
-  int best_d = 1000;
-  for (int i = 0; i < n; i++) {
-    int d = lbmc_jp_distance(word, keys[i]), limit = (int)strlen(keys[i]) / 3;
-    if (limit < 1) limit = 1;
-    if (limit > 3) limit = 3;
-    if (d <= limit && d < best_d) {
-      best = keys[i];
-      best_d = d;
-    }
-  }
-  return best;
-}
-
 static lbmc_err lbmc_jp_unknown(const lbmc_jp *c, const yaml_node_t *knode, const char *path,
                                 const char *word, const lbmc_jp_key *keys, int nkeys,
                                 const char *(*hint)(const char *key, char *buf, size_t len))
@@ -189,7 +155,7 @@ static lbmc_err lbmc_jp_unknown(const lbmc_jp *c, const yaml_node_t *knode, cons
     names[i] = keys[i].key;
     snprintf(allowed + len, sizeof allowed - len, "%s%s", i ? ", " : "", keys[i].key);
   }
-  close = lbmc_jp_suggest(word, names, nkeys < 32 ? nkeys : 32);
+  close = lbmc_suggest(word, names, nkeys < 32 ? nkeys : 32);
   if (close)
     snprintf(extra, sizeof extra, " (did you mean '%s'?)", close);
   else if (elsewhere)

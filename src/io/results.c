@@ -91,6 +91,8 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   r->layout = LBMC_LAYOUT_VERSION;
   r->total = lbmc_metric_total(J, K);
   snprintf(r->lbmc_version, sizeof r->lbmc_version, "%s", LBMC_VERSION);
+  snprintf(r->revision, sizeof r->revision, "%s", lbmc_revision());
+  snprintf(r->build_type, sizeof r->build_type, "%s", lbmc_build_type());
   r->pt = calloc((size_t)P ? (size_t)P : 1, sizeof *r->pt);
   r->mean = malloc(sizeof *r->mean * (PT * 6 + 1));
   r->flags = calloc(PT + 1, sizeof *r->flags);
@@ -131,6 +133,7 @@ void lbmc_results_destroy(lbmc_results **r)
   n = lbmc_rep_arrays(*r, a);
   for (int k = 0; k < n; k++) free(*a[k].arr);
   free((*r)->job_text);
+  lbmc_grid_destroy(&(*r)->grid);
   free((*r)->pt);
   free((*r)->mean);
   free((*r)->flags);
@@ -158,6 +161,11 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
   snprintf(p->policy_name, sizeof p->policy_name, "%s", lbmc_model_policy_name(m));
   snprintf(p->sampling, sizeof p->sampling, "%s", lbmc_model_sampling(m));
   snprintf(p->stale, sizeof p->stale, "%s", lbmc_model_stale(m));
+  {
+    const char *engine = lbmc_run_engine(m, o, NULL, 0); /* checked with the job: not NULL */
+    snprintf(p->engine, sizeof p->engine, "%s", engine ? engine : "");
+  }
+  snprintf(p->init, sizeof p->init, "%s", lbmc_init_kind_names[o->init]);
   for (int j = 0; j < res->J; j++) {
     p->beta[j] = lbmc_model_beta(m, j);
     p->mu[j] = lbmc_model_mu(m, j);
@@ -269,7 +277,13 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   long k = 0;
   LBMC_CHECK(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
+  if (lbmc_grid_copy(res->grid, &r->grid)) {
+    lbmc_results_destroy(&r);
+    return LBMC_ERR_MEMORY;
+  }
   memcpy(r->lbmc_version, res->lbmc_version, sizeof r->lbmc_version);
+  memcpy(r->revision, res->revision, sizeof r->revision);
+  memcpy(r->build_type, res->build_type, sizeof r->build_type);
   memcpy(r->created, res->created, sizeof r->created);
   memcpy(r->shard, res->shard, sizeof r->shard);
   r->seed = res->seed;

@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hdf5.h>
+
 #include "lbmc/error.h"
+#include "lbmc/job.h"
 #include "lbmc/model.h"
 #include "lbmc/point.h"
 #include "lbmc/sim.h"
@@ -20,6 +23,8 @@ typedef struct {
   long n, d, routers, batches, replicas;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];
+  char engine[16]; /* the engine that simulates it: occupancy, servers or general */
+  char init[16];   /* how its replicas start: empty or meanfield */
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;
@@ -36,9 +41,27 @@ typedef struct {
   int done;             /* all its replicas are in */
 } lbmc_point_info;
 
+/** The job's grid as the /grid group stores it (results_grid.c; docs/results-format.md):
+ *  A axes in grid order, each with its name, its values as written and its dimension;
+ *  D dimensions (linked axes share one). Every string is owned by the grid. */
+typedef struct {
+  int A, D;
+  long V;            /* values of all axes: the sum of axis_length */
+  char **axis_name;  /* A: "n", "pools[2].beta", "run.time" */
+  long *axis_length; /* A */
+  long *axis_dim;    /* A: non-decreasing from 0 to D - 1 */
+  long *axis_first;  /* A: index of the axis' first value in axis_value */
+  char **axis_value; /* V: the values as written, axis after axis */
+  char **dim_name;   /* D: a linked group's name, a single axis' name, or "" */
+  long *dim_length;  /* D */
+} lbmc_grid;
+
 typedef struct lbmc_results_ {
   char *job_text;
+  lbmc_grid *grid; /* NULL when unknown (a file written before /grid existed) */
   char lbmc_version[32], created[32], shard[32];
+  char revision[64], build_type[32]; /* of the lbmc that wrote the file: root attributes
+                                        source_revision and build_type */
   long seed, mpi_ranks;
   double wall_seconds, confidence;
   int J, K, complete; /* complete: every point of the job (or shard) is in */
@@ -115,6 +138,30 @@ const lbmc_point_column *lbmc_point_column_get(int i);
 /** The value of column c at point i, pool j (0 for LBMC_COL_POINT), speed k (0 unless
  *  LBMC_COL_POOL_RATES): a pointer to its C type (lbmc_field_kind). */
 void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k);
+
+/* ---- the /grid group (results_grid.c) ---- */
+
+/** The grid of a parsed job. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_grid_from_job(const lbmc_job *job, lbmc_grid **grid);
+/** A copy of src (NULL for NULL). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_grid_copy(const lbmc_grid *src, lbmc_grid **grid);
+void lbmc_grid_destroy(lbmc_grid **grid);
+/** Cells of the grid: the product of the dimension lengths. */
+long lbmc_grid_cells(const lbmc_grid *g);
+/** Index (0-based) of the value of axis a at grid cell `index`, and its text as
+ *  written (NULL if a or index is out of range). */
+long lbmc_grid_position(const lbmc_grid *g, int a, long index);
+const char *lbmc_grid_value(const lbmc_grid *g, int a, long index);
+/** "name=value name=value ..." of grid cell `index` ("" for no axes or g NULL). */
+void lbmc_grid_label(const lbmc_grid *g, long index, char *buf, size_t len);
+/** The grid in words, e.g. "grid: n (2) x pools[1].buffer + pools[2].buffer (3 values,
+ *  varied together) x policy (2) = 12 points", cut to fit buf (len bytes). */
+void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
+/** Write g as the group /grid of an open file (nothing for g NULL); read it back into
+ *  *g (NULL when the file has no /grid). 0 on success, -1 on an HDF5 failure or a
+ *  malformed group. */
+int lbmc_grid_write(hid_t file, const lbmc_grid *g);
+int lbmc_grid_read(hid_t file, lbmc_grid **g);
 
 /** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point;
  *  values NaN. Errors: LBMC_ERR_MEMORY. */

@@ -75,6 +75,7 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
   double wall = 0;
   lbmc_results *m;
   lbmc_job *job = NULL;
+  lbmc_err err;
   if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
   for (int p = 0; p < n; p++) {
     LBMC_CHECK(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
@@ -121,7 +122,15 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
   if (lbmc_job_parse_text(m->job_text, "(job text of the parts)", &job) == LBMC_SUCCESS) {
     grid_points = lbmc_job_points(job);
     m->complete = grid_points == P;
-    lbmc_job_destroy(&job);
+  }
+  /* the parts' /grid, or for parts written before it existed the job's */
+  err = parts[0]->grid ? lbmc_grid_copy(parts[0]->grid, &m->grid)
+        : job          ? lbmc_grid_from_job(job, &m->grid)
+                       : LBMC_SUCCESS;
+  lbmc_job_destroy(&job);
+  if (err) {
+    lbmc_results_destroy(&m);
+    return err;
   }
   {
     time_t now = time(NULL);

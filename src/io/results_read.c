@@ -16,6 +16,14 @@ static lbmc_err lbmc_read_fail(const char *path, const char *what)
   return LBMC_ERROR(LBMC_ERR_ARG, "%s: not a readable lbmc results file: %s", path, what);
 }
 
+/* A text attribute into buf; "unknown" when the file has none (written before it existed). */
+static void lbmc_read_text_attr(hid_t f, const char *name, char *buf, size_t len)
+{
+  char *s = NULL;
+  snprintf(buf, len, "%s", lbmc_h5_read_attr_str(f, name, &s) == 0 ? s : "unknown");
+  free(s);
+}
+
 static int lbmc_read_root(hid_t f, lbmc_results *res)
 {
   int64_t seed, ranks, complete = 1;
@@ -40,6 +48,8 @@ static int lbmc_read_root(hid_t f, lbmc_results *res)
   if (!rc && lbmc_h5_read_attr_str(f, "shard", &s) == 0)
     snprintf(res->shard, sizeof res->shard, "%s", s);
   free(s);
+  lbmc_read_text_attr(f, "source_revision", res->revision, sizeof res->revision);
+  lbmc_read_text_attr(f, "build_type", res->build_type, sizeof res->build_type);
   return rc;
 }
 
@@ -243,7 +253,8 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) ==
              LBMC_SUCCESS) {
     res->layout = (int)layout;
-    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res)) {
+    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
+        lbmc_grid_read(f, &res->grid)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);
     }

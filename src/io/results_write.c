@@ -321,6 +321,8 @@ static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scra
 static int lbmc_write_root(hid_t file, const lbmc_results *res)
 {
   return lbmc_h5_attr_str(file, "lbmc_version", res->lbmc_version) ||
+         lbmc_h5_attr_str(file, "source_revision", res->revision) ||
+         lbmc_h5_attr_str(file, "build_type", res->build_type) ||
          lbmc_h5_attr_i64(file, "layout_version", LBMC_LAYOUT_VERSION) ||
          lbmc_h5_attr_str(file, "created", res->created) ||
          lbmc_h5_attr_str(file, "job", res->job_text ? res->job_text : "") ||
@@ -358,7 +360,8 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
                : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
-       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch, gather);
+       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch, gather) ||
+       lbmc_grid_write(file, res->grid);
   free(scratch), free(gather);
   if (H5Fclose(file) < 0) rc = 1;
   if (rc) {

@@ -50,9 +50,9 @@ lbmc_err lbmc_model_set_origin(lbmc_model *m, const char *origin)
   return LBMC_SUCCESS;
 }
 
-lbmc_err lbmc_model_set_n(lbmc_model *m, long n)
+lbmc_err lbmc_model_set_n(lbmc_model *m, int64_t n)
 {
-  LBMC_CHECK(lbmc_check_int_range("n", n, 1, LBMC_MAX_SERVERS));
+  LBMC_CHECK(lbmc_check_int_range("n", (long)n, 1, (long)LBMC_MAX_N));
   m->n = n;
   m->is_setup = 0;
   return LBMC_SUCCESS;
@@ -239,9 +239,10 @@ static lbmc_err lbmc_model_check_values(const lbmc_model *m)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: lambda: an arrival rate > 0 is required", lbmc_pfx(m));
   if (!(m->lambda * (double)m->n < LBMC_MAX_RATE))
     return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: lambda = %g with n = %ld gives a total arrival rate of %g; allowed: "
+                      "%s: lambda = %g with n = %lld gives a total arrival rate of %g; allowed: "
                       "lambda x n below %g",
-                      lbmc_pfx(m), m->lambda, m->n, m->lambda * (double)m->n, LBMC_MAX_RATE);
+                      lbmc_pfx(m), m->lambda, (long long)m->n, m->lambda * (double)m->n,
+                      LBMC_MAX_RATE);
   for (int j = 0; j < m->J; j++) sum += m->beta[j];
   if (fabs(sum - 1.0) > LBMC_BETA_SUM_TOL)
     return LBMC_ERROR(LBMC_ERR_ARG,
@@ -273,8 +274,9 @@ static lbmc_err lbmc_model_check_param(const lbmc_model *m)
 {
   if (m->policy->param_le_n && m->param > m->n)
     return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: policy %s: %s = %ld exceeds n = %ld; allowed: 1 <= %s <= n", lbmc_pfx(m),
-                      m->policy_text, m->policy->param_name, m->param, m->n, m->policy->param_name);
+                      "%s: policy %s: %s = %ld exceeds n = %lld; allowed: 1 <= %s <= n",
+                      lbmc_pfx(m), m->policy_text, m->policy->param_name, m->param, (long long)m->n,
+                      m->policy->param_name);
   return LBMC_SUCCESS;
 }
 
@@ -286,21 +288,21 @@ lbmc_err lbmc_model_setup(lbmc_model *m)
   for (int j = 0; j < m->J; j++)
     if (m->N[j] < 1)
       return LBMC_ERROR(LBMC_ERR_ARG,
-                        "%s: n = %ld gives pool %d (beta = %g) no server; allowed: n large enough "
+                        "%s: n = %lld gives pool %d (beta = %g) no server; allowed: n large enough "
                         "that every pool has at least one server",
-                        lbmc_pfx(m), m->n, j + 1, m->beta[j]);
+                        lbmc_pfx(m), (long long)m->n, j + 1, m->beta[j]);
   LBMC_CHECK(lbmc_model_check_param(m));
   m->is_setup = 1;
   return LBMC_SUCCESS;
 }
 
-long lbmc_model_n(const lbmc_model *m) { return m->n; }
+int64_t lbmc_model_n(const lbmc_model *m) { return m->n; }
 double lbmc_model_lambda(const lbmc_model *m) { return m->lambda; }
 int lbmc_model_pools(const lbmc_model *m) { return m->J; }
 double lbmc_model_beta(const lbmc_model *m, int j) { return m->beta[j]; }
 double lbmc_model_mu(const lbmc_model *m, int j) { return m->mu[j]; }
 long lbmc_model_buffer(const lbmc_model *m, int j) { return m->buffer[j]; }
-long lbmc_model_pool_servers(const lbmc_model *m, int j) { return m->N[j]; }
+int64_t lbmc_model_pool_servers(const lbmc_model *m, int j) { return m->N[j]; }
 long lbmc_model_routers(const lbmc_model *m) { return m->routers; }
 const char *lbmc_model_policy(const lbmc_model *m) { return m->policy_text; }
 const char *lbmc_model_policy_name(const lbmc_model *m) { return m->policy->name; }
@@ -328,7 +330,10 @@ double lbmc_model_rho(const lbmc_model *m)
   return m->lambda / cap;
 }
 
-long lbmc_model_policy_param(const lbmc_model *m) { return m->policy->reports_n ? m->n : m->param; }
+long lbmc_model_policy_param(const lbmc_model *m)
+{
+  return m->policy->reports_n ? (long)m->n : m->param;
+}
 
 const char *lbmc_model_stale(const lbmc_model *m)
 {

@@ -8,7 +8,9 @@
  * (k_j = servers of pool j already drawn), then a uniform undrawn server of pool j. */
 #include <stdlib.h>
 
+#include "../system/occ_policy.h"
 #include "../system/policy.h"
+#include "occ_laws.h"
 #include "sample.h"
 
 typedef struct {
@@ -79,6 +81,91 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
   return best;
 }
 
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+ * The same draws on positions: pool j with probability (N_j - k_j) mu_j / sum, then a
+ * position uniform among the pool's undrawn ones, whose level follows from the counts
+ * (class weight mu_j x_j(k), without replacement); ties by reservoir choice. */
+
+typedef struct {
+  uint64_t *drawn; /* J x c: positions drawn in each pool, ascending */
+  int64_t k[LBMC_MAX_POOLS];
+} lbmc_balanced_occ_ws;
+
+static lbmc_err lbmc_balanced_occ_create(const lbmc_occ_state *st, void **ws)
+{
+  lbmc_balanced_occ_ws *w = calloc(1, sizeof *w);
+  if (w) w->drawn = malloc(sizeof *w->drawn * st->J * (size_t)st->m->param);
+  if (!w || !w->drawn) {
+    free(w);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "balanced(c): out of memory");
+  }
+  *ws = w;
+  return LBMC_SUCCESS;
+}
+
+static void lbmc_balanced_occ_destroy(void **ws)
+{
+  lbmc_balanced_occ_ws *w = *ws;
+  if (!w) return;
+  free(w->drawn);
+  free(w);
+  *ws = NULL;
+}
+
+static uint32_t lbmc_balanced_occ_pool(lbmc_occ_state *st, const lbmc_balanced_occ_ws *w)
+{
+  const double *mu = st->m->mu;
+  double total = 0, x;
+  uint32_t j, last = 0;
+  for (j = 0; j < st->J; j++) total += (double)(st->pool[j].N - w->k[j]) * mu[j];
+  x = lbmc_u01(st->s_route) * total;
+  for (j = 0; j < st->J; j++) {
+    double wj = (double)(st->pool[j].N - w->k[j]) * mu[j];
+    if (wj <= 0) continue;
+    last = j;
+    if (x < wj) return j;
+    x -= wj;
+  }
+  return last; /* rounding at the upper end */
+}
+
+static lbmc_occ_class lbmc_balanced_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
+{
+  lbmc_balanced_occ_ws *w = ws;
+  const uint32_t c = (uint32_t)st->m->param;
+  lbmc_occ_class best = {0, UINT32_MAX};
+  uint64_t ties = 0;
+  (void)r;
+  for (uint32_t j = 0; j < st->J; j++) w->k[j] = 0;
+  for (uint32_t i = 0; i < c; i++) {
+    uint32_t j = lbmc_balanced_occ_pool(st, w);
+    uint64_t P = lbmc_occ_draw_distinct(st->s_route, (uint64_t)st->pool[j].N, w->drawn + j * c,
+                                        (uint32_t)w->k[j]);
+    lbmc_occ_class cl = {j, lbmc_occ_level(&st->pool[j], (int64_t)P)};
+    w->k[j]++;
+    if (cl.k < best.k) {
+      best = cl;
+      ties = 1;
+    } else if (cl.k == best.k && lbmc_occ_uint(st->s_route, ++ties) == 0) {
+      best = cl; /* reservoir choice: each tied server kept with probability 1/ties */
+    }
+  }
+  st->c.messages += 2 * (uint64_t)c;
+  return best;
+}
+
+static void lbmc_balanced_occ_law(const lbmc_occ_mf *mf, double *p)
+{
+  lbmc_occ_law_min_of(mf, mf->m->mu, (double)mf->m->param, 0, p);
+}
+
+static const lbmc_occupancy_ops lbmc_balanced_occupancy = {
+    .create = lbmc_balanced_occ_create,
+    .destroy = lbmc_balanced_occ_destroy,
+    .route = lbmc_balanced_occ_route,
+    .law = lbmc_balanced_occ_law,
+};
+
 const lbmc_policy_type lbmc_policy_balanced = {
     .name = "balanced",
     .param = LBMC_PARAM_REQUIRED,
@@ -88,6 +175,7 @@ const lbmc_policy_type lbmc_policy_balanced = {
                "customers (2c messages)",
     .messages = "2c per arrival (c queries, c replies)",
     .messages_per_arrival = "2*d",
+    .occupancy = &lbmc_balanced_occupancy,
     .create = lbmc_balanced_create,
     .destroy = lbmc_balanced_destroy,
     .route = lbmc_balanced_route,

@@ -3,7 +3,11 @@
  * replacement) or "with_replacement" (Mitzenmacher, IEEE TPDS 12(10), 2001).
  * Ties: uniformly among the sampled positions holding the fewest customers; the
  * sample order is exchangeable, so the first such position is a uniform choice. */
+#include <stdlib.h>
+
+#include "../system/occ_policy.h"
 #include "../system/policy.h"
+#include "occ_laws.h"
 #include "sample.h"
 
 static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
@@ -30,6 +34,62 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   return best;
 }
 
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+ * d positions drawn uniformly (distinct: without replacement) among the n, whose
+ * classes follow from the counts; the customer joins the first drawn at the lowest
+ * level (the draw order is exchangeable, so this is uniform among the tied). */
+
+static lbmc_err lbmc_jsqd_occ_create(const lbmc_occ_state *st, void **ws)
+{
+  uint64_t *sorted = malloc(sizeof *sorted * (size_t)st->m->param);
+  if (!sorted) return LBMC_ERROR(LBMC_ERR_MEMORY, "jsq(d): out of memory");
+  *ws = sorted;
+  return LBMC_SUCCESS;
+}
+
+static void lbmc_jsqd_occ_destroy(void **ws)
+{
+  free(*ws);
+  *ws = NULL;
+}
+
+static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
+{
+  const uint32_t d = (uint32_t)st->m->param;
+  const uint64_t n = (uint64_t)st->n;
+  const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
+  lbmc_occ_class best = {0, UINT32_MAX};
+  (void)r;
+  st->c.messages += 2 * (uint64_t)d;
+  if (d == 2 && distinct) { /* the common case, without the general bookkeeping */
+    uint64_t a = lbmc_occ_uint(st->s_route, n), b = lbmc_occ_uint(st->s_route, n - 1);
+    lbmc_occ_class ca, cb;
+    b += b >= a;
+    ca = lbmc_occ_class_of(st, (int64_t)a);
+    cb = lbmc_occ_class_of(st, (int64_t)b);
+    return cb.k < ca.k ? cb : ca;
+  }
+  for (uint32_t i = 0; i < d; i++) {
+    uint64_t Q =
+        distinct ? lbmc_occ_draw_distinct(st->s_route, n, ws, i) : lbmc_occ_uint(st->s_route, n);
+    lbmc_occ_class c = lbmc_occ_class_of(st, (int64_t)Q);
+    if (c.k < best.k) best = c;
+  }
+  return best;
+}
+
+static void lbmc_jsqd_occ_law(const lbmc_occ_mf *mf, double *p)
+{
+  lbmc_occ_law_min_of(mf, NULL, (double)mf->m->param, mf->m->sampling == LBMC_SAMPLING_DISTINCT, p);
+}
+
+static const lbmc_occupancy_ops lbmc_jsq_d_occupancy = {
+    .create = lbmc_jsqd_occ_create,
+    .destroy = lbmc_jsqd_occ_destroy,
+    .route = lbmc_jsqd_occ_route,
+    .law = lbmc_jsqd_occ_law,
+};
+
 const lbmc_policy_type lbmc_policy_jsq_d = {
     .name = "jsq",
     .param = LBMC_PARAM_REQUIRED,
@@ -39,6 +99,7 @@ const lbmc_policy_type lbmc_policy_jsq_d = {
     .messages = "2d per arrival (d queries, d replies)",
     .messages_per_arrival = "2*d",
     .uses_sampling = 1,
+    .occupancy = &lbmc_jsq_d_occupancy,
     .create = lbmc_sample_create,
     .destroy = lbmc_sample_destroy,
     .route = lbmc_jsqd_route,

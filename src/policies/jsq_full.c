@@ -8,7 +8,9 @@
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
 
+#include "../system/occ_policy.h"
 #include "../system/policy.h"
+#include "occ_laws.h"
 
 typedef struct {
   uint32_t *perm;  /* n */
@@ -100,6 +102,36 @@ static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
   return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
 }
 
+/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+ * The lowest occupied level k0 = min_j low_j (kept by the engine in O(1) per event);
+ * pool j with probability proportional to its servers at k0. */
+
+static lbmc_occ_class lbmc_jsq_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
+{
+  lbmc_occ_class c = {0, st->pool[0].low};
+  int64_t U;
+  (void)ws;
+  (void)r;
+  st->c.messages += 2 * (uint64_t)st->n;
+  if (st->J == 1) return c;
+  for (uint32_t j = 1; j < st->J; j++)
+    if (st->pool[j].low < c.k) c.k = st->pool[j].low;
+  U = 0;
+  for (uint32_t j = 0; j < st->J; j++) U += lbmc_occ_count(&st->pool[j], c.k);
+  U = (int64_t)lbmc_occ_uint(st->s_route, (uint64_t)U);
+  for (c.j = 0; c.j + 1 < st->J; c.j++) {
+    int64_t x = lbmc_occ_count(&st->pool[c.j], c.k);
+    if (U < x) break;
+    U -= x;
+  }
+  return c;
+}
+
+static const lbmc_occupancy_ops lbmc_jsq_full_occupancy = {
+    .route = lbmc_jsq_occ_route,
+    .law = lbmc_occ_law_lowest,
+};
+
 const lbmc_policy_type lbmc_policy_jsq_full = {
     .name = "jsq",
     .param = LBMC_PARAM_NONE,
@@ -107,6 +139,7 @@ const lbmc_policy_type lbmc_policy_jsq_full = {
     .summary = "join the shortest queue over all n servers (2n messages; a reference)",
     .messages = "2n per arrival (n queries, n replies)",
     .messages_per_arrival = "2*d",
+    .occupancy = &lbmc_jsq_full_occupancy,
     .create = lbmc_jsq_create,
     .destroy = lbmc_jsq_destroy,
     .reset = lbmc_jsq_reset,

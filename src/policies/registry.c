@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbmc/check.h"
+
 /* A test build registers one more policy (tests/policy/): -DLBMC_TEST_POLICY=its
  * type's name. */
 #ifdef LBMC_TEST_POLICY
@@ -136,11 +138,11 @@ static lbmc_err lbmc_policy_split(const char *where, const char *text, char *nam
   name[len] = '\0';
   while (isspace((unsigned char)*p)) p++;
   if (*p == '(') {
-    char *end;
-    *param = strtol(p + 1, &end, 10);
-    if (end == p + 1) return lbmc_policy_list_error(where, text, "bad parameter");
-    while (isspace((unsigned char)*end)) end++;
-    if (*end != ')') return lbmc_policy_list_error(where, text, "bad parameter");
+    const char *end = strchr(p + 1, ')');
+    char pwhere[256];
+    if (!end || end == p + 1) return lbmc_policy_list_error(where, text, "bad parameter");
+    snprintf(pwhere, sizeof pwhere, "%s: '%s': the parameter", where, text);
+    LBMC_CHECK(lbmc_parse_long_n(pwhere, p + 1, (size_t)(end - (p + 1)), param));
     *has_param = 1;
     p = end + 1;
     while (isspace((unsigned char)*p)) p++;

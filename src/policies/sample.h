@@ -1,10 +1,12 @@
-/* Private: what the policies that sample servers share (jsq(d), lwl(d)): the draw of
- * distinct servers and the workspace that holds them. */
+/* Private: what the policies that sample servers share (jsq(d), lwl(d), balanced(c),
+ * and the occupancy forms of jsq(d) and balanced(c)): the draw of distinct servers and
+ * the workspace that holds them. */
 #ifndef LBMC_SAMPLE_H
 #define LBMC_SAMPLE_H
 
 #include <stdlib.h>
 
+#include "../system/occ_state.h"
 #include "../system/policy.h"
 #include "../system/state.h"
 
@@ -16,6 +18,26 @@ static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_
                                           uint32_t m)
 {
   uint32_t v = lbmc_uint(s, size - m), i = 0;
+  while (i < m && sorted[i] <= v) {
+    v++;
+    i++;
+  }
+  for (uint32_t k = m; k > i; k--) sorted[k] = sorted[k - 1];
+  sorted[i] = v;
+  return v;
+}
+
+/** The same for the occupancy forms (src/system/occ_state.h): positions among up to
+ *  10^12 servers, 64-bit, drawn exactly from 52 random bits (lbmc_occ_uint). The m-th
+ *  call (m = 0, 1, ...) returns a position uniform among those of {0 .. size-1} not in
+ *  sorted[0 .. m) and inserts it there (ascending). O(m). (Kept apart from the 32-bit
+ *  form: the per-server policies draw with lbmc_uint, and their streams must not
+ *  change.) */
+static inline uint64_t lbmc_occ_draw_distinct(lbmc_stream *s, uint64_t size, uint64_t *sorted,
+                                              uint32_t m)
+{
+  uint64_t v = lbmc_occ_uint(s, size - m);
+  uint32_t i = 0;
   while (i < m && sorted[i] <= v) {
     v++;
     i++;

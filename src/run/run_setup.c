@@ -153,6 +153,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   LBMC_CHECK(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
                                  (int)run->opts.tail_k, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
+  LBMC_CHECK(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
@@ -224,10 +225,13 @@ void lbmc_runner_teardown(lbmc_runner *run)
 void lbmc_runner_dry_run(const lbmc_runner *run)
 {
   const lbmc_results *res = run->res;
-  double events = 0;
+  double events = 0, cpu = 0;
   long units = 0;
-  lbmc_log(run->comm, stdout, "%6s %10s %10s %8s %-14s %7s %-8s %10s %10s  %s\n", "point", "n",
-           "lambda", "rho", "policy", "routers", "stale", "time", "warmup", "grid axes");
+  char grid[1024];
+  lbmc_grid_text(res->grid, grid, sizeof grid);
+  lbmc_log(run->comm, stdout, "%s\n", grid);
+  lbmc_log(run->comm, stdout, "%6s %13s %10s %8s %-14s %7s %-8s %-9s %10s %10s  %s\n", "point", "n",
+           "lambda", "rho", "policy", "routers", "stale", "engine", "time", "warmup", "grid axes");
   for (long i = 0; i < run->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
     double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
@@ -238,18 +242,20 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
       snprintf(w, sizeof w, "%g", p->warmup);
     char axes[512];
     lbmc_job_point_label(run->job, p->index, axes, sizeof axes);
-    lbmc_log(run->comm, stdout, "%6ld %10ld %10g %8.4g %-14s %7ld %-8s %10g %10s  %s\n", p->index,
-             p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->time, w,
-             axes);
+    double e = 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];
+    lbmc_log(run->comm, stdout, "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10g %10s  %s\n",
+             p->index, p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-",
+             p->engine, p->time, w, axes);
     units += run->res->pt[i].surely_unstable ? 0 : run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
-    events += 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];
+    events += e;
+    cpu += e / (strcmp(p->engine, "occupancy") == 0 ? 2e7 : 1e7);
   }
   lbmc_log(run->comm, stdout,
            "%ld points, %ld work units (point x replica)%s; about %.3g events, roughly %.3g CPU "
-           "seconds at 1e7 events per second per core\n",
+           "seconds at 1e7 events per second per core (2e7 with the occupancy engine)\n",
            run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "",
-           events, events / 1e7);
+           events, cpu);
 }
 
 lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live)

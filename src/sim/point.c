@@ -239,6 +239,49 @@ static void lbmc_point_rep_quantiles(const lbmc_point *p, double *values)
   }
 }
 
+/* The replica's retained mixture (groups wholly after the warm-up, added in order) as a
+ * new mixture *out (NULL when no group is retained). */
+static lbmc_err lbmc_point_rep_mixture(const lbmc_point *p, const lbmc_record *rec,
+                                       lbmc_mixture **out)
+{
+  lbmc_err err = LBMC_SUCCESS;
+  *out = NULL;
+  for (size_t g = 0; g < p->G && !err; g++) {
+    lbmc_mixture *mx = NULL;
+    if ((size_t)rec->group_start[g] < p->d) continue;
+    err = lbmc_record_mixture(rec, g, &mx);
+    if (!err && !*out)
+      *out = mx, mx = NULL;
+    else if (!err)
+      err = lbmc_mixture_add(*out, mx);
+    lbmc_mixture_destroy(&mx);
+  }
+  if (err) lbmc_mixture_destroy(out);
+  return err;
+}
+
+/* The replica's quantiles and its packed retained mixture, from its record. */
+static lbmc_err lbmc_point_rep_mixtures(lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
+{
+  double *qs = r->values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+  double *qw = r->values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
+  lbmc_mixture *mx;
+  int oom = 0;
+  LBMC_CHECK(lbmc_point_rep_mixture(p, rec, &mx));
+  for (int l = 0; l < LBMC_QUANTILES; l++) {
+    qs[l] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_SOJOURN, lbmc_quantile_level(l)) : NAN;
+    qw[l] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_WAIT, lbmc_quantile_level(l)) : NAN;
+  }
+  if (mx) {
+    r->qsize = lbmc_mixture_packed_size(mx);
+    r->qdata = malloc(r->qsize);
+    if (r->qdata) lbmc_mixture_pack(mx, r->qdata, r->qsize);
+    oom = !r->qdata;
+  }
+  lbmc_mixture_destroy(&mx);
+  return oom ? LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory") : LBMC_SUCCESS;
+}
+
 /* Pack p->hist[0..1] into the replica's qdata. */
 static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
 {
@@ -281,6 +324,8 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
     LBMC_CHECK(lbmc_point_rep_hists(p, &rec, &used));
     lbmc_point_rep_quantiles(p, r->values);
     LBMC_CHECK(lbmc_point_rep_pack(p, r));
+  } else if (p->qkind == LBMC_QK_MIX) {
+    LBMC_CHECK(lbmc_point_rep_mixtures(p, r, &rec));
   }
   r->summarised = 1;
   if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */

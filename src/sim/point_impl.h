@@ -46,7 +46,8 @@ typedef struct {
   double *sums;   /* W: raw sums over the measured period */
   double *values; /* total: its own values */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
-  unsigned char *qdata; /* its retained sojourn and wait histograms, packed */
+  unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
+                           packed (qsize 0: none retained) */
   size_t qsize;
 } lbmc_point_rep;
 

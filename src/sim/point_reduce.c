@@ -121,58 +121,160 @@ static unsigned lbmc_point_dhist_q(const void *ctx, double p, double *x)
   return lbmc_dhist_quantile(ctx, p, x);
 }
 
-/* Sojourn and wait quantiles with Woodruff's intervals: pooled over the units (first
- * pass), then each unit's customers at or below the pooled quantiles (second pass). */
-static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
+/* The mixture `which` (0 sojourn, 1 wait) as a pooled distribution for Woodruff. */
+typedef struct {
+  const lbmc_mixture *mx;
+  lbmc_mix_kind kind;
+} lbmc_point_mix;
+
+static unsigned lbmc_point_mix_q(const void *ctx, double p, double *x)
 {
-  const int Q = LBMC_QUANTILES, one = R < 2;
-  size_t U = 0, groups[4096], need;
-  double *Y, *X, *work, q[2][LBMC_QUANTILES];
-  unsigned qf[2][LBMC_QUANTILES];
-  lbmc_batch_rule rule;
-  lbmc_batch_rule_default(&rule);
-  if (one) {
+  const lbmc_point_mix *c = ctx;
+  *x = c->mx ? lbmc_mixture_quantile(c->mx, c->kind, p) : NAN;
+  return isnan(*x) ? LBMC_IV_EMPTY : 0;
+}
+
+/* The mixture of unit u as a new mixture (NULL: no customers): replica u's retained one,
+ * or group groups[u] of replica 0. */
+static lbmc_err lbmc_point_unit_mixture(const lbmc_point *p, long R, const size_t *groups,
+                                        size_t u, lbmc_mixture **mx)
+{
+  *mx = NULL;
+  if (R >= 2) {
+    const lbmc_point_rep *r = &p->rep[u];
+    if (r->qsize && lbmc_mixture_unpack(r->qdata, r->qsize, mx, NULL))
+      return LBMC_ERROR(LBMC_ERR_FILE, "point: a replica's mixture is malformed");
+    return LBMC_SUCCESS;
+  } else {
     lbmc_record rec;
     lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
-    for (size_t g = 0; g < p->G && U < sizeof groups / sizeof *groups; g++)
-      if ((size_t)rec.group_start[g] >= p->d) groups[U++] = g;
-  } else {
-    U = (size_t)R;
+    return lbmc_record_mixture(&rec, groups[u], mx);
   }
-  need = U * (2 * Q + 5); /* Y, X, and X merged with the rule's work */
-  LBMC_CHECK(lbmc_point_work(p, need));
-  Y = p->work, X = Y + 2 * Q * U, work = X + 2 * U;
+}
+
+/* What Woodruff's interval needs of the units, for the sojourn (k = 0) and wait (1)
+ * quantiles at every level l: X[k U + u] the customers of unit u, Y[(k Q + l) U + u] those
+ * at or below the pooled quantile q[k][l] (flags qf[k][l]). */
+typedef struct {
+  size_t U;
+  const size_t *groups;
+  double *Y, *X, q[2][LBMC_QUANTILES];
+  unsigned qf[2][LBMC_QUANTILES];
+} lbmc_qunits;
+
+/* Histograms: pooled over the units (first pass), then each unit's customers at or below
+ * the pooled quantiles (second pass); the pooled ones stay in p->hist[0..1]. */
+static lbmc_err lbmc_point_qunits_hist(lbmc_point *p, long R, lbmc_qunits *w)
+{
+  const int Q = LBMC_QUANTILES;
+  const size_t U = w->U;
   for (int k = 0; k < 2; k++) lbmc_dhist_init(&p->hist[k], p->tau);
   for (size_t u = 0; u < U; u++)
     for (int k = 0; k < 2; k++) {
-      LBMC_CHECK(lbmc_point_unit_hist(p, R, groups, u, k, &p->hist[2]));
+      LBMC_CHECK(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
       LBMC_CHECK(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
-      X[k * U + u] = (double)lbmc_dhist_total(&p->hist[2]);
+      w->X[k * U + u] = (double)lbmc_dhist_total(&p->hist[2]);
     }
   for (int k = 0; k < 2; k++)
     for (int l = 0; l < Q; l++)
-      qf[k][l] = lbmc_dhist_quantile(&p->hist[k], lbmc_quantile_level(l), &q[k][l]);
+      w->qf[k][l] = lbmc_dhist_quantile(&p->hist[k], lbmc_quantile_level(l), &w->q[k][l]);
   for (size_t u = 0; u < U; u++)
     for (int k = 0; k < 2; k++) {
-      LBMC_CHECK(lbmc_point_unit_hist(p, R, groups, u, k, &p->hist[2]));
+      LBMC_CHECK(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
       for (int l = 0; l < Q; l++)
-        Y[(size_t)(k * Q + l) * U + u] = qf[k][l] ? 0 : lbmc_dhist_count_le(&p->hist[2], q[k][l]);
+        w->Y[(size_t)(k * Q + l) * U + u] =
+            w->qf[k][l] ? 0 : lbmc_dhist_count_le(&p->hist[2], w->q[k][l]);
     }
-  for (int k = 0; k < 2; k++) {
+  return LBMC_SUCCESS;
+}
+
+/* Mixtures (docs/model.md, "Quantiles"): the same with the pooled mixture *pooled (new,
+ * the caller destroys it; NULL when no customers), the units' counts at or below q being
+ * their customers x their mixture's distribution function at q (sums of probabilities). */
+static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w,
+                                      lbmc_mixture **pooled)
+{
+  const int Q = LBMC_QUANTILES;
+  const size_t U = w->U;
+  lbmc_err err = LBMC_SUCCESS;
+  *pooled = NULL;
+  for (size_t u = 0; u < U && !err; u++) {
+    lbmc_mixture *mx;
+    err = lbmc_point_unit_mixture(p, R, w->groups, u, &mx);
+    w->X[u] = w->X[U + u] = mx ? (double)lbmc_mixture_total(mx) : 0;
+    if (!err && mx && !*pooled)
+      *pooled = mx, mx = NULL;
+    else if (!err && mx)
+      err = lbmc_mixture_add(*pooled, mx);
+    lbmc_mixture_destroy(&mx);
+  }
+  LBMC_CHECK(err);
+  for (int k = 0; k < 2; k++)
+    for (int l = 0; l < Q; l++) {
+      lbmc_point_mix c = {*pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
+      w->qf[k][l] = lbmc_point_mix_q(&c, lbmc_quantile_level(l), &w->q[k][l]);
+    }
+  for (size_t u = 0; u < U && !err; u++) {
+    lbmc_mixture *mx;
+    err = lbmc_point_unit_mixture(p, R, w->groups, u, &mx);
+    for (int k = 0; k < 2 && !err; k++)
+      for (int l = 0; l < Q; l++)
+        w->Y[(size_t)(k * Q + l) * U + u] =
+            w->qf[k][l] || !mx ? 0
+                               : w->X[u] * lbmc_mixture_cdf(mx, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN,
+                                                            w->q[k][l]);
+    lbmc_mixture_destroy(&mx);
+  }
+  return err;
+}
+
+/* Sojourn and wait quantiles from the pooled histograms or mixtures, with Woodruff's
+ * intervals over the units (replicas, or the quantile groups of one replica merged by
+ * the batch rule). */
+static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
+{
+  const int Q = LBMC_QUANTILES, one = R < 2;
+  size_t groups[4096];
+  double *work;
+  lbmc_qunits w = {0};
+  lbmc_mixture *pooled = NULL;
+  lbmc_batch_rule rule;
+  lbmc_err err;
+  lbmc_batch_rule_default(&rule);
+  w.groups = groups;
+  if (one) {
+    lbmc_record rec;
+    lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
+    for (size_t g = 0; g < p->G && w.U < sizeof groups / sizeof *groups; g++)
+      if ((size_t)rec.group_start[g] >= p->d) groups[w.U++] = g;
+  } else {
+    w.U = (size_t)R;
+  }
+  /* Y, X, and X merged with the rule's work */
+  LBMC_CHECK(lbmc_point_work(p, w.U * (2 * Q + 5)));
+  w.Y = p->work, w.X = w.Y + 2 * Q * w.U, work = w.X + 2 * w.U;
+  err = p->qkind == LBMC_QK_MIX ? lbmc_point_qunits_mix(p, R, &w, &pooled)
+                                : lbmc_point_qunits_hist(p, R, &w);
+  for (int k = 0; k < 2 && !err; k++) {
     const size_t off =
         lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+    lbmc_point_mix c = {pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
     lbmc_pooled_dist d = {lbmc_point_dhist_q, &p->hist[k], (double)lbmc_dhist_total(&p->hist[k]),
                           1};
+    if (p->qkind == LBMC_QK_MIX)
+      d = (lbmc_pooled_dist){lbmc_point_mix_q, &c, pooled ? (double)lbmc_mixture_total(pooled) : 0,
+                             0};
     for (int l = 0; l < Q; l++) {
       lbmc_interval iv;
-      double *Yl = Y + (size_t)(k * Q + l) * U, *Xl = work; /* the rule overwrites X */
-      memcpy(Xl, X + k * U, sizeof *X * U);
-      lbmc_woodruff(&d, lbmc_quantile_level(l), q[k][l], qf[k][l], Yl, Xl, U, p->o.confidence,
-                    one ? &rule : NULL, work + U, &iv);
+      double *Yl = w.Y + (size_t)(k * Q + l) * w.U, *Xl = work; /* the rule overwrites X */
+      memcpy(Xl, w.X + k * w.U, sizeof *w.X * w.U);
+      lbmc_woodruff(&d, lbmc_quantile_level(l), w.q[k][l], w.qf[k][l], Yl, Xl, w.U,
+                    p->o.confidence, one ? &rule : NULL, work + w.U, &iv);
       lbmc_point_put(p, off + (size_t)l, &iv);
     }
   }
-  return LBMC_SUCCESS;
+  lbmc_mixture_destroy(&pooled);
+  return err;
 }
 
 /* ---- the verdict ---- */
@@ -463,7 +565,7 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     if (R == 1) lbmc_point_halves_one(p, &u);
     lbmc_point_empty(p, &u);
     lbmc_point_entries(p, &u, R == 1);
-    if (p->qkind == LBMC_QK_HIST) LBMC_CHECK(lbmc_point_quantiles(p, R));
+    if (p->qkind != LBMC_QK_NONE) LBMC_CHECK(lbmc_point_quantiles(p, R));
   }
   lbmc_point_conclude(p);
   return LBMC_SUCCESS;

@@ -13,22 +13,35 @@ size_t lbmc_record_size(size_t S, size_t W, size_t G, size_t qbytes)
          LBMC_ALIGN8(qbytes);
 }
 
-size_t lbmc_record_hist_bytes(const lbmc_dhist *hist, size_t groups)
+/* Items of the quantile data of G groups: 2 G histograms, G mixtures or none. */
+static size_t lbmc_record_items(int64_t qkind, size_t G)
 {
-  size_t n = 0;
-  for (size_t i = 0; i < 2 * groups; i++)
-    n += sizeof(uint64_t) + lbmc_dhist_pack(&hist[i], NULL, 0);
-  return LBMC_ALIGN8(n);
+  return qkind == LBMC_QK_HIST ? 2 * G : qkind == LBMC_QK_MIX ? G : 0;
+}
+
+/* Bytes of item i packed at q (q NULL: only the size). */
+static size_t lbmc_record_item(const lbmc_record_head *h, const lbmc_dhist *hist,
+                               const lbmc_mixture *const *mix, size_t i, unsigned char *q)
+{
+  if (h->qkind == LBMC_QK_HIST) return lbmc_dhist_pack(&hist[i], q, q ? (size_t)-1 : 0);
+  return q ? lbmc_mixture_pack(mix[i], q, lbmc_mixture_packed_size(mix[i]))
+           : lbmc_mixture_packed_size(mix[i]);
 }
 
 size_t lbmc_record_pack(void *buf, size_t cap, const lbmc_record_head *h,
-                        const int64_t *group_start, const double *seg, const lbmc_dhist *hist)
+                        const int64_t *group_start, const double *seg, const lbmc_dhist *hist,
+                        const lbmc_mixture *const *mix)
 {
   const size_t S = (size_t)h->S, W = (size_t)h->W, G = (size_t)h->G;
-  const size_t qbytes = h->qkind == LBMC_QK_HIST ? lbmc_record_hist_bytes(hist, G) : 0;
-  const size_t size = lbmc_record_size(S, W, G, qbytes);
+  const size_t items = lbmc_record_items(h->qkind, G);
+  size_t qbytes = 0;
   unsigned char *b = buf, *q;
   lbmc_record_head head = *h;
+  size_t size;
+  for (size_t i = 0; i < items; i++)
+    qbytes += sizeof(uint64_t) + lbmc_record_item(h, hist, mix, i, NULL);
+  qbytes = LBMC_ALIGN8(qbytes);
+  size = lbmc_record_size(S, W, G, qbytes);
   if (size > cap) return size;
   head.bytes = (int64_t)size;
   head.version = LBMC_RECORD_VERSION;
@@ -40,8 +53,8 @@ size_t lbmc_record_pack(void *buf, size_t cap, const lbmc_record_head *h,
   memcpy(b, seg, sizeof(double) * S * W);
   q = b + sizeof(double) * S * W;
   memset(q, 0, qbytes);
-  for (size_t i = 0; h->qkind == LBMC_QK_HIST && i < 2 * G; i++) {
-    uint64_t len = lbmc_dhist_pack(&hist[i], q + sizeof len, (size_t)-1);
+  for (size_t i = 0; i < items; i++) {
+    uint64_t len = lbmc_record_item(h, hist, mix, i, q + sizeof len);
     memcpy(q, &len, sizeof len);
     q += sizeof len + len;
   }
@@ -65,7 +78,7 @@ int lbmc_record_view(const void *buf, size_t len, lbmc_record *rec)
   memcpy(&rec->h, buf, sizeof rec->h);
   if (h->version != LBMC_RECORD_VERSION || h->bytes != (int64_t)len || h->S < 0 || h->W < 1 ||
       h->G < 0 || h->qbytes < 0 || h->S > ((int64_t)1 << 24) || h->W > ((int64_t)1 << 24) ||
-      h->G > h->S + 1 || (h->qkind != LBMC_QK_NONE && h->qkind != LBMC_QK_HIST) ||
+      h->G > h->S + 1 || h->qkind < LBMC_QK_NONE || h->qkind > LBMC_QK_MIX ||
       lbmc_record_size((size_t)h->S, (size_t)h->W, (size_t)h->G, (size_t)h->qbytes) != len)
     return -1;
   rec->bytes = buf;
@@ -79,24 +92,46 @@ int lbmc_record_view(const void *buf, size_t len, lbmc_record *rec)
   return 0;
 }
 
-lbmc_err lbmc_record_hist(const lbmc_record *rec, size_t g, int which, lbmc_dhist *h)
+/* Item `want` of the quantile data: its bytes *at, *len; -1 when truncated. */
+static int lbmc_record_find(const lbmc_record *rec, size_t want, const unsigned char **at,
+                            size_t *len)
 {
   const unsigned char *q = rec->q, *end = rec->q + rec->h.qbytes;
+  for (size_t i = 0;; i++) {
+    uint64_t n;
+    if (end - q < (ptrdiff_t)sizeof n) return -1;
+    memcpy(&n, q, sizeof n);
+    q += sizeof n;
+    if ((uint64_t)(end - q) < n) return -1;
+    if (i == want) {
+      *at = q;
+      *len = (size_t)n;
+      return 0;
+    }
+    q += n;
+  }
+}
+
+lbmc_err lbmc_record_hist(const lbmc_record *rec, size_t g, int which, lbmc_dhist *h)
+{
   const size_t want = 2 * g + (size_t)which;
+  const unsigned char *at;
+  size_t len, used;
   if (rec->h.qkind != LBMC_QK_HIST || g >= (size_t)rec->h.G || which < 0 || which > 1)
     return LBMC_ERROR(LBMC_ERR_ARG, "replica record: no histogram %zu of group %zu", want, g);
-  for (size_t i = 0;; i++) {
-    uint64_t len;
-    size_t used;
-    if (end - q < (ptrdiff_t)sizeof len) break;
-    memcpy(&len, q, sizeof len);
-    q += sizeof len;
-    if ((uint64_t)(end - q) < len) break;
-    if (i == want) {
-      LBMC_CHECK(lbmc_dhist_unpack(h, q, (size_t)len, &used));
-      return LBMC_SUCCESS;
-    }
-    q += len;
-  }
-  return LBMC_ERROR(LBMC_ERR_FILE, "a histogram in a replica record is truncated or malformed");
+  if (lbmc_record_find(rec, want, &at, &len))
+    return LBMC_ERROR(LBMC_ERR_FILE, "a histogram in a replica record is truncated or malformed");
+  return lbmc_dhist_unpack(h, at, len, &used);
+}
+
+lbmc_err lbmc_record_mixture(const lbmc_record *rec, size_t g, lbmc_mixture **mx)
+{
+  const unsigned char *at;
+  size_t len;
+  *mx = NULL;
+  if (rec->h.qkind != LBMC_QK_MIX || g >= (size_t)rec->h.G)
+    return LBMC_ERROR(LBMC_ERR_ARG, "replica record: no mixture of group %zu", g);
+  if (lbmc_record_find(rec, g, &at, &len) || lbmc_mixture_unpack(at, len, mx, NULL))
+    return LBMC_ERROR(LBMC_ERR_FILE, "a mixture in a replica record is truncated or malformed");
+  return LBMC_SUCCESS;
 }

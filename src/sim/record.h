@@ -15,6 +15,9 @@
  *   bytes  quantiles[qbytes]              per group, the sojourn and wait data of its
  *                                         customers: qkind LBMC_QK_HIST, two histograms
  *                                         (uint64 length, lbmc_dhist_pack bytes) each;
+ *                                         LBMC_QK_MIX, one Erlang mixture of arrival
+ *                                         classes (uint64 length, lbmc_mixture_pack
+ *                                         bytes; sojourn and wait share it);
  *                                         LBMC_QK_NONE: nothing
  * Nothing here is collective. */
 #ifndef LBMC_RECORD_H
@@ -24,6 +27,7 @@
 #include <stdint.h>
 
 #include "../stats/dhist.h"
+#include "../stats/mixture.h"
 #include "lbmc/error.h"
 
 /** Version of the layout; a record of another version is refused. */
@@ -32,7 +36,8 @@
 /** How a record holds its customers' sojourn and waiting times. */
 typedef enum {
   LBMC_QK_NONE = 0, /* none kept (quantiles unknown) */
-  LBMC_QK_HIST = 1  /* dynamic histograms (src/stats/dhist.h), sojourn then wait */
+  LBMC_QK_HIST = 1, /* dynamic histograms (src/stats/dhist.h), sojourn then wait */
+  LBMC_QK_MIX = 2   /* Erlang mixtures of arrival classes (src/stats/mixture.h) */
 } lbmc_quantile_kind;
 
 /** The fixed head of a record. */
@@ -68,16 +73,14 @@ typedef struct {
  *  (qbytes rounded up to a multiple of 8). */
 size_t lbmc_record_size(size_t S, size_t W, size_t G, size_t qbytes);
 
-/** Bytes of the quantile data of `groups` histogram pairs hist[2 g] (sojourn), hist[2 g + 1]
- *  (wait), as lbmc_record_pack writes them. */
-size_t lbmc_record_hist_bytes(const lbmc_dhist *hist, size_t groups);
-
 /** Write a record into buf (cap bytes; 8-byte aligned) from its head h (bytes, version,
  *  qbytes are set here), group_start[G + 1], seg[S x W] and, with qkind LBMC_QK_HIST, the
- *  histogram pairs hist[2 G]. Returns the bytes needed (writes only when they fit, like
+ *  histogram pairs hist[2 G] (sojourn hist[2 g], wait hist[2 g + 1]), with LBMC_QK_MIX
+ *  the mixtures mix[G]. Returns the bytes needed (writes only when they fit, like
  *  snprintf). */
 size_t lbmc_record_pack(void *buf, size_t cap, const lbmc_record_head *h,
-                        const int64_t *group_start, const double *seg, const lbmc_dhist *hist);
+                        const int64_t *group_start, const double *seg, const lbmc_dhist *hist,
+                        const lbmc_mixture *const *mix);
 
 /** Size of the record whose head starts buf (at least sizeof(int64_t) bytes readable): its
  *  first field, or 0 when that cannot be a record's size. */
@@ -90,5 +93,9 @@ int lbmc_record_view(const void *buf, size_t len, lbmc_record *rec);
 /** The sojourn (which = 0) or wait (1) histogram of group g of a LBMC_QK_HIST record,
  *  unpacked into h. Errors: LBMC_ERR_FILE (malformed data), LBMC_ERR_ARG (no such group). */
 lbmc_err lbmc_record_hist(const lbmc_record *rec, size_t g, int which, lbmc_dhist *h);
+
+/** The mixture of group g of a LBMC_QK_MIX record, as a new mixture (*mx, caller-owned).
+ *  Errors: LBMC_ERR_FILE (malformed data), LBMC_ERR_ARG (no such group), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_record_mixture(const lbmc_record *rec, size_t g, lbmc_mixture **mx);
 
 #endif

@@ -3,7 +3,8 @@
  * (src/engine/engine.h) through the warm-up in at most about 1000 steps, then through the
  * measured period segment by segment (each the sum of LBMC_TICKS_PER_SEGMENT tick
  * records), with the customers' sojourn and waiting times going to the histograms of the
- * segment's quantile group; and packs the record (src/sim/record.h). Everything that
+ * segment's quantile group (or, for an engine with Erlang mixtures, the occupancy engine,
+ * the arrival classes to the group's mixture); and packs the record (src/sim/record.h). Everything that
  * depends on more than one replica (the warm-up with warmup auto, the estimates, the
  * verdict) is the point's (src/sim/point.c). Above the engines; below the runner and the
  * command line. */
@@ -14,6 +15,7 @@
 
 #include "../core/ticks.h"
 #include "../engine/engine.h"
+#include "../stats/mixture.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"
 #include "record.h"
@@ -36,6 +38,10 @@ struct lbmc_replica_ {
   int64_t *start;  /* LBMC_MAX_QUANTILE_GROUPS + 1: their first segments */
   lbmc_dhist *h;   /* 2 x hcap: sojourn and wait histograms of each group */
   size_t hcap;     /* groups the histograms are allocated for */
+  int mixtures;    /* 1: the engine gives Erlang mixtures (occupancy), not histograms */
+  lbmc_mixture **mix; /* mcap: the mixture of each group */
+  size_t mcap;
+  char init_note[256]; /* how replicas start, if not as asked (lbmc_engine_set_init) */
   unsigned char *rec; /* the last record, rec_cap bytes allocated */
   size_t rec_cap;
   uint64_t cap;    /* the runaway cap */
@@ -66,11 +72,17 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
   r->monitor_ctx = ctx;
 }
 
-static uint64_t lbmc_default_cap(const lbmc_model *m, const lbmc_run_options *o)
+const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
+const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note; }
+
+/* Whether the engine gives mixtures of arrival classes instead of histograms. */
+static lbmc_err lbmc_replica_probe_mixtures(lbmc_replica *r)
 {
-  uint64_t cap = 1000 * (uint64_t)lbmc_model_n(m) + 100000, hard = 1ULL << 26;
-  if (o->max_customers > 0) return (uint64_t)o->max_customers;
-  return cap < hard ? cap : hard;
+  lbmc_mixture *probe = NULL;
+  LBMC_CHECK(lbmc_engine_mixture_create(r->e, &probe));
+  r->mixtures = probe != NULL;
+  lbmc_mixture_destroy(&probe);
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
@@ -88,7 +100,6 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
   r->W = lbmc_tick_width(r->J, r->K);
   r->S = (size_t)lbmc_run_segments(o);
   r->tau = lbmc_model_time_scale(m);
-  r->cap = lbmc_default_cap(m, o);
   r->seg = malloc(sizeof *r->seg * r->S * r->W);
   r->tick = malloc(sizeof *r->tick * r->W);
   r->start = malloc(sizeof *r->start * (LBMC_MAX_QUANTILE_GROUPS + 1));
@@ -96,12 +107,15 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
     lbmc_replica_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu segments", r->S);
   }
-  err = lbmc_engine_create(m, r->K, r->cap,
-                           o->general_engine ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO, &r->e);
+  err = lbmc_engine_create(m, r->K, (uint64_t)o->max_customers, (lbmc_engine_kind)o->engine, &r->e);
+  if (!err)
+    err = lbmc_engine_set_init(r->e, (lbmc_init_kind)o->init, r->init_note, sizeof r->init_note);
+  if (!err) err = lbmc_replica_probe_mixtures(r);
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   }
+  r->cap = lbmc_engine_cap(r->e);
   *out = r;
   return LBMC_SUCCESS;
 }
@@ -114,9 +128,27 @@ void lbmc_replica_destroy(lbmc_replica **r)
   free((*r)->tick);
   free((*r)->start);
   free((*r)->h);
+  for (size_t g = 0; g < (*r)->mcap; g++) lbmc_mixture_destroy(&(*r)->mix[g]);
+  free((*r)->mix);
   free((*r)->rec);
   free(*r);
   *r = NULL;
+}
+
+/* An empty mixture for each of the r->G quantile groups. */
+static lbmc_err lbmc_replica_group_mixtures(lbmc_replica *r)
+{
+  if (r->G > r->mcap) {
+    lbmc_mixture **mix = realloc(r->mix, sizeof *mix * r->G);
+    if (!mix) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for mixtures");
+    r->mix = mix;
+    for (; r->mcap < r->G; r->mcap++) {
+      r->mix[r->mcap] = NULL;
+      LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->mix[r->mcap]));
+    }
+  }
+  for (size_t g = 0; g < r->G; g++) lbmc_mixture_clear(r->mix[g]);
+  return LBMC_SUCCESS;
 }
 
 /* The quantile groups of a run: one for the measured period (a fixed warm-up); with
@@ -138,6 +170,7 @@ static lbmc_err lbmc_replica_groups(lbmc_replica *r, int one_replica)
     r->start[0] = 0;
     r->start[1] = (int64_t)S;
   }
+  if (r->mixtures) return lbmc_replica_group_mixtures(r);
   if (r->G > r->hcap) {
     free(r->h);
     r->h = malloc(sizeof *r->h * 2 * r->G);
@@ -171,6 +204,13 @@ static lbmc_err lbmc_replica_warmup(lbmc_replica *r, double t_start, double h)
   return LBMC_SUCCESS;
 }
 
+/* The engine records no more customers' times. */
+static void lbmc_replica_detach(lbmc_replica *r)
+{
+  lbmc_engine_set_histograms(r->e, NULL, NULL);
+  lbmc_engine_set_mixture(r->e, NULL);
+}
+
 /* The measured period from t_start: segment s is the sum of its ticks of length h, its
  * customers go to the histograms of its group. Stops early at the runaway cap. Errors:
  * the engine's, LBMC_ERR_INTERRUPTED. */
@@ -182,7 +222,10 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
   for (size_t s = 0; s < r->S && !lbmc_engine_overflowed(r->e); s++) {
     double *seg = r->seg + s * r->W;
     while (g + 1 < r->G && (size_t)r->start[g + 1] <= s) g++;
-    lbmc_engine_set_histograms(r->e, &r->h[2 * g], &r->h[2 * g + 1]);
+    if (r->mixtures)
+      lbmc_engine_set_mixture(r->e, r->mix[g]);
+    else
+      lbmc_engine_set_histograms(r->e, &r->h[2 * g], &r->h[2 * g + 1]);
     for (int k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
       const size_t i = s * LBMC_TICKS_PER_SEGMENT + (size_t)k;
       LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->tick));
@@ -192,7 +235,7 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
     }
     seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e);
   }
-  lbmc_engine_set_histograms(r->e, NULL, NULL);
+  lbmc_replica_detach(r);
   return LBMC_SUCCESS;
 }
 
@@ -209,19 +252,21 @@ static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_
   head.S = (int64_t)r->S;
   head.W = (int64_t)r->W;
   head.G = (int64_t)r->G;
-  head.qkind = LBMC_QK_HIST;
+  head.qkind = r->mixtures ? LBMC_QK_MIX : LBMC_QK_HIST;
   head.cap = (int64_t)r->cap;
   head.t_start = t_start;
   head.seg_len = seg_len;
   head.tau = r->tau;
   head.t_stop = head.status == LBMC_STATUS_UNSTABLE ? lbmc_engine_time(r->e) : NAN;
-  *size = lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h);
+  *size = lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h,
+                           (const lbmc_mixture *const *)r->mix);
   if (*size > r->rec_cap) {
     free(r->rec);
     r->rec = malloc(*size + *size / 4);
     r->rec_cap = r->rec ? *size + *size / 4 : 0;
     if (!r->rec) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for its record");
-    lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h);
+    lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h,
+                     (const lbmc_mixture *const *)r->mix);
   }
   return LBMC_SUCCESS;
 }
@@ -241,7 +286,7 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
   err = lbmc_replica_warmup(r, t_start, h);
   if (!err && !lbmc_engine_overflowed(r->e)) err = lbmc_replica_segments(r, t_start, h);
   if (err == LBMC_ERR_INTERRUPTED) {
-    lbmc_engine_set_histograms(r->e, NULL, NULL);
+    lbmc_replica_detach(r);
     return err; /* quietly, as the monitor asked */
   }
   LBMC_CHECK(err);

@@ -6,6 +6,8 @@
 #ifndef LBMC_SYSTEM_H
 #define LBMC_SYSTEM_H
 
+#include <stdint.h>
+
 #include "lbmc/service.h"
 #include "lbmc/types.h"
 
@@ -13,17 +15,17 @@ struct lbmc_policy_type_;
 struct lbmc_policy_alias_;
 
 struct lbmc_model_ {
-  long n;
+  int64_t n; /* servers, 1 .. LBMC_MAX_N (the per-server engines: LBMC_MAX_SERVERS) */
   double lambda;
   int J;
   double beta[LBMC_MAX_POOLS];
   double mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS]; /* LBMC_BUFFER_INF = unlimited */
-  long N[LBMC_MAX_POOLS];      /* servers per pool, after setup */
+  int64_t N[LBMC_MAX_POOLS];   /* servers per pool, after setup */
   lbmc_service service[LBMC_MAX_POOLS];
   int nrates[LBMC_MAX_POOLS];                   /* L_j: slots; 1 = constant speed mu_j */
   double rates[LBMC_MAX_POOLS][LBMC_MAX_RATES]; /* mu_j(1..L_j) */
-  long offset[LBMC_MAX_POOLS];                  /* index of the pool's first server, after setup */
+  int64_t offset[LBMC_MAX_POOLS];               /* index of the pool's first server, after setup */
   const struct lbmc_policy_type_ *policy;
   long param;                             /* d or c; 0 if none */
   const struct lbmc_policy_alias_ *alias; /* the alias the policy was named by (jiq), or NULL */

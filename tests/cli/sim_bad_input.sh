@@ -57,7 +57,16 @@ expect 2 "--seed: 3000000000 is not allowed; an integer from 0 to 2147483647" si
 expect 2 "--replicas: 0 is not allowed" sim $ok --replicas 0
 expect 2 "--tail-k: 0 is not allowed" sim $ok --tail-k 0
 expect 2 "'--bogus' is not an option of lbmc sim" sim $ok --bogus
-expect 2 "--engine: 'fast' is not allowed; allowed: auto, general" sim $ok --engine fast
+expect 2 "--engine: 'fast' is not allowed; allowed: auto, servers, general, occupancy" sim $ok --engine fast
+expect 2 "--engine: occupancy cannot simulate this model \\(lwl\\(2\\) reads workloads\\); engines that apply: general" sim $ok --policy 'lwl(2)' --engine occupancy
+expect 2 "--engine: occupancy cannot simulate this model \\(general service \\(pool 1: lognormal:scv=4\\)\\); engines that apply: general" sim $ok --service lognormal:scv=4 --engine occupancy
+expect 2 "--engine: occupancy cannot simulate this model \\(pull with stale: keep and R > 1.*engines that apply: servers, general" sim $ok --policy jiq --routers 2 --engine occupancy
+expect 2 "--engine: servers cannot simulate this model \\(lwl\\(2\\) reads workloads\\); engines that apply: general" sim $ok --policy 'lwl(2)' --engine servers
+expect 2 "--engine: servers cannot simulate this model \\(n = 3000000000 exceeds the per-server limit of 2147483647 servers.*occupancy engine.*engines that apply: occupancy" sim --n 3e9 --lambda 0.5 --pools 1:1:inf --time 1e-6 --warmup 0 --engine servers
+expect 2 "--engine: no engine can simulate this model \\(occupancy: lwl\\(2\\) reads workloads; servers: .*general: n = 3000000000 exceeds the per-server limit" sim --n 3e9 --lambda 0.5 --pools 1:1:inf --time 1e-6 --warmup 0 --policy 'lwl(2)'
+expect 2 "--n: 2000000000000 is not allowed; an integer from 1 to 1000000000000" sim --n 2e12 --lambda 0.5 --pools 1:1:inf
+expect 2 "--max-customers: 3000000000 is not allowed with the servers engine, which holds customers one by one" sim $ok --engine servers --max-customers 3e9
+expect 2 "--init: 'full' is not allowed; allowed: empty, meanfield" sim $ok --init full
 expect 2 "--lambda: a value is required" sim --n 10 --pools 1:1:inf --lambda
 expect 2 "'frobnicate' is not a command; allowed: sim" frobnicate
 # --service: the distribution, its parameters, one per pool
@@ -89,6 +98,26 @@ expect 2 "--mu-k: pool 1: speed 2: an empty value is not a number" sim $ok --mu-
 expect 2 "--mu-k: pool 1: speed 2: 'abc' is not a number" sim $ok --mu-k 1=1,abc
 expect 2 "--mu-k: pool 1: more than 64 speeds are not allowed" sim $ok --mu-k "1=$(seq -s, 1 65)"
 expect 2 "--mu-k: pool 1 is given twice; give each pool's speeds once" sim $two --mu-k 1=1,2 --mu-k 1=3
+# numbers: one reader checks the whole text, the range and underflow (issue 13)
+long_frac="1.00000000000000000000000000000000000000000000000000000000000000e-3/2"  # 67 characters before the slash
+expect 0 "lambda = 0.0005 per server" sim $ok --lambda "$long_frac"
+expect 0 "mu = 1, buffer = inf" sim --n 10 --lambda 0.5 --pools "1:100000000000000000000000000000000000000000000000000000000000000/100000000000000000000000000000000000000000000000000000000000000:inf" --time 5 --warmup 1
+expect 2 "--lambda: '1e-400' is not allowed; a number is 0 or of magnitude at least 2.225e-308 \(this one underflows" sim $ok --lambda 1e-400
+expect 2 "--warmup: '1e-400' is not allowed; a number is 0 or of magnitude at least" sim $ok --warmup 1e-400
+expect 2 "--warmup: '1e-310' is not allowed; a number is 0 or of magnitude at least" sim $ok --warmup 1e-310
+expect 2 "--time: '1e-300/1e300' is not allowed; a number is 0 or of magnitude at least" sim $ok --time 1e-300/1e300
+expect 2 "--time: '1e400' is not allowed; a number of magnitude at most 1.798e\+308 is required \(this one overflows\)" sim $ok --time 1e400
+expect 2 "--time: '1e300/1e-300' is not allowed; a number of magnitude at most" sim $ok --time 1e300/1e-300
+expect 2 "pool 1: mu: '1/1e-400' is not allowed; a number is 0 or of magnitude at least" sim --n 10 --lambda 0.5 --pools 1:1/1e-400:inf
+expect 2 "--lambda: '0.5/2x' is not a number" sim $ok --lambda 0.5/2x
+expect 2 "--lambda: '100000000000000000000000000000000000000000000000000000000000000x/2' is not a number" sim $ok --lambda "100000000000000000000000000000000000000000000000000000000000000x/2"
+expect 2 "--n: '99999999999999999999' is not allowed; an integer from -9223372036854775808 to 9223372036854775807 is required" sim --n 99999999999999999999 --lambda 0.5 --pools 1:1:inf
+expect 2 "--seed: '1e19' is not allowed; an integer from -9223372036854775808 to 9223372036854775807" sim $ok --seed 1e19
+expect 2 "--warmup: '1e-400' is not allowed" sim $ok --warmup 1e-400
+expect 2 "--replicas: '1e-400' is not an integer" sim $ok --replicas 1e-400
+expect 2 "--batches: '1e400' is not allowed; an integer from" sim $ok --batches 1e400
+expect 2 "pool 1: buffer: '1e30' is not allowed; an integer from" sim --n 10 --lambda 0.5 --pools 1:1:1e30
+expect 2 "--service: scv: '1e-400' is not allowed; a number is 0 or of magnitude at least" sim $ok --service lognormal:scv=1e-400
 # good input still works: status ok needs a run long against the relaxation time (each
 # server is an M/M/1 queue at rho = 0.5 under random routing, relaxation about 12): the
 # bad-input runs ($ok, time 5) are honestly not_stationary

@@ -47,6 +47,9 @@ static void test_text(void)
   EXPECT(lbmc_job_axis_length(job, 1) == 3 && strcmp(lbmc_job_axis_value(job, 1, 2), "300") == 0);
   EXPECT(lbmc_job_axis_name(job, 2) == NULL && lbmc_job_axis_name(job, -1) == NULL);
   EXPECT(lbmc_job_axis_length(job, 5) == 0);
+  EXPECT(lbmc_job_dims(job) == 2 && lbmc_job_axis_dim(job, 1) == 1 &&
+         lbmc_job_axis_dim(job, 2) == -1);
+  EXPECT(strcmp(lbmc_job_dim_name(job, 1), "run.time") == 0 && lbmc_job_dim_name(job, 2) == NULL);
   EXPECT(lbmc_job_axis_value(job, 0, 2) == NULL && lbmc_job_axis_value(job, 0, -1) == NULL);
   EXPECT(lbmc_job_seed(job) == 7 && lbmc_job_replicas(job) == 3 && lbmc_job_replicas_max(job) == 3);
   EXPECT(!lbmc_job_precision(job)->enabled && lbmc_job_output(job) == NULL);

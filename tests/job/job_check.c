@@ -32,6 +32,13 @@ static void print_header(const lbmc_job *job)
       printf("%s%s", v ? " | " : " ", lbmc_job_axis_value(job, a, v));
     putchar('\n');
   }
+  if (lbmc_job_dims(job) != lbmc_job_axes(job)) /* linked axes: which share a dimension */
+    for (int d = 0; d < lbmc_job_dims(job); d++) {
+      printf("dimension %d '%s':", d, lbmc_job_dim_name(job, d));
+      for (int a = 0; a < lbmc_job_axes(job); a++)
+        if (lbmc_job_axis_dim(job, a) == d) printf(" %s", lbmc_job_axis_name(job, a));
+      putchar('\n');
+    }
 }
 
 static void print_list_real(const char *name, const lbmc_model *m,

@@ -66,8 +66,8 @@ check "run --dry-run" grep -q "round_robin" "$WORK/dry"
 "$TP" run "$HERE/round_robin.yaml" -o "$WORK/rr.h5" --quiet >"$WORK/run" 2>&1
 check "run: exit 0" test $? -eq 0
 "$TP" info "$WORK/rr.h5" >"$WORK/info" 2>&1
-check "info: a row of round_robin" grep -Eq "^ +0 .* round_robin .* ok " "$WORK/info"
-check "info: a row of rr" grep -Eq "^ +1 .* rr .* ok " "$WORK/info"
+check "info: a row of round_robin" grep -Eq "^ +0 .* round_robin .* ok( |$)" "$WORK/info"
+check "info: a row of rr" grep -Eq "^ +1 .* rr .* ok( |$)" "$WORK/info"
 "$LBMC" run "$HERE/round_robin.yaml" --dry-run >"$WORK/err" 2>&1
 check "lbmc refuses the job (exit 2)" test $? -eq 2
 check "lbmc: the job file's line and the policies allowed" grep -Eq \

@@ -15,12 +15,16 @@
  * an event calendar) instead of the exponential fast path: both must meet the same
  * criterion on exponential service.
  *
+ * --occupancy simulates with the occupancy engine (issue 10: counts of servers per pool
+ * and level); the cases it does not apply to (pull with stale: keep and R > 1) are
+ * listed with the engine's reason and left out.
+ *
  * --swap-mu simulates each heterogeneous case with the speeds of its first two pools
  * exchanged (a deliberately wrong model) and is registered as a test that must FAIL:
  * it proves the comparison has the power to see a wrong model.
  *
  * usage: lbmc-exact-cases CASES.json [--replicas R] [--arrivals A] [--swap-mu]
- *                         [--general] [--case I] [--verbose]
+ *                         [--general | --occupancy] [--case I] [--verbose]
  */
 #include <jansson.h>
 #include <math.h>
@@ -33,7 +37,7 @@
 typedef struct {
   long replicas;
   double arrivals; /* expected arrivals per replica in the measured period */
-  int swap_mu, verbose, general;
+  int swap_mu, verbose, general, occupancy;
   long only;
 } ec_opts;
 
@@ -125,7 +129,7 @@ static int ec_case(json_t *c, long idx, const ec_opts *o, th_tally *t)
   lbmc_model *m = NULL;
   lbmc_run_options ro;
   th_result r;
-  char tag[96];
+  char tag[96], why[512];
   int swapped;
   double lambda_total = ec_num(json_object_get(in, "lambda"));
   if (ec_model(in, o, &m, &swapped)) return 1;
@@ -134,10 +138,16 @@ static int ec_case(json_t *c, long idx, const ec_opts *o, th_tally *t)
     return 0;
   }
   lbmc_run_options_default(&ro);
+  ro.engine =
+      o->occupancy ? LBMC_ENGINE_OCCUPANCY : (o->general ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO);
+  if (o->occupancy && !lbmc_run_engine(m, &ro, why, sizeof why)) {
+    printf("case #%ld: %s: left out\n", idx, why);
+    lbmc_model_destroy(&m);
+    return 0;
+  }
   ro.confidence = EC_CONFIDENCE;
   ro.time = o->arrivals / lambda_total;
   ro.warmup = 0.05 * ro.time;
-  ro.general_engine = o->general;
   if (th_simulate(m, &ro, idx, o->replicas, EC_SEED, &r)) return 1;
   snprintf(tag, sizeof tag, "#%ld %s %s%s%s R=%ld", idx,
            json_string_value(json_object_get(in, "pools_spec")), lbmc_model_policy(m),
@@ -178,6 +188,8 @@ int main(int argc, char **argv)
       o.swap_mu = 1;
     else if (strcmp(argv[i], "--general") == 0)
       o.general = 1;
+    else if (strcmp(argv[i], "--occupancy") == 0)
+      o.occupancy = 1;
     else if (strcmp(argv[i], "--verbose") == 0)
       o.verbose = 1;
     else
@@ -199,7 +211,7 @@ int main(int argc, char **argv)
   printf(
       "%zu cases, %ld replicas each, ~%.3g arrivals per replica, %.0f%% intervals, %s engine%s\n",
       json_array_size(cases), o.replicas, o.arrivals, 100 * EC_CONFIDENCE,
-      o.general ? "general-service" : "exponential",
+      o.general ? "general-service" : (o.occupancy ? "occupancy" : "exponential"),
       o.swap_mu ? ", pools' mu SWAPPED (this run must fail)" : "");
   for (size_t i = 0; i < json_array_size(cases); i++) {
     if (o.only >= 0 && (long)i != o.only) continue;

@@ -164,7 +164,7 @@ static int gv_quantiles(void)
     lbmc_run_options_default(&o);
     o.time = 2e5 / lam;
     o.warmup = 1000;
-    o.general_engine = g;
+    o.engine = g ? LBMC_ENGINE_GENERAL : LBMC_ENGINE_AUTO;
     if (th_simulate(m, &o, 2 + g, 20, GV_SEED, &r)) return 1;
     for (int i = 0; i < LBMC_QUANTILES; i++) {
       double q = levels[i], soj = -log(1 - q) / gap,

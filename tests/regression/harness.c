@@ -1,3 +1,5 @@
+/* Regression-test harness (harness.h): replicas of a model through the public API,
+ * estimates compared with known values, coverage tallies and Bonferroni families. */
 #include "harness.h"
 
 #include <math.h>
@@ -9,25 +11,51 @@
 #include "lbmc/rng.h"
 #include "lbmc/stats.h"
 
+static int th_engine = TH_PER_SERVER; /* th_use_engine */
+
+void th_use_engine(int kind) { th_engine = kind; }
+
+/* The engine for o->engine = auto under th_engine. */
+static int th_engine_for(const lbmc_model *m, const lbmc_run_options *o)
+{
+  lbmc_run_options s = *o;
+  if (o->engine != LBMC_ENGINE_AUTO) return o->engine;
+  if (th_engine != TH_PER_SERVER) return th_engine;
+  s.engine = LBMC_ENGINE_SERVERS;
+  return lbmc_run_engine(m, &s, NULL, 0) ? LBMC_ENGINE_SERVERS : LBMC_ENGINE_GENERAL;
+}
+
 int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
                 long seed, th_result *res)
+{
+  return th_simulate_noted(m, o, point, replicas, seed, res, NULL, 0);
+}
+
+int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *given, long point, long replicas,
+                      long seed, th_result *res, char *note, size_t len)
 {
   lbmc_replica *rep = NULL;
   lbmc_point *p = NULL;
   const lbmc_estimates *e;
+  lbmc_run_options ro = *given;
+  const lbmc_run_options *o = &ro;
   int rc = 1;
+  ro.engine = th_engine_for(m, given);
   memset(res, 0, sizeof *res);
   res->J = lbmc_model_pools(m);
   res->K = (int)o->tail_k;
   res->total = lbmc_metric_total(res->J, res->K);
   res->replicas = replicas;
   res->mean = malloc(sizeof *res->mean * res->total * 4);
-  if (!res->mean || lbmc_replica_create(m, o, &rep) ||
-      lbmc_point_create(m, o, replicas, &p))
-    goto done;
+  if (!res->mean) return 1;
   res->hw = res->mean + res->total;
   res->se = res->hw + res->total;
   res->ub = res->se + res->total;
+  if (lbmc_replica_create(m, o, &rep) || lbmc_point_create(m, o, replicas, &p)) {
+    fprintf(stderr, "th_simulate: the replicas cannot be set up\n");
+    goto done;
+  }
+  if (note) snprintf(note, len, "%s", lbmc_replica_init_note(rep));
   for (long r = 0; r < replicas; r++) {
     lbmc_unit u = {point, point, r, replicas, seed, 0, replicas == 1};
     const void *rec;

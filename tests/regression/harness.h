@@ -27,6 +27,19 @@ int th_simulate(const lbmc_model *m, const lbmc_run_options *o, long point, long
                 long seed, th_result *res);
 void th_result_free(th_result *res);
 
+/** th_simulate that also copies the replicas' start note (lbmc_replica_init_note) into
+ *  note[len] (note may be NULL). */
+int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *o, long point, long replicas,
+                      long seed, th_result *res, char *note, size_t len);
+
+/** The engine of th_simulate when the options leave it to auto: TH_PER_SERVER (the
+ *  default: the servers engine where it applies, else the general one, so that the
+ *  tests written for the per-server engines keep testing them), or an engine kind
+ *  (LBMC_ENGINE_OCCUPANCY: every test through the occupancy engine; LBMC_ENGINE_AUTO:
+ *  as lbmc sim chooses). */
+#define TH_PER_SERVER (-1)
+void th_use_engine(int kind);
+
 /** A set-up model from "beta:mu:buffer,..." pools (buffer an integer or inf) and a
  *  policy text; exits the test program with status 2 on bad input. */
 lbmc_model *th_model(long n, double lambda, const char *pools, const char *policy, long routers);
@@ -55,8 +68,6 @@ void th_compare(th_tally *t, const th_result *r, size_t i, double exact, const c
  *  t->max_hw half-widths. */
 int th_verdict(const th_tally *t, double min_coverage);
 
-#endif
-
 /* A family of comparisons judged together with a Bonferroni-corrected level: the
  * test passes if every exact value lies in its two-sided Student-t interval at level
  * 1 - alpha/m (m = comparisons), so a correct model fails with probability <= alpha.
@@ -75,3 +86,5 @@ void th_family_add(th_family *f, const th_result *r, size_t i, double exact, dou
                    const char *label);
 /** Judge and print; returns 0 if all pass. Frees the family. */
 int th_family_verdict(th_family *f, double alpha);
+
+#endif

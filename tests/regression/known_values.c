@@ -21,7 +21,9 @@
  *               stable, its p_wait_or_block falls with n (100, 1000, 10^4), and its
  *               pool utilizations approach the fixed point a/(a + mu_j), a = 5 + sqrt(29).
  *
- * usage: lbmc-known-values TEST
+ * --occupancy runs every test with the occupancy engine (issue 10) instead.
+ *
+ * usage: lbmc-known-values TEST [--occupancy]
  */
 #include <math.h>
 #include <stdio.h>
@@ -33,7 +35,6 @@
 
 #define KV_ALPHA 0.01
 #define KV_SEED  4242L
-
 
 static void kv_run(lbmc_model *m, double time, double warmup, long point, long replicas,
                    th_result *r)
@@ -254,11 +255,13 @@ static int kv_pull_example(void)
 int main(int argc, char **argv)
 {
   const char *t = argc > 1 ? argv[1] : "";
+  if (argc > 2 && strcmp(argv[2], "--occupancy") == 0) th_use_engine(LBMC_ENGINE_OCCUPANCY);
   if (strcmp(t, "erlang-b") == 0) return kv_erlang();
   if (strcmp(t, "mm1") == 0) return kv_mm1();
   if (strcmp(t, "mm1b") == 0) return kv_mm1b();
   if (strcmp(t, "jsq-meanfield") == 0) return kv_jsq_meanfield();
   if (strcmp(t, "pull-example") == 0) return kv_pull_example();
-  fprintf(stderr, "usage: %s erlang-b|mm1|mm1b|jsq-meanfield|pull-example\n", argv[0]);
+  fprintf(stderr, "usage: %s erlang-b|mm1|mm1b|jsq-meanfield|pull-example [--occupancy]\n",
+          argv[0]);
   return 2;
 }

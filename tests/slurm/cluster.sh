@@ -15,6 +15,9 @@
 #                             from the jobcomp file. Exit 0 when done (any
 #                             state), 124 on timeout, 1 if no record found.
 #
+# SLURM_TEST_CONF_EXTRA (lines such as "MaxArraySize=11") is appended to the
+# generated slurm.conf at the first start.
+#
 # Everything lives in DIR; daemons run in the foreground under setsid with
 # their own pids recorded in DIR/pids/. Nothing is ever killed by name.
 # Needs root and the Slurm packages of scripts/debian-packages.txt
@@ -169,6 +172,7 @@ SlurmdParameters=config_overrides
 NodeName=$host NodeAddr=127.0.0.1 ${cpuinfo}RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+    [ -z "${SLURM_TEST_CONF_EXTRA:-}" ] || printf '%s\n' "$SLURM_TEST_CONF_EXTRA" >> "$D/slurm.conf"
     # PMIx client dirs default to /tmp/spmix_appdir_<uid>_<job>.<step>,
     # which collides between concurrent clusters (same job ids): keep in DIR.
     echo "PMIxCliTmpDirBase=$D/tmp" > "$D/mpi.conf"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
 #include "core/ticks.h"
+#include "engine/engine.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"
@@ -89,7 +89,8 @@ static void test_invariants(void)
   int g[LBMC_PURPOSES];
   lbmc_counters prev;
   long err = 0;
-  CU_ASSERT_FATAL(rec && lbmc_engine_create(m, K, 1u << 20, 0, &e) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(rec &&
+                  lbmc_engine_create(m, K, 1u << 20, LBMC_ENGINE_SERVERS, &e) == LBMC_SUCCESS);
   gennums(0, 0, 1, g);
   CU_ASSERT_FATAL(lbmc_engine_reset(e, g, 1) == LBMC_SUCCESS);
   prev = lbmc_engine_state(e)->c;
@@ -152,7 +153,7 @@ static void test_common_random_numbers(void)
   for (int i = 0; i < 7; i++) {
     lbmc_model *m = model(10, 2, beta, mu, buf, 0.9, pol[i], routers[i]);
     lbmc_engine *e = NULL;
-    CU_ASSERT_FATAL(lbmc_engine_create(m, 3, 1u << 20, 0, &e) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_engine_create(m, 3, 1u << 20, LBMC_ENGINE_SERVERS, &e) == LBMC_SUCCESS);
     CU_ASSERT_FATAL(lbmc_engine_reset(e, g, 77) == LBMC_SUCCESS);
     for (int k = 0; k < 10; k++) {
       CU_ASSERT_FATAL(lbmc_engine_advance(e, 20.0 * (k + 1), NULL) == LBMC_SUCCESS);
@@ -220,7 +221,7 @@ static void test_replay(void)
   const lbmc_counters *c;
 
   lbmc_run_options_default(&o);
-  o.warmup = 10, o.time = 300, o.batches = 6, o.tail_k = 4;
+  o.warmup = 10, o.time = 300, o.batches = 6, o.tail_k = 4, o.engine = LBMC_ENGINE_SERVERS;
   total = lbmc_metric_total(2, 4), width = lbmc_tick_width(2, 4);
   S = (size_t)lbmc_run_segments(&o);
   h = o.time / (double)(S * LBMC_TICKS_PER_SEGMENT);
@@ -234,7 +235,8 @@ static void test_replay(void)
   CU_ASSERT_EQUAL(rec.h.point, 7);
   CU_ASSERT_EQUAL((size_t)rec.h.S, S);
 
-  CU_ASSERT_FATAL(lbmc_engine_create(m, 4, 1000 * 9 + 100000, 0, &e) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_engine_create(m, 4, 1000 * 9 + 100000, LBMC_ENGINE_SERVERS, &e) ==
+                  LBMC_SUCCESS);
   gennums(2, 1, 4, g);
   CU_ASSERT_FATAL(lbmc_engine_reset(e, g, 9) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup, NULL) == LBMC_SUCCESS);

@@ -1,6 +1,9 @@
 /* Model set-up and input checks: pool sizes by largest remainder, errors, policy text,
  * and the value parsers of lbmc/check.h. */
+#include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lbmc/check.h"
@@ -269,6 +272,64 @@ static void test_parse(void)
   CU_ASSERT_EQUAL(lbmc_parse_long("k", "1.5", &b), LBMC_ERR_ARG);
 }
 
+/* Issue 13: every number is read whole, without truncation, overflow or underflow. */
+static void test_parse_whole_range(void)
+{
+  char text[200], num[100];
+  double v = 0;
+  long b = 0, i = 0, k = 0;
+  /* a numerator of 67 characters was cut at 63 ("1.000...0", the e-3 lost): 1/2 */
+  snprintf(num, sizeof num, "1.%062de-3", 0);
+  snprintf(text, sizeof text, "%s/2", num);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", text, &v), LBMC_SUCCESS);
+  UT_CHECK(v == 0.0005, "lbmc_parse_real(\"%s\") = %g; want 0.0005", text, v);
+  snprintf(text, sizeof text, "2/%s", num);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", text, &v), LBMC_SUCCESS);
+  CU_ASSERT_DOUBLE_EQUAL(v, 2000, 1e-9);
+  snprintf(text, sizeof text, "1.%062dx/2", 0); /* junk after the 63rd character */
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", text, &v), LBMC_ERR_ARG);
+  /* underflow: refused, not read as 0 (or as a subnormal with lost digits) */
+  v = 1;
+  UT_CHECK(lbmc_parse_real("x", "1e-400", &v) == LBMC_ERR_ARG, "1e-400 accepted as %g", v);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "-1e-400", &v), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "1e-310", &v), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "1e-300/1e300", &v), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "1/1e-400", &v), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "0e-400", &v), LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(v, 0);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "0/5", &v), LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "2.2250738585072014e-308", &v), LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(v, DBL_MIN);
+  /* overflow */
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "1e400", &v), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "1e300/1e-300", &v), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_real("x", "1.7976931348623157e308", &v), LBMC_SUCCESS);
+  /* integers: out of range is refused (not wrapped or clamped), 1e-400 is no integer */
+  CU_ASSERT_EQUAL(lbmc_parse_long("k", "9223372036854775807", &b), LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(b, LONG_MAX);
+  CU_ASSERT_EQUAL(lbmc_parse_long("k", "9223372036854775808", &b), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_long("k", "-9223372036854775809", &b), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_long("k", "1e19", &b), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_long("k", "9.2e18", &b), LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(b, 9200000000000000000L);
+  b = 7;
+  UT_CHECK(lbmc_parse_long("k", "1e-400", &b) == LBMC_ERR_ARG, "1e-400 accepted as %ld", b);
+  CU_ASSERT_EQUAL(lbmc_parse_buffer("b", "1e-400", &b), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_buffer("b", "1e30", &b), LBMC_ERR_ARG);
+  /* an integer inside a larger text */
+  CU_ASSERT_EQUAL(lbmc_parse_long_n("d", "12)", 2, &b), LBMC_SUCCESS);
+  CU_ASSERT_EQUAL(b, 12);
+  CU_ASSERT_EQUAL(lbmc_parse_long_n("d", "1x)", 2, &b), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_long_n("d", ")", 0, &b), LBMC_ERR_ARG);
+  /* shards I/K: whole text */
+  CU_ASSERT_EQUAL(lbmc_parse_shard("--shard", "2/16", &i, &k), LBMC_SUCCESS);
+  CU_ASSERT(i == 2 && k == 16);
+  CU_ASSERT_EQUAL(lbmc_parse_shard("--shard", "1/2x", &i, &k), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_shard("--shard", "1/99999999999999999999", &i, &k), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_shard("--shard", "3/2", &i, &k), LBMC_ERR_ARG);
+  CU_ASSERT_EQUAL(lbmc_parse_shard("--shard", "0/2", &i, &k), LBMC_ERR_ARG);
+}
+
 int ut_register_model(void)
 {
   static const ut_test tests[] = {
@@ -278,6 +339,7 @@ int ut_register_model(void)
       {"policy text: canonical form", test_policy_text},
       {"stale, jiq and sampling", test_stale_and_jiq},
       {"rho", test_rho},
+      {"numbers: whole text, range, underflow", test_parse_whole_range},
       {"parse real / buffer / long", test_parse},
       {NULL, NULL}};
   return ut_add_suite("model", tests);

@@ -26,7 +26,7 @@ static void seg_fill(double *seg, double len, double a, double waited, double nb
   seg[LBMC_TK_LEN] = len;
   seg[LBMC_TK_ARRIVALS] = a;
   seg[LBMC_TK_WAITED] = waited;
-  seg[LBMC_TK_DEPARTURES] = seg[LBMC_TK_STARTS] = a;
+  seg[LBMC_TK_DEPARTURES] = seg[LBMC_TK_STARTS] = seg[LBMC_TK_SOJOURNS] = seg[LBMC_TK_WAITS] = a;
   seg[LBMC_TK_SUM_SOJOURN] = 2 * a;
   seg[LBMC_TK_SUM_WAIT] = waited;
   seg[LBMC_TK_AREA_N] = nbar * len;
@@ -64,10 +64,10 @@ static unsigned char *make_record(long i, int level, seg_profile f, int status, 
   head.point = 0, head.replica = i, head.level = level, head.status = status;
   head.S = S_SEG, head.W = (int64_t)W, head.G = 1, head.qkind = LBMC_QK_HIST;
   head.cap = 100, head.seg_len = 10, head.tau = 1, head.t_stop = status ? 123.0 : NAN;
-  *size = lbmc_record_pack(NULL, 0, &head, groups, seg, h);
+  *size = lbmc_record_pack(NULL, 0, &head, groups, seg, h, NULL);
   buf = malloc(*size);
   CU_ASSERT_FATAL(buf != NULL);
-  CU_ASSERT_EQUAL(lbmc_record_pack(buf, *size, &head, groups, seg, h), *size);
+  CU_ASSERT_EQUAL(lbmc_record_pack(buf, *size, &head, groups, seg, h, NULL), *size);
   free(seg), free(h);
   return buf;
 }

@@ -1,3 +1,7 @@
+/* Helpers of the CUnit suites (unit.h): checks with a message, statistical checks
+ * (binomial and chi-square counts, tolerances from their distributions at a fixed
+ * tail probability), suite registration, and a hand-built per-server state for
+ * driving policies directly. */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdarg.h>

@@ -1,0 +1,293 @@
+/* The mean-field ODE of the occupancy chain and the start it gives (occ_meanfield.h),
+ * the routing laws several policies share (occ_policy.h), and the large-n binomial
+ * splits the initial states need. */
+#include "occ_meanfield.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_odeiv2.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbmc/model.h"
+
+/* Stationary: the largest |d s_j(k)/dt| is below this times the fastest rate of the
+ * model (lambda + max_j mu_j(L_j)). At n = 10^12 the rounding then starts within
+ * ~1e-11 n of the fixed point along every level, far inside the O(sqrt n) noise. */
+#define LBMC_MF_DRIFT_TOL 1e-11
+/* Levels are added while the top one holds more than this fraction of a pool. */
+#define LBMC_MF_TOP_TOL 1e-15
+/* First and largest number of levels of the truncated ODE. */
+#define LBMC_MF_LEVELS0    32
+#define LBMC_MF_LEVELS_MAX 16384
+/* Budget: the ODE is integrated for at most this many time units of the fastest rate,
+ * and at most this many class evaluations of the drift (a few seconds); a system that
+ * has not settled by then starts empty. */
+#define LBMC_MF_TIME_MAX   1e5
+#define LBMC_MF_EFFORT_MAX 2e8
+/* The effort is checked after every piece of integration of this many time units of the
+ * fastest rate. */
+#define LBMC_MF_PIECE 100.0
+/* Accuracy of the adaptive integrator (absolute, relative). */
+#define LBMC_MF_EPS_ABS 1e-13
+#define LBMC_MF_EPS_REL 1e-10
+/* Chunks of integration between stationarity checks grow by this factor. */
+#define LBMC_MF_CHUNK_GROWTH 1.5
+/* Runaway: customers per server grow by more than LBMC_MF_GROWTH_MIN lambda per time
+ * unit, the rate slowing by less than LBMC_MF_GROWTH_SLOWING from a chunk to the next
+ * (sqrt(t) growth near saturation slows by 1.5^-1/2 = 0.82), LBMC_MF_GROWTH_CHUNKS
+ * chunks in a row. */
+#define LBMC_MF_GROWTH_MIN     1e-3
+#define LBMC_MF_GROWTH_SLOWING 0.95
+#define LBMC_MF_GROWTH_CHUNKS  4
+
+/* ---- The ODE ---- */
+
+typedef struct {
+  const lbmc_model *m;
+  const lbmc_occupancy_ops *ops;
+  lbmc_occ_mf mf;
+  double *p;     /* J x levels: routing law */
+  double *work;  /* 2 (levels + 1) */
+  double effort; /* classes evaluated so far (drift calls x dimension) */
+} lbmc_mf_ctx;
+
+static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
+{
+  lbmc_mf_ctx *c = params;
+  const lbmc_model *m = c->m;
+  const uint32_t Lv = c->mf.levels;
+  (void)t;
+  c->effort += (double)c->mf.J * Lv;
+  c->mf.s = y;
+  c->ops->law(&c->mf, c->p);
+  for (uint32_t j = 0; j < c->mf.J; j++) {
+    const double *s = y + j * Lv, *p = c->p + j * Lv, mu = m->rates[j][0];
+    const double up = m->lambda / c->mf.b[j];
+    const long B = m->buffer[j];
+    const uint32_t L = (uint32_t)m->nrates[j];
+    for (uint32_t k = 0; k < Lv; k++) {
+      double in = 0, out = mu * (k < L ? k : L) * s[k];
+      if (k > 0 && (B == LBMC_BUFFER_INF || (long)(k - 1) < B)) in += up * p[k - 1];
+      if (k + 1 < Lv && (B == LBMC_BUFFER_INF || (long)k < B)) out += up * p[k];
+      if (k + 1 < Lv) in += mu * (k + 1 < L ? k + 1 : L) * s[k + 1];
+      f[j * Lv + k] = in - out;
+    }
+  }
+  return GSL_SUCCESS;
+}
+
+/* The fastest rate of the model: lambda plus the largest saturated speed. */
+static double lbmc_mf_rate(const lbmc_model *m)
+{
+  double r = 0;
+  for (int j = 0; j < m->J; j++) r = fmax(r, m->rates[j][m->nrates[j] - 1]);
+  return r + m->lambda;
+}
+
+/* (Re)allocate the context and the state for `levels` levels, copying the old state. */
+static int lbmc_mf_resize(lbmc_mf_ctx *c, double **y, uint32_t levels)
+{
+  const uint32_t J = c->mf.J, old = c->mf.levels;
+  double *ny = calloc((size_t)J * levels, sizeof *ny);
+  double *p = malloc(sizeof *p * J * levels), *w = malloc(sizeof *w * 2 * (levels + 1));
+  if (!ny || !p || !w) {
+    free(ny);
+    free(p);
+    free(w);
+    return -1;
+  }
+  for (uint32_t j = 0; j < J; j++)
+    for (uint32_t k = 0; k < old && k < levels; k++) ny[j * levels + k] = (*y)[j * old + k];
+  free(*y);
+  free(c->p);
+  free(c->work);
+  *y = ny;
+  c->p = p;
+  c->work = c->mf.work = w;
+  c->mf.levels = levels;
+  return 0;
+}
+
+/* Largest |drift| and largest top-level fraction of the state y. */
+static void lbmc_mf_measure(lbmc_mf_ctx *c, const double *y, double *f, double *drift, double *top)
+{
+  const uint32_t Lv = c->mf.levels;
+  lbmc_mf_drift(0, y, f, c);
+  *drift = 0;
+  *top = 0;
+  for (uint32_t i = 0; i < c->mf.J * Lv; i++) *drift = fmax(*drift, fabs(f[i]));
+  for (uint32_t j = 0; j < c->mf.J; j++) *top = fmax(*top, y[j * Lv + Lv - 1]);
+}
+
+static void lbmc_mf_finish(lbmc_occ_mf_point *pt, const lbmc_model *m, double *y, uint32_t Lv)
+{
+  pt->s = y;
+  pt->levels = Lv;
+  pt->customers = 0;
+  for (uint32_t j = 0; j < pt->J; j++)
+    for (uint32_t k = 1; k < Lv; k++)
+      pt->customers += (double)m->N[j] / (double)m->n * k * y[j * Lv + k];
+}
+
+/* Customers per server in state y. */
+static double lbmc_mf_customers(const lbmc_mf_ctx *c, const double *y)
+{
+  double x = 0;
+  for (uint32_t j = 0; j < c->mf.J; j++)
+    for (uint32_t k = 1; k < c->mf.levels; k++) x += c->mf.b[j] * k * y[j * c->mf.levels + k];
+  return x;
+}
+
+/* Progress of the integration, chunk after chunk. */
+typedef struct {
+  double t, drift, top;
+  double customers, rate; /* customers per server, its growth per time unit */
+  int steady_growth;      /* chunks in a row whose growth rate did not slow down */
+} lbmc_mf_prog;
+
+/* After a chunk ending at time t: update the growth statistics of g; 1 if the queues
+ * grow linearly (the growth rate stays above LBMC_MF_GROWTH_MIN lambda and does not slow
+ * down by more than LBMC_MF_GROWTH_SLOWING over LBMC_MF_GROWTH_CHUNKS chunks in a row:
+ * a stable system relaxes, at worst like sqrt(t) near saturation). */
+static int lbmc_mf_runaway(lbmc_mf_ctx *c, const double *y, double t, lbmc_mf_prog *g)
+{
+  double x = lbmc_mf_customers(c, y), rate = (x - g->customers) / (t - g->t);
+  int grows = rate > LBMC_MF_GROWTH_MIN * c->m->lambda && rate >= LBMC_MF_GROWTH_SLOWING * g->rate;
+  g->steady_growth = grows ? g->steady_growth + 1 : 0;
+  g->customers = x;
+  g->rate = rate;
+  g->t = t;
+  return g->steady_growth >= LBMC_MF_GROWTH_CHUNKS;
+}
+
+/* One run of the driver over the current levels, chunk by chunk, until stationary, out of
+ * budget, out of levels (returns 1: add levels) or running away. Returns -1 when out of
+ * memory, 0 otherwise; g->drift, g->top say where it stopped, *runaway whether it ran away. */
+static int lbmc_mf_run(lbmc_mf_ctx *c, double *y, double rate, double *chunk, lbmc_mf_prog *g,
+                       int *runaway)
+{
+  gsl_odeiv2_system sys = {lbmc_mf_drift, NULL, (size_t)c->mf.J * c->mf.levels, c};
+  gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rkf45, 0.1 / rate,
+                                                         LBMC_MF_EPS_ABS, LBMC_MF_EPS_REL);
+  double *f = malloc(sizeof *f * sys.dimension), t = g->t;
+  int more = 0;
+  if (!drv || !f) {
+    if (drv) gsl_odeiv2_driver_free(drv);
+    free(f);
+    return -1;
+  }
+  for (; t < LBMC_MF_TIME_MAX / rate && c->effort < LBMC_MF_EFFORT_MAX;
+       *chunk *= LBMC_MF_CHUNK_GROWTH) {
+    const double t1 = t + *chunk;
+    int status = GSL_SUCCESS;
+    while (t < t1 && status == GSL_SUCCESS && c->effort < LBMC_MF_EFFORT_MAX)
+      status = gsl_odeiv2_driver_apply(drv, &t, fmin(t1, t + LBMC_MF_PIECE / rate), y);
+    if (status != GSL_SUCCESS || t < t1) break;
+    lbmc_mf_measure(c, y, f, &g->drift, &g->top);
+    *runaway = lbmc_mf_runaway(c, y, t, g);
+    if (*runaway || g->drift < LBMC_MF_DRIFT_TOL * rate) break;
+    if (g->top > LBMC_MF_TOP_TOL) {
+      more = 1;
+      break;
+    }
+  }
+  g->t = t;
+  gsl_odeiv2_driver_free(drv);
+  free(f);
+  return more;
+}
+
+/* Integrate until stationary, out of budget, out of levels or running away; fills the
+ * verdict of pt. Returns 0, or -1 when out of memory. */
+static int lbmc_mf_integrate(lbmc_mf_ctx *c, double **y, lbmc_occ_mf_point *pt)
+{
+  const double rate = lbmc_mf_rate(c->m);
+  double chunk = 1.0 / rate;
+  lbmc_mf_prog g = {0, INFINITY, 0, 0, 0, 0};
+  int runaway = 0, more;
+  while ((more = lbmc_mf_run(c, *y, rate, &chunk, &g, &runaway)) == 1) {
+    if (2 * c->mf.levels > LBMC_MF_LEVELS_MAX) break;
+    if (lbmc_mf_resize(c, y, 2 * c->mf.levels) != 0) return -1;
+  }
+  if (more < 0) return -1;
+  pt->t = g.t;
+  pt->settled = !runaway && g.top <= LBMC_MF_TOP_TOL && g.drift < LBMC_MF_DRIFT_TOL * rate;
+  if (pt->settled)
+    snprintf(pt->note, sizeof pt->note, "mean-field start: stationary at ODE time %.4g", g.t);
+  else if (runaway || g.top > LBMC_MF_TOP_TOL)
+    snprintf(pt->note, sizeof pt->note,
+             "the mean-field ODE does not settle: its queues keep growing (%.3g customers per "
+             "server and time unit at ODE time %.3g): unstable, or too close to saturation for a "
+             "mean-field start; replicas start empty",
+             g.rate, g.t);
+  else
+    snprintf(pt->note, sizeof pt->note,
+             "the mean-field ODE does not settle within ODE time %.3g (largest drift %.3g): "
+             "unstable, or too close to saturation for a mean-field start; replicas start empty",
+             g.t, g.drift);
+  return 0;
+}
+
+lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops *ops,
+                                  lbmc_occ_mf_point *pt)
+{
+  lbmc_mf_ctx c;
+  double *y = NULL;
+  gsl_error_handler_t *old;
+  int bad;
+  memset(pt, 0, sizeof *pt);
+  memset(&c, 0, sizeof c);
+  pt->J = (uint32_t)m->J;
+  c.m = m;
+  c.ops = ops;
+  c.mf.m = m;
+  c.mf.J = (uint32_t)m->J;
+  c.mf.n = (double)m->n;
+  for (int j = 0; j < m->J; j++) c.mf.b[j] = (double)m->N[j] / (double)m->n;
+  if (lbmc_model_surely_unstable(m)) {
+    snprintf(pt->note, sizeof pt->note,
+             "rho = %.4g >= 1 with unlimited buffers: no mean-field start (unstable); replicas "
+             "start empty",
+             lbmc_model_rho(m));
+    return LBMC_SUCCESS;
+  }
+  if (lbmc_mf_resize(&c, &y, LBMC_MF_LEVELS0) != 0)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field start: out of memory");
+  for (uint32_t j = 0; j < c.mf.J; j++) y[j * c.mf.levels] = 1.0; /* empty: all at level 0 */
+  old = gsl_set_error_handler_off(); /* a failed step is reported, not fatal */
+  bad = lbmc_mf_integrate(&c, &y, pt);
+  gsl_set_error_handler(old);
+  free(c.p);
+  free(c.work);
+  if (bad) {
+    free(y);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field start: out of memory");
+  }
+  lbmc_mf_finish(pt, m, y, c.mf.levels);
+  return LBMC_SUCCESS;
+}
+
+void lbmc_occ_meanfield_free(lbmc_occ_mf_point *pt)
+{
+  free(pt->s);
+  pt->s = NULL;
+}
+
+void lbmc_occ_round(const double *s, uint32_t levels, int64_t N, double u, int64_t *counts)
+{
+  double tot = 0, cum = 0;
+  int64_t prev = 0;
+  for (uint32_t k = 0; k < levels; k++) tot += s[k] > 0 ? s[k] : 0.0;
+  for (uint32_t k = 0; k < levels; k++) {
+    int64_t here;
+    cum += (s[k] > 0 ? s[k] : 0.0) / tot * (double)N;
+    here = k + 1 == levels ? N : (int64_t)floor(cum + u);
+    if (here > N) here = N;
+    if (here < prev) here = prev;
+    counts[k] = here - prev;
+    prev = here;
+  }
+}

@@ -1,0 +1,45 @@
+/* Private: the mean-field start of the occupancy engine (issue 10, item 5;
+ * docs/occupancy.md).
+ *
+ * The drift of the occupancy chain divided by n, written for the fractions s_j(k) of
+ * pool j's servers at level k, is the mean-field ODE of the model:
+ *     d s_j(k)/dt = lambda/b_j (p_j(k-1) - p_j(k))                 (arrivals routed)
+ *                 + mu_j(1) (min(k+1, L_j) s_j(k+1) - min(k, L_j) s_j(k))   (departures)
+ * with p_j(k) the policy's routing law (lbmc_occupancy_ops.law; 0 for k >= B_j: blocked) and
+ * b_j = N_j / n. It is integrated from the empty state (GSL's adaptive Runge-Kutta-
+ * Fehlberg 4(5)) until it is stationary; each replica then starts from counts rounded
+ * from that point at random (lbmc_occ_round). Systems whose ODE does not settle
+ * (unstable, or too slow to relax within the budget) start empty.
+ */
+#ifndef LBMC_OCC_MEANFIELD_H
+#define LBMC_OCC_MEANFIELD_H
+
+#include "../system/occ_policy.h"
+
+/** The outcome of the mean-field integration. */
+typedef struct {
+  int settled;      /* 1: a stationary point was reached */
+  uint32_t J;       /* pools */
+  uint32_t levels;  /* levels 0 .. levels-1 */
+  double *s;        /* J x levels: fraction of pool j's servers at level k (owned) */
+  double t;         /* ODE time integrated */
+  double customers; /* customers per server at the point */
+  char note[256];   /* what happened, in words for the user */
+} lbmc_occ_mf_point;
+
+/** Integrate the mean-field ODE of model m (set up, occupancy form ops) from the empty
+ *  state until stationary. pt is filled (pt->s owned by pt: lbmc_occ_meanfield_free);
+ *  pt->settled = 0 with pt->note saying why when it does not settle. Deterministic, no
+ *  randomness. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops *ops,
+                                  lbmc_occ_mf_point *pt);
+void lbmc_occ_meanfield_free(lbmc_occ_mf_point *pt);
+
+/** Randomised rounding of the targets N s[k], k < levels, to integer counts[levels]
+ *  summing to N exactly: with u uniform on [0, 1) (one draw per pool), count k is
+ *  floor(C_k + u) - floor(C_{k-1} + u) for the cumulative targets C_k, so every count is
+ *  the floor or the ceiling of its target and equals it in expectation (systematic
+ *  sampling). s must sum to 1 (it is renormalised). */
+void lbmc_occ_round(const double *s, uint32_t levels, int64_t N, double u, int64_t *counts);
+
+#endif

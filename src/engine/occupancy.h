@@ -1,0 +1,65 @@
+/* Private: the occupancy engine (issue 10, docs/occupancy.md): exponential service,
+ * policies that treat the servers of a pool alike, state = counts of servers per pool
+ * and level (src/system/occ_state.h). Event cost and memory independent of n (n up to
+ * LBMC_MAX_N). Its table, lbmc_engine_occupancy, is listed in the registry of engine.c;
+ * this header adds the state changes of its events (admissions, departures, growing the
+ * arrays), for occupancy.c and the unit tests. */
+#ifndef LBMC_OCCUPANCY_H
+#define LBMC_OCCUPANCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../system/occ_state.h"
+#include "engine_type.h"
+
+/** The occupancy engine's table. */
+extern const lbmc_engine_type lbmc_engine_occupancy;
+
+/** The state of an occupancy workspace (read-only use: tests and diagnostics). */
+const lbmc_occ_state *lbmc_occ_state_of(const void *ws);
+
+/** Grow pool j's G array to hold top level t (2 t + 2 entries: the level search reads
+ *  up to 2 t + 1); 0 on success, else sets st->mem_error and st->overflow and returns -1. */
+int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t);
+
+/** Make room for top level t in pool j: 0, or -1 when out of memory (lbmc_occ_grow). */
+static inline int lbmc_occ_room(lbmc_occ_state *st, uint32_t j, uint32_t t)
+{
+  return 2 * (uint64_t)t + 2 <= st->pool[j].cap ? 0 : lbmc_occ_grow(st, j, t);
+}
+
+/** Bookkeeping of an admission at a server of pool j holding a customers (a < B_j):
+ *  G, top, low, busy slots, the integrals of the tick, customers in the system. The
+ *  caller has made room (lbmc_occ_room(st, j, a + 1)). */
+static inline void lbmc_occ_up(lbmc_occ_state *st, uint32_t j, uint32_t a)
+{
+  lbmc_occ_pool *p = &st->pool[j];
+  const uint32_t k = a + 1;
+  const double dt = st->t - st->t0;
+  p->G[k]++;
+  p->Q++;
+  p->top = k > p->top ? k : p->top;
+  p->low = (a == p->low && p->G[a] == p->G[k]) ? k : p->low; /* level a emptied */
+  p->S += k <= p->L;
+  st->area_q[j] -= dt;
+  if (k <= st->K) st->area_tail[j * st->K + a] -= dt;
+  if (++st->in_system > st->max_customers) st->overflow = 1;
+}
+
+/** Bookkeeping of a departure from a server of pool j holding k >= 1 customers. */
+static inline void lbmc_occ_down(lbmc_occ_state *st, uint32_t j, uint32_t k)
+{
+  lbmc_occ_pool *p = &st->pool[j];
+  const double dt = st->t - st->t0;
+  p->G[k]--;
+  p->Q--;
+  p->top = (k == p->top && p->G[k] == 0) ? k - 1 : p->top;
+  p->low = k - 1 < p->low ? k - 1 : p->low;
+  p->S -= k <= p->L;
+  st->area_q[j] += dt;
+  if (k <= st->K) st->area_tail[j * st->K + k - 1] += dt;
+  st->in_system--;
+}
+
+#endif
