@@ -169,7 +169,11 @@ def test_real_sequential_padding_and_estimates(real):
             assert ok.any(), m
             assert (lo[ok] >= 0).all() and (hi[ok] <= 1).all(), m
             assert (lo[ok] <= ds[m].values[ok] + 1e-15).all() and (ds[m].values[ok] <= hi[ok] + 1e-15).all(), m
-    assert set(ds["status"].values) <= {"ok", "precision_not_met"}
+    # random routing at n = 40 loads the slow pool to 0.875 (relaxation about 300 time units):
+    # precision mode doubles its run up to max_time and may end it not_stationary, with a reason
+    status = ds["status"].values
+    assert set(status) <= {"ok", "precision_not_met", "not_stationary"}
+    assert all(r for r in ds["reason"].values[status != "ok"])
     assert list(ds["sampling"].values) == ["with_replacement"] * 4 or \
         list(ds["sampling"].values) == ["", "with_replacement"] * 2
 
