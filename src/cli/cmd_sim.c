@@ -520,7 +520,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s)
   sa.sa_handler = lbmc_sim_on_signal;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, NULL);
+  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, NULL);
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
   err = lbmc_sim_rounds(s);

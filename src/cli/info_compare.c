@@ -55,21 +55,15 @@ static void lbmc_compare_label(const lbmc_grid *g, long index, char *buf, size_t
       used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
                                g->axis_name[a], lbmc_grid_value(g, a, index));
   }
-  if (!buf[0]) snprintf(buf, len, "-");
 }
 
-/* The point of policy `pol` in the scenario of point `like`, with its routing settings
- * but the policy (-1: none). */
-static long lbmc_compare_find(const lbmc_results *res, const char *pol, long like)
+/* Whether points a and b pair: the same scenario and routers, and the same stale and
+ * sampling settings where both policies have one. */
+static int lbmc_compare_pair(const lbmc_point_info *a, const lbmc_point_info *b)
 {
-  const lbmc_point_info *l = &res->pt[like];
-  for (long i = 0; i < res->P; i++) {
-    const lbmc_point_info *p = &res->pt[i];
-    if (p->scenario == l->scenario && strcmp(p->policy, pol) == 0 && p->routers == l->routers &&
-        strcmp(p->stale, l->stale) == 0)
-      return i;
-  }
-  return -1;
+  return a->scenario == b->scenario && a->routers == b->routers &&
+         (!a->stale[0] || !b->stale[0] || strcmp(a->stale, b->stale) == 0) &&
+         (!a->sampling[0] || !b->sampling[0] || strcmp(a->sampling, b->sampling) == 0);
 }
 
 /* Numerators and denominators of entry k of point p's first R replicas into y, x. */
@@ -123,7 +117,20 @@ static lbmc_err lbmc_compare_scenario(const lbmc_info *info, lbmc_table *t, long
 {
   const lbmc_results *res = info->res;
   char label[1024], name[64];
-  lbmc_compare_label(info->grid, res->pt[pa].index, label, sizeof label);
+  const lbmc_point_info *A = &res->pt[pa], *B = &res->pt[pb];
+  size_t used;
+  lbmc_compare_label(info->grid, A->index, label, sizeof label);
+  used = strlen(label); /* the pair's routing settings where they say more */
+  if (A->routers > 1 && used < sizeof label)
+    used += (size_t)snprintf(label + used, sizeof label - used, "%srouters=%ld", used ? " " : "",
+                             A->routers);
+  if ((A->stale[0] || B->stale[0]) && used < sizeof label)
+    used += (size_t)snprintf(label + used, sizeof label - used, "%sstale=%s", used ? " " : "",
+                             A->stale[0] ? A->stale : B->stale);
+  if ((A->sampling[0] || B->sampling[0]) && used < sizeof label)
+    snprintf(label + used, sizeof label - used, "%ssampling=%s", used ? " " : "",
+             A->sampling[0] ? A->sampling : B->sampling);
+  if (!label[0]) snprintf(label, sizeof label, "-");
   for (int s = 0; s < info->nmetrics; s++) {
     const int m = info->metric[s].metric;
     const long size = (long)lbmc_metric_size(m, res->J, res->K), e = info->metric[s].entry;
@@ -164,14 +171,14 @@ lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table *
   (*t)->col[C_PHW].hidden = (*t)->col[C_UHW].hidden = 1;
   work = malloc(sizeof *work * 4 * (size_t)(lbmc_results_replicas(res) + 1));
   err = work ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "--compare: out of memory");
-  for (long pa = 0; !err && pa < res->P; pa++) {
-    long pb;
-    if (!info->keep[pa] || strcmp(res->pt[pa].policy, a) != 0) continue;
-    pb = lbmc_compare_find(res, b, pa);
-    if (pb < 0 || !info->keep[pb]) continue;
-    err = lbmc_compare_scenario(&sel, *t, pa, pb, work);
-    shown++;
-  }
+  for (long pa = 0; !err && pa < res->P; pa++)
+    for (long pb = 0; !err && pb < res->P; pb++) {
+      if (!info->keep[pa] || !info->keep[pb] || strcmp(res->pt[pa].policy, a) != 0 ||
+          strcmp(res->pt[pb].policy, b) != 0 || !lbmc_compare_pair(&res->pt[pa], &res->pt[pb]))
+        continue;
+      err = lbmc_compare_scenario(&sel, *t, pa, pb, work);
+      shown++;
+    }
   free(work);
   if (!err && !shown)
     err = LBMC_ERROR(LBMC_ERR_ARG,

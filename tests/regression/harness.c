@@ -46,11 +46,13 @@ int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *given, long p
   res->K = (int)o->tail_k;
   res->total = lbmc_metric_total(res->J, res->K);
   res->replicas = replicas;
-  res->mean = malloc(sizeof *res->mean * res->total * 4);
+  res->mean = malloc(sizeof *res->mean * res->total * 6);
   if (!res->mean) return 1;
   res->hw = res->mean + res->total;
   res->se = res->hw + res->total;
   res->ub = res->se + res->total;
+  res->lo = res->ub + res->total;
+  res->hi = res->lo + res->total;
   if (lbmc_replica_create(m, o, &rep) || lbmc_point_create(m, o, replicas, &p)) {
     fprintf(stderr, "th_simulate: the replicas cannot be set up\n");
     goto done;
@@ -71,6 +73,8 @@ int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *given, long p
   memcpy(res->hw, e->half_width, sizeof *res->mean * res->total);
   memcpy(res->se, e->std_err, sizeof *res->mean * res->total);
   memcpy(res->ub, e->upper_bound, sizeof *res->mean * res->total);
+  memcpy(res->lo, e->lower, sizeof *res->mean * res->total);
+  memcpy(res->hi, e->upper, sizeof *res->mean * res->total);
   rc = 0;
 done:
   lbmc_point_destroy(&p);
@@ -117,7 +121,7 @@ void th_run(lbmc_model *m, double time, double warmup, long point, long replicas
 void th_result_free(th_result *res)
 {
   free(res->mean);
-  res->mean = res->hw = res->se = res->ub = NULL;
+  res->mean = res->hw = res->se = res->ub = res->lo = res->hi = NULL;
 }
 
 size_t th_index(const th_result *r, const char *name, int j, int k)

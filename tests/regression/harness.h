@@ -18,6 +18,7 @@ typedef struct {
   double *mean, *hw, *se; /* total entries each */
   double *ub;             /* total: the one-sided bound of an entry with none observed
                              (NaN otherwise) */
+  double *lo, *hi;        /* total each: the interval's ends (NaN where none) */
 } th_result;
 
 /** Simulate `replicas` replicas of grid point `point` (its streams: give every system
