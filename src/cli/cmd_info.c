@@ -311,7 +311,8 @@ int lbmc_cmd_info(int argc, char **argv)
   if (lbmc_checkpoint_is(info.path)) return lbmc_exit_status(lbmc_info_checkpoint(info.path));
   err = lbmc_info_open(&a, &info);
   /* the view: the tidy rows, or the paired comparisons */
-  if (!err) err = a.compare ? lbmc_info_compare(&info, a.compare, &rows) : lbmc_info_rows(&info, &rows);
+  if (!err)
+    err = a.compare ? lbmc_info_compare(&info, a.compare, &rows) : lbmc_info_rows(&info, &rows);
   if (!err && a.compare)
     lbmc_info_print_compare(stdout, &info, rows);
   else if (!err && info.format == LBMC_FORMAT_TABLE)

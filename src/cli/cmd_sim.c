@@ -2,13 +2,13 @@
  * checks and the help text are loops over the table of inputs (src/io/inputs.h), which
  * job files share. */
 #include <getopt.h>
-#include <signal.h>
-#include <time.h>
-#include <unistd.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../io/inputs.h"
 #include "../policies/registry.h"
@@ -276,7 +276,8 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
 static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
                                    lbmc_precision *prec)
 {
-  const lbmc_input_value *v = LBMC_SIM_GIVEN(a, PRECISION_TEXT), *mr = LBMC_SIM_GIVEN(a, MAX_REPLICAS);
+  const lbmc_input_value *v = LBMC_SIM_GIVEN(a, PRECISION_TEXT),
+                         *mr = LBMC_SIM_GIVEN(a, MAX_REPLICAS);
   const lbmc_input_value *mt = LBMC_SIM_GIVEN(a, MAX_TIME);
   char metric[128];
   const char *colon;
@@ -301,8 +302,9 @@ static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
   prec->max_replicas = mr ? mr->l : LBMC_SIM_DEFAULT_MAX_REPLICAS;
   prec->max_time = mt ? mt->x : 0;
   if (prec->max_replicas < a->replicas)
-    return LBMC_ERROR(LBMC_ERR_ARG, "--max-replicas: %ld is not allowed; allowed: at least "
-                                    "--replicas = %ld",
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--max-replicas: %ld is not allowed; allowed: at least "
+                      "--replicas = %ld",
                       prec->max_replicas, a->replicas);
   return LBMC_SUCCESS;
 }
@@ -329,9 +331,10 @@ static json_t *lbmc_sim_json_model(const lbmc_model *m)
     json_t *speeds = json_array();
     json_object_set_new(p, "beta", json_real(lbmc_model_beta(m, j)));
     json_object_set_new(p, "mu", json_real(lbmc_model_mu(m, j)));
-    json_object_set_new(p, "buffer", lbmc_model_buffer(m, j) == LBMC_BUFFER_INF
-                                         ? json_string("inf")
-                                         : json_integer(lbmc_model_buffer(m, j)));
+    json_object_set_new(p, "buffer",
+                        lbmc_model_buffer(m, j) == LBMC_BUFFER_INF
+                            ? json_string("inf")
+                            : json_integer(lbmc_model_buffer(m, j)));
     json_object_set_new(p, "servers", json_integer(lbmc_model_pool_servers(m, j)));
     json_object_set_new(p, "service", json_string(svc->text));
     json_object_set_new(p, "scv", lbmc_json_num(svc->scv)); /* null if infinite */
@@ -390,8 +393,8 @@ static void lbmc_sim_progress(lbmc_sim_run *s, int force)
     fprintf(stderr, "\r%70s\r", "");
     return;
   }
-  fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", s->done + 1,
-          s->target, lbmc_point_level(s->acc) ? " (a longer run)" : "", el,
+  fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", s->done + 1, s->target,
+          lbmc_point_level(s->acc) ? " (a longer run)" : "", el,
           s->done > 0 ? el / (double)s->done * (double)(s->target - s->done) : 0.0);
   fflush(stderr);
 }
@@ -400,8 +403,8 @@ static void lbmc_sim_progress(lbmc_sim_run *s, int force)
 static lbmc_err lbmc_sim_round(lbmc_sim_run *s)
 {
   for (; s->done < s->target; s->done++) {
-    lbmc_unit u = {0, 0, s->done, s->Rmax, s->a->seed, lbmc_point_level(s->acc),
-                   s->a->replicas == 1};
+    lbmc_unit u = {
+        0, 0, s->done, s->Rmax, s->a->seed, lbmc_point_level(s->acc), s->a->replicas == 1};
     const void *rec;
     size_t size;
     int used;
@@ -469,8 +472,9 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   if (*v->reason) json_object_set_new(root, "reason", json_string(v->reason));
   if (s->interrupted) json_object_set_new(root, "interrupted", json_true());
   json_object_set_new(root, "verdict", lbmc_cli_json_verdict(v));
-  json_object_set_new(root, "estimates", lbmc_cli_json_estimates(lbmc_point_estimates(s->acc),
-                                                                 lbmc_model_pools(s->m), a->o.tail_k));
+  json_object_set_new(
+      root, "estimates",
+      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), lbmc_model_pools(s->m), a->o.tail_k));
   json_object_set_new(root, "replicas", json_integer(v->replicas));
   json_object_set_new(root, "events", json_integer(s->events));
   json_object_set_new(root, "cpu_seconds", json_real(s->cpu));
@@ -532,8 +536,8 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s)
     return LBMC_ERR_INTERRUPTED;
   }
   if (s->interrupted)
-    fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n",
-            s->done, s->done == 1 ? "" : "s");
+    fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
+            s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
   if (LBMC_SIM_GIVEN(s->a, JSON))
     lbmc_sim_print_json(s);

@@ -17,12 +17,39 @@
 
 #define LBMC_COMPARE_DEFAULT "p_wait_or_block,mean_sojourn,messages_per_arrival"
 
-static const char *const lbmc_compare_cols[] = {
-    "scenario", "entry",      "A",           "B",           "difference",
-    "difference_lower", "difference_upper", "ratio", "ratio_lower", "ratio_upper",
-    "pairs",    "paired_half_width", "unpaired_half_width", "gain", "note"};
-enum { C_SCEN, C_ENTRY, C_A, C_B, C_D, C_DL, C_DU, C_R, C_RL, C_RU, C_PAIRS, C_PHW, C_UHW, C_GAIN,
-       C_NOTE, C_COLS };
+static const char *const lbmc_compare_cols[] = {"scenario",
+                                                "entry",
+                                                "A",
+                                                "B",
+                                                "difference",
+                                                "difference_lower",
+                                                "difference_upper",
+                                                "ratio",
+                                                "ratio_lower",
+                                                "ratio_upper",
+                                                "pairs",
+                                                "paired_half_width",
+                                                "unpaired_half_width",
+                                                "gain",
+                                                "note"};
+enum {
+  C_SCEN,
+  C_ENTRY,
+  C_A,
+  C_B,
+  C_D,
+  C_DL,
+  C_DU,
+  C_R,
+  C_RL,
+  C_RU,
+  C_PAIRS,
+  C_PHW,
+  C_UHW,
+  C_GAIN,
+  C_NOTE,
+  C_COLS
+};
 
 /* Split "A,B" at the comma outside parentheses ("balanced(2),jsq(2)"). */
 static lbmc_err lbmc_compare_split(const char *spec, char *a, char *b, size_t len)
@@ -52,8 +79,8 @@ static void lbmc_compare_label(const lbmc_grid *g, long index, char *buf, size_t
     int skip = 0;
     for (int r = 0; r < 4; r++) skip |= strcmp(g->axis_name[a], routing[r]) == 0;
     if (!skip)
-      used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
-                               g->axis_name[a], lbmc_grid_value(g, a, index));
+      used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", g->axis_name[a],
+                               lbmc_grid_value(g, a, index));
   }
 }
 
@@ -82,8 +109,8 @@ static void lbmc_compare_terms(const lbmc_results *res, long p, size_t k, long R
 static lbmc_err lbmc_compare_cells(const lbmc_results *res, lbmc_table *t, long pa, long pb,
                                    size_t k, double *work)
 {
-  const long R = res->pt[pa].replicas < res->pt[pb].replicas ? res->pt[pa].replicas
-                                                              : res->pt[pb].replicas;
+  const long R =
+      res->pt[pa].replicas < res->pt[pb].replicas ? res->pt[pa].replicas : res->pt[pb].replicas;
   double *ya = work, *xa = ya + R, *yb = xa + R, *xb = yb + R;
   lbmc_interval d, q, u;
   if (res->pt[pa].status == LBMC_STATUS_UNSTABLE || res->pt[pb].status == LBMC_STATUS_UNSTABLE)
@@ -138,8 +165,8 @@ static lbmc_err lbmc_compare_scenario(const lbmc_info *info, lbmc_table *t, long
     for (long x = e < 0 ? 0 : e; x < (e < 0 ? size : e + 1); x++) {
       LBMC_CHECK(lbmc_table_add_row(t));
       LBMC_CHECK(lbmc_table_text(t, C_SCEN, label));
-      LBMC_CHECK(
-          lbmc_table_text(t, C_ENTRY, lbmc_metric_entry_name(m, x, res->J, res->K, name, sizeof name)));
+      LBMC_CHECK(lbmc_table_text(t, C_ENTRY,
+                                 lbmc_metric_entry_name(m, x, res->J, res->K, name, sizeof name)));
       LBMC_CHECK(lbmc_compare_cells(res, t, pa, pb,
                                     lbmc_metric_offset(m, res->J, res->K) + (size_t)x, work));
     }
@@ -181,9 +208,9 @@ lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table *
     }
   free(work);
   if (!err && !shown)
-    err = LBMC_ERROR(LBMC_ERR_ARG,
-                     "--compare: no scenario has both policies '%s' and '%s' (/points/policy)",
-                     a, b);
+    err =
+        LBMC_ERROR(LBMC_ERR_ARG,
+                   "--compare: no scenario has both policies '%s' and '%s' (/points/policy)", a, b);
   if (err) lbmc_table_destroy(t);
   return err;
 }

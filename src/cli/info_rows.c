@@ -297,9 +297,8 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
                                                    (unsigned)res->flags[k])));
   } else if (res->flags[k]) {
     char names[256];
-    LBMC_CHECK(lbmc_table_text(t, t->ncols - 5,
-                               lbmc_interval_flag_names((unsigned)res->flags[k], names,
-                                                        sizeof names)));
+    LBMC_CHECK(lbmc_table_text(
+        t, t->ncols - 5, lbmc_interval_flag_names((unsigned)res->flags[k], names, sizeof names)));
   }
   LBMC_CHECK(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
   lbmc_table_int(t, t->ncols - 3, p->replicas);

@@ -83,8 +83,9 @@ void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
 {
   fprintf(f, "status: %s%s%s\n", lbmc_status_name(v->status), *v->reason ? ": " : "", v->reason);
   if (v->status == LBMC_STATUS_NOT_STATIONARY && !isnan(v->suggested_time))
-    fprintf(f, "  run longer: e.g. --time %g (the numbers below are kept, but the data cannot "
-               "tell that the run reached its steady state)\n",
+    fprintf(f,
+            "  run longer: e.g. --time %g (the numbers below are kept, but the data cannot "
+            "tell that the run reached its steady state)\n",
             v->suggested_time);
 }
 
@@ -98,8 +99,8 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
     for (size_t k = 0; k < len; k++) {
       const size_t x = off + k;
       char se[32];
-      lbmc_cli_cell(cell, sizeof cell, e->estimate[x], e->lower[x], e->upper[x],
-                    e->upper_bound[x], e->flags[x]);
+      lbmc_cli_cell(cell, sizeof cell, e->estimate[x], e->lower[x], e->upper[x], e->upper_bound[x],
+                    e->flags[x]);
       if (isnan(e->std_err[x]))
         snprintf(se, sizeof se, "%s", "");
       else

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../stats/dhist.h"
 #include "../core/stream.h"
 #include "../core/ziggurat.h"
+#include "../stats/dhist.h"
 #include "../system/policy.h"
 #include "../system/state.h"
 

@@ -7,8 +7,8 @@
  * File: the magic "LBMCCKP3", then uint64 length + the job text, int64 seed, int64
  * total (metric vector length), int64 batches; then records, each a replica record
  * (src/sim/record.h: the bytes of the MPI result message, its size in its first 8
- * bytes) followed by uint32 crc32 (zlib) of the record. A file with another "LBMCCKP<v>" magic was written by another version
- * of lbmc and is refused. */
+ * bytes) followed by uint32 crc32 (zlib) of the record. A file with another "LBMCCKP<v>" magic was
+ * written by another version of lbmc and is refused. */
 #ifndef LBMC_CHECKPOINT_H
 #define LBMC_CHECKPOINT_H
 
@@ -29,8 +29,7 @@ typedef struct lbmc_checkpoint_ lbmc_checkpoint;
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text, long seed,
                               size_t total, long batches,
                               lbmc_err (*visit)(const void *record, size_t size, void *ctx),
-                              void *ctx,
-                              lbmc_checkpoint **ck);
+                              void *ctx, lbmc_checkpoint **ck);
 /** Append one replica record (size bytes) with its CRC and flush.
  *  Errors: LBMC_ERR_FILE. */
 lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, const void *record, size_t size);

@@ -80,12 +80,12 @@ typedef struct {
 } lbmc_input;
 
 /** Defaults of the inputs that are not run options. */
-#define LBMC_DEFAULT_SEED         1
-#define LBMC_SIM_DEFAULT_REPLICAS 1  /* lbmc sim */
-#define LBMC_JOB_DEFAULT_REPLICAS 10 /* job files */
+#define LBMC_DEFAULT_SEED             1
+#define LBMC_SIM_DEFAULT_REPLICAS     1   /* lbmc sim */
+#define LBMC_JOB_DEFAULT_REPLICAS     10  /* job files */
 #define LBMC_SIM_DEFAULT_MAX_REPLICAS 100 /* lbmc sim --precision */
-#define LBMC_IN_TEXT_(x)          #x
-#define LBMC_IN_TEXT(x)           LBMC_IN_TEXT_(x)
+#define LBMC_IN_TEXT_(x)              #x
+#define LBMC_IN_TEXT(x)               LBMC_IN_TEXT_(x)
 
 #define LBMC_IN_SERVICE_WHAT                                                                       \
   "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "               \

@@ -217,7 +217,8 @@ static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
   job->precision.enabled = 1;
   job->precision.relative = LBMC_JOB_SET(job, RELATIVE)->v[0].x;
   job->precision.max_replicas = max->v[0].l;
-  if (LBMC_JOB_SET(job, MAX_TIME)->given) job->precision.max_time = LBMC_JOB_SET(job, MAX_TIME)->v[0].x;
+  if (LBMC_JOB_SET(job, MAX_TIME)->given)
+    job->precision.max_time = LBMC_JOB_SET(job, MAX_TIME)->v[0].x;
   LBMC_CHECK(lbmc_jv_metric(c));
   if (job->precision.max_replicas < lbmc_job_replicas(job))
     return lbmc_jp_fail(c, LBMC_ERR_ARG, max->line, max->key,

@@ -197,7 +197,8 @@ static void lbmc_results_put_replica(lbmc_results *res, long p, long r, const lb
   if (!info.present) return;
   memcpy(res->values + slot * res->total, info.values, sizeof(double) * res->total);
   for (int i = 0; i < LBMC_METRICS; i++) {
-    const size_t off = lbmc_metric_offset(i, res->J, res->K), len = lbmc_metric_size(i, res->J, res->K);
+    const size_t off = lbmc_metric_offset(i, res->J, res->K),
+                 len = lbmc_metric_size(i, res->J, res->K);
     for (size_t e = 0; e < len; e++) {
       double y, x;
       w[off + e] = lbmc_metric_terms(i, e, info.sums, res->J, res->K, res->pt[p].pool_servers,

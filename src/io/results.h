@@ -28,17 +28,17 @@ typedef struct {
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;
-  char reason[512];     /* why the status is not ok (evidence and numbers), "" for ok */
-  char evidence[192];   /* the verdict's evidence, names comma-separated (lbmc/point.h) */
-  long level;           /* sequential mode's doublings of the run */
-  double time_run;      /* the time setting x 2^level */
-  double warmup_used;   /* warm-up discarded per replica (time) */
-  double time_used;     /* measured time per replica after the warm-up */
+  char reason[512];   /* why the status is not ok (evidence and numbers), "" for ok */
+  char evidence[192]; /* the verdict's evidence, names comma-separated (lbmc/point.h) */
+  long level;         /* sequential mode's doublings of the run */
+  double time_run;    /* the time setting x 2^level */
+  double warmup_used; /* warm-up discarded per replica (time) */
+  double time_used;   /* measured time per replica after the warm-up */
   double suggested_time;
-  long warmup_near_cap; /* 1: MSER truncated near its cap */
+  long warmup_near_cap;                                        /* 1: MSER truncated near its cap */
   double halves_p, short_p, growth, growth_lower, decel_lower; /* lbmc_verdict */
-  int surely_unstable;  /* rho >= 1 with unlimited buffers: not simulated */
-  int done;             /* all its replicas are in */
+  int surely_unstable; /* rho >= 1 with unlimited buffers: not simulated */
+  int done;            /* all its replicas are in */
 } lbmc_point_info;
 
 /** The job's grid as the /grid group stores it (results_grid.c; docs/results-format.md):
@@ -64,20 +64,20 @@ typedef struct lbmc_results_ {
                                         source_revision and build_type */
   long seed, mpi_ranks;
   double wall_seconds, confidence;
-  int J, K, complete; /* complete: every point of the job (or shard) is in */
-  int layout;         /* layout version of a file read (LBMC_LAYOUT_VERSION when written) */
-  size_t total;       /* entries of the metric vector */
-  long P, Rmax;       /* points held; replica slots per point (grown by lbmc_results_reserve) */
-  lbmc_point_info *pt;             /* P */
-  double *values;                  /* P x Rmax x total, NaN where no replica */
-  double *weights;                 /* P x Rmax x total: each value's denominator (its numerator
-                                      is value x weight), NaN for quantiles and no replica */
-  double *rep_warmup, *rep_cpu;    /* P x Rmax */
-  double *rep_growth;              /* P x Rmax (lbmc_point_replica_info.growth) */
-  int64_t *rep_events;             /* P x Rmax, -1 where no replica */
-  int8_t *rep_unstable;            /* P x Rmax, -1 where no replica */
+  int J, K, complete;  /* complete: every point of the job (or shard) is in */
+  int layout;          /* layout version of a file read (LBMC_LAYOUT_VERSION when written) */
+  size_t total;        /* entries of the metric vector */
+  long P, Rmax;        /* points held; replica slots per point (grown by lbmc_results_reserve) */
+  lbmc_point_info *pt; /* P */
+  double *values;      /* P x Rmax x total, NaN where no replica */
+  double *weights;     /* P x Rmax x total: each value's denominator (its numerator
+                          is value x weight), NaN for quantiles and no replica */
+  double *rep_warmup, *rep_cpu; /* P x Rmax */
+  double *rep_growth;           /* P x Rmax (lbmc_point_replica_info.growth) */
+  int64_t *rep_events;          /* P x Rmax, -1 where no replica */
+  int8_t *rep_unstable;         /* P x Rmax, -1 where no replica */
   double *mean, *half_width, *std_err, *lower, *upper, *upper_bound; /* P x total each */
-  int64_t *flags;                  /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
+  int64_t *flags; /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
   char *service; /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */

@@ -168,9 +168,9 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
     const char *part;
     void *dst;
     int optional;
-  } parts[] = {{"mean", res->mean, 0},          {"half_width", res->half_width, 0},
-               {"std_err", res->std_err, 0},    {"lower", res->lower, 1},
-               {"upper", res->upper, 1},        {"upper_bound", res->upper_bound, 1}};
+  } parts[] = {{"mean", res->mean, 0},       {"half_width", res->half_width, 0},
+               {"std_err", res->std_err, 0}, {"lower", res->lower, 1},
+               {"upper", res->upper, 1},     {"upper_bound", res->upper_bound, 1}};
   char name[160];
   int rc = 0;
   for (size_t k = 0; !rc && k < sizeof parts / sizeof *parts; k++) {
@@ -202,8 +202,8 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
                             0, buf);
     snprintf(name, sizeof name, "replicas/%s_weight", m);
     if (!rc)
-      rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double),
-                            H5T_NATIVE_DOUBLE, 1, buf);
+      rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double), H5T_NATIVE_DOUBLE,
+                            1, buf);
   }
   if (!rc) rc = lbmc_h5_read(f, "replicas/warmup", H5T_NATIVE_DOUBLE, res->rep_warmup);
   if (!rc) rc = lbmc_h5_read(f, "replicas/cpu_seconds", H5T_NATIVE_DOUBLE, res->rep_cpu);

@@ -158,8 +158,9 @@ static int lbmc_write_estimate_parts(hid_t m, const lbmc_results *res, int i, in
     const char *name, *what;
     const double *data;
   } parts[] = {
-      {"mean", "the estimate, pooled over the replicas (a ratio of sums; quantiles of the pooled "
-               "histogram)",
+      {"mean",
+       "the estimate, pooled over the replicas (a ratio of sums; quantiles of the pooled "
+       "histogram)",
        res->mean},
       {"half_width", "max(mean - lower, upper - mean): the interval read symmetrically",
        res->half_width},
@@ -188,7 +189,8 @@ static int lbmc_write_estimate_parts(hid_t m, const lbmc_results *res, int i, in
 static int lbmc_write_flags(hid_t m, const lbmc_results *res, int i, int rank, const hsize_t *dims,
                             void *scratch)
 {
-  const size_t off = lbmc_metric_offset(i, res->J, res->K), len = lbmc_metric_size(i, res->J, res->K);
+  const size_t off = lbmc_metric_offset(i, res->J, res->K),
+               len = lbmc_metric_size(i, res->J, res->K);
   const char *names[32], *meanings[32];
   int64_t *F = scratch;
   int nf = lbmc_interval_flags(), rc;
@@ -360,8 +362,8 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
                : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
-       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch, gather) ||
-       lbmc_grid_write(file, res->grid);
+       lbmc_write_estimates(file, res, scratch) ||
+       lbmc_write_replicas(file, res, scratch, gather) || lbmc_grid_write(file, res->grid);
   free(scratch), free(gather);
   if (H5Fclose(file) < 0) rc = 1;
   if (rc) {

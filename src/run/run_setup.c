@@ -5,9 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sim/record.h"
 #include "lbmc/log.h"
 #include "lbmc/metrics.h"
-#include "../sim/record.h"
 #include "runner_impl.h"
 
 /* Cost of one replica of grid point p: n x simulated time. */
@@ -263,9 +263,11 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
   lbmc_record rec;
   long i;
   int used;
-  if (lbmc_record_view(record, size, &rec) != 0 || (i = lbmc_runner_local(run, (long)rec.h.point)) < 0 ||
-      rec.h.replica < 0 || rec.h.replica >= run->Rmax) {
-    if (live) return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a result message is not a replica of this run");
+  if (lbmc_record_view(record, size, &rec) != 0 ||
+      (i = lbmc_runner_local(run, (long)rec.h.point)) < 0 || rec.h.replica < 0 ||
+      rec.h.replica >= run->Rmax) {
+    if (live)
+      return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a result message is not a replica of this run");
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
                       "the checkpoint holds a record (point %lld, replica %lld) that this run "
                       "(shard) does not have; it belongs to another run",

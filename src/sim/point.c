@@ -17,22 +17,29 @@ static const char *const lbmc_ev_names[] = {
 #undef LBMC_X_EV_NAME
 };
 
-/* Names of the bits set in `bits` among names[count], comma-separated. */
-static const char *lbmc_bit_names(unsigned bits, const char *const *names, int count, char *buf,
+#define LBMC_EV_COUNT ((int)(sizeof lbmc_ev_names / sizeof *lbmc_ev_names))
+
+static const char *lbmc_ev_name(int b)
+{
+  return b >= 0 && b < LBMC_EV_COUNT ? lbmc_ev_names[b] : NULL;
+}
+
+/* Names of the bits set in `bits` among the first `count` (name(b) names bit b),
+ * comma-separated, into buf. */
+static const char *lbmc_bit_names(unsigned bits, const char *(*name)(int), int count, char *buf,
                                   size_t len)
 {
   size_t used = 0;
   if (len) buf[0] = '\0';
   for (int b = 0; b < count && used < len; b++)
     if (bits & (1u << b))
-      used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[b]);
+      used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", name(b));
   return buf;
 }
 
 const char *lbmc_evidence_names(unsigned evidence, char *buf, size_t len)
 {
-  return lbmc_bit_names(evidence, lbmc_ev_names,
-                        (int)(sizeof lbmc_ev_names / sizeof *lbmc_ev_names), buf, len);
+  return lbmc_bit_names(evidence, lbmc_ev_name, LBMC_EV_COUNT, buf, len);
 }
 
 int lbmc_interval_flags(void)
@@ -54,13 +61,7 @@ const char *lbmc_interval_flag_meaning(int b)
 
 const char *lbmc_interval_flag_names(unsigned flags, char *buf, size_t len)
 {
-  size_t used = 0;
-  if (len) buf[0] = '\0';
-  for (int b = 0; b < lbmc_interval_flags() && used < len; b++)
-    if (flags & (1u << b))
-      used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
-                               lbmc_interval_flag_name(b));
-  return buf;
+  return lbmc_bit_names(flags, lbmc_interval_flag_name, lbmc_interval_flags(), buf, len);
 }
 
 lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long first_round,
@@ -154,13 +155,19 @@ static lbmc_err lbmc_point_grow(lbmc_point *p, long i)
   return LBMC_SUCCESS;
 }
 
+void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                        double *out)
+{
+  for (size_t s = from; s < to; s++)
+    for (size_t w = 0; w < p->W; w++) out[w] += rec->seg[s * p->W + w];
+}
+
 /* The segments [from, to) of a record summed into out (W doubles). */
 static void lbmc_point_sum(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
                            double *out)
 {
   memset(out, 0, sizeof *out * p->W);
-  for (size_t s = from; s < to; s++)
-    for (size_t w = 0; w < p->W; w++) out[w] += rec->seg[s * p->W + w];
+  lbmc_point_seg_add(p, rec, from, to, out);
 }
 
 /* The warm-up of the point (in segments): MSER over the series of customers per server,

@@ -78,6 +78,10 @@ struct lbmc_point_ {
   lbmc_dhist *hist; /* 3: pooled sojourn, pooled wait, one unit */
 };
 
+/** Add the segments [from, to) of a record of the point into out (W doubles). */
+void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                        double *out);
+
 /** Work space of at least n doubles in p->work. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_work(lbmc_point *p, size_t n);
 

@@ -27,14 +27,6 @@ typedef struct {
   double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches */
 } lbmc_units;
 
-/* Sum segments [from, to) of a record into out (W doubles), adding. */
-static void lbmc_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
-                         double *out)
-{
-  for (size_t s = from; s < to; s++)
-    for (size_t w = 0; w < p->W; w++) out[w] += rec->seg[s * p->W + w];
-}
-
 /* The units: the R replicas' sums, or the batches of replica 0's measured period (as
  * equal as whole segments allow; at most one per segment). */
 static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
@@ -56,7 +48,8 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
     lbmc_record rec;
     lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
     for (size_t b = 0; b < u->U; b++)
-      lbmc_seg_add(p, &rec, p->d + Sm * b / u->U, p->d + Sm * (b + 1) / u->U, u->row + b * p->W);
+      lbmc_point_seg_add(p, &rec, p->d + Sm * b / u->U, p->d + Sm * (b + 1) / u->U,
+                         u->row + b * p->W);
   }
   return LBMC_SUCCESS;
 }
@@ -136,8 +129,8 @@ static unsigned lbmc_point_mix_q(const void *ctx, double p, double *x)
 
 /* The mixture of unit u as a new mixture (NULL: no customers): replica u's retained one,
  * or group groups[u] of replica 0. */
-static lbmc_err lbmc_point_unit_mixture(const lbmc_point *p, long R, const size_t *groups,
-                                        size_t u, lbmc_mixture **mx)
+static lbmc_err lbmc_point_unit_mixture(const lbmc_point *p, long R, const size_t *groups, size_t u,
+                                        lbmc_mixture **mx)
 {
   *mx = NULL;
   if (R >= 2) {
@@ -191,8 +184,7 @@ static lbmc_err lbmc_point_qunits_hist(lbmc_point *p, long R, lbmc_qunits *w)
 /* Mixtures (docs/model.md, "Quantiles"): the same with the pooled mixture *pooled (new,
  * the caller destroys it; NULL when no customers), the units' counts at or below q being
  * their customers x their mixture's distribution function at q (sums of probabilities). */
-static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w,
-                                      lbmc_mixture **pooled)
+static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w, lbmc_mixture **pooled)
 {
   const int Q = LBMC_QUANTILES;
   const size_t U = w->U;
@@ -220,9 +212,9 @@ static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w,
     for (int k = 0; k < 2 && !err; k++)
       for (int l = 0; l < Q; l++)
         w->Y[(size_t)(k * Q + l) * U + u] =
-            w->qf[k][l] || !mx ? 0
-                               : w->X[u] * lbmc_mixture_cdf(mx, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN,
-                                                            w->q[k][l]);
+            w->qf[k][l] || !mx
+                ? 0
+                : w->X[u] * lbmc_mixture_cdf(mx, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN, w->q[k][l]);
     lbmc_mixture_destroy(&mx);
   }
   return err;
@@ -268,8 +260,8 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
       lbmc_interval iv;
       double *Yl = w.Y + (size_t)(k * Q + l) * w.U, *Xl = work; /* the rule overwrites X */
       memcpy(Xl, w.X + k * w.U, sizeof *w.X * w.U);
-      lbmc_woodruff(&d, lbmc_quantile_level(l), w.q[k][l], w.qf[k][l], Yl, Xl, w.U,
-                    p->o.confidence, one ? &rule : NULL, work + w.U, &iv);
+      lbmc_woodruff(&d, lbmc_quantile_level(l), w.q[k][l], w.qf[k][l], Yl, Xl, w.U, p->o.confidence,
+                    one ? &rule : NULL, work + w.U, &iv);
       lbmc_point_put(p, off + (size_t)l, &iv);
     }
   }

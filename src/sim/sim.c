@@ -4,10 +4,9 @@
  * measured period segment by segment (each the sum of LBMC_TICKS_PER_SEGMENT tick
  * records), with the customers' sojourn and waiting times going to the histograms of the
  * segment's quantile group (or, for an engine with Erlang mixtures, the occupancy engine,
- * the arrival classes to the group's mixture); and packs the record (src/sim/record.h). Everything that
- * depends on more than one replica (the warm-up with warmup auto, the estimates, the
- * verdict) is the point's (src/sim/point.c). Above the engines; below the runner and the
- * command line. */
+ * the arrival classes to the group's mixture); and packs the record (src/sim/record.h). Everything
+ * that depends on more than one replica (the warm-up with warmup auto, the estimates, the verdict)
+ * is the point's (src/sim/point.c). Above the engines; below the runner and the command line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,22 +28,22 @@ struct lbmc_replica_ {
   const lbmc_run_options *o;
   lbmc_engine *e;
   int J, K;
-  size_t W;        /* doubles of a tick record */
-  size_t S;        /* segments */
-  double tau;      /* the histograms' time scale */
-  double *seg;     /* S x W */
-  double *tick;    /* W: the tick being closed */
-  size_t G;        /* quantile groups of the current run */
-  int64_t *start;  /* LBMC_MAX_QUANTILE_GROUPS + 1: their first segments */
-  lbmc_dhist *h;   /* 2 x hcap: sojourn and wait histograms of each group */
-  size_t hcap;     /* groups the histograms are allocated for */
-  int mixtures;    /* 1: the engine gives Erlang mixtures (occupancy), not histograms */
+  size_t W;           /* doubles of a tick record */
+  size_t S;           /* segments */
+  double tau;         /* the histograms' time scale */
+  double *seg;        /* S x W */
+  double *tick;       /* W: the tick being closed */
+  size_t G;           /* quantile groups of the current run */
+  int64_t *start;     /* LBMC_MAX_QUANTILE_GROUPS + 1: their first segments */
+  lbmc_dhist *h;      /* 2 x hcap: sojourn and wait histograms of each group */
+  size_t hcap;        /* groups the histograms are allocated for */
+  int mixtures;       /* 1: the engine gives Erlang mixtures (occupancy), not histograms */
   lbmc_mixture **mix; /* mcap: the mixture of each group */
   size_t mcap;
   char init_note[256]; /* how replicas start, if not as asked (lbmc_engine_set_init) */
-  unsigned char *rec; /* the last record, rec_cap bytes allocated */
+  unsigned char *rec;  /* the last record, rec_cap bytes allocated */
   size_t rec_cap;
-  uint64_t cap;    /* the runaway cap */
+  uint64_t cap; /* the runaway cap */
   int (*monitor)(void *ctx);
   void *monitor_ctx;
 };
@@ -186,8 +185,8 @@ static lbmc_err lbmc_replica_start(lbmc_replica *r, const lbmc_unit *u)
 {
   int gennum[LBMC_PURPOSES];
   for (int p = 0; p < LBMC_PURPOSES; p++)
-    LBMC_CHECK(lbmc_stream_number(u->scenario, u->replica, u->replicas_max, (lbmc_purpose)p,
-                                  &gennum[p]));
+    LBMC_CHECK(
+        lbmc_stream_number(u->scenario, u->replica, u->replicas_max, (lbmc_purpose)p, &gennum[p]));
   return lbmc_engine_reset(r->e, gennum, u->seed);
 }
 
@@ -271,8 +270,7 @@ static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_
   return LBMC_SUCCESS;
 }
 
-lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **record,
-                             size_t *size)
+lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **record, size_t *size)
 {
   const lbmc_run_options *o = r->o;
   const double t_start = o->warmup_auto ? 0 : o->warmup;

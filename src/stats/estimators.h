@@ -38,7 +38,7 @@
     "the interval's upper end lies beyond the data (too few observations in the tail)")            \
   X(LOWER_OPEN, 8, "lower_open", "the interval's lower end lies below the data")                   \
   X(UNRELIABLE, 9, "unreliable",                                                                   \
-    "too few replicas (or batches) for this quantile level, or too few customers beyond the "     \
+    "too few replicas (or batches) for this quantile level, or too few customers beyond the "      \
     "quantile, for an honest interval: more replicas or a longer run give one")
 
 enum {

@@ -36,11 +36,11 @@ typedef struct {
   long n;
   double lambda;
   const char *pools, *policy;
-  int engine;                /* TH_PER_SERVER or LBMC_ENGINE_OCCUPANCY */
-  double warmup, time_rep;   /* replica-based: 10 replicas of time_rep */
-  double time_one;           /* batch means: one replica of time_one */
-  const char *metric[3];     /* the metrics studied */
-  double exact[3];           /* their exact values (set by cc_exact) */
+  int engine;              /* TH_PER_SERVER or LBMC_ENGINE_OCCUPANCY */
+  double warmup, time_rep; /* replica-based: 10 replicas of time_rep */
+  double time_one;         /* batch means: one replica of time_one */
+  const char *metric[3];   /* the metrics studied */
+  double exact[3];         /* their exact values (set by cc_exact) */
 } cc_case;
 
 /* The 0.9 sojourn quantile of M/M/1/B (mu = 1, rho): admitted customers find k < B
@@ -68,16 +68,61 @@ static double cc_erlang_b(long n, double a)
 }
 
 static cc_case cc_cases[] = {
-    {"mm1", 1, 0.5, "1:1:inf", "random", TH_PER_SERVER, 200, 400, 40000,
-     {"p_wait", "mean_sojourn", "sojourn_quantiles"}, {0.5, 2.0, 0}},
-    {"mm1-occupancy", 1, 0.5, "1:1:inf", "random", LBMC_ENGINE_OCCUPANCY, 200, 400, 40000,
-     {"p_wait", "mean_sojourn", "sojourn_quantiles"}, {0.5, 2.0, 0}},
-    {"mm1b", 1, 0.9, "1:1:3", "random", TH_PER_SERVER, 100, 200, 20000,
-     {"p_wait", "mean_sojourn", "sojourn_quantiles"}, {0.4972, 1.93, 0}},
-    {"erlang", 20, 0.8, "1:1:1", "pull", TH_PER_SERVER, 20, 20, 2000,
-     {"p_block", "mean_sojourn", "sojourn_quantiles"}, {0, 1.0, 0}},
-    {"jsq", 4, 0.7, "1:1:inf", "jsq(2)", TH_PER_SERVER, 50, 100, 10000,
-     {"p_wait", "mean_sojourn", NULL}, {0, 0, 0}},
+    {"mm1",
+     1,
+     0.5,
+     "1:1:inf",
+     "random",
+     TH_PER_SERVER,
+     200,
+     400,
+     40000,
+     {"p_wait", "mean_sojourn", "sojourn_quantiles"},
+     {0.5, 2.0, 0}},
+    {"mm1-occupancy",
+     1,
+     0.5,
+     "1:1:inf",
+     "random",
+     LBMC_ENGINE_OCCUPANCY,
+     200,
+     400,
+     40000,
+     {"p_wait", "mean_sojourn", "sojourn_quantiles"},
+     {0.5, 2.0, 0}},
+    {"mm1b",
+     1,
+     0.9,
+     "1:1:3",
+     "random",
+     TH_PER_SERVER,
+     100,
+     200,
+     20000,
+     {"p_wait", "mean_sojourn", "sojourn_quantiles"},
+     {0.4972, 1.93, 0}},
+    {"erlang",
+     20,
+     0.8,
+     "1:1:1",
+     "pull",
+     TH_PER_SERVER,
+     20,
+     20,
+     2000,
+     {"p_block", "mean_sojourn", "sojourn_quantiles"},
+     {0, 1.0, 0}},
+    {"jsq",
+     4,
+     0.7,
+     "1:1:inf",
+     "jsq(2)",
+     TH_PER_SERVER,
+     50,
+     100,
+     10000,
+     {"p_wait", "mean_sojourn", NULL},
+     {0, 0, 0}},
 };
 #define CC_CASES ((int)(sizeof cc_cases / sizeof cc_cases[0]))
 

@@ -201,8 +201,7 @@ int th_family_verdict(th_family *f, double alpha)
      * which must match to round-off */
     const int none = isfinite(it->ub);
     int ok = none ? it->est == 0 && it->exact >= 0 && it->exact <= it->ub
-                  : isfinite(it->est) &&
-                        (d <= hw + it->allowance || (!(it->se > 0) && d <= 1e-12));
+                  : isfinite(it->est) && (d <= hw + it->allowance || (!(it->se > 0) && d <= 1e-12));
     bad += !ok;
     if (none)
       printf("  %-44s none observed, < %-10.3g exact %12.6g  %s\n", it->label, it->ub, it->exact,

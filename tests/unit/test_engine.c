@@ -246,8 +246,7 @@ static void test_replay(void)
     memset(seg, 0, sizeof *seg * width);
     for (size_t k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
       const size_t i = s * LBMC_TICKS_PER_SEGMENT + k;
-      CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup + (double)(i + 1) * h, tick) ==
-                      LBMC_SUCCESS);
+      CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup + (double)(i + 1) * h, tick) == LBMC_SUCCESS);
       for (size_t w = 0; w < width; w++) seg[w] += tick[w];
     }
     seg[LBMC_TK_CPU] = rec.seg[s * width + LBMC_TK_CPU]; /* CPU time is not replayed */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ticks.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
-#include "core/ticks.h"
 #include "lbmc/sim.h"
 #include "sim/record.h"
 #include "unit.h"
@@ -63,7 +63,8 @@ static int run_one(lbmc_replica *r, const lbmc_model *m, const lbmc_run_options 
   }
   lbmc_point_replica(p, 0, &info);
   CU_ASSERT_FATAL(info.present);
-  memcpy(values, info.values, sizeof *values * lbmc_metric_total(lbmc_model_pools(m), (int)o->tail_k));
+  memcpy(values, info.values,
+         sizeof *values * lbmc_metric_total(lbmc_model_pools(m), (int)o->tail_k));
   if (events) *events = info.events;
   lbmc_point_destroy(&p);
   return (int)view.h.status;
@@ -148,8 +149,8 @@ static void test_identities(void)
           mean += sv[e] / (double)view.h.S;
         }
         UT_CHECK(fabs(mean - v[e]) <= eps * fmax(1e-3, fabs(v[e])),
-                 "%s[%zu]: whole %.12g, segment mean %.12g", lbmc_metric_get(ids[i])->name,
-                 e - off, v[e], mean);
+                 "%s[%zu]: whole %.12g, segment mean %.12g", lbmc_metric_get(ids[i])->name, e - off,
+                 v[e], mean);
       }
     }
   }
@@ -235,9 +236,9 @@ static void run_loss(const loss_case *lc, int point)
     const double *v = vals + (size_t)i * total;
     double adm, arr, dep;
     int64_t events;
-    CU_ASSERT_EQUAL(run_one(r, m, &o, point, i, R, 2024, vals + (size_t)i * total, &events, NULL,
-                            NULL),
-                    LBMC_STATUS_OK);
+    CU_ASSERT_EQUAL(
+        run_one(r, m, &o, point, i, R, 2024, vals + (size_t)i * total, &events, NULL, NULL),
+        LBMC_STATUS_OK);
     exact_bad += *AT(v, P_WAIT, J, K) != 0 || *AT(v, MEAN_WAIT, J, K) != 0;
     for (int j = 0; j < J; j++)
       exact_bad += AT(v, MEAN_QUEUE, J, K)[j] != AT(v, UTILIZATION, J, K)[j] ||

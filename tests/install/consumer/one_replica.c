@@ -24,8 +24,8 @@ int main(void)
   int used;
   double p_wait;
   int bad = lbmc_model_create(&m) || lbmc_model_set_n(m, 10) || lbmc_model_set_lambda(m, 0.5) ||
-            lbmc_model_set_pools(m, 1, &beta, &mu, &buffer) ||
-            lbmc_model_set_policy(m, "random") || lbmc_model_setup(m);
+            lbmc_model_set_pools(m, 1, &beta, &mu, &buffer) || lbmc_model_set_policy(m, "random") ||
+            lbmc_model_setup(m);
   lbmc_run_options_default(&o);
   bad = bad || lbmc_replica_create(m, &o, &rep) || lbmc_point_create(m, &o, 1, &p);
   bad = bad || lbmc_replica_record(rep, &u, &rec, &size) || lbmc_point_add(p, rec, size, &used) ||
