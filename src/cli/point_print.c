@@ -61,24 +61,6 @@ static const char *lbmc_note(unsigned flags)
   return "";
 }
 
-/* The label of entry e of metric i ("utilization[pool 2]", "tail[pool 1, k=3]"). */
-static const char *lbmc_label(int i, size_t e, int J, long K, char *buf, size_t len)
-{
-  const lbmc_metric_info *info = lbmc_metric_get(i);
-  (void)J;
-  switch (info->shape) {
-  case LBMC_SHAPE_QUANTILE:
-    snprintf(buf, len, "%s[%g]", info->name, lbmc_quantile_level((int)e));
-    break;
-  case LBMC_SHAPE_POOL: snprintf(buf, len, "%s[%zu]", info->name, e + 1); break;
-  case LBMC_SHAPE_POOL_K:
-    snprintf(buf, len, "%s[%zu][%zu]", info->name, e / (size_t)K + 1, e % (size_t)K + 1);
-    break;
-  default: snprintf(buf, len, "%s", info->name);
-  }
-  return buf;
-}
-
 void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
 {
   fprintf(f, "status: %s%s%s\n", lbmc_status_name(v->status), *v->reason ? ": " : "", v->reason);
@@ -105,8 +87,9 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
         snprintf(se, sizeof se, "%s", "");
       else
         snprintf(se, sizeof se, "%.4g", e->std_err[x]);
-      fprintf(f, "  %-28s %-44s %12s  %s\n", lbmc_label(i, k, J, K, label, sizeof label), cell, se,
-              lbmc_note(e->flags[x]));
+      fprintf(f, "  %-28s %-44s %12s  %s\n",
+              lbmc_metric_entry_name(i, (long)k, J, (int)K, label, sizeof label), cell, se,
+              lbmc_note(e->flags[x])); /* named as lbmc info --metrics reads it */
     }
   }
 }
