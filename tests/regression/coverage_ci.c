@@ -18,7 +18,12 @@
  * (500 runs), so 95 +/- 3% is about 3 standard errors: a correct interval passes, one
  * that undercovers by 5% fails. Fixed seeds: deterministic.
  *
- * Usage: lbmc-coverage-ci [--trials N] [--case NAME]   (exit 0 when every figure holds) */
+ * Negative control (--control, registered as a test that must fail): every system is
+ * simulated at a lambda 4% higher than the one its exact values belong to; the figures
+ * must then fall outside the band.
+ *
+ * Usage: lbmc-coverage-ci [--trials N] [--case NAME] [--control]
+ * (exit 0 when every figure holds) */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
@@ -163,9 +168,9 @@ static void cc_count(cc_tally *t, const th_result *r, size_t i, double x)
 
 /* One case with R replicas (R = 1: batch means) over `trials` runs; prints and returns
  * the number of figures outside the band. */
-static int cc_run(const cc_case *c, long R, long trials)
+static int cc_run(const cc_case *c, long R, long trials, double lambda_factor)
 {
-  lbmc_model *m = th_model(c->n, c->lambda, c->pools, c->policy, 1);
+  lbmc_model *m = th_model(c->n, c->lambda * lambda_factor, c->pools, c->policy, 1);
   lbmc_run_options o;
   cc_tally t[3] = {{0}};
   int bad = 0;
@@ -208,20 +213,23 @@ int main(int argc, char **argv)
 {
   long trials = 500;
   const char *only = NULL;
+  double factor = 1; /* --control: the wrong model */
   int bad = 0;
-  for (int a = 1; a + 1 < argc; a += 2) {
-    if (strcmp(argv[a], "--trials") == 0)
-      trials = atol(argv[a + 1]);
-    else if (strcmp(argv[a], "--case") == 0)
-      only = argv[a + 1];
+  for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--control") == 0)
+      factor = 1.04;
+    else if (strcmp(argv[a], "--trials") == 0 && a + 1 < argc)
+      trials = atol(argv[++a]);
+    else if (strcmp(argv[a], "--case") == 0 && a + 1 < argc)
+      only = argv[++a];
   }
   cc_exact();
   printf("coverage of nominal %.0f%% intervals, required within %.0f%% of it, %ld runs each\n",
          100 * CC_NOMINAL, 100 * CC_TOLERANCE, trials);
   for (int c = 0; c < CC_CASES; c++) {
     if (only && strcmp(only, cc_cases[c].name) != 0) continue;
-    bad += cc_run(&cc_cases[c], 10, trials);
-    bad += cc_run(&cc_cases[c], 1, trials);
+    bad += cc_run(&cc_cases[c], 10, trials, factor);
+    bad += cc_run(&cc_cases[c], 1, trials, factor);
   }
   printf("%d figure(s) outside the band\n", bad);
   return bad != 0;
