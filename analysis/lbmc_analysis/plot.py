@@ -625,7 +625,7 @@ def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", poo
     of each estimate: a deviation below it is within the noise of the estimate (the
     estimate's interval covers the reference), one above it is a real difference at that
     n. A deviation of exactly 0 is marked on the bottom edge. ``guide=True`` adds a
-    grey dotted line proportional to 1/n through the first series' first deviation, the
+    grey dotted line proportional to 1/n through the largest deviation at the smallest n, the
     order at which finite-n corrections of mean-field limits usually vanish.
     An estimate of exactly 0 with no interval (none observed) has no deviation to draw
     (hollow triangle on the bottom edge); unstable or missing points are left out
@@ -648,7 +648,7 @@ def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", poo
     groups = list(rows.groupby(grouper, sort=False, dropna=False))
     fig, ax = _new_axes(ax)
     legend = _Legend()
-    first = None
+    starts = []  # (n, deviation) of each series' first drawn point
     refs = [_reference_values(g.sort_values("n"), reference, name, K) for _, g in groups]
     # series keep their place (colour, marker) of metric_vs_n even when others have no reference
     groups = [(i, keys, g, r) for i, ((keys, g), r) in enumerate(zip(groups, refs)) if np.isfinite(r).any()]
@@ -685,11 +685,12 @@ def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", poo
             _mark_bottom(ax, xs[bad], "x", color, i % 6)
             legend.note("unstable or missing (no estimate)", Line2D([], [], ls="none", marker="x", mew=1.5,
                                                                      color="0.3"))
-        if first is None and shown.any():
-            first = (xs[shown][0], dev[shown][0])
-    if guide and first is not None:
-        xg = np.array([rows["n"].min(), rows["n"].max()], dtype=float)
-        ax.plot(xg, first[1] * first[0] / xg, color="0.45", ls=":", lw=1.2)
+        if shown.any():
+            starts.append((xs[shown][0], dev[shown][0]))
+    if guide and starts:
+        x0, d0 = min(starts, key=lambda t: (t[0], -t[1]))  # the largest deviation at the smallest n
+        xg = np.array([x0, rows["n"].max()], dtype=float)
+        ax.plot(xg, d0 * x0 / xg, color="0.45", ls=":", lw=1.2)
         legend.note("dotted: slope 1/n", Line2D([], [], ls=":", color="0.45", lw=1.2))
     ax.set_xscale("log")
     ax.set_yscale("log", nonpositive="mask")
