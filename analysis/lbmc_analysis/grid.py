@@ -423,8 +423,12 @@ def to_grid(flat: xr.Dataset, dims) -> xr.Dataset:
     Linked axes
         Axes the job varies together (one dimension in the file's ``/grid``) form one
         dimension, named by the file or ``"a+b"`` after its axes' names; each linked
-        setting is an indexed coordinate along it, so ``ds.sel(buffer_1=2)`` and
-        ``.plot(x="buffer_1")`` work.
+        setting is a coordinate along it, the first one indexed, so ``ds.sel(buffer_1=2)``
+        (or ``ds.sel(n=1e7)`` when the job links ``n`` with ``run.time``) and
+        ``.plot(x="buffer_2")`` work. Only one of them is indexed because xarray cannot
+        align (add, compare, ``where``) objects with several indexes along one
+        dimension; select by another with ``ds.set_xindex("buffer_2").sel(buffer_2=3)``
+        (that Dataset then does not combine with others).
 
     Coordinates
         Axis values (numbers as the points used them, ``-1`` for an infinite buffer as in
@@ -508,9 +512,8 @@ def to_grid(flat: xr.Dataset, dims) -> xr.Dataset:
             "columns": columns, "dropped": dropped, "dtypes": dtypes}
     ds = xr.Dataset(data_vars, coords=coords, attrs={**flat.attrs, "lbmc_grid": json.dumps(info)})
     for d in dims:
-        if len(d.axes) > 1:
-            for a in d.axes:
-                ds = ds.set_xindex(a.coord)
+        if len(d.axes) > 1:  # one index per dimension: xarray cannot align objects with several
+            ds = ds.set_xindex(d.axes[0].coord)
     return ds
 
 

@@ -66,7 +66,7 @@ from matplotlib.lines import Line2D
 from . import meanfield, metrics, policies
 from .io import _FRAME_FIXED, to_frame
 
-__all__ = ["metric_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
+__all__ = ["metric_vs_n", "deviation_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
            "add_legend_entries"]
 
 _MARK_Y = 0.02  # axes fraction where "no value" markers sit
@@ -611,6 +611,96 @@ def metric_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", x: str
     legend.draw(ax, _legend_title_of(cols))
     return fig
 
+
+def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", pool=None, k=None, level=None,
+                   where: Mapping[str, Any] | None = None, ax=None, reference: str | Callable = "auto",
+                   guide: bool = True, title: str | None = None, caption: bool = True) -> Figure:
+    """How far a metric is from its limit against n: ``|estimate - reference|``, log-log.
+
+    One series per ``by`` value (and per pool for a per-pool metric without ``pool``):
+    markers joined by a line are the absolute deviations of the estimates from the
+    reference (``"auto"``: the mean-field value of each point, as in
+    :func:`metric_vs_n`; or a callable of the point's parameters returning a number or
+    a reference dict), the thin dashed line of the same colour is the file's half-width
+    of each estimate: a deviation below it is within the noise of the estimate (the
+    estimate's interval covers the reference), one above it is a real difference at that
+    n. A deviation of exactly 0 is marked on the bottom edge. ``guide=True`` adds a
+    grey dotted line proportional to 1/n through the largest deviation at the smallest n, the
+    order at which finite-n corrections of mean-field limits usually vanish.
+    An estimate of exactly 0 with no interval (none observed) has no deviation to draw
+    (hollow triangle on the bottom edge); unstable or missing points are left out
+    (``x`` on the bottom edge); a series
+    without any reference (the callable returns None) is not drawn.
+    """
+    df = _apply_where(frame_of(data), where)
+    name, pool, k, level = _metric_entry(df, metric, pool, k, level)
+    rows = _metric_rows(df, name, pool, k, level)
+    by = [by] if isinstance(by, str) else list(by)
+    for c in by + ["n"]:
+        if c not in rows.columns:
+            raise KeyError(f"no column {c!r}; parameter columns: {_param_columns(rows)}")
+    K = int(rows["k"].max()) if rows["k"].notna().any() else 10
+    per_pool = pool is None and rows["pool"].notna().any() and rows["pool"].nunique() > 1
+    varying = [c for c in by if rows[c].nunique(dropna=False) > 1]
+    cols = (varying or ([] if per_pool else list(by[:1]))) + (["pool"] if per_pool else [])
+    grouper = cols[0] if len(cols) == 1 else cols
+    rows = rows.sort_values("point", kind="stable") if "point" in rows else rows
+    groups = list(rows.groupby(grouper, sort=False, dropna=False))
+    fig, ax = _new_axes(ax)
+    legend = _Legend()
+    starts = []  # (n, deviation) of each series' first drawn point
+    refs = [_reference_values(g.sort_values("n"), reference, name, K) for _, g in groups]
+    # series keep their place (colour, marker) of metric_vs_n even when others have no reference
+    groups = [(i, keys, g, r) for i, ((keys, g), r) in enumerate(zip(groups, refs)) if np.isfinite(r).any()]
+    for i, keys, g, ref in groups:
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        _check_unique(g, "n", cols, _param_columns(rows))
+        g = g.sort_values("n")
+        color, marker, _ = _style(i)
+        xs = g["n"].to_numpy(dtype=float)
+        status = g["status"].astype(str).to_numpy() if "status" in g else np.full(len(g), "ok")
+        ok = np.isfinite(g["mean"].to_numpy(dtype=float)) & ~np.isin(status, ("unstable", "missing"))
+        mean, hw = g["mean"].to_numpy(dtype=float), g["half_width"].to_numpy(dtype=float)
+        none_seen = ok & (mean == 0) & ~(np.nan_to_num(hw, nan=0.0) > 0)  # its deviation is the reference
+        ok &= ~none_seen
+        dev = np.abs(mean - ref)
+        shown = ok & np.isfinite(dev) & (dev > 0)
+        handle, = ax.plot(xs[shown], dev[shown], color=color, marker=marker, ms=5, lw=1.4)
+        legend.add(handle, _group_label(keys, cols))
+        noise = ok & np.isfinite(hw) & (hw > 0)
+        if noise.any():
+            ax.plot(xs[noise], hw[noise], color=color, ls=(0, (4, 2)), lw=1, alpha=0.85)
+            legend.note("dashed: half-width of the estimate", Line2D([], [], ls=(0, (4, 2)), color="0.3", lw=1))
+        zero = ok & (dev == 0)
+        if zero.any():
+            _mark_bottom(ax, xs[zero], marker, color, i % 6, hollow=True)
+            legend.note("hollow on the edge: deviation 0", Line2D([], [], ls="none", marker="o", mfc="none",
+                                                                   color="0.3"))
+        if none_seen.any():
+            _mark_bottom(ax, xs[none_seen], "v", color, i % 6, hollow=True)
+            legend.note("none observed (no deviation to draw)", Line2D([], [], ls="none", marker="v", mfc="none",
+                                                                       mew=1.5, color="0.3"))
+        bad = ~ok & ~none_seen
+        if bad.any():
+            _mark_bottom(ax, xs[bad], "x", color, i % 6)
+            legend.note("unstable or missing (no estimate)", Line2D([], [], ls="none", marker="x", mew=1.5,
+                                                                     color="0.3"))
+        if shown.any():
+            starts.append((xs[shown][0], dev[shown][0]))
+    if guide and starts:
+        x0, d0 = min(starts, key=lambda t: (t[0], -t[1]))  # the largest deviation at the smallest n
+        xg = np.array([x0, rows["n"].max()], dtype=float)
+        ax.plot(xg, d0 * x0 / xg, color="0.45", ls=":", lw=1.2)
+        legend.note("dotted: slope 1/n", Line2D([], [], ls=":", color="0.45", lw=1.2))
+    ax.set_xscale("log")
+    ax.set_yscale("log", nonpositive="mask")
+    ax.set_xlabel(param_label("n", df))
+    entry = metrics.metric_text(name, *[v for v in (pool, k, level) if v is not None])
+    ax.set_ylabel("|" + metrics.label(None, entry, units=False) + " - limit|")
+    _title(ax, title, rows, exclude=["n", *by] + (["pool"] if "pool" in cols else []), caption=caption)
+    ax.grid(True, which="both", alpha=0.25)
+    legend.draw(ax, _legend_title_of(cols))
+    return fig
 
 def messages(data, *, by: str | Sequence[str] = "policy", where: Mapping[str, Any] | None = None, ax=None,
              withdrawals: bool = True, references: bool = True, logx: bool = True, logy: bool = False,

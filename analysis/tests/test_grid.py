@@ -104,8 +104,12 @@ def test_linked_axes_from_grid_group(tmp_path):
     ds = la.load(e.path)
     assert ds["p_block"].dims == ("n", "buffer_1+buffer_2", "policy")
     np.testing.assert_array_equal(ds["buffer_2"].values, [1, 2, 3])
-    a = ds.p_block.sel(buffer_2=2, policy="pull")
+    a = ds.set_xindex("buffer_2").p_block.sel(buffer_2=2, policy="pull")
     assert a.dims == ("n",)
+    np.testing.assert_array_equal(a.values, ds.p_block.sel(buffer_1=2, policy="pull").values)  # the same cells
+    # one index per dimension: arrays along the linked dimension combine (xarray refuses several indexes)
+    assert ((ds.p_block >= 0) & (ds.p_block <= 1)).dims == ds.p_block.dims
+    xr.testing.assert_allclose(ds.p_block - ds.p_block.where(ds.status == "ok"), 0 * ds.p_block)
     flat = la.load(e.path, grid=False)
     p = int(np.flatnonzero((flat["n"].values == 100) & (flat["buffer"].values[:, 1] == 2)
                            & (flat["policy"].values == "pull"))[0])
@@ -125,7 +129,7 @@ def test_grid_group_named_dimension(tmp_path):
     e = fakefile.write_results(tmp_path / "named.h5", pts, job=job, grid_group=gg)
     ds = la.load(e.path)
     assert ds["p_wait"].dims == ("scale",)
-    assert float(ds.p_wait.sel(lambda_=0.9)) == float(ds.p_wait.sel(n=100))
+    assert float(ds.p_wait.set_xindex("lambda_").sel(lambda_=0.9)) == float(ds.p_wait.sel(n=100))
 
 
 def test_no_grid_warns_and_gives_flat(fake, tmp_path):

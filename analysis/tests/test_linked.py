@@ -36,7 +36,8 @@ def test_linked_buffers_form_one_dimension(real):
     flat = la.load(path, grid=False)
     for p in range(flat.sizes["point"]):
         pt = flat.isel(point=p)
-        cell = ds.sel(n=int(pt["n"]), policy=str(pt["policy"].values), buffer_2=int(pt["buffer"].values[1]))
+        cell = ds.set_xindex("buffer_2").sel(n=int(pt["n"]), policy=str(pt["policy"].values),
+                                             buffer_2=int(pt["buffer"].values[1]))
         assert int(cell["buffer_1"]) == int(pt["buffer"].values[0])
         assert float(cell["p_block"]) == float(pt["p_block"])
     xr.testing.assert_identical(grid.flatten(ds), flat)
@@ -49,4 +50,6 @@ def test_shared_buffer_named_dimension(real):
     np.testing.assert_array_equal(ds["buffer"].values, [1, 3])
     flat = la.load(real["shared_buffer"], grid=False)
     assert flat["buffer"].values.tolist() == [[1, 1], [3, 3]]  # every pool's buffer
-    assert float(ds.p_block.sel(buffer=3)) == float(flat["p_block"].values[1])
+    assert float(ds.p_block.sel(lambda_=0.9)) == float(flat["p_block"].values[1])
+    assert float(ds.p_block.set_xindex("buffer").sel(buffer=3)) == float(flat["p_block"].values[1])
+    assert float((ds.p_block + ds.p_block).sel(lambda_=0.9)) == 2 * float(flat["p_block"].values[1])

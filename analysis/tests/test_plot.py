@@ -149,6 +149,40 @@ def test_reference_overlay(tmp_path):
     assert "reference (dashed): mean field or exact" in _legend(fig.axes[0])[1]
 
 
+def test_deviation_vs_n(tmp_path):
+    # |estimate - reference| on log-log, the half-widths dashed, deviation 0 on the edge, unstable as x
+    pts, job, _ = fakefile.grid_points(AXES, status=lambda p: "unstable" if p["policy"] == "random" and p["n"] == 1000
+                                       else "ok")
+    e = fakefile.write_results(tmp_path / "d.h5", pts, job=job)
+    ds = la.load(e.path).sel(lambda_=0.9)
+    frame = plot.frame_of(ds)
+    rows = frame[(frame["metric"] == "mean_sojourn")].sort_values("point")
+    ref = {pol: float(rows[(rows["policy"] == pol) & (rows["n"] == 10)]["mean"].iloc[0]) for pol in AXES["policy"]}
+    fig = _render(plot.deviation_vs_n(ds, "mean_sojourn", reference=lambda p: ref[p["policy"]]))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_ylabel().startswith("|mean sojourn") and ax.get_ylabel().endswith("- limit|")
+    title, entries = _legend(ax)
+    assert title == "policy" and {"pull", "jsq(2)", "random", "dotted: slope 1/n"} <= set(entries)
+    assert "hollow on the edge: deviation 0" in entries and "unstable or missing (no estimate)" in entries
+    solid = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
+    pull = rows[rows["policy"] == "pull"].sort_values("n")
+    want = np.abs(pull["mean"].to_numpy() - ref["pull"])[1:]  # n = 10 is the reference itself: 0
+    np.testing.assert_allclose(solid[0].get_ydata(), want)
+    np.testing.assert_allclose(solid[0].get_xdata(), [100, 1000])
+    assert len(solid[2].get_xdata()) == 1  # random: n = 10 is 0, n = 1000 unstable
+    # a series without a reference is left out; an estimate 0 without interval (none observed) has no deviation
+    ds2 = ds.copy()
+    ds2["mean_sojourn"] = ds2["mean_sojourn"].where(~((ds2["policy"] == "pull") & (ds2["n"] == 1000)), 0.0)
+    ds2["mean_sojourn_half_width"] = ds2["mean_sojourn_half_width"].where(ds2["mean_sojourn"] != 0, 0.0)
+    fig = _render(plot.deviation_vs_n(ds2, "mean_sojourn", guide=False,
+                                      reference=lambda p: None if p["policy"] == "random" else ref[p["policy"]]))
+    _, entries = _legend(fig.axes[0])
+    assert "random" not in entries and "jsq(2)" in entries and "dotted: slope 1/n" not in entries
+    assert "none observed (no deviation to draw)" in entries
+    solid = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "-"]
+    np.testing.assert_allclose(solid[0].get_xdata(), [100])  # pull: n = 10 is 0, n = 1000 none observed
+
 def test_tail_plot(fake, gridfile):
     fig = _render(plot.tail(fake.path, where={"n": 1000, "policy": ["pull", "jsq(2)"]}))
     ax = fig.axes[0]

@@ -2,8 +2,9 @@
 """CI test of the analysis notebooks (ctest: analysis-notebooks).
 
 1. Runs the real ``lbmc run`` ($LBMC) on the reduced job files of
-   tests/analysis/jobs/ (same axes as jobs/<job>.yaml, tiny n, time and replicas),
-   two at a time, into a temporary folder.
+   tests/analysis/jobs/ (same axes as jobs/<job>.yaml, smaller n, shorter time, fewer
+   replicas; a notebook may read companion jobs, COMPANIONS), two at a time, into a
+   temporary folder.
 2. Executes every notebook of analysis/notebooks/ headlessly with nbclient, on a
    python3 kernel registered in a temporary Jupyter path (Debian's /usr/bin/python3
    and ipykernel), with LBMC_RESULTS_DIR and LBMC_FIGURES pointing into the
@@ -48,13 +49,18 @@ EXPECTED = {
     "balanced-heavy-traffic": ["workload", "scaled_workload"],
     "general-service": ["mean_sojourn", "p_wait", "sojourn_p99"],
 }
+# notebook -> further jobs whose results it reads (tests/analysis/jobs/<job>.yaml, results <job>.h5)
+COMPANIONS = {
+    "multi-router-pull": ["multi-router-pull-keep"],
+}
 # notebook -> the grid dimensions la.load gives its results (the job's axes; open_results prints them)
-# and a grid-shaped selection its code must make (ds.sel on those dimensions)
+# and a grid-shaped selection its code must make (ds.sel on those dimensions); "scale" is n linked
+# with run.warmup and run.time by the job's `together`
 GRID = {
-    "pull-heterogeneous": (["n", "policy"], 'ds.sel(policy=policy)'),
-    "jsq-tails": (["n", "lambda_", "policy"], 'ds.sel(n=n, lambda_=lam, policy=pol)'),
-    "multi-router-pull": (["n", "routers", "stale"], 'ds.sel(routers=R, stale=s)'),
-    "finite-buffers": (["n", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
+    "pull-heterogeneous": (["scale", "policy"], 'ds.sel(policy=policy)'),
+    "jsq-tails": (["scale", "lambda_", "policy"], 'ds.sel(n=n, lambda_=lam, policy=pol)'),
+    "multi-router-pull": (["scale", "routers", "stale"], 'data.sel(routers=R, stale=s)'),
+    "finite-buffers": (["scale", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
     "balanced-heavy-traffic": (["lambda_", "policy"], 'dsw.sel(policy=f"balanced({c})")'),
     "general-service": (["n", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
 }
@@ -163,7 +169,8 @@ def main():
     if not args.results:
         if not os.access(lbmc, os.X_OK):
             return fail(f"no lbmc program at {lbmc}: set LBMC")
-        errors += run_jobs(lbmc, src / "tests" / "analysis" / "jobs", results, notebooks)
+        jobs = notebooks + [c for name in notebooks for c in COMPANIONS.get(name, [])]
+        errors += run_jobs(lbmc, src / "tests" / "analysis" / "jobs", results, jobs)
     t_jobs = time.monotonic() - t0
 
     os.environ.update({
