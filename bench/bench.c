@@ -34,6 +34,7 @@
 
 #include "../src/cli/cli.h"
 #include "lbmc/metrics.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
 #define BENCH_ENGINES 2
@@ -93,26 +94,29 @@ static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int
   lbmc_model *m = bench_model(c, n, bo);
   lbmc_run_options o;
   lbmc_replica *r = NULL;
-  lbmc_replica_result res;
+  lbmc_point *p = NULL;
+  lbmc_point_replica_info info;
+  lbmc_unit u = {0, 0, 0, 1, 1, 0, 0};
+  const void *rec;
+  size_t size;
   struct rusage ru;
-  double *values;
-  int bad;
+  int bad, used;
   if (!m) return 1;
   bench_options(bo, engine, n, &o);
-  values = malloc(sizeof *values * lbmc_metric_total(lbmc_model_pools(m), (int)o.tail_k));
-  res.values = values;
-  res.batch_values = NULL;
-  bad = !values || lbmc_replica_create(m, &o, &r) || lbmc_replica_run(r, 0, 0, 1, 1, &res);
+  bad = lbmc_replica_create(m, &o, &r) || lbmc_replica_record(r, &u, &rec, &size) ||
+        lbmc_point_create(m, &o, 1, &p) || lbmc_point_add(p, rec, size, &used) ||
+        lbmc_point_reduce(p, 1);
   if (!bad) {
     getrusage(RUSAGE_SELF, &ru);
-    out[0] = (double)res.events / res.cpu_seconds;
+    lbmc_point_replica(p, 0, &info);
+    out[0] = (double)info.events / info.cpu_seconds;
     out[1] = (double)ru.ru_maxrss / 1024.0;
-    out[2] = (double)res.events;
-    bad = res.status != LBMC_STATUS_OK;
+    out[2] = (double)info.events;
+    bad = lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE || info.unstable;
   }
+  lbmc_point_destroy(&p);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  free(values);
   return bad;
 }
 
@@ -137,37 +141,47 @@ static void bench_child(const bench_case *c, long long n, const bench_opts *bo, 
   waitpid(pid, NULL, 0);
 }
 
-/* --precision: CPU seconds for a 1% relative half-width on p_wait at n. */
+/* --precision: CPU seconds for a 1% relative half-width on p_wait at n (the point's
+ * pooled estimate and interval over BENCH_REPS replicas). */
 static int bench_precision(const bench_case *c, long long n, const bench_opts *bo)
 {
   lbmc_model *m = bench_model(c, n, bo);
   lbmc_run_options o;
   lbmc_replica *r = NULL;
-  lbmc_replica_result res;
-  double x[BENCH_REPS], mean = 0, var = 0, cpu = 0, hw, *values;
+  lbmc_point *p = NULL;
+  lbmc_point_replica_info info;
+  const lbmc_estimates *e;
+  double cpu = 0, mean, hw;
   size_t pw;
+  int bad;
   if (!m) return 1;
   bench_options(bo, bo->engine[0], n, &o);
   pw = lbmc_metric_offset(LBMC_M_P_WAIT, lbmc_model_pools(m), (int)o.tail_k);
-  values = malloc(sizeof *values * lbmc_metric_total(lbmc_model_pools(m), (int)o.tail_k));
-  if (!values || lbmc_replica_create(m, &o, &r)) return 1;
-  res.values = values;
-  res.batch_values = NULL;
-  for (int i = 0; i < BENCH_REPS; i++) {
-    if (lbmc_replica_run(r, 0, i, BENCH_REPS, 1, &res)) return 1;
-    cpu += res.cpu_seconds;
-    x[i] = values[pw];
-    mean += x[i] / BENCH_REPS;
+  bad = lbmc_replica_create(m, &o, &r) || lbmc_point_create(m, &o, BENCH_REPS, &p);
+  for (int i = 0; !bad && i < BENCH_REPS; i++) {
+    lbmc_unit u = {0, 0, i, BENCH_REPS, 1, 0, 0};
+    const void *rec;
+    size_t size;
+    int used;
+    bad = lbmc_replica_record(r, &u, &rec, &size) || lbmc_point_add(p, rec, size, &used);
   }
-  for (int i = 0; i < BENCH_REPS; i++) var += (x[i] - mean) * (x[i] - mean) / (BENCH_REPS - 1);
-  hw = 2.262157 * sqrt(var / BENCH_REPS); /* Student t, 9 degrees of freedom, 97.5% */
-  printf("%-8s %3ld %14lld %-10s %10.6f %10.2e %10.2f %14.3g\n", c->policy, c->routers, n,
-         lbmc_replica_engine(r), mean, hw, cpu, cpu * pow(hw / (0.01 * mean), 2));
-  fflush(stdout);
+  bad = bad || lbmc_point_reduce(p, BENCH_REPS);
+  if (!bad) {
+    for (int i = 0; i < BENCH_REPS; i++) {
+      lbmc_point_replica(p, i, &info);
+      cpu += info.cpu_seconds;
+    }
+    e = lbmc_point_estimates(p);
+    mean = e->estimate[pw];
+    hw = e->half_width[pw];
+    printf("%-8s %3ld %14lld %-10s %10.6f %10.2e %10.2f %14.3g\n", c->policy, c->routers, n,
+           lbmc_replica_engine(r), mean, hw, cpu, cpu * pow(hw / (0.01 * mean), 2));
+    fflush(stdout);
+  }
+  lbmc_point_destroy(&p);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  free(values);
-  return 0;
+  return bad;
 }
 
 /* The engine kinds of a ","-separated list; returns their number, 0 on a bad name. */

@@ -28,11 +28,13 @@ from .compare import compare
 from .conformance import check_file
 from .grid import flatten, to_grid
 from .io import (
+    FLAG_NAMES,
     METRICS,
     SUPPORTED_LAYOUT_VERSIONS,
     GridWarning,
     LbmcFormatError,
     PartialResultsWarning,
+    flag_names,
     load,
     metric_names,
     select_points,
@@ -44,12 +46,14 @@ from .metrics import parse_metric
 __version__ = "0.1.0"
 
 __all__ = [
+    "FLAG_NAMES",
     "GridWarning",
     "LbmcFormatError",
     "METRICS",
     "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "check_file",
+    "flag_names",
     "compare",
     "derived",
     "flatten",

@@ -85,6 +85,46 @@ def _pair_stats(x, y, level):
     return out
 
 
+def _ratio_pair_stats(va, wa, vb, wb, level):
+    """The same from the replicas' values and weights (layout 2): ratio-of-sums estimators.
+
+    A replica's numerator is value x weight and its denominator its weight; each side's
+    estimate is the ratio of the sums over the pairs, as the point's own estimate is, and
+    the paired difference and log-ratio get delta-method intervals (Cochran, *Sampling
+    Techniques*, 6.4; the C side's lbmc_ratio_paired_difference and _ratio)."""
+    ok = np.isfinite(wa) & np.isfinite(wb)
+    m = int(ok.sum())
+    out = dict(pairs=m, diff=math.nan, diff_half_width=math.nan, diff_std_err=math.nan, ratio=math.nan,
+               ratio_half_width=math.nan, diff_half_width_unpaired=math.nan)
+    if m == 0:
+        return out
+    xa, xb = np.where(wa[ok] > 0, wa[ok], 0.0), np.where(wb[ok] > 0, wb[ok], 0.0)
+    ya = np.where((xa > 0) & np.isfinite(va[ok]), va[ok] * xa, 0.0)
+    yb = np.where((xb > 0) & np.isfinite(vb[ok]), vb[ok] * xb, 0.0)
+    if xa.sum() <= 0 or xb.sum() <= 0:
+        return out
+    ra, rb = ya.sum() / xa.sum(), yb.sum() / xb.sum()
+    out["diff"] = float(ra - rb)
+    out["ratio"] = float(ra / rb) if rb != 0 else math.nan
+    if m < 2:
+        return out
+    t = stats.t.ppf(0.5 + level / 2, m - 1)
+    ea, eb = (ya - ra * xa) / xa.mean(), (yb - rb * xb) / xb.mean()
+    se = math.sqrt(float(np.sum((ea - eb) ** 2)) / (m * (m - 1)))
+    out["diff_std_err"], out["diff_half_width"] = se, t * se
+    if ra > 0 and rb > 0:
+        sl = math.sqrt(float(np.sum((ea / ra - eb / rb) ** 2)) / (m * (m - 1)))
+        lo, hi = out["ratio"] * math.exp(-t * sl), out["ratio"] * math.exp(t * sl)
+        out["ratio_half_width"] = max(out["ratio"] - lo, hi - out["ratio"])
+    va_, vb_ = np.sum(ea**2) / (m * (m - 1)), np.sum(eb**2) / (m * (m - 1))
+    if va_ + vb_ > 0:
+        df = (va_ + vb_) ** 2 / (va_**2 / (m - 1) + vb_**2 / (m - 1))  # Welch
+        out["diff_half_width_unpaired"] = float(stats.t.ppf(0.5 + level / 2, df) * math.sqrt(va_ + vb_))
+    else:
+        out["diff_half_width_unpaired"] = 0.0
+    return out
+
+
 def compare(data, metric: str, a, b, *, along: str = "policy") -> pd.DataFrame:
     """Per scenario, ``metric`` under ``a`` minus (and divided by) ``metric`` under ``b``.
 
@@ -99,7 +139,10 @@ def compare(data, metric: str, a, b, *, along: str = "policy") -> pd.DataFrame:
     mean of a - b over the pairs, ``diff_half_width``, ``diff_std_err`` (paired
     Student-t at the file's ``confidence``), ``ratio`` = mean(a)/mean(b) over the pairs
     and ``ratio_half_width`` (delta method), ``diff_half_width_unpaired`` (Welch, all
-    replicas: what the pairing saves), ``status_a``, ``status_b``). A scenario where
+    replicas: what the pairing saves), ``status_a``, ``status_b``). With the replicas'
+    weights (layout 2, ``M_weight_replicas``) each side is the ratio of its pairs' summed
+    numerators (value x weight) and denominators, as lbmc pools a point, and the intervals
+    come from the delta method (``frame.attrs["estimator"]`` says which). A scenario where
     either point is unstable or missing has NaN numbers (its statuses say why); one
     pair gives NaN intervals. ``frame.attrs``: ``confidence``,
     ``common_random_numbers`` (the file's root attribute of that name, None if absent).
@@ -122,16 +165,24 @@ def compare(data, metric: str, a, b, *, along: str = "policy") -> pd.DataFrame:
     level = float(ds.attrs.get("confidence", 0.95))
     gdims = [d["name"] for d in info["dims"] if d["name"] in ds.dims and d["name"] != along]
 
+    weighted = f"{ref.name}_weight_replicas" in ds  # layout 2: ratio-of-sums estimators
+
     def side(v):
         s = ds.sel({along: v})
-        reps = metrics.select(s, ref, "replicas").variable.set_dims(
-            {**{d: ds.sizes[d] for d in gdims}, "replica": ds.sizes["replica"]}).transpose(*gdims, "replica")
         cells = int(np.prod([ds.sizes[d] for d in gdims], dtype=np.int64))
+
+        def per_replica(part):
+            return metrics.select(s, ref, part).variable.set_dims(
+                {**{d: ds.sizes[d] for d in gdims}, "replica": ds.sizes["replica"]}).transpose(
+                    *gdims, "replica").values.reshape(cells, -1)
+
+        reps = per_replica("replicas")
+        weights = per_replica("weight_replicas") if weighted else None
         mean = metrics.select(s, ref).variable.set_dims({d: ds.sizes[d] for d in gdims}).transpose(*gdims)
         status = s["status"].variable.set_dims({d: ds.sizes[d] for d in gdims}).transpose(*gdims)
-        return (reps.values.reshape(cells, -1), mean.values.reshape(cells), status.values.reshape(cells))
+        return reps, weights, mean.values.reshape(cells), status.values.reshape(cells)
 
-    (ra, ma, sa), (rb, mb, sb) = side(a), side(b)
+    (ra, wa, ma, sa), (rb, wb, mb, sb) = side(a), side(b)
     rows = []
     for s in range(ra.shape[0]):
         row = {"metric": str(ref), "a": a, "b": b, "mean_a": float(ma[s]), "mean_b": float(mb[s]),
@@ -139,9 +190,14 @@ def compare(data, metric: str, a, b, *, along: str = "policy") -> pd.DataFrame:
         bad = {"unstable", "missing"} & {row["status_a"], row["status_b"]}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            row.update(_pair_stats(ra[s], rb[s], level) if not bad else _pair_stats(ra[s][:0], rb[s][:0], level))
+            if weighted:
+                row.update(_ratio_pair_stats(ra[s], wa[s], rb[s], wb[s], level) if not bad else
+                           _ratio_pair_stats(ra[s][:0], wa[s][:0], rb[s][:0], wb[s][:0], level))
+            else:
+                row.update(_pair_stats(ra[s], rb[s], level) if not bad else _pair_stats(ra[s][:0], rb[s][:0], level))
         rows.append(row)
     frame = pd.concat([pd.DataFrame(_scenario_columns(ds, gdims, info)), pd.DataFrame(rows)[_OUT]], axis=1)
     frame.attrs["confidence"] = level
     frame.attrs["common_random_numbers"] = ds.attrs.get("common_random_numbers")
+    frame.attrs["estimator"] = "ratio of sums (delta method)" if weighted else "mean of replica values (paired t)"
     return frame

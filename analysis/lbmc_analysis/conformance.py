@@ -169,7 +169,8 @@ def _check(f, problems):
         if not ok:
             problems.append(f"root: attribute '{name}' should be {what}, found dtype {attrs.get_id(name).dtype}")
     if "layout_version" in attrs and attrs["layout_version"] not in SUPPORTED_LAYOUT_VERSIONS:
-        problems.append(f"root: layout_version is {attrs['layout_version']!r}, expected 1")
+        problems.append(f"root: layout_version is {attrs['layout_version']!r}, expected one of "
+                        f"{SUPPORTED_LAYOUT_VERSIONS}")
     if "created" in attrs and isinstance(attrs["created"], str) and not _ISO.match(attrs["created"]):
         problems.append(f"root: 'created' = {attrs['created']!r} is not ISO 8601 date-time (e.g. 2026-11-29T17:03:00Z)")
     if "confidence" in attrs and not (0 < float(attrs["confidence"]) < 1):
@@ -228,7 +229,7 @@ def _check(f, problems):
         if bad:
             problems.append(f"/points/{name}: values {bad} not in {sorted(allowed)} ({source})")
 
-    domain("status", {"ok", "precision_not_met", "unstable"})
+    domain("status", {"ok", "precision_not_met", "unstable", "not_stationary"})
     domain("policy_name", None)  # the program's policy table is the one list (attribute 'allowed')
     domain("sampling", {"distinct", "with_replacement", ""})
     domain("stale", {"withdraw", "keep", ""})
@@ -246,14 +247,16 @@ def _check(f, problems):
                 problems.append("/points/rho: differs from lambda / sum_j beta_j mu_j")
     except (TypeError, ValueError) as exc:  # shapes already reported
         problems.append(f"/points: cannot check values ({exc})")
-    unstable = np.asarray(vals.get("status", np.array([], dtype=object))) == "unstable"
+    status = np.asarray(vals.get("status", np.array([], dtype=object)))
+    unstable = status == "unstable"
+    needs_reason = unstable | (status == "not_stationary")
     if "reason" in vals and np.shape(vals["reason"]) == unstable.shape:
         has_reason = np.array([bool(str(r).strip()) for r in np.ravel(vals["reason"])], dtype=bool)
-        for p in np.flatnonzero(unstable & ~has_reason)[:1]:
-            problems.append(f"/points/reason: point {p} is unstable but its reason is empty")
-        for p in np.flatnonzero(~unstable & has_reason)[:1]:
-            problems.append(f"/points/reason: point {p} has status {vals['status'][p]!r} but a reason "
-                            f"({vals['reason'][p]!r}); the doc keeps reasons for unstable points")
+        for p in np.flatnonzero(needs_reason & ~has_reason)[:1]:
+            problems.append(f"/points/reason: point {p} is {status[p]} but its reason is empty")
+        for p in np.flatnonzero((status == "ok") & has_reason)[:1]:
+            problems.append(f"/points/reason: point {p} has status 'ok' but a reason "
+                            f"({vals['reason'][p]!r}); the doc keeps reasons for the other statuses")
 
     est = f.get("estimates")
     if not isinstance(est, h5py.Group):

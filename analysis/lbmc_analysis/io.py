@@ -9,6 +9,7 @@ integer datasets, names that collide), the choice is written in :func:`load`.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import warnings
@@ -25,6 +26,8 @@ __all__ = [
     "PartialResultsWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "METRICS",
+    "FLAG_NAMES",
+    "flag_names",
     "load",
     "to_frame",
     "to_replica_frame",
@@ -33,7 +36,7 @@ __all__ = [
 ]
 
 #: layout versions this reader understands (docs/results-format.md, "layout version 1").
-SUPPORTED_LAYOUT_VERSIONS = (1,)
+SUPPORTED_LAYOUT_VERSIONS = (1, 2)
 
 #: the metrics of docs/results-format.md ("Metrics" table) and the shape after the
 #: point axis: "scalar" (P), "pool" (P x J), "pool_k" (P x J x K).
@@ -83,10 +86,32 @@ REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "growth", "unstable")
 INT_PAD = -1
 
 _CI_PARTS = ("half_width", "std_err")
-#: datasets of a metric group besides ``mean``: the interval, and (when the C side writes it)
-#: ``upper_bound``, a one-sided bound for a metric whose event was never observed (NaN elsewhere).
-_PARTS = _CI_PARTS + ("upper_bound",)
-_FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "upper_bound", "replicas")
+#: datasets of a metric group besides ``mean``: the interval, and (layout 2) ``upper_bound``, a
+#: one-sided bound for a metric whose event was never observed (NaN elsewhere), the interval's
+#: ends ``lower`` and ``upper`` (it need not be symmetric) and ``flags`` (bits named by its
+#: attribute ``names``: none_observed, upper_open, unreliable, ...).
+_PARTS = _CI_PARTS + ("upper_bound", "lower", "upper", "flags")
+_FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "upper_bound", "lower",
+                "upper", "flags", "replicas")
+
+
+#: names of the bits of /estimates/M/flags (layout 2), as the file's attribute ``names`` lists them
+#: (src/stats/estimators.h, LBMC_IV_FLAG_LIST).
+FLAG_NAMES = ("empty", "none_observed", "all_observed", "no_interval", "correlated", "below_range",
+              "above_range", "upper_open", "lower_open", "unreliable")
+
+
+def flag_names(flags, names=None) -> list:
+    """The names of the bits set in ``flags`` (an ``M_flags`` value, or a ``flags`` column of
+    :func:`to_frame`): e.g. ``["none_observed"]`` for an event never observed (then the estimate
+    is 0 and ``upper_bound`` a one-sided bound), ``["unreliable"]`` for a quantile without an
+    interval. ``names``: the file's list (the attribute ``names`` of the flags variable);
+    default :data:`FLAG_NAMES`. NaN / <NA> gives []."""
+    if flags is None or (isinstance(flags, float) and math.isnan(flags)) or flags is pd.NA:
+        return []
+    names = list(names) if names is not None else list(FLAG_NAMES)
+    value = int(flags)
+    return [n for b, n in enumerate(names) if value >> b & 1]
 
 
 class LbmcFormatError(ValueError):
@@ -612,19 +637,23 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     selection of either). Columns: ``point`` (row of
     the file), every point parameter (``index``, ``n``, ``lambda``, ``rho``,
     ``policy``, ``policy_name``, ``d``, ``sampling``, ``routers``, ``stale``,
-    ``time``, ``warmup``, ``batches``, ``point_replicas``, ``status``, ``reason``, ...; the per-pool
+    ``time``, ``warmup``, ``batches``, ``point_replicas``, ``status`` (ok, not_stationary,
+    unstable, precision_not_met), ``reason``, ``evidence``, ``warmup_used``, ...; the per-pool
     ones as ``beta_1 .. beta_J``, ``mu_1 ..``, ``buffer_1 ..``, ``pool_servers_1 ..``),
     then ``metric``, ``pool`` (1-based; <NA> for scalar metrics), ``k`` (tail level;
     <NA> otherwise), ``level`` (only when quantiles exist; NaN otherwise), ``mean``,
     ``half_width``, ``std_err`` (NaN where the file has none, e.g. quantiles),
     ``upper_bound`` (only when the file has one: a bound for a metric whose event was
-    never observed, NaN elsewhere) and ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
+    never observed, NaN elsewhere), ``lower``, ``upper`` and ``flags`` (layout 2: the
+    interval's ends, NaN where an end does not exist, and its flag bits, named by
+    :func:`lbmc_analysis.flag_names`) and ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
     Units per metric are in ``frame.attrs["units"]``, their one-sentence
     descriptions in ``frame.attrs["descriptions"]``; ``frame.attrs["params"]`` holds
     the units and description of each point column, ``frame.attrs["confidence"]`` the
     level of the intervals, ``frame.attrs["policy_messages"]`` the message rule of each
     policy family (:func:`lbmc_analysis.policies.message_rules`). ``status`` and ``reason`` say
-    why an unstable point's ``mean`` is NaN.
+    why an unstable point's ``mean`` is NaN, or why a not_stationary point's numbers are not
+    to be trusted (run longer: ``suggested_time``).
     """
     ds = _as_dataset(data)
     names = metric_names(ds)
@@ -651,8 +680,9 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
         frames.append(df)
     has_level = any(d.startswith("level") for m in names for d in ds[m].dims)
     has_bound = any(f"{m}_upper_bound" in ds for m in names)
+    has_ends = [c for c in ("lower", "upper", "flags") if any(f"{m}_{c}" in ds for m in names)]
     cols = (["point", "metric", "pool", "k"] + (["level"] if has_level else []) + ["mean", "half_width", "std_err"]
-            + (["upper_bound"] if has_bound else []))
+            + (["upper_bound"] if has_bound else []) + has_ends)
     if frames:
         long = pd.concat(frames, ignore_index=True, sort=False)
     else:
@@ -663,8 +693,11 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     long = long[cols]
     long["pool"] = long["pool"].astype("Int64")
     long["k"] = long["k"].astype("Int64")
-    for c in ("mean", "half_width", "std_err") + (("level",) if has_level else ()) + (("upper_bound",) if has_bound else ()):
+    for c in ("mean", "half_width", "std_err") + (("level",) if has_level else ()) + (("upper_bound",) if has_bound else ()) \
+            + tuple(c for c in has_ends if c != "flags"):
         long[c] = long[c].astype(float)
+    if "flags" in has_ends:
+        long["flags"] = long["flags"].astype("Int64")
     order = {m: i for i, m in enumerate(names)}
     long["_m"] = long["metric"].map(order)
     long = long.sort_values(["point", "_m"], kind="stable").drop(columns="_m")

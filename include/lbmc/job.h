@@ -19,6 +19,7 @@
 
 #include "lbmc/error.h"
 #include "lbmc/model.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
 #ifdef __cplusplus
@@ -26,17 +27,6 @@ extern "C" {
 #endif
 
 typedef struct lbmc_job_ lbmc_job;
-
-/** Precision target of sequential mode: replicas are added in rounds until the
- *  relative half-width of `metric` (a scalar metric, or entry `index` of a per-pool
- *  metric) is at most `relative`, or max_replicas is reached. */
-typedef struct {
-  int enabled;
-  int metric;        /* index into LBMC_METRIC_LIST */
-  long index;        /* entry within the metric (0 for scalars) */
-  double relative;   /* target relative half-width, > 0 */
-  long max_replicas; /* budget, >= replicas */
-} lbmc_precision;
 
 /** Parse the job file at `path` (read whole, kept as the job's text). Errors name the
  *  file, the line, the key, the value and what is allowed: LBMC_ERR_FILE (unreadable),
@@ -75,6 +65,16 @@ const char *lbmc_job_axis_value(const lbmc_job *job, int a, long v);
 /** The axis values of grid point p as "name=value name=value ..." (as written in the
  *  file), cut to fit buf (len bytes); "" for a job without axes. */
 void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len);
+
+/** Scenarios: the grid without its routing axes (policy, routers, stale, sampling).
+ *  The random streams of a replica are numbered by its scenario (lbmc/rng.h), so the
+ *  policies of one scenario see common random numbers. lbmc_job_scenarios: their number
+ *  (1 for a job without other axes); lbmc_job_point_scenario: the scenario of grid point
+ *  p, 0-based in grid order (mixed radix over the other axes, first axis slowest);
+ *  lbmc_job_axis_routing: 1 if axis a is a routing axis. */
+long lbmc_job_scenarios(const lbmc_job *job);
+long lbmc_job_point_scenario(const lbmc_job *job, long p);
+int lbmc_job_axis_routing(const lbmc_job *job, int a);
 
 /** Model of grid point p (0 <= p < P), set up (lbmc_model_setup done); caller-owned.
  *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */

@@ -108,9 +108,27 @@ size_t lbmc_metric_offset(int i, int J, int K);
 /** Length of the flat vector. */
 size_t lbmc_metric_total(int J, int K);
 
+/** How an entry of a metric is estimated from raw sums (docs/model.md, "Estimation"). */
+typedef enum {
+  LBMC_TERM_RATIO = 0,         /* a ratio of sums y / x (delta-method interval) */
+  LBMC_TERM_TRIALS = 1,        /* a proportion of x independent opportunities (arrivals,
+                                  admitted customers): an interval inside [0, 1], and a
+                                  one-sided bound when no event was seen */
+  LBMC_TERM_TIME_FRACTION = 2, /* a fraction of time (utilization, tail): inside [0, 1] */
+  LBMC_TERM_QUANTILE = 3       /* a quantile: from histograms or class counts, not sums */
+} lbmc_term_kind;
+
+/** Entry e of metric i as the ratio y / x of a union of ticks whose records sum to
+ *  sums[] (src/core/ticks.h layout; pool_servers[J] = N_j, n = total servers): the one
+ *  definition of every metric. Returns the entry's kind; quantiles give y = x = 0.
+ *  (Internal use by the replica driver and the point reduction.) */
+lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *sums, int J, int K,
+                                 const long *pool_servers, long n, double *y, double *x);
+
 /** The metrics of a union of ticks: sums[] holds the element-wise sum of their tick
  *  records (src/core/ticks.h layout); pool_servers[J] = N_j; n = total servers.
- *  out has lbmc_metric_total(J, K) entries. (Internal use by the replica driver.) */
+ *  out has lbmc_metric_total(J, K) entries, each y / x of lbmc_metric_terms (NaN when
+ *  x = 0, and for the quantiles). (Internal use by the replica driver.) */
 void lbmc_metrics_from_sums(const double *sums, int J, int K, const long *pool_servers, long n,
                             double *out);
 

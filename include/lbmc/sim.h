@@ -1,13 +1,10 @@
-/* Simulation of replicas and their steady-state estimates (docs/model.md, "Simulation" and
- * "Estimation").
+/* Simulation of replicas (docs/model.md, "Simulation"): the replica driver.
  *
  * A replica starts empty at time 0 (or, with init meanfield, near the mean-field
- * fixed point) from its own random streams (numbered from
- * (point, replica, purpose) and the seed, see lbmc/rng.h), runs a warm-up that is
- * discarded, then a measured period cut into `batches` batch means. Estimates of a
- * replica are ratio estimators over its whole measured period (lbmc/metrics.h);
- * across replicas the estimate is the mean with a Student-t interval; with one
- * replica the interval comes from its batch means.
+ * fixed point) from its own random streams (numbered from (scenario, replica, purpose)
+ * and the seed, see lbmc/rng.h), runs a warm-up that is discarded, then a measured
+ * period recorded in segments of raw sums; it writes one replica record. Its point's
+ * estimates and verdict come from the records of its replicas (lbmc/point.h).
  */
 #ifndef LBMC_SIM_H
 #define LBMC_SIM_H
@@ -19,6 +16,7 @@
 #include "lbmc/model.h"
 #include "lbmc/run_options.h"
 #include "lbmc/stats.h"
+#include "lbmc/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,33 +47,30 @@ const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char
 lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, const char *where,
                                const char **engine);
 
-/** Ticks (sub-intervals recorded for warm-up detection and batching) per batch. */
-#define LBMC_TICKS_PER_BATCH 10
+/** The measured period of a replica (with warmup auto: the whole run) is recorded in
+ *  segments, LBMC_SEGMENTS_PER_BATCH per batch and at most LBMC_MAX_SEGMENTS, each of
+ *  LBMC_TICKS_PER_SEGMENT ticks (the engine's steps between two calls of the monitor).
+ *  A warm-up truncation is a whole number of segments (MSER over segments is MSER-5 over
+ *  ticks), batches are unions of segments. */
+#define LBMC_TICKS_PER_SEGMENT  5
+#define LBMC_SEGMENTS_PER_BATCH 2
+#define LBMC_MAX_SEGMENTS       1024
+/** Quantile groups of a one-replica point (its units for quantile intervals). */
+#define LBMC_MAX_QUANTILE_GROUPS 64
 
-/** The outcome of one replica. Arrays are caller-owned. */
-typedef struct {
-  lbmc_status status;   /* LBMC_STATUS_OK or LBMC_STATUS_UNSTABLE */
-  char reason[192];     /* why unstable, "" otherwise */
-  double warmup;        /* warm-up time used (chosen by MSER-5 with warmup_auto) */
-  int64_t events;       /* arrivals plus departures in the measured period */
-  double cpu_seconds;   /* CPU time of the measured period */
-  double sim_time;      /* measured time actually used */
-  double growth;        /* the smallest of the three increases of the time-average
-                           customers in the system from one quarter of the measured
-                           period to the next, each per customer admitted in the later
-                           quarter: about the net fraction of arrivals accumulating
-                           (> 0 in every quarter only while the system fills up) */
-  double *values;       /* in: array of lbmc_metric_total(J, K); out: the estimates
-                           (NaN when unstable) */
-  double *batch_values; /* in: NULL or array of batches x lbmc_metric_total(J, K);
-                           out: the batch means, row b = batch b */
-} lbmc_replica_result;
+/** Segments of a replica run under o: LBMC_SEGMENTS_PER_BATCH x batches, at most
+ *  LBMC_MAX_SEGMENTS. */
+long lbmc_run_segments(const lbmc_run_options *o);
+
+/** The time scale of a model's histograms: 1 / sum_j beta_j mu_j(L_j), the mean
+ *  service time of a capacity-weighted server at its saturated speed (time). */
+double lbmc_model_time_scale(const lbmc_model *m);
 
 typedef struct lbmc_replica_ lbmc_replica;
 
-/** Workspace for replicas of one model (set up) under options o: the engine and the
- *  tick buffers, reused by every lbmc_replica_run. The model and options must outlive
- *  it. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (options). */
+/** Workspace for replicas of one model (set up) under options o: the engine, the
+ *  segments and the histograms, reused by every lbmc_replica_record. The model and
+ *  options must outlive it. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (options). */
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **r);
 void lbmc_replica_destroy(lbmc_replica **r);
 
@@ -86,19 +81,38 @@ const char *lbmc_replica_engine(const lbmc_replica *r);
  *  settle: replicas then start empty). */
 const char *lbmc_replica_init_note(const lbmc_replica *r);
 
-/** A function called after every tick of a replica (10 x batches times per replica),
- *  e.g. to serve MPI requests or to notice a signal; returning non-zero abandons the
- *  replica, which then returns LBMC_ERR_INTERRUPTED (without printing anything).
- *  NULL (the default) for none. */
+/** A function called after every tick of a replica (LBMC_TICKS_PER_SEGMENT per segment,
+ *  and at most about 1000 times during a fixed warm-up), e.g. to serve MPI requests or
+ *  to notice a signal; returning non-zero abandons the replica, which then returns
+ *  LBMC_ERR_INTERRUPTED (without printing anything). NULL (the default) for none. */
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx);
 
-/** Run replica `replica` (0-based, < replicas_max) of grid point `point` with the job
- *  seed (0 .. LBMC_SEED_MAX). Deterministic: the same arguments give bit-identical
- *  results. An unstable system is not an error: res->status says so.
- *  Errors: LBMC_ERR_LIMIT (stream numbers), LBMC_ERR_RNG, LBMC_ERR_MEMORY,
- *  LBMC_ERR_INTERRUPTED (the monitor asked to stop). */
-lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
-                          lbmc_replica_result *res);
+/** A work unit: one replica of one point, and how to number and run it. */
+typedef struct {
+  long point;        /* grid index: names the record (0 for lbmc sim) */
+  long scenario;     /* numbers the random streams: the point without its routing axes,
+                        so the policies of a scenario share them (lbmc_job_point_scenario) */
+  long replica;      /* 0-based, < replicas_max */
+  long replicas_max; /* most replicas of any point of the run (the stream numbering) */
+  long seed;         /* 0 .. LBMC_SEED_MAX */
+  int level;         /* sequential mode's doublings: the run's time is o->time x 2^level */
+  int one_replica;   /* the point's first round is one replica: keep min(batches, 64)
+                        quantile groups, the units of its batch-means intervals */
+} lbmc_unit;
+
+/** Run unit u: its streams numbered from (u->scenario, u->replica, purpose) and seeded
+ *  with u->seed (lbmc/rng.h), an empty system at time 0, a fixed warm-up discarded (none
+ *  with warmup auto), then the measured period of o->time x 2^level in segments; and
+ *  write its replica record (src/sim/record.h: raw sums per segment and the customers'
+ *  sojourn and waiting times per quantile group; the bytes lbmc_point_add reads, that
+ *  travel to rank 0 and into checkpoints). A replica whose customers exceed the cap stops
+ *  there; its record says so (status unstable), which is not an error. *record (8-byte
+ *  aligned) is owned by r and valid until its next run; *size bytes. Deterministic: the
+ *  same unit gives the same bytes, but the segments' CPU seconds (measured, not
+ *  simulated; no estimate uses them). Errors: LBMC_ERR_LIMIT (stream numbers), LBMC_ERR_ARG,
+ *  LBMC_ERR_RNG, LBMC_ERR_MEMORY, LBMC_ERR_INTERRUPTED (the monitor asked to stop). */
+lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **record,
+                             size_t *size);
 
 #ifdef __cplusplus
 }

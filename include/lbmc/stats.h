@@ -1,7 +1,7 @@
-/* Output analysis: warm-up truncation, batch means, confidence intervals, the
- * combination of replicas into estimates and the verdict on a point (status,
- * instability). Pure functions on caller-owned arrays; none is collective
- * (docs/model.md, "Estimation" and "Unstable systems"). */
+/* Output analysis: MSER-5 warm-up truncation, Student-t intervals, a least-squares
+ * slope, and the statuses of a point's verdict. Pure functions on caller-owned arrays;
+ * none is collective (docs/model.md, "Estimation"). The estimators of a point are in
+ * lbmc/point.h, built on src/stats/estimators.h. */
 #ifndef LBMC_STATS_H
 #define LBMC_STATS_H
 
@@ -40,27 +40,14 @@ void lbmc_linear_fit(const double *y, size_t m, double *b, double *s);
 typedef enum {
   LBMC_STATUS_OK = 0,
   LBMC_STATUS_UNSTABLE = 1,
-  LBMC_STATUS_PRECISION_NOT_MET = 2
+  LBMC_STATUS_PRECISION_NOT_MET = 2,
+  LBMC_STATUS_NOT_STATIONARY = 3 /* the data cannot tell: run longer (numbers kept, marked) */
 } lbmc_status;
+#define LBMC_STATUSES 4
 
-/** Text of a status: "ok", "unstable", "precision_not_met". */
+/** Text of a status: "ok", "unstable", "precision_not_met", "not_stationary". Which
+ *  status a point gets, and why: lbmc/point.h. */
 const char *lbmc_status_name(lbmc_status s);
-
-/** Whether a point is unstable, from its R replicas' results (see lbmc_run_options):
- *  - `surely` (lbmc_model_surely_unstable): rho >= 1 and no finite buffer;
- *  - a replica hit the customer cap (replica_unstable[r] == 1);
- *  - in most replicas (more than half) growth is at least runaway_fraction: the
- *    customers in the system rose steadily, quarter after quarter.
- *  Arrays: R values each. Writes the reason (len bytes) and returns 1 if unstable. */
-int lbmc_point_unstable(const lbmc_run_options *o, int surely, double rho, long R,
-                        const int8_t *replica_unstable, const double *growth, char *reason,
-                        size_t len);
-
-/** Combine replicas into estimates. values: R x total (row = replica); with R = 1,
- *  batch_values (batches x total) give the interval instead. Outputs have `total`
- *  entries each. Any unstable replica makes every output NaN. */
-void lbmc_estimate(const double *values, long R, const double *batch_values, long batches,
-                   size_t total, double level, double *mean, double *half_width, double *std_err);
 
 #ifdef __cplusplus
 }

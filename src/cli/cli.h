@@ -3,10 +3,13 @@
 #define LBMC_CLI_H
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "lbmc/error.h"
+#include "lbmc/job.h"
 #include "lbmc/model.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
 /* Each command returns the process exit status (0, 1 or 2). */
@@ -44,9 +47,22 @@ lbmc_err lbmc_cli_check_launch(int mpi_size);
 lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, double *beta, double *mu,
                               long *buffer);
 
-/** Print a metric table (mean +/- half-width, std err) for estimates of total entries. */
-void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double *mean,
-                              const double *hw, const double *se);
+/** The interval level as a percentage without rounding to 100 ("95%", "99.9999999%"). */
+const char *lbmc_cli_level(double confidence, char *buf, size_t len);
+/** One estimate as a table cell: "0.4998 [0.4962, 0.5034]", "none observed, < 3e-06",
+ *  "0 (none observed)", "unknown (above the histogram's range, > X)", "1.2 [0.9, ?]" (an
+ *  open end), "1.2 (no interval)", "no data". Returns buf. */
+const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, double upper,
+                          double bound, unsigned flags);
+/** The status line (and "run longer" with the suggested time) of a verdict. */
+void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v);
+/** The table of a point's estimates: one row per entry, its cell, std err and a note. */
+void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e);
+/** The estimates as JSON: per metric, mean, half_width, std_err, lower, upper, upper_bound
+ *  (null where they do not exist) and flags (lists of names), in the metric's shape. */
+json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K);
+/** The verdict's evidence as JSON. */
+json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 
 /** Print a one-paragraph description of the model. */
 void lbmc_cli_print_model(FILE *f, const lbmc_model *m);

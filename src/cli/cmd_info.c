@@ -20,7 +20,7 @@
 static void lbmc_info_usage(FILE *f)
 {
   fputs("usage: lbmc info FILE.h5 [--format table|csv|json] [--metrics M1,M2,...]\n"
-        "                         [--where AXIS=VALUE,...] [--width N]\n"
+        "                         [--where AXIS=VALUE,...] [--width N] [--compare A,B]\n"
         "\n"
         "Print a results file as tidy rows: one per grid point, metric and entry, with the\n"
         "point's grid axes as columns, then mean, half_width, std_err, replicas and status\n"
@@ -39,6 +39,12 @@ static void lbmc_info_usage(FILE *f)
         "                   axis gives alternatives); repeatable\n"
         "  --width N        width of the text table (default 120; 0: no limit): beyond it\n"
         "                   the grid axes are listed per point above the table\n"
+        "  --compare A,B    paired comparisons of policies A and B (as in /points/policy,\n"
+        "                   e.g. 'pull,jsq(2)'): per scenario (the grid point without\n"
+        "                   policy, routers, stale, sampling) and metric entry, A - B and\n"
+        "                   A / B with paired intervals (the policies of a scenario share\n"
+        "                   their random numbers replica by replica), and the unpaired\n"
+        "                   half-width for comparison\n"
         "  -h, --help       this help\n",
         f);
 }
@@ -88,10 +94,15 @@ static void lbmc_info_print_text(FILE *f, const lbmc_info *info, lbmc_table *t)
   }
   lbmc_table_print(f, t, LBMC_FORMAT_TABLE);
   for (long i = 0; i < res->P; i++)
-    if (info->keep[i] && res->pt[i].status == LBMC_STATUS_UNSTABLE) {
-      char first[64];
-      snprintf(first, sizeof first, "point %ld unstable: ", res->pt[i].index);
-      lbmc_print_wrapped(f, first, 2, res->pt[i].reason, info->width);
+    if (info->keep[i] && res->pt[i].status != LBMC_STATUS_OK) {
+      char first[64], why[1024];
+      snprintf(first, sizeof first, "point %ld %s: ", res->pt[i].index,
+               lbmc_status_name(res->pt[i].status));
+      snprintf(why, sizeof why, "%s", res->pt[i].reason);
+      if (!isnan(res->pt[i].suggested_time))
+        snprintf(why + strlen(why), sizeof why - strlen(why), " (run longer: e.g. time %g)",
+                 res->pt[i].suggested_time);
+      lbmc_print_wrapped(f, first, 2, why, info->width);
     }
 }
 
@@ -144,6 +155,20 @@ static void lbmc_info_print_json(FILE *f, const lbmc_info *info, const lbmc_tabl
   lbmc_json_print(f, root);
 }
 
+/* The paired comparisons: in text with the file's header and a note on the columns. */
+static void lbmc_info_print_compare(FILE *f, const lbmc_info *info, const lbmc_table *t)
+{
+  if (info->format == LBMC_FORMAT_TABLE) lbmc_info_header(f, info, t->nrows);
+  lbmc_table_print(f, t, info->format);
+  if (info->format == LBMC_FORMAT_TABLE)
+    lbmc_print_wrapped(f, "", 0,
+                       "difference, ratio: of the pooled estimates of A and B, with paired "
+                       "intervals (replica r of A with replica r of B: common random numbers); "
+                       "gain: the unpaired (Welch) half-width of the difference over the paired "
+                       "one",
+                       info->width);
+}
+
 /* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
  * its run. */
 static lbmc_err lbmc_info_checkpoint(const char *path)
@@ -184,16 +209,17 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
 
 /* The options of lbmc info; --where and --metrics are kept to be read with the file. */
 typedef struct {
-  const char *where[16], *metrics[16];
+  const char *where[16], *metrics[16], *compare;
   int nwhere, nmetrics, help;
 } lbmc_info_args;
 
-enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH };
+enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH, OPT_COMPARE };
 
 const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
                                         {"format", required_argument, 0, OPT_FORMAT},
                                         {"where", required_argument, 0, OPT_WHERE},
                                         {"width", required_argument, 0, OPT_WIDTH},
+                                        {"compare", required_argument, 0, OPT_COMPARE},
                                         {"help", no_argument, 0, 'h'},
                                         {0, 0, 0, 0}};
 
@@ -228,6 +254,7 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
       LBMC_CHECK(lbmc_check_int_range("--width", width, 0, 100000));
       info->width = (int)width;
       break;
+    case OPT_COMPARE: a->compare = optarg; break;
     case 'h': a->help = 1; return LBMC_SUCCESS;
     case ':':
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc info --help)",
@@ -283,9 +310,12 @@ int lbmc_cmd_info(int argc, char **argv)
   }
   if (lbmc_checkpoint_is(info.path)) return lbmc_exit_status(lbmc_info_checkpoint(info.path));
   err = lbmc_info_open(&a, &info);
-  /* the view: the tidy rows (a further view, e.g. --compare, fills its own table here) */
-  if (!err) err = lbmc_info_rows(&info, &rows);
-  if (!err && info.format == LBMC_FORMAT_TABLE)
+  /* the view: the tidy rows, or the paired comparisons */
+  if (!err)
+    err = a.compare ? lbmc_info_compare(&info, a.compare, &rows) : lbmc_info_rows(&info, &rows);
+  if (!err && a.compare)
+    lbmc_info_print_compare(stdout, &info, rows);
+  else if (!err && info.format == LBMC_FORMAT_TABLE)
     lbmc_info_print_text(stdout, &info, rows);
   else if (!err && info.format == LBMC_FORMAT_JSON)
     lbmc_info_print_json(stdout, &info, rows);

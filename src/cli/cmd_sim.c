@@ -4,14 +4,18 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../io/inputs.h"
 #include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
+#include "lbmc/point.h"
 #include "lbmc/rng.h"
 
 /* Column of the help texts in lbmc sim --help. */
@@ -59,8 +63,10 @@ static void lbmc_sim_usage(FILE *f)
       lbmc_sim_usage_row(f, row);
   }
   fputs("\n"
+        "Progress and an ETA go to stderr when it is a terminal. Ctrl-C stops the run\n"
+        "and prints the replicas finished so far (marked partial).\n"
         "Exit status: 0 on success (also for an unstable system, reported as such),\n"
-        "2 for bad input, 1 for other failures.\n",
+        "2 for bad input, 130 when interrupted, 1 for other failures.\n",
         f);
 }
 
@@ -266,61 +272,50 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   return LBMC_SUCCESS;
 }
 
-static json_t *lbmc_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
-static json_t *lbmc_json_metric(const double *x, lbmc_shape shape, int J, long K)
+/* --precision M:REL, --max-replicas, --max-time into prec (disabled without --precision). */
+static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
+                                   lbmc_precision *prec)
 {
-  json_t *a;
-  if (shape == LBMC_SHAPE_SCALAR) return lbmc_json_num(x[0]);
-  a = json_array();
-  if (shape == LBMC_SHAPE_QUANTILE) {
-    for (int i = 0; i < LBMC_QUANTILES; i++) json_array_append_new(a, lbmc_json_num(x[i]));
-    return a;
+  const lbmc_input_value *v = LBMC_SIM_GIVEN(a, PRECISION_TEXT),
+                         *mr = LBMC_SIM_GIVEN(a, MAX_REPLICAS);
+  const lbmc_input_value *mt = LBMC_SIM_GIVEN(a, MAX_TIME);
+  char metric[128];
+  const char *colon;
+  memset(prec, 0, sizeof *prec);
+  if (!v) {
+    if (mr || mt)
+      return LBMC_ERROR(LBMC_ERR_ARG, "--%s: applies only with --precision",
+                        mr ? "max-replicas" : "max-time");
+    return LBMC_SUCCESS;
   }
-  for (int j = 0; j < J; j++) {
-    if (shape == LBMC_SHAPE_POOL) {
-      json_array_append_new(a, lbmc_json_num(x[j]));
-    } else {
-      json_t *row = json_array();
-      for (long k = 0; k < K; k++) json_array_append_new(row, lbmc_json_num(x[(size_t)j * K + k]));
-      json_array_append_new(a, row);
-    }
-  }
-  return a;
+  colon = strrchr(v->text, ':');
+  if (!colon || colon == v->text || strlen(v->text) >= sizeof metric)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--precision: '%s' is not allowed; write METRIC:REL, e.g. p_wait:0.05",
+                      v->text);
+  snprintf(metric, sizeof metric, "%.*s", (int)(colon - v->text), v->text);
+  LBMC_CHECK(lbmc_metric_parse("--precision", metric, lbmc_model_pools(m), (int)a->o.tail_k, 0,
+                               &prec->metric, &prec->index));
+  LBMC_CHECK(lbmc_parse_real("--precision: REL", colon + 1, &prec->relative));
+  LBMC_CHECK(lbmc_check_positive("--precision: REL", prec->relative));
+  prec->enabled = 1;
+  prec->max_replicas = mr ? mr->l : LBMC_SIM_DEFAULT_MAX_REPLICAS;
+  prec->max_time = mt ? mt->x : 0;
+  if (prec->max_replicas < a->replicas)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--max-replicas: %ld is not allowed; allowed: at least "
+                      "--replicas = %ld",
+                      prec->max_replicas, a->replicas);
+  return LBMC_SUCCESS;
 }
 
-/* How the replicas ran: the engine, and why they did not start as asked ("" if they did). */
-typedef struct {
-  const char *engine;
-  char init_note[256];
-} lbmc_sim_ran;
+static json_t *lbmc_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
-static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbmc_status status,
-                                const char *reason, const double *mean, const double *hw,
-                                const double *se, int64_t events, double cpu, double warmup,
-                                const lbmc_sim_ran *ran)
+/* The model as JSON. */
+static json_t *lbmc_sim_json_model(const lbmc_model *m)
 {
   const int J = lbmc_model_pools(m);
-  json_t *root = json_object(), *est = json_object(), *model = json_object(), *pools = json_array();
-  json_object_set_new(root, "status", json_string(lbmc_status_name(status)));
-  if (reason && *reason) json_object_set_new(root, "reason", json_string(reason));
-  for (int i = 0; i < LBMC_METRICS; i++) {
-    const lbmc_metric_info *info = lbmc_metric_get(i);
-    size_t off = lbmc_metric_offset(i, J, (int)a->o.tail_k);
-    json_t *e = json_object();
-    json_object_set_new(e, "mean", lbmc_json_metric(mean + off, info->shape, J, a->o.tail_k));
-    json_object_set_new(e, "half_width", lbmc_json_metric(hw + off, info->shape, J, a->o.tail_k));
-    json_object_set_new(e, "std_err", lbmc_json_metric(se + off, info->shape, J, a->o.tail_k));
-    json_object_set_new(est, info->name, e);
-  }
-  json_object_set_new(root, "estimates", est);
-  json_object_set_new(root, "replicas", json_integer(a->replicas));
-  json_object_set_new(root, "events", json_integer(events));
-  json_object_set_new(root, "cpu_seconds", json_real(cpu));
-  json_object_set_new(root, "warmup", lbmc_json_num(warmup));
-  json_object_set_new(root, "engine", json_string(ran->engine));
-  json_object_set_new(root, "init", json_string(lbmc_init_kind_names[a->o.init]));
-  if (*ran->init_note) json_object_set_new(root, "init_note", json_string(ran->init_note));
+  json_t *model = json_object(), *pools = json_array();
   json_object_set_new(model, "n", json_integer(lbmc_model_n(m)));
   json_object_set_new(model, "lambda", json_real(lbmc_model_lambda(m)));
   json_object_set_new(model, "rho", json_real(lbmc_model_rho(m)));
@@ -330,6 +325,10 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
   json_object_set_new(model, "sampling", json_string(lbmc_model_sampling(m)));
   for (int j = 0; j < J; j++) {
     json_t *p = json_object();
+    const lbmc_service *svc = lbmc_model_service(m, j);
+    const double *rates;
+    int L = lbmc_model_rates(m, j, &rates);
+    json_t *speeds = json_array();
     json_object_set_new(p, "beta", json_real(lbmc_model_beta(m, j)));
     json_object_set_new(p, "mu", json_real(lbmc_model_mu(m, j)));
     json_object_set_new(p, "buffer",
@@ -337,129 +336,244 @@ static void lbmc_sim_print_json(const lbmc_sim_args *a, const lbmc_model *m, lbm
                             ? json_string("inf")
                             : json_integer(lbmc_model_buffer(m, j)));
     json_object_set_new(p, "servers", json_integer(lbmc_model_pool_servers(m, j)));
-    {
-      const lbmc_service *svc = lbmc_model_service(m, j);
-      const double *rates;
-      int L = lbmc_model_rates(m, j, &rates);
-      json_t *speeds = json_array();
-      json_object_set_new(p, "service", json_string(svc->text));
-      json_object_set_new(p, "scv", lbmc_json_num(svc->scv)); /* null if infinite */
-      for (int k = 0; k < L; k++) json_array_append_new(speeds, json_real(rates[k]));
-      json_object_set_new(p, "mu_k", speeds);
-    }
+    json_object_set_new(p, "service", json_string(svc->text));
+    json_object_set_new(p, "scv", lbmc_json_num(svc->scv)); /* null if infinite */
+    for (int k = 0; k < L; k++) json_array_append_new(speeds, json_real(rates[k]));
+    json_object_set_new(p, "mu_k", speeds);
     json_array_append_new(pools, p);
   }
   json_object_set_new(model, "pools", pools);
-  json_object_set_new(root, "model", model);
+  return model;
+}
+
+/* A finished (or interrupted) lbmc sim: the point and what the run was. */
+typedef struct {
+  const lbmc_sim_args *a;
+  const lbmc_model *m;
+  lbmc_replica *rep;
+  lbmc_point *acc;
+  lbmc_precision prec;
+  const char *engine;  /* the engine that runs the replicas */
+  char init_note[256]; /* why they did not start as asked ("" if they did) */
+  long done, target, Rmax;
+  int interrupted;
+  int64_t events;
+  double cpu;
+  /* progress on a terminal */
+  int tty;
+  double t0, shown;
+} lbmc_sim_run;
+
+static volatile sig_atomic_t lbmc_sim_stop = 0;
+static void lbmc_sim_on_signal(int sig)
+{
+  (void)sig;
+  lbmc_sim_stop = 1;
+}
+static int lbmc_sim_monitor(void *ctx)
+{
+  (void)ctx;
+  return lbmc_sim_stop != 0;
+}
+
+static double lbmc_sim_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* "replica 12 of 40 (level 1), 3.1 s, ETA 7 s" on a terminal, at most twice a second. */
+static void lbmc_sim_progress(lbmc_sim_run *s, int force)
+{
+  double now = lbmc_sim_now(), el = now - s->t0;
+  if (!s->tty || (!force && now - s->shown < 0.5)) return;
+  s->shown = now;
+  if (force) {
+    fprintf(stderr, "\r%70s\r", "");
+    return;
+  }
+  fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", s->done + 1, s->target,
+          lbmc_point_level(s->acc) ? " (a longer run)" : "", el,
+          s->done > 0 ? el / (double)s->done * (double)(s->target - s->done) : 0.0);
+  fflush(stderr);
+}
+
+/* Replicas done .. target - 1 into the point; stops at a signal (s->interrupted). */
+static lbmc_err lbmc_sim_round(lbmc_sim_run *s)
+{
+  for (; s->done < s->target; s->done++) {
+    lbmc_unit u = {
+        0, 0, s->done, s->Rmax, s->a->seed, lbmc_point_level(s->acc), s->a->replicas == 1};
+    const void *rec;
+    size_t size;
+    int used;
+    lbmc_err err;
+    lbmc_sim_progress(s, 0);
+    err = lbmc_replica_record(s->rep, &u, &rec, &size);
+    if (err == LBMC_ERR_INTERRUPTED) {
+      s->interrupted = 1;
+      return LBMC_SUCCESS;
+    }
+    LBMC_CHECK(err);
+    LBMC_CHECK(lbmc_point_add(s->acc, rec, size, &used));
+  }
+  return LBMC_SUCCESS;
+}
+
+/* Rounds until the point is done (sequential mode: more replicas, or a longer run). */
+static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
+{
+  for (;;) {
+    long next;
+    char why[256];
+    lbmc_next what;
+    LBMC_CHECK(lbmc_sim_round(s));
+    if (s->interrupted) return LBMC_SUCCESS;
+    LBMC_CHECK(lbmc_point_reduce(s->acc, s->target));
+    what = lbmc_point_next(s->acc, &s->prec, &next, why, sizeof why);
+    lbmc_sim_progress(s, 1);
+    if (*why) fprintf(stderr, "lbmc sim: %s\n", why);
+    if (what == LBMC_NEXT_DONE) return LBMC_SUCCESS;
+    if (what == LBMC_NEXT_LONGER) {
+      lbmc_point_set_level(s->acc, lbmc_point_level(s->acc) + 1);
+      s->done = 0;
+    }
+    s->target = next;
+  }
+}
+
+/* After an interruption: the replicas that finished, if the point can use them. */
+static int lbmc_sim_partial(lbmc_sim_run *s)
+{
+  lbmc_sim_progress(s, 1);
+  while (s->done > 0 && !lbmc_point_ready(s->acc, s->done)) s->done--;
+  if (s->done == 0 || lbmc_point_reduce(s->acc, s->done)) return 0;
+  return 1;
+}
+
+static void lbmc_sim_totals(lbmc_sim_run *s)
+{
+  const long R = lbmc_point_verdict(s->acc)->replicas;
+  for (long r = 0; r < R; r++) {
+    lbmc_point_replica_info info;
+    lbmc_point_replica(s->acc, r, &info);
+    s->events += info.events;
+    s->cpu += info.cpu_seconds;
+  }
+}
+
+static void lbmc_sim_print_json(const lbmc_sim_run *s)
+{
+  const lbmc_sim_args *a = s->a;
+  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
+  json_t *root = json_object(), *levels = json_array();
+  json_object_set_new(root, "status", json_string(lbmc_status_name(v->status)));
+  if (*v->reason) json_object_set_new(root, "reason", json_string(v->reason));
+  if (s->interrupted) json_object_set_new(root, "interrupted", json_true());
+  json_object_set_new(root, "verdict", lbmc_cli_json_verdict(v));
+  json_object_set_new(
+      root, "estimates",
+      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), lbmc_model_pools(s->m), a->o.tail_k));
+  json_object_set_new(root, "replicas", json_integer(v->replicas));
+  json_object_set_new(root, "events", json_integer(s->events));
+  json_object_set_new(root, "cpu_seconds", json_real(s->cpu));
+  json_object_set_new(root, "warmup", lbmc_json_num(v->warmup_used));
+  json_object_set_new(root, "model", lbmc_sim_json_model(s->m));
   json_object_set_new(root, "seed", json_integer(a->seed));
   json_object_set_new(root, "confidence", json_real(a->o.confidence));
-  {
-    json_t *levels = json_array();
-    for (int i = 0; i < LBMC_QUANTILES; i++)
-      json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
-    json_object_set_new(root, "quantile_levels", levels);
-  }
+  json_object_set_new(root, "common_random_numbers", json_true());
+  json_object_set_new(root, "engine", json_string(s->engine));
+  json_object_set_new(root, "init", json_string(lbmc_init_kind_names[a->o.init]));
+  if (*s->init_note) json_object_set_new(root, "init_note", json_string(s->init_note));
+  for (int i = 0; i < LBMC_QUANTILES; i++)
+    json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
+  json_object_set_new(root, "quantile_levels", levels);
   json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
   fputc('\n', stdout);
   json_decref(root);
 }
 
-/* Run the replicas (values: R x total, batch: batches x total) and judge stability. */
-static lbmc_err lbmc_sim_replicas(const lbmc_sim_args *a, const lbmc_model *m, size_t total,
-                                  double *values, double *batch, lbmc_status *status, char *reason,
-                                  size_t rlen, int64_t *events, double *cpu, double *warmup,
-                                  lbmc_sim_ran *ran)
+static void lbmc_sim_print_table(const lbmc_sim_run *s)
 {
-  lbmc_replica *rep = NULL;
-  lbmc_replica_result res;
-  double *growth = malloc(sizeof *growth * (size_t)a->replicas);
-  int8_t *unstable = malloc(sizeof *unstable * (size_t)a->replicas);
-  int surely = lbmc_model_surely_unstable(m);
-  lbmc_err err = LBMC_SUCCESS;
-  *status = LBMC_STATUS_OK;
-  *events = 0;
-  *cpu = 0;
-  *warmup = surely ? NAN : 0;
-  if (!growth || !unstable) err = LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory");
-  if (!err) err = lbmc_stream_check_capacity(1, a->replicas);
-  if (!err && !surely) err = lbmc_replica_create(m, &a->o, &rep);
-  if (!err && rep)
-    snprintf(ran->init_note, sizeof ran->init_note, "%s", lbmc_replica_init_note(rep));
-  for (long r = 0; !err && !surely && r < a->replicas; r++) {
-    res.values = values + (size_t)r * total;
-    res.batch_values = r == 0 ? batch : NULL;
-    err = lbmc_replica_run(rep, 0, r, a->replicas, a->seed, &res);
-    *events += res.events;
-    *cpu += res.cpu_seconds;
-    *warmup += res.warmup / (double)a->replicas;
-    growth[r] = res.growth;
-    unstable[r] = res.status == LBMC_STATUS_UNSTABLE;
+  const lbmc_sim_args *a = s->a;
+  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
+  char lv[32];
+  lbmc_cli_print_model(stdout, s->m);
+  printf("run: %ld replica%s, warm-up %s%.6g, measured time %.6g per replica, %ld batches, "
+         "seed %ld, engine %s, start %s%s\n",
+         v->replicas, v->replicas == 1 ? "" : "s", a->o.warmup_auto ? "auto (MSER), " : "",
+         v->warmup_used, v->time_used, a->o.batches, a->seed, s->engine,
+         lbmc_init_kind_names[a->o.init], s->interrupted ? " (interrupted: partial results)" : "");
+  if (*s->init_note) printf("note: %s\n", s->init_note);
+  lbmc_cli_print_verdict(stdout, v);
+  if (v->status == LBMC_STATUS_UNSTABLE) return;
+  printf("estimates (%s intervals, %s):\n", lbmc_cli_level(a->o.confidence, lv, sizeof lv),
+         v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
+  lbmc_cli_print_point(stdout, s->m, a->o.tail_k, lbmc_point_estimates(s->acc));
+  printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)s->events, s->cpu,
+         s->cpu > 0 ? (double)s->events / s->cpu : 0.0);
+}
+
+/* Run the point (rounds, a signal's partial results), then print it. */
+static lbmc_err lbmc_sim_point(lbmc_sim_run *s)
+{
+  struct sigaction sa, old_int, old_term;
+  lbmc_err err;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = lbmc_sim_on_signal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, NULL);
+  s->tty = isatty(STDERR_FILENO);
+  s->t0 = s->shown = lbmc_sim_now();
+  err = lbmc_sim_rounds(s);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  LBMC_CHECK(err);
+  if (s->interrupted && !lbmc_sim_partial(s)) {
+    fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
+    return LBMC_ERR_INTERRUPTED;
   }
-  if (!err && lbmc_point_unstable(&a->o, surely, lbmc_model_rho(m), surely ? 0 : a->replicas,
-                                  unstable, growth, reason, rlen))
-    *status = LBMC_STATUS_UNSTABLE;
-  lbmc_replica_destroy(&rep);
-  free(growth);
-  free(unstable);
-  return err;
+  if (s->interrupted)
+    fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
+            s->done == 1 ? "" : "s");
+  lbmc_sim_totals(s);
+  if (LBMC_SIM_GIVEN(s->a, JSON))
+    lbmc_sim_print_json(s);
+  else
+    lbmc_sim_print_table(s);
+  return s->interrupted ? LBMC_ERR_INTERRUPTED : LBMC_SUCCESS;
 }
 
 static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
 {
   lbmc_sim_args a;
   lbmc_model *m = NULL;
-  double *values = NULL, *batch = NULL, *mean = NULL, *hw = NULL, *se = NULL, cpu, warmup;
-  int64_t events;
-  lbmc_status status;
-  char reason[256] = "";
-  lbmc_sim_ran ran = {"", ""};
-  size_t total;
+  lbmc_sim_run s;
   lbmc_err err = LBMC_SUCCESS;
-
+  memset(&s, 0, sizeof s);
   LBMC_CHECK(lbmc_sim_parse(argc, argv, &a, help));
   if (*help) return LBMC_SUCCESS;
   LBMC_CHECK(lbmc_model_create(&m));
+  s.a = &a;
+  s.m = m;
   LBMC_CHECK_GOTO(err, lbmc_sim_model(&a, m), done);
-  LBMC_CHECK_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &ran.engine), done);
-  total = lbmc_metric_total(lbmc_model_pools(m), (int)a.o.tail_k);
-  values = malloc(sizeof *values * total * (size_t)a.replicas);
-  batch = malloc(sizeof *batch * total * (size_t)a.o.batches);
-  mean = malloc(sizeof *mean * total * 3);
-  if (!values || !batch || !mean) {
-    err = LBMC_ERROR(LBMC_ERR_MEMORY, "out of memory for %ld replicas", a.replicas);
-    goto done;
-  }
-  hw = mean + total;
-  se = hw + total;
-  LBMC_CHECK_GOTO(err,
-                  lbmc_sim_replicas(&a, m, total, values, batch, &status, reason, sizeof reason,
-                                    &events, &cpu, &warmup, &ran),
-                  done);
-  lbmc_estimate(values, a.replicas, a.replicas == 1 ? batch : NULL, a.o.batches, total,
-                a.o.confidence, mean, hw, se);
-  if (status == LBMC_STATUS_UNSTABLE)
-    for (size_t i = 0; i < 3 * total; i++) mean[i] = NAN; /* mean, hw, se are contiguous */
-  if (LBMC_SIM_GIVEN(&a, JSON)) {
-    lbmc_sim_print_json(&a, m, status, reason, mean, hw, se, events, cpu, warmup, &ran);
-  } else {
-    lbmc_cli_print_model(stdout, m);
-    printf("run: %ld replica%s, warm-up %s%.6g, measured time %.6g, %ld batches, seed %ld, "
-           "engine %s, start %s\n",
-           a.replicas, a.replicas > 1 ? "s" : "", a.o.warmup_auto ? "auto (MSER-5), mean " : "",
-           warmup, a.o.warmup_auto ? a.o.time - warmup : a.o.time, a.o.batches, a.seed, ran.engine,
-           lbmc_init_kind_names[a.o.init]);
-    if (*ran.init_note) printf("note: %s\n", ran.init_note);
-    printf("status: %s%s%s\n", lbmc_status_name(status), *reason ? ": " : "", reason);
-    printf("estimates (%.0f%% intervals, %s):\n", 100 * a.o.confidence,
-           a.replicas > 1 ? "across replicas" : "batch means of one replica");
-    lbmc_cli_print_estimates(stdout, m, a.o.tail_k, mean, hw, se);
-    printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)events, cpu,
-           cpu > 0 ? (double)events / cpu : 0.0);
-  }
+  LBMC_CHECK_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &s.engine), done);
+  LBMC_CHECK_GOTO(err, lbmc_sim_precision(&a, m, &s.prec), done);
+  s.Rmax = s.prec.enabled ? s.prec.max_replicas : a.replicas;
+  s.target = a.replicas;
+  LBMC_CHECK_GOTO(err, lbmc_stream_check_capacity(1, s.Rmax), done);
+  LBMC_CHECK_GOTO(err, lbmc_point_create(m, &a.o, a.replicas, &s.acc), done);
+  if (!lbmc_model_surely_unstable(m)) {
+    LBMC_CHECK_GOTO(err, lbmc_replica_create(m, &a.o, &s.rep), done);
+    snprintf(s.init_note, sizeof s.init_note, "%s", lbmc_replica_init_note(s.rep));
+  } else
+    s.target = 0; /* rho >= 1 with unlimited buffers: nothing to simulate */
+  err = lbmc_sim_point(&s);
 done:
-  free(values);
-  free(batch);
-  free(mean);
+  lbmc_replica_destroy(&s.rep);
+  lbmc_point_destroy(&s.acc);
   lbmc_model_destroy(&m);
   return err;
 }
@@ -485,5 +599,6 @@ int lbmc_cmd_sim(int argc, char **argv)
                                        "lbmc run"));
   lbmc_err err = lbmc_sim_main(argc, argv, &help);
   if (help) lbmc_sim_usage(stdout);
+  if (err == LBMC_ERR_INTERRUPTED) return 130; /* as a shell reports SIGINT */
   return lbmc_exit_status(err);
 }

@@ -82,29 +82,6 @@ void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
   }
 }
 
-static void lbmc_cli_row(FILE *f, const char *label, double mean, double hw, double se)
-{
-  if (isnan(mean))
-    fprintf(f, "  %-28s %14s\n", label, "nan");
-  else
-    fprintf(f, "  %-28s %14.6g  +/- %-12.4g %12.4g\n", label, mean, hw, se);
-}
-
-void lbmc_cli_print_estimates(FILE *f, const lbmc_model *m, long K, const double *mean,
-                              const double *hw, const double *se)
-{
-  const int J = lbmc_model_pools(m);
-  char label[96];
-  fprintf(f, "  %-28s %14s  %-16s %12s\n", "metric", "mean", "+/- half-width", "std err");
-  for (int i = 0; i < LBMC_METRICS; i++) {
-    const size_t off = lbmc_metric_offset(i, J, (int)K);
-    for (size_t e = 0; e < lbmc_metric_size(i, J, (int)K); e++) {
-      lbmc_metric_entry_name(i, (long)e, J, (int)K, label, sizeof label); /* as info reads it */
-      lbmc_cli_row(f, label, mean[off + e], hw[off + e], se[off + e]);
-    }
-  }
-}
-
 void lbmc_cli_print_policies(FILE *f, const char *indent)
 {
   char usage[64];

@@ -47,6 +47,18 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec);
  *  the other estimate parts the file holds), engine, replicas, status, reason. Errors:
  *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
+/** Paired comparisons (info_compare.c, issue 12): for each scenario (the grid point
+ *  without its routing axes) with a point of policy A and one of policy B (spec "A,B",
+ *  as in /points/policy; same routers, stale and sampling when several), and each chosen
+ *  metric entry (--metrics; default p_wait_or_block, mean_sojourn, messages_per_arrival;
+ *  quantiles are left out), a row: the scenario, the entry, A's and B's estimates, the
+ *  difference A - B and the ratio A / B with paired intervals over their first
+ *  min(R_A, R_B) replicas (src/stats/ratio.c), the unpaired (Welch) half-width and the
+ *  gain (unpaired over paired half-width). Errors: LBMC_ERR_ARG (a bad spec, no scenario
+ *  with both policies, a file of layout 1 without the replicas' weights),
+ *  LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table **t);
+
 /** The first column of the grid axes in the rows' table (point is column 0). */
 #define LBMC_INFO_FIRST_AXIS 1
 

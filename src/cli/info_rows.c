@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "info.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
+#include "lbmc/point.h"
 
 /* The estimate parts of a point entry, each P x total in lbmc_results; an optional part
  * is a column only when the file holds it (an array with a value). */
@@ -19,7 +21,9 @@ static const struct {
     {"mean", offsetof(lbmc_results, mean), 0, 6},
     {"half_width", offsetof(lbmc_results, half_width), 0, 3},
     {"std_err", offsetof(lbmc_results, std_err), 0, 3},
-    /* upper_bound, lower, upper (issue 11): one line each once lbmc_results holds them */
+    {"lower", offsetof(lbmc_results, lower), 0, 6},
+    {"upper", offsetof(lbmc_results, upper), 0, 6},
+    {"upper_bound", offsetof(lbmc_results, upper_bound), 1, 3},
 };
 #define LBMC_INFO_PARTS ((int)(sizeof lbmc_info_parts / sizeof lbmc_info_parts[0]))
 
@@ -177,7 +181,9 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
 /* ---- rows ---- */
 
 /* The columns: point, the axes, the entry's names, the estimate parts the file holds,
- * engine, replicas, status, reason (the text form shows the entry's name only, and no reason). */
+ * then (text form) the estimate with its interval as one cell, or (CSV, JSON) the
+ * interval's flags by name, engine, replicas, status, reason (the text form shows the
+ * entry's name only, the one cell for the parts, and no reason). */
 static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
 {
   static const char *const names[] = {"metric", "entry", "pool", "k", "level"};
@@ -198,14 +204,16 @@ static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
       has = !isnan(x[k]);
     if (has) digits[n - 1 - A - 5] = lbmc_info_parts[p].digits, cols[n++] = lbmc_info_parts[p].name;
   }
+  cols[n++] = info->format == LBMC_FORMAT_TABLE ? "estimate [interval]" : "flags";
   cols[n++] = "engine";
   cols[n++] = "replicas";
   cols[n++] = "status";
   cols[n++] = "reason";
   if (!err) err = lbmc_table_create(n, cols, t);
   for (int c = 0; !err && c < n; c++) {
-    (*t)->col[c].hidden = (c > A && c <= A + 5 && c != A + 2) || c == n - 1;
-    if (c > A + 5 && c < n - 4) (*t)->col[c].digits = digits[c - A - 6];
+    (*t)->col[c].hidden = (c > A && c <= A + 5 && c != A + 2) || c == n - 1 ||
+                          (c > A + 5 && c < n - 5 && info->format == LBMC_FORMAT_TABLE);
+    if (c > A + 5 && c < n - 5) (*t)->col[c].digits = digits[c - A - 6];
   }
   free(axis);
   free(cols);
@@ -278,6 +286,19 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
   for (int q = 0; q < LBMC_INFO_PARTS; q++) {
     const int c = lbmc_table_column(t, lbmc_info_parts[q].name);
     if (c >= 0) lbmc_table_real(t, c, lbmc_info_part(res, q)[k]);
+  }
+  if (info->format == LBMC_FORMAT_TABLE) {
+    char cell[160];
+    LBMC_CHECK(lbmc_table_text(t, t->ncols - 5,
+                               p->status == LBMC_STATUS_UNSTABLE
+                                   ? "-"
+                                   : lbmc_cli_cell(cell, sizeof cell, res->mean[k], res->lower[k],
+                                                   res->upper[k], res->upper_bound[k],
+                                                   (unsigned)res->flags[k])));
+  } else if (res->flags[k]) {
+    char names[256];
+    LBMC_CHECK(lbmc_table_text(
+        t, t->ncols - 5, lbmc_interval_flag_names((unsigned)res->flags[k], names, sizeof names)));
   }
   LBMC_CHECK(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
   lbmc_table_int(t, t->ncols - 3, p->replicas);

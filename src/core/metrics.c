@@ -52,39 +52,58 @@ size_t lbmc_metric_offset(int i, int J, int K)
 
 size_t lbmc_metric_total(int J, int K) { return lbmc_metric_offset(LBMC_METRICS, J, K); }
 
-static double lbmc_ratio(double num, double den) { return den > 0 ? num / den : NAN; }
+lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K, const long *N,
+                                 long n, double *y, double *x)
+{
+  const int j = (int)(e / (size_t)(i == LBMC_M_TAIL ? K : 1)), k = (int)(e % (size_t)K) + 1;
+  double admitted = 0;
+  *y = *x = 0;
+  switch (i) {
+  case LBMC_M_P_WAIT: *y = S[LBMC_TK_WAITED], *x = S[LBMC_TK_ARRIVALS]; return LBMC_TERM_TRIALS;
+  case LBMC_M_P_BLOCK: *y = S[LBMC_TK_BLOCKED], *x = S[LBMC_TK_ARRIVALS]; return LBMC_TERM_TRIALS;
+  case LBMC_M_P_WAIT_OR_BLOCK:
+    *y = S[LBMC_TK_WAITED] + S[LBMC_TK_BLOCKED], *x = S[LBMC_TK_ARRIVALS];
+    return LBMC_TERM_TRIALS;
+  case LBMC_M_MEAN_SOJOURN:
+    *y = S[LBMC_TK_SUM_SOJOURN], *x = S[LBMC_TK_SOJOURNS];
+    return LBMC_TERM_RATIO;
+  case LBMC_M_MEAN_WAIT: *y = S[LBMC_TK_SUM_WAIT], *x = S[LBMC_TK_WAITS]; return LBMC_TERM_RATIO;
+  case LBMC_M_MEAN_QUEUE:
+    *y = S[lbmc_tk_area_q(J, K, j)], *x = S[LBMC_TK_LEN] * (double)N[j];
+    return LBMC_TERM_RATIO;
+  case LBMC_M_UTILIZATION:
+    *y = S[lbmc_tk_area_tail(J, K, j, 1)], *x = S[LBMC_TK_LEN] * (double)N[j];
+    return LBMC_TERM_TIME_FRACTION;
+  case LBMC_M_TAIL:
+    *y = S[lbmc_tk_area_tail(J, K, j, k)], *x = S[LBMC_TK_LEN] * (double)N[j];
+    return LBMC_TERM_TIME_FRACTION;
+  case LBMC_M_MESSAGES_PER_ARRIVAL:
+    *y = S[LBMC_TK_MESSAGES], *x = S[LBMC_TK_ARRIVALS];
+    return LBMC_TERM_RATIO;
+  case LBMC_M_WITHDRAWALS_PER_ARRIVAL:
+    *y = S[LBMC_TK_WITHDRAWALS], *x = S[LBMC_TK_ARRIVALS];
+    return LBMC_TERM_RATIO;
+  case LBMC_M_ADMITTED_SHARE:
+  case LBMC_M_THROUGHPUT:
+    for (int p = 0; p < J; p++) admitted += S[lbmc_tk_admitted(J, K, p)];
+    if (i == LBMC_M_THROUGHPUT) {
+      *y = admitted, *x = S[LBMC_TK_LEN] * (double)n;
+      return LBMC_TERM_RATIO;
+    }
+    *y = S[lbmc_tk_admitted(J, K, j)], *x = admitted;
+    return LBMC_TERM_TRIALS;
+  default: return LBMC_TERM_QUANTILE; /* from histograms or class counts, not from sums */
+  }
+}
 
 void lbmc_metrics_from_sums(const double *S, int J, int K, const long *N, long n, double *out)
 {
-  double len = S[LBMC_TK_LEN], arrivals = S[LBMC_TK_ARRIVALS], admitted = 0;
-  double *q = out + lbmc_metric_offset(LBMC_M_MEAN_QUEUE, J, K);
-  double *u = out + lbmc_metric_offset(LBMC_M_UTILIZATION, J, K);
-  double *share = out + lbmc_metric_offset(LBMC_M_ADMITTED_SHARE, J, K);
-  double *tail = out + lbmc_metric_offset(LBMC_M_TAIL, J, K);
-  for (int j = 0; j < J; j++) admitted += S[lbmc_tk_admitted(J, K, j)];
-  out[lbmc_metric_offset(LBMC_M_P_WAIT, J, K)] = lbmc_ratio(S[LBMC_TK_WAITED], arrivals);
-  out[lbmc_metric_offset(LBMC_M_P_BLOCK, J, K)] = lbmc_ratio(S[LBMC_TK_BLOCKED], arrivals);
-  out[lbmc_metric_offset(LBMC_M_P_WAIT_OR_BLOCK, J, K)] =
-      lbmc_ratio(S[LBMC_TK_WAITED] + S[LBMC_TK_BLOCKED], arrivals);
-  out[lbmc_metric_offset(LBMC_M_MEAN_SOJOURN, J, K)] =
-      lbmc_ratio(S[LBMC_TK_SUM_SOJOURN], S[LBMC_TK_SOJOURNS]);
-  out[lbmc_metric_offset(LBMC_M_MEAN_WAIT, J, K)] =
-      lbmc_ratio(S[LBMC_TK_SUM_WAIT], S[LBMC_TK_WAITS]);
-  for (int j = 0; j < J; j++) {
-    double server_time = len * (double)N[j];
-    q[j] = lbmc_ratio(S[lbmc_tk_area_q(J, K, j)], server_time);
-    u[j] = lbmc_ratio(S[lbmc_tk_area_tail(J, K, j, 1)], server_time);
-    share[j] = lbmc_ratio(S[lbmc_tk_admitted(J, K, j)], admitted);
-    for (int k = 1; k <= K; k++)
-      tail[j * K + k - 1] = lbmc_ratio(S[lbmc_tk_area_tail(J, K, j, k)], server_time);
-  }
-  out[lbmc_metric_offset(LBMC_M_MESSAGES_PER_ARRIVAL, J, K)] =
-      lbmc_ratio(S[LBMC_TK_MESSAGES], arrivals);
-  out[lbmc_metric_offset(LBMC_M_WITHDRAWALS_PER_ARRIVAL, J, K)] =
-      lbmc_ratio(S[LBMC_TK_WITHDRAWALS], arrivals);
-  out[lbmc_metric_offset(LBMC_M_THROUGHPUT, J, K)] = lbmc_ratio(admitted, len * (double)n);
-  for (int i = 0; i < LBMC_QUANTILES; i++) { /* filled from the histograms, if any */
-    out[lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, J, K) + (size_t)i] = NAN;
-    out[lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, J, K) + (size_t)i] = NAN;
+  for (int i = 0; i < LBMC_METRICS; i++) {
+    const size_t off = lbmc_metric_offset(i, J, K), len = lbmc_metric_size(i, J, K);
+    for (size_t e = 0; e < len; e++) {
+      double y, x;
+      lbmc_metric_terms(i, e, S, J, K, N, n, &y, &x);
+      out[off + e] = x > 0 ? y / x : NAN; /* quantiles (x = 0): filled from the histograms */
+    }
   }
 }

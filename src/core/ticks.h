@@ -28,7 +28,7 @@ enum {
   LBMC_TK_WITHDRAWALS, /* pull withdrawal messages */
   LBMC_TK_AREA_N,      /* integral of customers in the system */
   LBMC_TK_N_END,       /* customers in the system at the end of the tick */
-  LBMC_TK_CPU,         /* CPU seconds spent simulating the tick */
+  LBMC_TK_CPU,         /* CPU seconds of the simulation (the driver sets it per segment) */
   LBMC_TK_SOJOURNS,    /* terms of SUM_SOJOURN: departures (per-server engines) or
                           admissions (occupancy engine: expected sojourns at admission) */
   LBMC_TK_WAITS,       /* terms of SUM_WAIT: service starts, or admissions (occupancy) */

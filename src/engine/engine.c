@@ -28,7 +28,7 @@ struct lbmc_engine_ {
   const lbmc_engine_type *type;
   void *ws;                           /* the engine's workspace */
   lbmc_stream streams[LBMC_PURPOSES]; /* the replica's streams, one per purpose */
-  double cpu0;                        /* thread CPU time at the start of the current tick */
+  double cpu0;                        /* thread CPU time at the last lbmc_engine_cpu */
   uint64_t cap;                       /* the runaway cap in force */
 };
 
@@ -128,15 +128,19 @@ lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
 
 lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec)
 {
-  double cpu;
   LBMC_CHECK(e->type->advance(e->ws, t_end, rec));
-  cpu = lbmc_thread_cpu();
-  if (rec) rec[LBMC_TK_CPU] = cpu - e->cpu0;
-  e->cpu0 = cpu;
+  if (rec) rec[LBMC_TK_CPU] = 0; /* lbmc_engine_cpu measures it, once per many ticks */
   return LBMC_SUCCESS;
 }
 
-void lbmc_engine_set_histograms(lbmc_engine *e, uint64_t *sojourn, uint64_t *wait)
+double lbmc_engine_cpu(lbmc_engine *e)
+{
+  double cpu = lbmc_thread_cpu(), since = cpu - e->cpu0;
+  e->cpu0 = cpu;
+  return since;
+}
+
+void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist *wait)
 {
   e->type->set_histograms(e->ws, sojourn, wait);
 }

@@ -41,14 +41,19 @@ void lbmc_engine_destroy(lbmc_engine **e);
 lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed);
 
 /** Simulate up to time t_end and close the current tick into rec (lbmc_tick_width
- *  doubles, CPU seconds of the tick included; NULL discards it, e.g. for the warm-up).
+ *  doubles, LBMC_TK_CPU set to 0; NULL discards it, e.g. for the warm-up).
  *  Returns LBMC_SUCCESS also when the runaway cap was hit: check
  *  lbmc_engine_overflowed. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec);
 
-/** Record sojourn and waiting times into these histograms (LBMC_HIST_BINS counts
- *  each, src/core/hist.h) from now on; NULL stops recording. */
-void lbmc_engine_set_histograms(lbmc_engine *e, uint64_t *sojourn, uint64_t *wait);
+/** CPU seconds of this thread since the last call (or the reset): the CPU clock is a
+ *  system call on some machines, so the replica driver asks once per segment, not per
+ *  tick. */
+double lbmc_engine_cpu(lbmc_engine *e);
+
+/** Record sojourn and waiting times into these histograms (src/stats/dhist.h) from now
+ *  on; NULL stops recording. */
+void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist *wait);
 
 /** How the next resets start (run.init). Engines without a mean-field start start
  *  empty, and note[len] says so; with one whose ODE does not settle, note says why.

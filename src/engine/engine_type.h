@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../core/stream.h"
+#include "../stats/dhist.h"
 #include "../stats/mixture.h"
 #include "../system/state.h"
 #include "lbmc/error.h"
@@ -44,13 +45,13 @@ typedef struct lbmc_engine_type_ {
    * LBMC_ERR_MEMORY. */
   lbmc_err (*reset)(void *ws, lbmc_stream *streams);
   /** Simulate up to t_end and close the current tick into rec (lbmc_tick_width
-   *  doubles, every field but LBMC_TK_CPU, which the dispatcher fills); rec NULL
+   *  doubles, every field but LBMC_TK_CPU, which the replica driver fills); rec NULL
    *  discards it. Also returns LBMC_SUCCESS when the runaway cap was hit (see
    *  overflowed). Errors: LBMC_ERR_MEMORY. */
   lbmc_err (*advance)(void *ws, double t_end, double *rec);
-  /** Record sojourn/wait times into these histograms (LBMC_HIST_BINS counts each,
-   *  src/core/hist.h) from now on (NULL: stop). */
-  void (*set_histograms)(void *ws, uint64_t *sojourn, uint64_t *wait);
+  /** Record sojourn/wait times into these histograms (src/stats/dhist.h) from now on
+   *  (NULL: stop). */
+  void (*set_histograms)(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait);
   int (*overflowed)(const void *ws);
   double (*time)(const void *ws); /* the simulation clock */
   /** The per-server state, read only (tests and diagnostics); NULL for engines that

@@ -426,7 +426,7 @@ static lbmc_err lbmc_occ_advance(void *ws, double t_end, double *rec)
 
 /* ---- The rest of the table ---- */
 
-static void lbmc_occ_set_histograms(void *ws, uint64_t *sojourn, uint64_t *wait)
+static void lbmc_occ_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait)
 {
   (void)ws; /* per-customer quantiles come from the mixture (set_mixture) */
   (void)sojourn;

@@ -216,7 +216,7 @@ lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec)
   return LBMC_SUCCESS;
 }
 
-void lbmc_ps_set_histograms(void *ws, uint64_t *sojourn, uint64_t *wait)
+void lbmc_ps_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait)
 {
   lbmc_per_server *ps = ws;
   ps->st.hist_sojourn = sojourn;

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/hist.h"
 #include "../core/stream.h"
 #include "../core/ziggurat.h"
+#include "../stats/dhist.h"
 #include "../system/policy.h"
 #include "../system/state.h"
 
@@ -55,7 +55,7 @@ lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec);
 int32_t lbmc_ps_cust_alloc(lbmc_per_server *ps);
 
 /* Engine-table functions of both per-server engines (ws: their workspace). */
-void lbmc_ps_set_histograms(void *ws, uint64_t *sojourn, uint64_t *wait);
+void lbmc_ps_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait);
 int lbmc_ps_overflowed(const void *ws);
 double lbmc_ps_time(const void *ws);
 const lbmc_state *lbmc_ps_state(const void *ws);
@@ -88,7 +88,7 @@ static inline void lbmc_ps_admitted(lbmc_state *st, uint32_t s, uint32_t j, uint
   st->c.admitted[j]++;
   if (served) {
     st->c.starts++;
-    if (st->hist_wait) st->hist_wait[0]++;
+    if (st->hist_wait) lbmc_dhist_add(st->hist_wait, 0);
   } else {
     st->c.waited++;
   }
@@ -119,7 +119,7 @@ static inline uint32_t lbmc_ps_left(lbmc_state *st, uint32_t s, uint32_t j, doub
 {
   uint32_t q = --st->q[s];
   st->sum_sojourn += sojourn;
-  if (st->hist_sojourn) st->hist_sojourn[lbmc_hist_bin(sojourn)]++;
+  if (st->hist_sojourn) lbmc_dhist_add(st->hist_sojourn, sojourn);
   st->c.departures++;
   st->in_system--;
   lbmc_level_down(st, j, q);
@@ -138,7 +138,7 @@ static inline int32_t lbmc_ps_start_next(lbmc_state *st, uint32_t s)
   st->cust[c].next = st->cust_free;
   st->cust_free = c;
   st->sum_wait += wait;
-  if (st->hist_wait) st->hist_wait[lbmc_hist_bin(wait)]++;
+  if (st->hist_wait) lbmc_dhist_add(st->hist_wait, wait);
   st->c.starts++;
   return c;
 }

@@ -1,6 +1,8 @@
 /* The checkpoint of a run (checkpoint.h): header, CRC-checked records, replay. */
 #include "checkpoint.h"
 
+#include "../sim/record.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,7 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define LBMC_CKPT_MAGIC "LBMCCKP2"
+#define LBMC_CKPT_MAGIC "LBMCCKP3"
 
 struct lbmc_checkpoint_ {
   FILE *f;
@@ -16,6 +18,7 @@ struct lbmc_checkpoint_ {
   size_t total;
   long batches;
   unsigned char *buf; /* one record and its CRC */
+  size_t cap;         /* bytes of buf */
 };
 
 static lbmc_err lbmc_ckpt_write_header(lbmc_checkpoint *ck, const char *job_text, long seed)
@@ -94,28 +97,36 @@ static lbmc_err lbmc_ckpt_check_header(lbmc_checkpoint *ck, const char *job_text
   return LBMC_SUCCESS;
 }
 
-/* Read records until EOF or a damaged one; position the file after the last good one. */
-/* The next record of f into buf (room for the largest record), unpacked into rec:
- * 1, or 0 at the end of the file or at a record cut short or damaged (its CRC). */
-static int lbmc_ckpt_next(FILE *f, unsigned char *buf, size_t total, long batches, lbmc_record *rec)
+/* The next record of f into *buf (grown to fit; *cap bytes): its size, or 0 at the end of
+ * the file or at a record cut short or damaged (its CRC). */
+static size_t lbmc_ckpt_next(FILE *f, unsigned char **buf, size_t *cap)
 {
+  int64_t head;
   size_t size;
   uint32_t crc;
-  if (fread(buf, LBMC_RECORD_HEAD, 1, f) != 1) return 0;
-  size = lbmc_record_size_of(buf, total, batches);
-  return size != 0 &&
-         fread(buf + LBMC_RECORD_HEAD, 1, size - LBMC_RECORD_HEAD, f) == size - LBMC_RECORD_HEAD &&
-         fread(&crc, sizeof crc, 1, f) == 1 && crc == (uint32_t)crc32(0L, buf, (uInt)size) &&
-         lbmc_record_unpack(buf, size, total, batches, rec) == 0;
+  lbmc_record rec;
+  if (fread(&head, sizeof head, 1, f) != 1 || !(size = lbmc_record_size_of(&head))) return 0;
+  if (size > *cap) {
+    unsigned char *b = realloc(*buf, size);
+    if (!b) return 0;
+    *buf = b;
+    *cap = size;
+  }
+  memcpy(*buf, &head, sizeof head);
+  if (fread(*buf + sizeof head, 1, size - sizeof head, f) != size - sizeof head ||
+      fread(&crc, sizeof crc, 1, f) != 1 || crc != (uint32_t)crc32(0L, *buf, (uInt)size) ||
+      lbmc_record_view(*buf, size, &rec) != 0)
+    return 0;
+  return size;
 }
 
 static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
-                                 lbmc_err (*visit)(const lbmc_record *, void *), void *ctx)
+                                 lbmc_err (*visit)(const void *, size_t, void *), void *ctx)
 {
   long good = ftell(ck->f);
-  lbmc_record rec;
-  while (lbmc_ckpt_next(ck->f, ck->buf, ck->total, ck->batches, &rec)) {
-    if (visit) LBMC_CHECK(visit(&rec, ctx));
+  size_t size;
+  while ((size = lbmc_ckpt_next(ck->f, &ck->buf, &ck->cap)) > 0) {
+    if (visit) LBMC_CHECK(visit(ck->buf, size, ctx));
     good = ftell(ck->f);
   }
   if (fseek(ck->f, good, SEEK_SET) != 0 || ftruncate(fileno(ck->f), good) != 0)
@@ -155,8 +166,8 @@ static int lbmc_ckpt_replace(const char *path, int resume, lbmc_err *err)
 
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text, long seed,
                               size_t total, long batches,
-                              lbmc_err (*visit)(const lbmc_record *rec, void *ctx), void *ctx,
-                              lbmc_checkpoint **out)
+                              lbmc_err (*visit)(const void *record, size_t size, void *ctx),
+                              void *ctx, lbmc_checkpoint **out)
 {
   lbmc_checkpoint *ck = calloc(1, sizeof *ck);
   int exists = access(path, F_OK) == 0;
@@ -170,8 +181,7 @@ lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text
   ck->path = strdup(path);
   ck->total = total;
   ck->batches = batches;
-  ck->buf = malloc(lbmc_record_size(total, batches, 1) + sizeof(uint32_t));
-  if (!ck->path || !ck->buf) {
+  if (!ck->path) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "checkpoint: out of memory");
   } else if (exists && !resume) {
     err = LBMC_ERROR(LBMC_ERR_ARG,
@@ -222,6 +232,7 @@ lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
   char format = 0, *text = NULL;
   lbmc_ckpt_kind kind = f ? lbmc_ckpt_read_header(f, &text, h, &format) : LBMC_CKPT_FOREIGN;
   unsigned char *buf = NULL;
+  size_t cap = 0;
   long *points = NULL;
   memset(sum, 0, sizeof *sum);
   sum->job_text = text;
@@ -235,13 +246,14 @@ lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
     sum->seed = (long)h[0];
     sum->total = (size_t)h[1];
     sum->batches = (long)h[2];
-    buf = malloc(lbmc_record_size(sum->total, sum->batches, 1) + sizeof(uint32_t));
   }
-  for (lbmc_record rec; buf && lbmc_ckpt_next(f, buf, sum->total, sum->batches, &rec);) {
+  for (size_t size; kind == LBMC_CKPT_GOOD && (size = lbmc_ckpt_next(f, &buf, &cap)) > 0;) {
     long *more = realloc(points, sizeof *points * (size_t)(sum->replicas + 1));
+    lbmc_record rec;
     if (!more) break;
     points = more;
-    points[sum->replicas++] = rec.point; /* the good records: finished replicas */
+    lbmc_record_view(buf, size, &rec);
+    points[sum->replicas++] = (long)rec.h.point; /* the good records: finished replicas */
   }
   for (long i = 0; i < sum->replicas; i++) { /* distinct points */
     long k = 0;

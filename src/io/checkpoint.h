@@ -4,11 +4,11 @@
  * `lbmc run --resume` reads it back. A record cut short by a crash fails its CRC and
  * is dropped (with the rest of the file).
  *
- * File: the magic "LBMCCKP2", then uint64 length + the job text, int64 seed, int64
+ * File: the magic "LBMCCKP3", then uint64 length + the job text, int64 seed, int64
  * total (metric vector length), int64 batches; then records, each a replica record
- * (record.h: the bytes of the MPI result message) followed by uint32 crc32 (zlib) of
- * the record. A file with another "LBMCCKP<v>" magic was written by another version
- * of lbmc and is refused. */
+ * (src/sim/record.h: the bytes of the MPI result message, its size in its first 8
+ * bytes) followed by uint32 crc32 (zlib) of the record. A file with another "LBMCCKP<v>" magic was
+ * written by another version of lbmc and is refused. */
 #ifndef LBMC_CHECKPOINT_H
 #define LBMC_CHECKPOINT_H
 
@@ -16,7 +16,6 @@
 
 #include "lbmc/error.h"
 #include "lbmc/sim.h"
-#include "record.h"
 
 typedef struct lbmc_checkpoint_ lbmc_checkpoint;
 
@@ -24,14 +23,14 @@ typedef struct lbmc_checkpoint_ lbmc_checkpoint;
  *  says to use --resume or delete it) and is created with the header; with resume = 1
  *  an existing file must belong to the same job text and seed (else LBMC_ERR_MISMATCH),
  *  or be of another format (refused) or incomplete (replaced: it holds nothing),
- *  `visit` is called for every valid record (its values point into a buffer reused
- *  for the next record), and appending continues after the last valid one.
+ *  `visit` is called for every valid record (its bytes, in a buffer reused for the next
+ *  record), and appending continues after the last valid one.
  *  Errors: LBMC_ERR_FILE, LBMC_ERR_MISMATCH, LBMC_ERR_ARG. */
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const char *job_text, long seed,
                               size_t total, long batches,
-                              lbmc_err (*visit)(const lbmc_record *rec, void *ctx), void *ctx,
-                              lbmc_checkpoint **ck);
-/** Append one packed record (lbmc_record_pack, size bytes) with its CRC and flush.
+                              lbmc_err (*visit)(const void *record, size_t size, void *ctx),
+                              void *ctx, lbmc_checkpoint **ck);
+/** Append one replica record (size bytes) with its CRC and flush.
  *  Errors: LBMC_ERR_FILE. */
 lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, const void *record, size_t size);
 /** What a checkpoint file holds, for lbmc info. */

@@ -80,11 +80,12 @@ typedef struct {
 } lbmc_input;
 
 /** Defaults of the inputs that are not run options. */
-#define LBMC_DEFAULT_SEED         1
-#define LBMC_SIM_DEFAULT_REPLICAS 1  /* lbmc sim */
-#define LBMC_JOB_DEFAULT_REPLICAS 10 /* job files */
-#define LBMC_IN_TEXT_(x)          #x
-#define LBMC_IN_TEXT(x)           LBMC_IN_TEXT_(x)
+#define LBMC_DEFAULT_SEED             1
+#define LBMC_SIM_DEFAULT_REPLICAS     1   /* lbmc sim */
+#define LBMC_JOB_DEFAULT_REPLICAS     10  /* job files */
+#define LBMC_SIM_DEFAULT_MAX_REPLICAS 100 /* lbmc sim --precision */
+#define LBMC_IN_TEXT_(x)              #x
+#define LBMC_IN_TEXT(x)               LBMC_IN_TEXT_(x)
 
 #define LBMC_IN_SERVICE_WHAT                                                                       \
   "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "               \
@@ -206,8 +207,20 @@ typedef struct {
     .need = "the metric whose interval is targeted, e.g. p_wait")                                  \
   X(RELATIVE, .key = "run.precision.relative", .type = LBMC_IT_POSITIVE,                           \
     .what = "a positive number such as 0.05", .need = "the target relative half-width, e.g. 0.05") \
-  X(MAX_REPLICAS, .key = "run.precision.max_replicas", .type = LBMC_IT_INT, .lo = 1,               \
-    .hi = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES, .need = "the most replicas a point may get")      \
+  X(PRECISION_TEXT, .flag = "precision", .arg = "M:REL", .type = LBMC_IT_TEXT,                     \
+    .help = "sequential mode: replicas are added until metric M's relative\n"                      \
+            "half-width is at most REL (e.g. p_wait:0.05, tail[2][3]:0.1,\n"                       \
+            "sojourn_quantiles[0.99]:0.05); a run not yet stationary is\n"                         \
+            "doubled instead (up to --max-time)")                                                  \
+  X(MAX_REPLICAS, .key = "run.precision.max_replicas", .flag = "max-replicas", .arg = "R",         \
+    .type = LBMC_IT_INT, .lo = 1, .hi = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES,                     \
+    .def = LBMC_IN_TEXT(LBMC_SIM_DEFAULT_MAX_REPLICAS),                                            \
+    .help = "with --precision: the most replicas", .need = "the most replicas a point may get")    \
+  X(MAX_TIME, .key = "run.precision.max_time", .flag = "max-time", .arg = "T",                     \
+    .type = LBMC_IT_POSITIVE, .def = "16 x --time",                                                \
+    .help = "with --precision: the longest --time a run may be doubled to",                        \
+    .what = "a positive number: the longest time setting a point not yet stationary may get "      \
+            "(default 16 x run.time)")                                                             \
   X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
   X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
   X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \

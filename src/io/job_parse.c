@@ -207,7 +207,7 @@ static lbmc_err lbmc_jp_check_all_pools(const lbmc_jp *c, const lbmc_job_setting
   return LBMC_SUCCESS;
 }
 
-/* run.precision: its three keys into job->precision, the metric resolved, and the
+/* run.precision: its keys into job->precision, the metric resolved, and the
  * budget at least run.replicas. */
 static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
 {
@@ -217,6 +217,8 @@ static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
   job->precision.enabled = 1;
   job->precision.relative = LBMC_JOB_SET(job, RELATIVE)->v[0].x;
   job->precision.max_replicas = max->v[0].l;
+  if (LBMC_JOB_SET(job, MAX_TIME)->given)
+    job->precision.max_time = LBMC_JOB_SET(job, MAX_TIME)->v[0].x;
   LBMC_CHECK(lbmc_jv_metric(c));
   if (job->precision.max_replicas < lbmc_job_replicas(job))
     return lbmc_jp_fail(c, LBMC_ERR_ARG, max->line, max->key,

@@ -1,6 +1,7 @@
 /* The results of a run in memory (results.h): creation with every value missing
- * (NaN, -1), a point's parameters from its model, replicas, the reduction of a point
- * to its estimates, copies between results objects. */
+ * (NaN, -1), replica slots grown on demand (so a file's replica axis is the replicas
+ * run, not the budget), a point's parameters from its model, the reduction of a point
+ * (lbmc/point.h) stored with its replicas, copies between results objects. */
 #include "results.h"
 
 #include <math.h>
@@ -11,67 +12,131 @@
 #include "lbmc/metrics.h"
 #include "lbmc/version.h"
 
-lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **out)
+/* The per-replica arrays of res: their place, element size, elements per slot and fill. */
+typedef struct {
+  void **arr;
+  size_t elem, width;
+  int kind; /* 0: double NaN, 1: int64 -1, 2: int8 -1 */
+} lbmc_rep_array;
+
+static int lbmc_rep_arrays(lbmc_results *r, lbmc_rep_array *a)
+{
+  int n = 0;
+  a[n++] = (lbmc_rep_array){(void **)&r->values, sizeof(double), r->total, 0};
+  a[n++] = (lbmc_rep_array){(void **)&r->weights, sizeof(double), r->total, 0};
+  a[n++] = (lbmc_rep_array){(void **)&r->rep_warmup, sizeof(double), 1, 0};
+  a[n++] = (lbmc_rep_array){(void **)&r->rep_cpu, sizeof(double), 1, 0};
+  a[n++] = (lbmc_rep_array){(void **)&r->rep_growth, sizeof(double), 1, 0};
+  a[n++] = (lbmc_rep_array){(void **)&r->rep_events, sizeof(int64_t), 1, 1};
+  a[n++] = (lbmc_rep_array){(void **)&r->rep_unstable, sizeof(int8_t), 1, 2};
+  return n;
+}
+
+/* Fill count elements of kind at p with "no replica". */
+static void lbmc_rep_fill(void *p, int kind, size_t count)
+{
+  for (size_t i = 0; i < count; i++) {
+    if (kind == 0) ((double *)p)[i] = NAN;
+    if (kind == 1) ((int64_t *)p)[i] = -1;
+    if (kind == 2) ((int8_t *)p)[i] = -1;
+  }
+}
+
+/* One per-replica array laid out again for R slots per point (from res->Rmax). */
+static int lbmc_rep_relayout(const lbmc_results *res, const lbmc_rep_array *a, long R)
+{
+  const size_t P = (size_t)res->P, row = a->elem * a->width;
+  const size_t old = (size_t)res->Rmax, keep = old < (size_t)R ? old : (size_t)R;
+  unsigned char *fresh = malloc(row * P * (size_t)R + 1), *prev = *a->arr;
+  if (!fresh) return -1;
+  lbmc_rep_fill(fresh, a->kind, a->width * P * (size_t)R);
+  for (size_t i = 0; prev && i < P; i++)
+    memcpy(fresh + i * (size_t)R * row, prev + i * old * row, keep * row);
+  free(prev);
+  *a->arr = fresh;
+  return 0;
+}
+
+lbmc_err lbmc_results_reserve(lbmc_results *res, long R)
+{
+  lbmc_rep_array a[8];
+  int n = lbmc_rep_arrays(res, a);
+  long slots = res->values ? 2 * res->Rmax : 1; /* the first time exactly R, then doubling */
+  if (R <= res->Rmax && res->values) return LBMC_SUCCESS;
+  if (slots < R) slots = R;
+  for (int k = 0; k < n; k++)
+    if (lbmc_rep_relayout(res, &a[k], slots))
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points x %ld replicas",
+                        res->P, slots);
+  res->Rmax = slots;
+  return LBMC_SUCCESS;
+}
+
+long lbmc_results_replicas(const lbmc_results *res)
+{
+  long R = 1;
+  for (long i = 0; i < res->P; i++)
+    if (res->pt[i].replicas > R) R = res->pt[i].replicas;
+  return R;
+}
+
+lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
 {
   lbmc_results *r = calloc(1, sizeof *r);
-  size_t slots = (size_t)P * (size_t)Rmax;
+  const size_t PT = (size_t)P * lbmc_metric_total(J, K);
   if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory");
   r->P = P;
-  r->Rmax = Rmax;
   r->J = J;
   r->K = K;
+  r->layout = LBMC_LAYOUT_VERSION;
   r->total = lbmc_metric_total(J, K);
   snprintf(r->lbmc_version, sizeof r->lbmc_version, "%s", LBMC_VERSION);
   snprintf(r->revision, sizeof r->revision, "%s", lbmc_revision());
   snprintf(r->build_type, sizeof r->build_type, "%s", lbmc_build_type());
   r->pt = calloc((size_t)P ? (size_t)P : 1, sizeof *r->pt);
-  r->values = malloc(sizeof *r->values * (slots * r->total + 1));
-  r->rep_warmup = malloc(sizeof *r->rep_warmup * (slots + 1));
-  r->rep_cpu = malloc(sizeof *r->rep_cpu * (slots + 1));
-  r->rep_growth = malloc(sizeof *r->rep_growth * (slots + 1));
-  r->rep_events = malloc(sizeof *r->rep_events * (slots + 1));
-  r->rep_unstable = malloc(sizeof *r->rep_unstable * (slots + 1));
-  r->mean = malloc(sizeof *r->mean * ((size_t)P * r->total * 3 + 1));
+  r->mean = malloc(sizeof *r->mean * (PT * 6 + 1));
+  r->flags = calloc(PT + 1, sizeof *r->flags);
   r->service = calloc((size_t)P * (size_t)J * LBMC_SERVICE_TEXT + 1, 1);
   r->slots = malloc(sizeof *r->slots * ((size_t)P * (size_t)J + 1));
   r->mu_k = malloc(sizeof *r->mu_k * ((size_t)P * (size_t)J * LBMC_MAX_RATES + 1));
-  if (!r->pt || !r->values || !r->rep_warmup || !r->rep_cpu || !r->rep_growth || !r->rep_events ||
-      !r->rep_unstable || !r->mean || !r->service || !r->slots || !r->mu_k) {
+  if (!r->pt || !r->mean || !r->flags || !r->service || !r->slots || !r->mu_k ||
+      lbmc_results_reserve(r, R < 1 ? 1 : R)) {
     lbmc_results_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points x %ld replicas", P,
-                      Rmax);
+                      R);
   }
-  r->half_width = r->mean + (size_t)P * r->total;
-  r->std_err = r->half_width + (size_t)P * r->total;
-  for (size_t i = 0; i < slots * r->total; i++) r->values[i] = NAN;
-  for (size_t i = 0; i < slots; i++) {
-    r->rep_warmup[i] = r->rep_cpu[i] = r->rep_growth[i] = NAN;
-    r->rep_events[i] = -1;
-    r->rep_unstable[i] = -1;
-  }
-  for (size_t i = 0; i < (size_t)P * r->total * 3; i++) r->mean[i] = NAN;
+  r->half_width = r->mean + PT;
+  r->std_err = r->half_width + PT;
+  r->lower = r->std_err + PT;
+  r->upper = r->lower + PT;
+  r->upper_bound = r->upper + PT;
+  for (size_t i = 0; i < PT * 6; i++) r->mean[i] = NAN;
   for (size_t i = 0; i < (size_t)P * (size_t)J; i++) {
     snprintf(r->service + i * LBMC_SERVICE_TEXT, LBMC_SERVICE_TEXT, "exponential");
     r->slots[i] = 1;
   }
   for (size_t i = 0; i < (size_t)P * (size_t)J * LBMC_MAX_RATES; i++) r->mu_k[i] = NAN;
+  for (long i = 0; i < P; i++) {
+    lbmc_point_info *p = &r->pt[i];
+    p->time_run = p->warmup_used = p->time_used = p->suggested_time = NAN;
+    p->halves_p = p->short_p = p->growth = p->growth_lower = p->decel_lower = NAN;
+  }
   *out = r;
   return LBMC_SUCCESS;
 }
 
 void lbmc_results_destroy(lbmc_results **r)
 {
+  lbmc_rep_array a[8];
+  int n;
   if (!r || !*r) return;
+  n = lbmc_rep_arrays(*r, a);
+  for (int k = 0; k < n; k++) free(*a[k].arr);
   free((*r)->job_text);
   lbmc_grid_destroy(&(*r)->grid);
   free((*r)->pt);
-  free((*r)->values);
-  free((*r)->rep_warmup);
-  free((*r)->rep_cpu);
-  free((*r)->rep_growth);
-  free((*r)->rep_events);
-  free((*r)->rep_unstable);
   free((*r)->mean);
+  free((*r)->flags);
   free((*r)->service);
   free((*r)->slots);
   free((*r)->mu_k);
@@ -119,72 +184,99 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
   p->status = LBMC_STATUS_OK;
   p->reason[0] = '\0';
   p->surely_unstable = lbmc_model_surely_unstable(m);
-  p->runaway_fraction = o->runaway_fraction;
 }
 
-void lbmc_results_set_replica(lbmc_results *res, long i, long r, const lbmc_replica_result *rr)
+/* Replica i of acc into slot r of point p. */
+static void lbmc_results_put_replica(lbmc_results *res, long p, long r, const lbmc_point *acc,
+                                     double warmup)
 {
-  size_t slot = (size_t)i * (size_t)res->Rmax + (size_t)r;
-  memcpy(res->values + slot * res->total, rr->values, sizeof *rr->values * res->total);
-  res->rep_warmup[slot] = rr->warmup;
-  res->rep_cpu[slot] = rr->cpu_seconds;
-  res->rep_growth[slot] = rr->growth;
-  res->rep_events[slot] = rr->events;
-  res->rep_unstable[slot] = rr->status == LBMC_STATUS_UNSTABLE;
-}
-
-void lbmc_results_reduce(lbmc_results *res, long i, const double *batch_values)
-{
-  lbmc_point_info *p = &res->pt[i];
-  size_t slot = (size_t)i * (size_t)res->Rmax;
-  double *mean = res->mean + (size_t)i * res->total;
-  double *hw = res->half_width + (size_t)i * res->total;
-  double *se = res->std_err + (size_t)i * res->total;
-  lbmc_run_options o;
-  lbmc_run_options_default(&o);
-  o.runaway_fraction = p->runaway_fraction;
-  if (lbmc_point_unstable(&o, p->surely_unstable, p->rho, p->replicas, res->rep_unstable + slot,
-                          res->rep_growth + slot, p->reason, sizeof p->reason)) {
-    p->status = LBMC_STATUS_UNSTABLE;
-    for (size_t k = 0; k < res->total; k++) mean[k] = hw[k] = se[k] = NAN;
-    return;
+  const size_t slot = (size_t)p * (size_t)res->Rmax + (size_t)r;
+  lbmc_point_replica_info info;
+  double *w = res->weights + slot * res->total;
+  lbmc_point_replica(acc, r, &info);
+  if (!info.present) return;
+  memcpy(res->values + slot * res->total, info.values, sizeof(double) * res->total);
+  for (int i = 0; i < LBMC_METRICS; i++) {
+    const size_t off = lbmc_metric_offset(i, res->J, res->K),
+                 len = lbmc_metric_size(i, res->J, res->K);
+    for (size_t e = 0; e < len; e++) {
+      double y, x;
+      w[off + e] = lbmc_metric_terms(i, e, info.sums, res->J, res->K, res->pt[p].pool_servers,
+                                     res->pt[p].n, &y, &x) == LBMC_TERM_QUANTILE
+                       ? NAN
+                       : x;
+    }
   }
-  lbmc_estimate(res->values + slot * res->total, p->replicas,
-                p->replicas == 1 ? batch_values : NULL, p->batches, res->total, res->confidence,
-                mean, hw, se);
+  res->rep_warmup[slot] = warmup;
+  res->rep_cpu[slot] = info.cpu_seconds;
+  res->rep_growth[slot] = info.growth;
+  res->rep_events[slot] = info.events;
+  res->rep_unstable[slot] = (int8_t)info.unstable;
 }
 
-void lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from)
+lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
 {
-  size_t Rs = (size_t)src->Rmax, Rd = (size_t)dst->Rmax, t = src->total;
+  const lbmc_verdict *v = lbmc_point_verdict(acc);
+  const lbmc_estimates *e = lbmc_point_estimates(acc);
+  const size_t t = res->total, at = (size_t)p * t;
+  lbmc_point_info *pt = &res->pt[p];
+  LBMC_CHECK(lbmc_results_reserve(res, v->replicas));
+  pt->replicas = v->replicas;
+  pt->status = v->status;
+  snprintf(pt->reason, sizeof pt->reason, "%s", v->reason);
+  lbmc_evidence_names(v->evidence, pt->evidence, sizeof pt->evidence);
+  pt->level = v->level;
+  pt->time_run = v->time;
+  pt->warmup_used = v->warmup_used;
+  pt->time_used = v->time_used;
+  pt->suggested_time = v->suggested_time;
+  pt->warmup_near_cap = v->warmup_near_cap;
+  pt->halves_p = v->halves_p;
+  pt->short_p = v->short_p;
+  pt->growth = v->growth;
+  pt->growth_lower = v->growth_lower;
+  pt->decel_lower = v->decel_lower;
+  memcpy(res->mean + at, e->estimate, sizeof(double) * t);
+  memcpy(res->half_width + at, e->half_width, sizeof(double) * t);
+  memcpy(res->std_err + at, e->std_err, sizeof(double) * t);
+  memcpy(res->lower + at, e->lower, sizeof(double) * t);
+  memcpy(res->upper + at, e->upper, sizeof(double) * t);
+  memcpy(res->upper_bound + at, e->upper_bound, sizeof(double) * t);
+  for (size_t k = 0; k < t; k++) res->flags[at + k] = e->flags[k];
+  for (long r = 0; r < v->replicas; r++) lbmc_results_put_replica(res, p, r, acc, v->warmup_used);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from)
+{
+  lbmc_rep_array a[8], b[8];
+  const size_t t = src->total, J = (size_t)src->J;
+  const int n = lbmc_rep_arrays(dst, a);
+  LBMC_CHECK(lbmc_results_reserve(dst, src->Rmax));
+  lbmc_rep_arrays((lbmc_results *)src, b);
   dst->pt[to] = src->pt[from];
-  memcpy(dst->values + (size_t)to * Rd * t, src->values + (size_t)from * Rs * t,
-         sizeof(double) * Rs * t);
-  memcpy(dst->rep_warmup + (size_t)to * Rd, src->rep_warmup + (size_t)from * Rs,
-         sizeof(double) * Rs);
-  memcpy(dst->rep_cpu + (size_t)to * Rd, src->rep_cpu + (size_t)from * Rs, sizeof(double) * Rs);
-  memcpy(dst->rep_growth + (size_t)to * Rd, src->rep_growth + (size_t)from * Rs,
-         sizeof(double) * Rs);
-  memcpy(dst->rep_events + (size_t)to * Rd, src->rep_events + (size_t)from * Rs,
-         sizeof(int64_t) * Rs);
-  memcpy(dst->rep_unstable + (size_t)to * Rd, src->rep_unstable + (size_t)from * Rs,
-         sizeof(int8_t) * Rs);
-  memcpy(dst->mean + (size_t)to * t, src->mean + (size_t)from * t, sizeof(double) * t);
-  memcpy(dst->half_width + (size_t)to * t, src->half_width + (size_t)from * t, sizeof(double) * t);
-  memcpy(dst->std_err + (size_t)to * t, src->std_err + (size_t)from * t, sizeof(double) * t);
-  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0),
-         (size_t)src->J * LBMC_SERVICE_TEXT);
-  memcpy(dst->slots + (size_t)to * dst->J, src->slots + (size_t)from * src->J,
-         sizeof(int) * (size_t)src->J);
+  for (int k = 0; k < n; k++) { /* slots 0 .. src->Rmax - 1; the rest stay empty */
+    const size_t row = a[k].elem * a[k].width;
+    memcpy((unsigned char *)*a[k].arr + (size_t)to * (size_t)dst->Rmax * row,
+           (const unsigned char *)*b[k].arr + (size_t)from * (size_t)src->Rmax * row,
+           (size_t)src->Rmax * row);
+  }
+  for (int k = 0; k < 6; k++) /* mean .. upper_bound, P x total apart */
+    memcpy(dst->mean + (size_t)k * (size_t)dst->P * t + (size_t)to * t,
+           src->mean + (size_t)k * (size_t)src->P * t + (size_t)from * t, sizeof(double) * t);
+  memcpy(dst->flags + (size_t)to * t, src->flags + (size_t)from * t, sizeof(int64_t) * t);
+  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0), J * LBMC_SERVICE_TEXT);
+  memcpy(dst->slots + (size_t)to * J, src->slots + (size_t)from * J, sizeof(int) * J);
   memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
-         sizeof(double) * (size_t)src->J * LBMC_MAX_RATES);
+         sizeof(double) * J * LBMC_MAX_RATES);
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out)
 {
   lbmc_results *r;
   long k = 0;
-  LBMC_CHECK(lbmc_results_create(n, res->Rmax, res->J, res->K, &r));
+  LBMC_CHECK(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
   if (lbmc_grid_copy(res->grid, &r->grid)) {
     lbmc_results_destroy(&r);
@@ -201,7 +293,13 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   r->confidence = res->confidence;
   r->complete = res->complete;
   for (long i = 0; i < res->P && k < n; i++)
-    if (res->pt[i].done) lbmc_results_copy_point(r, k++, res, i);
+    if (res->pt[i].done) {
+      lbmc_err err = lbmc_results_copy_point(r, k++, res, i);
+      if (err) {
+        lbmc_results_destroy(&r);
+        return err;
+      }
+    }
   *out = r;
   return LBMC_SUCCESS;
 }

@@ -11,13 +11,15 @@
 #include "lbmc/error.h"
 #include "lbmc/job.h"
 #include "lbmc/model.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
-#define LBMC_LAYOUT_VERSION 1
+#define LBMC_LAYOUT_VERSION 2
 
-/** One point: its parameters (the /points row) and its replicas. */
+/** One point: its parameters (the /points row), its verdict and its replicas. */
 typedef struct {
-  long index; /* index in the job's full grid */
+  long index;    /* index in the job's full grid */
+  long scenario; /* the grid cell without its routing axes: numbers the random streams */
   long n, d, routers, batches, replicas;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];
@@ -26,10 +28,17 @@ typedef struct {
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;
-  char reason[192];        /* why unstable, "" otherwise */
-  int surely_unstable;     /* rho >= 1 with unlimited buffers: not simulated */
-  double runaway_fraction; /* the run options' instability threshold */
-  int done;                /* all its replicas are in */
+  char reason[512];   /* why the status is not ok (evidence and numbers), "" for ok */
+  char evidence[192]; /* the verdict's evidence, names comma-separated (lbmc/point.h) */
+  long level;         /* sequential mode's doublings of the run */
+  double time_run;    /* the time setting x 2^level */
+  double warmup_used; /* warm-up discarded per replica (time) */
+  double time_used;   /* measured time per replica after the warm-up */
+  double suggested_time;
+  long warmup_near_cap;                                        /* 1: MSER truncated near its cap */
+  double halves_p, short_p, growth, growth_lower, decel_lower; /* lbmc_verdict */
+  int surely_unstable; /* rho >= 1 with unlimited buffers: not simulated */
+  int done;            /* all its replicas are in */
 } lbmc_point_info;
 
 /** The job's grid as the /grid group stores it (results_grid.c; docs/results-format.md):
@@ -47,7 +56,7 @@ typedef struct {
   long *dim_length;  /* D */
 } lbmc_grid;
 
-typedef struct {
+typedef struct lbmc_results_ {
   char *job_text;
   lbmc_grid *grid; /* NULL when unknown (a file written before /grid existed) */
   char lbmc_version[32], created[32], shard[32];
@@ -55,22 +64,29 @@ typedef struct {
                                         source_revision and build_type */
   long seed, mpi_ranks;
   double wall_seconds, confidence;
-  int J, K, complete;                  /* complete: every point of the job (or shard) is in */
-  size_t total;                        /* entries of the metric vector */
-  long P, Rmax;                        /* points held, replica slots per point */
-  lbmc_point_info *pt;                 /* P */
-  double *values;                      /* P x Rmax x total, NaN where no replica */
-  double *rep_warmup, *rep_cpu;        /* P x Rmax */
-  double *rep_growth;                  /* P x Rmax (lbmc_replica_result.growth) */
-  int64_t *rep_events;                 /* P x Rmax, -1 where no replica */
-  int8_t *rep_unstable;                /* P x Rmax, -1 where no replica */
-  double *mean, *half_width, *std_err; /* P x total */
+  int J, K, complete;  /* complete: every point of the job (or shard) is in */
+  int layout;          /* layout version of a file read (LBMC_LAYOUT_VERSION when written) */
+  size_t total;        /* entries of the metric vector */
+  long P, Rmax;        /* points held; replica slots per point (grown by lbmc_results_reserve) */
+  lbmc_point_info *pt; /* P */
+  double *values;      /* P x Rmax x total, NaN where no replica */
+  double *weights;     /* P x Rmax x total: each value's denominator (its numerator
+                          is value x weight), NaN for quantiles and no replica */
+  double *rep_warmup, *rep_cpu; /* P x Rmax */
+  double *rep_growth;           /* P x Rmax (lbmc_point_replica_info.growth) */
+  int64_t *rep_events;          /* P x Rmax, -1 where no replica */
+  int8_t *rep_unstable;         /* P x Rmax, -1 where no replica */
+  double *mean, *half_width, *std_err, *lower, *upper, *upper_bound; /* P x total each */
+  int64_t *flags; /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
   char *service; /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */
   int *slots;    /* P x J: L_j, length of the speed list (1 = constant mu_j) */
   double *mu_k;  /* P x J x LBMC_MAX_RATES: mu_j(1..L_j), NaN beyond L_j */
 } lbmc_results;
+
+/** The largest number of replicas of any point (at least 1): the R axis of the file. */
+long lbmc_results_replicas(const lbmc_results *res);
 
 /** Bytes of one service text (lbmc_service.text). */
 #define LBMC_SERVICE_TEXT ((int)sizeof(((lbmc_service *)0)->text))
@@ -147,23 +163,23 @@ void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
 int lbmc_grid_write(hid_t file, const lbmc_grid *g);
 int lbmc_grid_read(hid_t file, lbmc_grid **g);
 
-/** Allocate for P points of J pools, K tail levels, Rmax replica slots; values NaN.
- *  Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_results_create(long P, long Rmax, int J, int K, lbmc_results **res);
+/** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point;
+ *  values NaN. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **res);
 void lbmc_results_destroy(lbmc_results **res);
+/** At least R replica slots per point (slots double as needed; the values move).
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_reserve(lbmc_results *res, long R);
 /** Fill point i's parameters from a set-up model and its run options. */
 void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
                             const lbmc_run_options *o);
-/** Store replica r of point i (values: total entries). */
-void lbmc_results_set_replica(lbmc_results *res, long i, long r, const lbmc_replica_result *rr);
-/** Compute the estimates of point i from its pt[i].replicas replicas (lbmc_estimate;
- *  with one replica, batch_values (batches x total) give the interval), and judge its
- *  stability (lbmc_point_unstable): an unstable point gets NaN estimates. */
-void lbmc_results_reduce(lbmc_results *res, long i, const double *batch_values);
+/** Store the reduction of point i (lbmc_point_reduce done; verdict, estimates, and the
+ *  replicas 0 .. replicas - 1 it rests on). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_store(lbmc_results *res, long i, const lbmc_point *acc);
 
 /** Copy point `from` of src (parameters, replicas, estimates) to point `to` of dst;
- *  needs dst->Rmax >= src->Rmax and the same J, K. */
-void lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from);
+ *  reserves replica slots in dst; the same J, K. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from);
 
 /** Merge result files of one job: the same job text and seed, every part complete,
  *  shards (attribute shard "i/k") all present once; points in grid order, none twice.

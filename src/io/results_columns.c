@@ -19,6 +19,9 @@
 static const lbmc_point_column lbmc_columns[] = {
     {"index", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(index), 0, "1",
      "index of the point in the job's full grid (0-based, first axis slowest)"},
+    {"scenario", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(scenario), 1, "1",
+     "the point's scenario: its grid cell without the routing axes (policy, routers, stale, "
+     "sampling); points of one scenario share their random streams (common random numbers)"},
     {"n", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(n), 0, "1", "number of servers"},
     {"lambda", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(lambda), 0, "1/time",
      "arrival rate per server (total rate lambda * n)"},
@@ -70,9 +73,40 @@ static const lbmc_point_column lbmc_columns[] = {
      "how replicas started: empty, or meanfield (near the mean-field fixed point; engines "
      "without one, and systems whose ODE does not settle, start empty)"},
     {"status", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_STATUS, LBMC_PT(status), 0, "1",
-     "ok, precision_not_met or unstable"},
+     "the verdict: ok, not_stationary (the data cannot tell: run longer; numbers kept), "
+     "unstable (proven; estimates NaN) or precision_not_met (docs/model.md, \"Verdicts\")"},
     {"reason", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(reason), 0, "1",
-     "why the point is unstable; empty otherwise"},
+     "why the status is not ok, with the evidence's numbers; empty for ok"},
+    {"evidence", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(evidence), 1, "1",
+     "the verdict's evidence, comma-separated names (rho_at_least_one, customer_cap, drift, "
+     "warmup_near_cap, halves_differ, replicas_short, batches_correlated, no_customers, "
+     "still_growing); empty for ok"},
+    {"level", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(level), 1, "1",
+     "times sequential mode doubled the run because the point was not stationary"},
+    {"time_run", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(time_run), 1, "time",
+     "the time setting used: time x 2^level"},
+    {"warmup_used", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(warmup_used), 1,
+     "time",
+     "warm-up discarded per replica: the fixed warm-up, or the one MSER chose for the point"},
+    {"time_used", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(time_used), 1, "time",
+     "measured time per replica, after the warm-up"},
+    {"suggested_time", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(suggested_time), 1,
+     "time", "for a not_stationary point, a time setting to try; NaN otherwise"},
+    {"warmup_near_cap", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(warmup_near_cap), 1,
+     "1", "1 if MSER truncated in the last fifth before its cap (half the run)"},
+    {"halves_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(halves_p), 1, "1",
+     "p-value of the test that the halves of the measured period have the same customers per "
+     "server (not_stationary below 0.01); NaN if not made"},
+    {"short_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(short_p), 1, "1",
+     "p-value of the test that the eighths of the replicas' measured periods are uncorrelated "
+     "(made with 2 to 29 replicas; not_stationary below 0.01); NaN if not made"},
+    {"growth", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(growth), 1, "1",
+     "drift test: customers accumulated per arrival in the last quarter of the run, pooled over "
+     "the replicas; NaN if not made"},
+    {"growth_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(growth_lower), 1, "1",
+     "drift test: one-sided lower bound of growth at level 1 - 0.001"},
+    {"decel_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(decel_lower), 1, "1",
+     "drift test: lower bound of Delta4 - 0.85 Delta3 (positive: the growth is not slowing down)"},
 };
 
 int lbmc_point_columns(void) { return (int)(sizeof lbmc_columns / sizeof lbmc_columns[0]); }

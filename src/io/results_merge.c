@@ -16,6 +16,11 @@ static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, con
                       "%s and %s come from different jobs (their job text or seed differ); only "
                       "parts of one job can be merged",
                       pa, pb);
+  if (a->layout != b->layout)
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s and %s have different layouts (%d and %d): they were written by "
+                      "different versions of lbmc; rerun the older part",
+                      pa, pb, a->layout, b->layout);
   if (a->J != b->J || a->K != b->K || a->confidence != b->confidence)
     return LBMC_ERROR(LBMC_ERR_MISMATCH, "%s and %s differ in pools, tail_k or confidence", pa, pb);
   if (!b->complete)
@@ -76,7 +81,7 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     LBMC_CHECK(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
     P += parts[p]->P;
     wall += parts[p]->wall_seconds;
-    if (parts[p]->Rmax > Rmax) Rmax = parts[p]->Rmax;
+    if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
   LBMC_CHECK(lbmc_merge_check_shards(parts, paths, n));
   LBMC_CHECK(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
@@ -105,7 +110,11 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
         return LBMC_ERROR(LBMC_ERR_MISMATCH, "grid point %ld is in more than one part (%s)", dup,
                           paths[best]);
       }
-      lbmc_results_copy_point(m, k, parts[best], next[best]++);
+      if (lbmc_results_copy_point(m, k, parts[best], next[best]++)) {
+        free(next);
+        lbmc_results_destroy(&m);
+        return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
+      }
     }
     free(next);
   }

@@ -87,7 +87,7 @@ static void lbmc_scatter_column(lbmc_results *res, const lbmc_point_column *c, i
       case LBMC_FIELD_CHARS: snprintf(v, c->size, "%s", text); break;
       case LBMC_FIELD_STATUS: {
         lbmc_status st = LBMC_STATUS_OK; /* an unknown name reads as ok */
-        for (int s = LBMC_STATUS_OK; s <= LBMC_STATUS_PRECISION_NOT_MET; s++)
+        for (int s = LBMC_STATUS_OK; s < LBMC_STATUSES; s++)
           if (strcmp(text, lbmc_status_name((lbmc_status)s)) == 0) st = (lbmc_status)s;
         *(lbmc_status *)v = st;
         break;
@@ -146,35 +146,64 @@ static int lbmc_read_points(hid_t f, lbmc_results *res)
   return rc;
 }
 
-/* Scatter metric i of a dataset (rows x len) into the flat vectors (stride total). */
-static int lbmc_read_metric(hid_t f, const char *name, lbmc_results *res, int i, size_t rows,
-                            double *dst, double *buf)
+/* Scatter metric i of a dataset (rows x len of `elem`-byte values of memory type t) into
+ * the flat vectors dst (stride total). A missing optional dataset keeps dst as it is. */
+static int lbmc_read_metric(hid_t f, const char *name, const lbmc_results *res, int i, size_t rows,
+                            void *dst, size_t elem, hid_t t, int optional, void *buf)
 {
   size_t off = lbmc_metric_offset(i, res->J, res->K), len = lbmc_metric_size(i, res->J, res->K);
-  if (lbmc_h5_read(f, name, H5T_NATIVE_DOUBLE, buf)) return -1;
+  if (optional && !lbmc_h5_exists(f, name)) return 0;
+  if (lbmc_h5_read(f, name, t, buf)) return -1;
   for (size_t r = 0; r < rows; r++)
-    memcpy(dst + r * res->total + off, buf + r * len, sizeof *buf * len);
+    memcpy((unsigned char *)dst + (r * res->total + off) * elem,
+           (unsigned char *)buf + r * len * elem, elem * len);
   return 0;
+}
+
+/* /estimates/M: the parts of layout 1 (mean, half_width, std_err) and of layout 2. */
+static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
+{
+  const char *m = lbmc_metric_get(i)->name;
+  const struct {
+    const char *part;
+    void *dst;
+    int optional;
+  } parts[] = {{"mean", res->mean, 0},       {"half_width", res->half_width, 0},
+               {"std_err", res->std_err, 0}, {"lower", res->lower, 1},
+               {"upper", res->upper, 1},     {"upper_bound", res->upper_bound, 1}};
+  char name[160];
+  int rc = 0;
+  for (size_t k = 0; !rc && k < sizeof parts / sizeof *parts; k++) {
+    snprintf(name, sizeof name, "estimates/%s/%s", m, parts[k].part);
+    rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, parts[k].dst, sizeof(double),
+                          H5T_NATIVE_DOUBLE, parts[k].optional, buf);
+  }
+  snprintf(name, sizeof name, "estimates/%s/flags", m);
+  if (!rc)
+    rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->flags, sizeof(int64_t),
+                          H5T_NATIVE_INT64, 1, buf);
+  return rc;
 }
 
 static int lbmc_read_data(hid_t f, lbmc_results *res)
 {
   size_t rows = (size_t)res->P * (size_t)res->Rmax;
-  double *buf = malloc(sizeof *buf * (rows * res->total + 1));
+  double *buf = malloc(sizeof *buf * (rows * res->total + (size_t)res->P * res->total + 1));
   char name[160];
   int rc = !buf;
   for (int i = 0; !rc && i < LBMC_METRICS; i++) {
     const char *m = lbmc_metric_get(i)->name;
     snprintf(name, sizeof name, "estimates/%s", m);
     if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: stays NaN */
-    snprintf(name, sizeof name, "estimates/%s/mean", m);
-    rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->mean, buf);
-    snprintf(name, sizeof name, "estimates/%s/half_width", m);
-    if (!rc) rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->half_width, buf);
-    snprintf(name, sizeof name, "estimates/%s/std_err", m);
-    if (!rc) rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->std_err, buf);
+    rc = lbmc_read_estimates(f, res, i, buf);
     snprintf(name, sizeof name, "replicas/%s", m);
-    if (!rc) rc = lbmc_read_metric(f, name, res, i, rows, res->values, buf);
+    if (!rc)
+      rc = lbmc_read_metric(f, name, res, i, rows, res->values, sizeof(double), H5T_NATIVE_DOUBLE,
+                            0, buf);
+    snprintf(name, sizeof name, "replicas/%s_weight", m);
+    if (!rc)
+      rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double), H5T_NATIVE_DOUBLE,
+                            1, buf);
   }
   if (!rc) rc = lbmc_h5_read(f, "replicas/warmup", H5T_NATIVE_DOUBLE, res->rep_warmup);
   if (!rc) rc = lbmc_h5_read(f, "replicas/cpu_seconds", H5T_NATIVE_DOUBLE, res->rep_cpu);
@@ -213,9 +242,9 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   }
   if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");
-  } else if (layout != LBMC_LAYOUT_VERSION) {
+  } else if (layout < 1 || layout > LBMC_LAYOUT_VERSION) {
     char why[96];
-    snprintf(why, sizeof why, "layout_version %lld, this program reads %d", (long long)layout,
+    snprintf(why, sizeof why, "layout_version %lld, this program reads 1 to %d", (long long)layout,
              LBMC_LAYOUT_VERSION);
     err = lbmc_read_fail(path, why);
   } else if (lbmc_h5_read_attr_i64(f, "tail_k", &K) || lbmc_h5_dims(f, "points/beta", dims) != 2 ||
@@ -223,6 +252,7 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
   } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) ==
              LBMC_SUCCESS) {
+    res->layout = (int)layout;
     if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
         lbmc_grid_read(f, &res->grid)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");

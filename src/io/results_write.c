@@ -149,6 +149,65 @@ static int lbmc_write_levels(hid_t loc)
   return rc;
 }
 
+/* The parts of /estimates/M: name, what, and where they are (P x total doubles). */
+static int lbmc_write_estimate_parts(hid_t m, const lbmc_results *res, int i, int rank,
+                                     const hsize_t *dims, double *scratch)
+{
+  const lbmc_metric_info *info = lbmc_metric_get(i);
+  const struct {
+    const char *name, *what;
+    const double *data;
+  } parts[] = {
+      {"mean",
+       "the estimate, pooled over the replicas (a ratio of sums; quantiles of the pooled "
+       "histogram)",
+       res->mean},
+      {"half_width", "max(mean - lower, upper - mean): the interval read symmetrically",
+       res->half_width},
+      {"std_err", "standard error of the estimate", res->std_err},
+      {"lower", "lower end of the two-sided interval at level `confidence` (root attribute)",
+       res->lower},
+      {"upper", "upper end of the two-sided interval at level `confidence`", res->upper},
+      {"upper_bound",
+       "one-sided upper bound at level `confidence` where the event was never observed "
+       "(flag none_observed; the estimate is 0), NaN elsewhere",
+       res->upper_bound},
+  };
+  int rc = 0;
+  char desc[512];
+  for (size_t k = 0; !rc && k < sizeof parts / sizeof *parts; k++) {
+    lbmc_metric_slice(res, parts[k].data, (size_t)res->P, i, scratch);
+    snprintf(desc, sizeof desc, "%s: %s (NaN where it does not exist; see flags)", info->name,
+             parts[k].what);
+    rc = lbmc_h5_write_f64(m, parts[k].name, rank, dims, scratch, info->units, desc);
+  }
+  return rc;
+}
+
+/* /estimates/M/flags: the interval flags as int64 bits, their names and meanings as
+ * attributes (bit b = names[b]). */
+static int lbmc_write_flags(hid_t m, const lbmc_results *res, int i, int rank, const hsize_t *dims,
+                            void *scratch)
+{
+  const size_t off = lbmc_metric_offset(i, res->J, res->K),
+               len = lbmc_metric_size(i, res->J, res->K);
+  const char *names[32], *meanings[32];
+  int64_t *F = scratch;
+  int nf = lbmc_interval_flags(), rc;
+  hid_t d;
+  for (long p = 0; p < res->P; p++)
+    memcpy(F + (size_t)p * len, res->flags + (size_t)p * res->total + off, sizeof *F * len);
+  rc = lbmc_h5_write_i64(m, "flags", rank, dims, F, "1",
+                         "bits saying when the interval does not exist or is special: bit b "
+                         "means names[b] (attributes names and meanings)");
+  for (int b = 0; b < nf && b < 32; b++)
+    names[b] = lbmc_interval_flag_name(b), meanings[b] = lbmc_interval_flag_meaning(b);
+  if (rc || (d = H5Dopen2(m, "flags", H5P_DEFAULT)) < 0) return -1;
+  rc = lbmc_h5_attr_strs(d, "names", nf, names) || lbmc_h5_attr_strs(d, "meanings", nf, meanings);
+  H5Dclose(d);
+  return rc;
+}
+
 static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scratch)
 {
   hid_t g = H5Gcreate2(file, "estimates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -158,22 +217,11 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
     const lbmc_metric_info *info = lbmc_metric_get(i);
     hid_t m = H5Gcreate2(g, info->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rank = lbmc_metric_dims(res, i, 1, &P, dims);
-    char desc[256];
     rc = m < 0 || lbmc_h5_attr_str(m, "units", info->units) ||
          lbmc_h5_attr_str(m, "description", info->description);
     if (!rc && info->shape == LBMC_SHAPE_QUANTILE) rc = lbmc_write_levels(m);
-    lbmc_metric_slice(res, res->mean, (size_t)res->P, i, scratch);
-    snprintf(desc, sizeof desc, "mean over replicas of: %s", info->description);
-    if (!rc) rc = lbmc_h5_write_f64(m, "mean", rank, dims, scratch, info->units, desc);
-    lbmc_metric_slice(res, res->half_width, (size_t)res->P, i, scratch);
-    snprintf(desc, sizeof desc,
-             "half-width of the two-sided Student-t interval at level `confidence` (root "
-             "attribute) of %s",
-             info->name);
-    if (!rc) rc = lbmc_h5_write_f64(m, "half_width", rank, dims, scratch, info->units, desc);
-    lbmc_metric_slice(res, res->std_err, (size_t)res->P, i, scratch);
-    snprintf(desc, sizeof desc, "standard error of the mean of %s", info->name);
-    if (!rc) rc = lbmc_h5_write_f64(m, "std_err", rank, dims, scratch, info->units, desc);
+    if (!rc) rc = lbmc_write_estimate_parts(m, res, i, rank, dims, scratch);
+    if (!rc) rc = lbmc_write_flags(m, res, i, rank, dims, scratch);
     if (m >= 0) H5Gclose(m);
   }
   if (!rc) {
@@ -187,46 +235,85 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
   return rc;
 }
 
-static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch)
+/* A per-replica array (P x Rmax slots of `width` elements of `elem` bytes) compacted to
+ * P x R slots into out. */
+static void lbmc_gather_replicas(const lbmc_results *res, const void *src, size_t elem,
+                                 size_t width, long R, void *out)
+{
+  const size_t row = elem * width;
+  for (long p = 0; p < res->P; p++)
+    memcpy((unsigned char *)out + (size_t)p * (size_t)R * row,
+           (const unsigned char *)src + (size_t)p * (size_t)res->Rmax * row, (size_t)R * row);
+}
+
+/* /replicas/M (and M_weight for the metrics that are ratios of sums). */
+static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, long R,
+                                     const double *values, const double *weights, double *scratch)
+{
+  const lbmc_metric_info *info = lbmc_metric_get(i);
+  hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R}, dims[4];
+  const size_t rows = (size_t)res->P * (size_t)R;
+  int rank = lbmc_metric_dims(res, i, 2, PR, dims), rc;
+  char desc[512], name[96];
+  snprintf(desc, sizeof desc,
+           "per-replica values (NaN where a point has fewer replicas, or where the replica had "
+           "no observations) of: %s",
+           info->description);
+  lbmc_metric_slice(res, values, rows, i, scratch);
+  rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
+  if (!rc && info->shape == LBMC_SHAPE_QUANTILE) {
+    hid_t d = H5Dopen2(g, info->name, H5P_DEFAULT);
+    rc = d < 0 || lbmc_write_levels(d);
+    if (d >= 0) H5Dclose(d);
+  }
+  if (rc || info->shape == LBMC_SHAPE_QUANTILE) return rc;
+  snprintf(name, sizeof name, "%s_weight", info->name);
+  snprintf(desc, sizeof desc,
+           "the denominator of each replica's %s (arrivals, departures, time x servers, ...): its "
+           "value x weight is its numerator, and the point's estimate is sum(value x weight) / "
+           "sum(weight) over its replicas",
+           info->name);
+  lbmc_metric_slice(res, weights, rows, i, scratch);
+  return lbmc_h5_write_f64(g, name, rank, dims, scratch, "1", desc);
+}
+
+static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch, void *gather)
 {
   hid_t g = H5Gcreate2(file, "replicas", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)res->Rmax}, dims[4];
-  size_t rows = (size_t)res->P * (size_t)res->Rmax;
+  const long R = lbmc_results_replicas(res);
+  const size_t rows = (size_t)res->P * (size_t)R;
+  hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R};
+  double *values = gather, *weights = values + rows * res->total;
   int rc = g < 0;
-  for (int i = 0; !rc && i < LBMC_METRICS; i++) {
-    const lbmc_metric_info *info = lbmc_metric_get(i);
-    int rank = lbmc_metric_dims(res, i, 2, PR, dims);
-    char desc[256];
-    snprintf(desc, sizeof desc, "per-replica values (NaN where a point has fewer replicas) of: %s",
-             info->description);
-    lbmc_metric_slice(res, res->values, rows, i, scratch);
-    rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
-    if (!rc && info->shape == LBMC_SHAPE_QUANTILE) {
-      hid_t d = H5Dopen2(g, info->name, H5P_DEFAULT);
-      rc = d < 0 || lbmc_write_levels(d);
-      if (d >= 0) H5Dclose(d);
-    }
-  }
+  lbmc_gather_replicas(res, res->values, sizeof(double), res->total, R, values);
+  lbmc_gather_replicas(res, res->weights, sizeof(double), res->total, R, weights);
+  for (int i = 0; !rc && i < LBMC_METRICS; i++)
+    rc = lbmc_write_replica_metric(g, res, i, R, values, weights, scratch);
+  lbmc_gather_replicas(res, res->rep_warmup, sizeof(double), 1, R, scratch);
   if (!rc)
-    rc = lbmc_h5_write_f64(g, "warmup", 2, PR, res->rep_warmup, "time",
-                           "warm-up time used by the replica (chosen by MSER-5 with warmup auto); "
-                           "NaN where no replica");
+    rc = lbmc_h5_write_f64(g, "warmup", 2, PR, scratch, "time",
+                           "warm-up time discarded by the replica (the point's); NaN where no "
+                           "replica");
+  lbmc_gather_replicas(res, res->rep_events, sizeof(int64_t), 1, R, scratch);
   if (!rc)
     rc = lbmc_h5_write_i64(
-        g, "events", 2, PR, res->rep_events, "1",
+        g, "events", 2, PR, (int64_t *)scratch, "1",
         "arrivals plus departures simulated after the warm-up; -1 where no replica");
+  lbmc_gather_replicas(res, res->rep_cpu, sizeof(double), 1, R, scratch);
   if (!rc)
-    rc = lbmc_h5_write_f64(g, "cpu_seconds", 2, PR, res->rep_cpu, "s",
+    rc = lbmc_h5_write_f64(g, "cpu_seconds", 2, PR, scratch, "s",
                            "CPU seconds (real time, not model time) of the replica's measured "
                            "period; NaN where no replica");
+  lbmc_gather_replicas(res, res->rep_growth, sizeof(double), 1, R, scratch);
   if (!rc)
     rc = lbmc_h5_write_f64(
-        g, "growth", 2, PR, res->rep_growth, "1",
-        "smallest increase of the time-average customers in the system from one quarter of the "
-        "measured period to the next, per customer admitted (about 0 in a steady state, > 0 while "
-        "the system fills up); NaN where no replica");
+        g, "growth", 2, PR, scratch, "1",
+        "the replica's rise of the time-average customers in the system from the third to the "
+        "last quarter of its measured period, per arrival of the last quarter (about 0 in a "
+        "steady state; the point's drift test pools it over replicas); NaN where no replica");
+  lbmc_gather_replicas(res, res->rep_unstable, sizeof(int8_t), 1, R, scratch);
   if (!rc)
-    rc = lbmc_h5_write_i8(g, "unstable", 2, PR, res->rep_unstable, "1",
+    rc = lbmc_h5_write_i8(g, "unstable", 2, PR, (int8_t *)scratch, "1",
                           "1 if the replica hit the cap on customers in the system "
                           "(max_customers), 0 if not, -1 where no replica");
   if (g >= 0) H5Gclose(g);
@@ -246,32 +333,38 @@ static int lbmc_write_root(hid_t file, const lbmc_results *res)
          lbmc_h5_attr_f64(file, "wall_seconds", res->wall_seconds) ||
          lbmc_h5_attr_f64(file, "confidence", res->confidence) ||
          lbmc_h5_attr_i64(file, "tail_k", res->K) || lbmc_h5_attr_str(file, "shard", res->shard) ||
-         lbmc_h5_attr_i64(file, "complete", res->complete);
+         lbmc_h5_attr_i64(file, "complete", res->complete) ||
+         lbmc_h5_attr_i64(file, "common_random_numbers", 1);
 }
 
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
 {
   char tmp[4096];
-  size_t need = (size_t)res->P * (size_t)(res->Rmax > 3 ? res->Rmax : 3) * res->total + 64;
+  const size_t rows = (size_t)res->P * (size_t)lbmc_results_replicas(res);
+  size_t need = rows * res->total + (size_t)res->P * 3 + 64;
   size_t need_mu_k = (size_t)res->P * (size_t)res->J * LBMC_MAX_RATES + 64; /* /points/mu_k */
   void *scratch = malloc(sizeof(double) * (need > need_mu_k ? need : need_mu_k));
+  void *gather = malloc(sizeof(double) * (2 * rows * res->total + 1));
   hid_t file;
   int rc;
-  if (!scratch) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);
+  if (!scratch || !gather) {
+    free(scratch), free(gather);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);
+  }
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages, not HDF5's error stack */
   file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) {
     lbmc_err err = lbmc_h5_file_error(tmp, "create", NULL);
-    free(scratch);
+    free(scratch), free(gather);
     unlink(tmp); /* HDF5 may have created it before failing to lock it */
     return err ? err
                : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
-       lbmc_write_estimates(file, res, scratch) || lbmc_write_replicas(file, res, scratch) ||
-       lbmc_grid_write(file, res->grid);
-  free(scratch);
+       lbmc_write_estimates(file, res, scratch) ||
+       lbmc_write_replicas(file, res, scratch, gather) || lbmc_grid_write(file, res->grid);
+  free(scratch), free(gather);
   if (H5Fclose(file) < 0) rc = 1;
   if (rc) {
     unlink(tmp);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../sim/record.h"
 #include "lbmc/log.h"
 #include "lbmc/metrics.h"
 #include "runner_impl.h"
@@ -76,17 +77,10 @@ long lbmc_runner_local(const lbmc_runner *run, long grid_index)
   return -1;
 }
 
-/* Replay of a checkpoint record into the results and the schedule. */
-static lbmc_err lbmc_runner_replay(const lbmc_record *rec, void *ctx)
+/* Replay of a checkpoint record into its point and the schedule. */
+static lbmc_err lbmc_runner_replay(const void *record, size_t size, void *ctx)
 {
-  lbmc_runner *run = ctx;
-  long point = lbmc_runner_local(run, rec->point);
-  if (point >= 0 && rec->replica >= 0 && rec->replica < run->Rmax)
-    return lbmc_runner_record(run, point, rec->replica, &rec->rr, NULL, 0);
-  return LBMC_ERROR(LBMC_ERR_MISMATCH,
-                    "the checkpoint holds point %ld replica %ld, which this run "
-                    "(shard) does not have; it belongs to another run",
-                    rec->point, rec->replica);
+  return lbmc_runner_record(ctx, record, size, 0);
 }
 
 /* Warn once per service distribution whose means cannot converge (or hardly). */
@@ -105,13 +99,59 @@ static void lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_model *m
   }
 }
 
+/* Rank 0: the point accumulator of local point i (created with its model when missing). */
+static lbmc_err lbmc_runner_acc(lbmc_runner *run, long i)
+{
+  lbmc_run_options o;
+  if (run->acc[i]) return LBMC_SUCCESS;
+  LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &run->acc_model[i]));
+  lbmc_job_point_options(run->job, run->grid[i], &o);
+  return lbmc_point_create(run->acc_model[i], &o, run->first_round, &run->acc[i]);
+}
+
+/* Rank 0: forget the replicas of a finished point. */
+static void lbmc_runner_acc_free(lbmc_runner *run, long i)
+{
+  lbmc_point_destroy(&run->acc[i]);
+  lbmc_model_destroy(&run->acc_model[i]);
+}
+
+/* Rank 0: a point whose round is complete: reduce it and do what sequential mode says
+ * (the log says which and why, unless quiet). */
+static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
+{
+  const lbmc_precision *prec = lbmc_job_precision(run->job);
+  long R = lbmc_schedule_round(run->sched, i), next;
+  char why[256];
+  lbmc_next what;
+  if (R == 0 && !(run->res->pt[i].surely_unstable && !run->res->pt[i].done)) return LBMC_SUCCESS;
+  LBMC_CHECK(lbmc_runner_acc(run, i));
+  LBMC_CHECK(lbmc_point_reduce(run->acc[i], R));
+  what = lbmc_point_next(run->acc[i], prec, &next, why, sizeof why);
+  if (*why && !run->set->quiet && !run->set->dry_run && run->ck)
+    lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: point %ld: %s\n", run->grid[i], why);
+  if (what == LBMC_NEXT_MORE) {
+    lbmc_schedule_more(run->sched, i, next);
+  } else if (what == LBMC_NEXT_LONGER) {
+    lbmc_point_set_level(run->acc[i], lbmc_point_level(run->acc[i]) + 1);
+    lbmc_schedule_longer(run->sched, i, next);
+  } else {
+    LBMC_CHECK(lbmc_results_store(run->res, i, run->acc[i]));
+    run->res->pt[i].done = 1;
+    lbmc_schedule_finish(run->sched, i);
+    lbmc_runner_acc_free(run, i);
+    if (run->ck) lbmc_checkpoint_sync(run->ck);
+  }
+  return LBMC_SUCCESS;
+}
+
 static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
 {
   char ckpt[4096];
   lbmc_model *m = NULL;
   lbmc_run_options o;
-  LBMC_CHECK(lbmc_results_create(run->P, run->Rmax, lbmc_job_pools(run->job), (int)run->opts.tail_k,
-                                 &run->res));
+  LBMC_CHECK(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
+                                 (int)run->opts.tail_k, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
   LBMC_CHECK(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
@@ -124,27 +164,23 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
     lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
     lbmc_runner_warn_service(run, m, i);
     lbmc_model_destroy(&m);
   }
-  LBMC_CHECK(lbmc_schedule_create(run->P, run->cost, lbmc_job_replicas(run->job), run->Rmax,
-                                  lbmc_job_precision(run->job), &run->sched));
-  for (long i = 0; i < run->P; i++) /* rho >= 1 with unlimited buffers: nothing to simulate */
-    if (run->res->pt[i].surely_unstable) {
-      lbmc_schedule_skip(run->sched, i);
-      lbmc_schedule_settle(run->sched, run->res, i, NULL);
-    }
+  LBMC_CHECK(lbmc_schedule_create(run->P, run->cost, run->first_round, run->Rmax, &run->sched));
+  run->acc = calloc((size_t)run->P + 1, sizeof *run->acc);
+  run->acc_model = calloc((size_t)run->P + 1, sizeof *run->acc_model);
   run->waiting = malloc(sizeof *run->waiting * (size_t)run->size);
-  if (run->with_batches)
-    run->batch_store =
-        malloc(sizeof *run->batch_store * (size_t)run->P * (size_t)run->batches * run->total);
-  if (!run->waiting || (run->with_batches && !run->batch_store))
+  if (!run->acc || !run->acc_model || !run->waiting)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+  for (long i = 0; i < run->P; i++) /* rho >= 1 with unlimited buffers: nothing to simulate */
+    if (run->res->pt[i].surely_unstable) LBMC_CHECK(lbmc_runner_settle(run, i));
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
   return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job),
-                              lbmc_job_seed(run->job), run->total, run->batches, lbmc_runner_replay,
-                              run, &run->ck);
+                              lbmc_job_seed(run->job), run->total, run->opts.batches,
+                              lbmc_runner_replay, run, &run->ck);
 }
 
 lbmc_err lbmc_runner_setup(lbmc_runner *run)
@@ -162,16 +198,10 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
   }
   lbmc_job_point_options(run->job, 0, &run->opts);
   run->Rmax = lbmc_job_replicas_max(run->job);
-  run->batches = run->opts.batches;
+  run->first_round = lbmc_job_replicas(run->job);
   run->total = lbmc_metric_total(lbmc_job_pools(run->job), (int)run->opts.tail_k);
-  run->with_batches = lbmc_job_replicas(run->job) == 1;
-  run->msg_max = lbmc_record_size(run->total, run->batches, 1);
-  run->msg = malloc(run->msg_max);
-  run->rmsg = malloc(run->msg_max);
-  run->values = malloc(sizeof *run->values * run->total * (1 + (size_t)run->batches));
   run->cost = malloc(sizeof *run->cost * (size_t)(run->P ? run->P : 1));
-  if (!run->msg || !run->rmsg || !run->values || !run->cost)
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+  if (!run->cost) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
   for (long i = 0; i < run->P; i++) run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);
   return run->rank == 0 ? lbmc_runner_setup_root(run) : LBMC_SUCCESS;
 }
@@ -179,17 +209,17 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
 void lbmc_runner_teardown(lbmc_runner *run)
 {
   lbmc_checkpoint_close(&run->ck, 0);
+  for (long i = 0; run->acc && i < run->P; i++) lbmc_runner_acc_free(run, i);
+  free(run->acc);
+  free(run->acc_model);
   lbmc_schedule_destroy(&run->sched);
   lbmc_results_destroy(&run->res);
   lbmc_replica_destroy(&run->rep);
   lbmc_model_destroy(&run->model);
   free(run->grid);
   free(run->cost);
-  free(run->msg);
   free(run->rmsg);
-  free(run->values);
   free(run->waiting);
-  free(run->batch_store);
 }
 
 void lbmc_runner_dry_run(const lbmc_runner *run)
@@ -216,7 +246,7 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
     lbmc_log(run->comm, stdout, "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10g %10s  %s\n",
              p->index, p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-",
              p->engine, p->time, w, axes);
-    units += run->sched->target[i];
+    units += run->res->pt[i].surely_unstable ? 0 : run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
     events += e;
     cpu += e / (strcmp(p->engine, "occupancy") == 0 ? 2e7 : 1e7);
@@ -228,23 +258,29 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
            events, cpu);
 }
 
-lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
-                            const lbmc_replica_result *rr, const void *record, size_t size)
+lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live)
 {
-  int keep_batches = run->with_batches && replica == 0 && rr->batch_values;
-  const double *batch = NULL;
-  lbmc_results_set_replica(run->res, point, replica, rr);
-  if (keep_batches)
-    memcpy(run->batch_store + (size_t)point * (size_t)run->batches * run->total, rr->batch_values,
-           sizeof *run->batch_store * (size_t)run->batches * run->total);
+  lbmc_record rec;
+  long i;
+  int used;
+  if (lbmc_record_view(record, size, &rec) != 0 ||
+      (i = lbmc_runner_local(run, (long)rec.h.point)) < 0 || rec.h.replica < 0 ||
+      rec.h.replica >= run->Rmax) {
+    if (live)
+      return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a result message is not a replica of this run");
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "the checkpoint holds a record (point %lld, replica %lld) that this run "
+                      "(shard) does not have; it belongs to another run",
+                      (long long)rec.h.point, (long long)rec.h.replica);
+  }
+  if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
+  LBMC_CHECK(lbmc_runner_acc(run, i));
+  LBMC_CHECK(lbmc_point_add(run->acc[i], record, size, &used));
+  if (!used) return LBMC_SUCCESS; /* of a level the point has left */
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
-  if (run->ck && record) LBMC_CHECK(lbmc_checkpoint_append(run->ck, record, size));
-  lbmc_schedule_done(run->sched, point, replica, run->ck != NULL);
-  if (run->with_batches)
-    batch = run->batch_store + (size_t)point * (size_t)run->batches * run->total;
-  if (lbmc_schedule_settle(run->sched, run->res, point, batch) && run->ck)
-    lbmc_checkpoint_sync(run->ck);
-  return LBMC_SUCCESS;
+  if (run->ck && live) LBMC_CHECK(lbmc_checkpoint_append(run->ck, record, size));
+  lbmc_schedule_done(run->sched, i, (long)rec.h.replica, live && run->ck != NULL);
+  return lbmc_runner_settle(run, i);
 }
 
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)

@@ -9,10 +9,10 @@
 #include "lbmc/log.h"
 #include "runner_impl.h"
 
-lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*monitor)(void *),
-                              void *ctx)
+lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int level,
+                              int (*monitor)(void *), void *ctx)
 {
-  lbmc_replica_result rr;
+  lbmc_unit u;
   lbmc_err err;
   if (run->cached != point) {
     lbmc_replica_destroy(&run->rep);
@@ -24,27 +24,18 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*
     run->cached = point;
   }
   lbmc_replica_set_monitor(run->rep, monitor, ctx);
-  rr.values = run->values;
-  rr.batch_values = (run->with_batches && replica == 0) ? run->values + run->total : NULL;
-  err = lbmc_replica_run(run->rep, run->grid[point], replica, run->Rmax, lbmc_job_seed(run->job),
-                         &rr);
+  u.point = run->grid[point];
+  /* streams by the point's scenario: common random numbers across its policies */
+  u.scenario = lbmc_job_point_scenario(run->job, run->grid[point]);
+  u.replica = replica;
+  u.replicas_max = run->Rmax;
+  u.seed = lbmc_job_seed(run->job);
+  u.level = level;
+  u.one_replica = run->first_round == 1;
+  err = lbmc_replica_record(run->rep, &u, &run->msg, &run->msg_size);
   if (err)
     return err == LBMC_ERR_INTERRUPTED ? err : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
-  run->msg_size =
-      lbmc_record_pack(run->msg, run->grid[point], replica, &rr, run->total, run->batches);
   return LBMC_SUCCESS;
-}
-
-/* Rank 0: store the replica record of size bytes held in buf. */
-static lbmc_err lbmc_runner_record_msg(lbmc_runner *run, const void *buf, size_t size)
-{
-  lbmc_record rec;
-  long point;
-  if (lbmc_record_unpack(buf, size, run->total, run->batches, &rec) != 0 ||
-      (point = lbmc_runner_local(run, rec.point)) < 0)
-    return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a result message is not a replica of this run");
-  run->units_run++;
-  return lbmc_runner_record(run, point, rec.replica, &rec.rr, buf, size);
 }
 
 static void lbmc_runner_progress(lbmc_runner *run, int force)
@@ -65,30 +56,49 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
 /* Rank 0: answer rank `src` with the next unit, or park it, or release it. */
 static void lbmc_runner_dispatch(lbmc_runner *run, int src)
 {
-  long unit[2] = {-1, -1};
+  long unit[3] = {-1, -1, 0};
+  int level = 0;
   if (!run->stopping && !lbmc_schedule_all_finished(run->sched)) {
-    if (!lbmc_schedule_next(run->sched, &unit[0], &unit[1])) {
+    if (!lbmc_schedule_next(run->sched, &unit[0], &unit[1], &level)) {
       run->waiting[run->nwaiting++] = src;
       return;
     }
+    unit[2] = level;
   } else {
     run->released++;
   }
-  MPI_Send(unit, 2, MPI_LONG, src, LBMC_TAG_WORK, run->comm);
+  MPI_Send(unit, 3, MPI_LONG, src, LBMC_TAG_WORK, run->comm);
+}
+
+/* Rank 0: receive the record announced by st into run->rmsg (grown to fit). */
+static lbmc_err lbmc_runner_receive(lbmc_runner *run, MPI_Status *st, size_t *size)
+{
+  int bytes;
+  MPI_Get_count(st, MPI_BYTE, &bytes);
+  if ((size_t)bytes > run->rmsg_cap) {
+    size_t cap = (size_t)bytes + ((size_t)bytes >> 2) + 64;
+    free(run->rmsg);
+    run->rmsg = malloc(cap);
+    run->rmsg_cap = run->rmsg ? cap : 0;
+    if (!run->rmsg) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory for a record");
+  }
+  MPI_Recv(run->rmsg, bytes, MPI_BYTE, st->MPI_SOURCE, LBMC_TAG_RESULT, run->comm, st);
+  *size = (size_t)bytes;
+  return LBMC_SUCCESS;
 }
 
 /* Rank 0: handle every pending message of the workers: results, then control codes. */
 static lbmc_err lbmc_runner_serve(lbmc_runner *run)
 {
-  int flag, code, bytes;
+  int flag, code;
+  size_t size = 0;
   MPI_Status st;
   for (;;) {
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_RESULT, run->comm, &flag, &st);
     if (!flag) break;
-    MPI_Recv(run->rmsg, (int)run->msg_max, MPI_BYTE, st.MPI_SOURCE, LBMC_TAG_RESULT, run->comm,
-             &st);
-    MPI_Get_count(&st, MPI_BYTE, &bytes);
-    LBMC_CHECK(lbmc_runner_record_msg(run, run->rmsg, (size_t)bytes));
+    LBMC_CHECK(lbmc_runner_receive(run, &st, &size));
+    run->units_run++;
+    LBMC_CHECK(lbmc_runner_record(run, run->rmsg, size, 1));
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
   }
   for (;;) {
@@ -132,16 +142,17 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
   long p, r;
-  int aborted = 0;
+  int aborted = 0, level;
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CHECK(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
-    if (lbmc_schedule_next(run->sched, &p, &r)) {
-      lbmc_err err = lbmc_runner_simulate(run, p, r, lbmc_runner_root_monitor, &ctx);
+    if (lbmc_schedule_next(run->sched, &p, &r, &level)) {
+      lbmc_err err = lbmc_runner_simulate(run, p, r, level, lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
       if (err == LBMC_ERR_INTERRUPTED) break;
       LBMC_CHECK(err);
-      LBMC_CHECK(lbmc_runner_record_msg(run, run->msg, run->msg_size));
+      run->units_run++;
+      LBMC_CHECK(lbmc_runner_record(run, run->msg, run->msg_size, 1));
     } else {
       lbmc_nap();
     }
@@ -171,20 +182,21 @@ static int lbmc_runner_worker_monitor(void *ctx)
  * simulate the unit it gets, until told to stop. */
 static lbmc_err lbmc_runner_worker(lbmc_runner *run)
 {
-  long unit[2];
+  long unit[3];
   int flag, dummy, has_result = 0;
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
     if (has_result) {
-      MPI_Send(run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm);
+      MPI_Send((void *)run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm);
     } else {
       int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
       MPI_Send(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm);
     }
-    MPI_Recv(unit, 2, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, MPI_STATUS_IGNORE);
+    MPI_Recv(unit, 3, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, MPI_STATUS_IGNORE);
     if (unit[0] < 0) break;
     {
-      lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], lbmc_runner_worker_monitor, run);
+      lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], (int)unit[2],
+                                          lbmc_runner_worker_monitor, run);
       if (err && err != LBMC_ERR_INTERRUPTED) return err;
       has_result = err == LBMC_SUCCESS;
     }

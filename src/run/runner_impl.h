@@ -5,13 +5,15 @@
 
 #include "../io/checkpoint.h"
 #include "../io/results.h"
+#include "lbmc/point.h"
 #include "lbmc/runner.h"
 #include "schedule.h"
 
-/* Messages: a worker sends a finished replica (LBMC_TAG_RESULT: the bytes of a
- * replica record, ../io/record.h) or, without one, a control code (LBMC_TAG_CONTROL,
- * one int); either asks for the next unit, which rank 0 sends (LBMC_TAG_WORK: point
- * and replica, -1 = stop). LBMC_TAG_ABORT tells workers to abandon their replica. */
+/* Messages: a worker sends a finished replica (LBMC_TAG_RESULT: the bytes of a replica
+ * record, src/sim/record.h) or, without one, a control code (LBMC_TAG_CONTROL, one int);
+ * either asks for the next unit, which rank 0 sends (LBMC_TAG_WORK: point, replica and
+ * level as three longs, point -1 = stop). LBMC_TAG_ABORT tells workers to abandon their
+ * replica. */
 enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
 
 /* Control codes of LBMC_TAG_CONTROL. */
@@ -28,14 +30,10 @@ typedef struct {
   long P;       /* points of this run (the shard) */
   long *grid;   /* P: grid index of each local point, increasing */
   double *cost; /* P: cost of one replica, n x simulated time */
-  long Rmax, batches;
+  long Rmax, first_round;
   size_t total;
-  int with_batches; /* the job has one replica per point: keep batch means of replica 0 */
-  size_t msg_max;   /* bytes of the largest replica record */
-  size_t msg_size;  /* bytes of the record in msg */
-  double *msg;      /* msg_max bytes: this rank's last replica record */
-  double *rmsg;     /* msg_max bytes: rank 0's receive buffer */
-  double *values;   /* total x (1 + batches): the replica being simulated */
+  const void *msg; /* this rank's last replica record (owned by rep), msg_size bytes */
+  size_t msg_size;
 
   /* worker side: the model and workspace of the last point simulated */
   long cached;
@@ -47,8 +45,11 @@ typedef struct {
   lbmc_results *res;
   lbmc_schedule *sched;
   lbmc_checkpoint *ck;
-  double *batch_store; /* P x batches x total when with_batches */
-  int *waiting;        /* ranks waiting for work */
+  lbmc_point **acc;       /* P: the replicas of unfinished points (NULL until the first) */
+  lbmc_model **acc_model; /* P: their models */
+  unsigned char *rmsg;    /* receive buffer, rmsg_cap bytes (8-byte aligned) */
+  size_t rmsg_cap;
+  int *waiting; /* ranks waiting for work */
   int nwaiting, released, stopping;
   double t0, t_progress;
   long units_run;
@@ -64,17 +65,18 @@ void lbmc_runner_dry_run(const lbmc_runner *run);
 /** Rank 0: the local index of grid point `grid_index`, or -1 if this run (shard) does
  *  not have it. */
 long lbmc_runner_local(const lbmc_runner *run, long grid_index);
-/** Rank 0: store a finished replica of local point `point` (results, schedule) and
- *  settle its point; a live one (record: its packed bytes, size bytes) also goes to the
- *  checkpoint, a replayed one (record NULL) comes from it. Errors: LBMC_ERR_FILE. */
-lbmc_err lbmc_runner_record(lbmc_runner *run, long point, long replica,
-                            const lbmc_replica_result *rr, const void *record, size_t size);
+/** Rank 0: add a finished replica record (size bytes) to its point, and settle the point
+ *  when its round is complete (reduction, the decision of sequential mode, storing a
+ *  finished point). A live record (live = 1) also goes to the checkpoint; a replayed one
+ *  (0) comes from it. Errors: LBMC_ERR_FILE, LBMC_ERR_MEMORY, LBMC_ERR_INTERNAL (not a
+ *  record of this run; LBMC_ERR_MISMATCH when replayed). */
+lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live);
 /** Rank 0: write the results file (complete or not) and close the checkpoint
  *  (removing it after a complete run). */
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
-/** Simulate (local point, replica) and pack its record into run->msg (run->msg_size
- *  bytes); returns LBMC_ERR_INTERRUPTED when the monitor stopped it. */
-lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int (*monitor)(void *),
-                              void *ctx);
+/** Simulate (local point, replica, level) into run->msg (run->msg_size bytes); returns
+ *  LBMC_ERR_INTERRUPTED when the monitor stopped it. */
+lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int level,
+                              int (*monitor)(void *), void *ctx);
 
 #endif

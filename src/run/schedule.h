@@ -1,57 +1,57 @@
-/* Private: which work unit (point, replica) to run next, and when a point is finished.
- * Pure bookkeeping on rank 0, no MPI.
+/* Private: which work unit (point, replica, level) to run next, and when a point's round
+ * is complete. Pure bookkeeping on rank 0, no MPI.
  *
- * Units are issued costliest point first (cost ~ n x simulated time). A point is run
- * in rounds: first `replicas` replicas; in sequential (precision) mode, when a round
- * is complete and the relative half-width of the target metric is above the target,
- * a new round raises the number of replicas to about what the current half-width
- * says is needed (R (hw_rel/target)^2, at least R + 1, at most max_replicas). A round
- * is always completed, even after an unstable replica, and every decision depends
- * only on the replicas of complete rounds: so the replicas run for a point, and their
- * values, do not depend on the number of ranks or on the timing. */
+ * Units are issued costliest point first (cost ~ n x simulated time). A point is run in
+ * rounds: first `replicas` replicas; when a round is complete the runner reduces the
+ * point (lbmc/point.h) and tells the schedule what next (lbmc_point_next): finished, a
+ * round of more replicas (lbmc_schedule_more), or, for a point that is not yet
+ * stationary, its replicas again from replica 0 with the run doubled (lbmc_schedule_longer,
+ * the next level). A round is always completed, even after an unstable replica, and every
+ * decision depends only on the replicas of complete rounds: so the replicas run for a
+ * point, and their values, do not depend on the number of ranks or on the timing. */
 #ifndef LBMC_SCHEDULE_H
 #define LBMC_SCHEDULE_H
 
 #include <stdint.h>
 
-#include "../io/results.h"
-#include "lbmc/job.h"
+#include "lbmc/error.h"
 
 typedef struct {
   long P, Rmax;
-  double *cost;   /* P: cost of one replica */
+  double *cost;   /* P: cost of one replica at level 0 */
   long *order;    /* P: points by decreasing cost (ties: lower index first) */
   long cursor;    /* position in order before which no point has pending units */
   int8_t *state;  /* P x Rmax: 0 pending, 1 issued, 2 done */
   long *target;   /* P: replicas of the current round's end */
-  long *done;     /* P: replicas done */
+  long *done;     /* P: replicas done at the current level */
   long *inflight; /* P: replicas issued and not done */
+  int *level;     /* P: the current level (the run doubled `level` times) */
   int *finished;  /* P */
   long points_finished;
   double cost_done, cost_planned;
-  double cost_live;  /* cost of the units run by this run (not replayed): the pace */
-  lbmc_precision precision;
-  long replicas;
+  double cost_live; /* cost of the units run by this run (not replayed): the pace */
 } lbmc_schedule;
 
-/** For P points with per-replica costs, `replicas` per round one, up to Rmax. */
+/** For P points with per-replica costs, `replicas` in the first round, up to Rmax.
+ *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rmax,
-                              const lbmc_precision *precision, lbmc_schedule **s);
+                              lbmc_schedule **s);
 void lbmc_schedule_destroy(lbmc_schedule **s);
-/** Run no replica of the point (it is unstable for certain); settle it next. */
-void lbmc_schedule_skip(lbmc_schedule *s, long point);
 /** Next unit to run; returns 0 when none is available now (all issued, or waiting for
  *  rounds to complete). */
-int lbmc_schedule_next(lbmc_schedule *s, long *point, long *replica);
-/** Record that (point, replica) is done (issued = 1 when it was issued by this run,
- *  0 when loaded from a checkpoint). */
+int lbmc_schedule_next(lbmc_schedule *s, long *point, long *replica, int *level);
+/** Record that (point, replica) of the point's current level is done (issued = 1 when it
+ *  was issued by this run, 0 when loaded from a checkpoint). */
 void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued);
-/** If the point's round is complete: reduce its estimates in res, decide whether it is
- *  finished (setting pt[point].status / .replicas / .done) or gets another round.
- *  batch_values: the batch means of its replica 0 when the job has one replica.
- *  Returns 1 if the point is now finished. */
-int lbmc_schedule_settle(lbmc_schedule *s, lbmc_results *res, long point,
-                         const double *batch_values);
+/** The replicas of the point's round when the round is complete (every replica of it
+ *  done, none in flight), else 0. A finished point: 0. */
+long lbmc_schedule_round(const lbmc_schedule *s, long point);
+/** Another round: replicas up to R (> the current target). */
+void lbmc_schedule_more(lbmc_schedule *s, long point, long R);
+/** The next level: the run doubled, replicas 0 .. R - 1 again. */
+void lbmc_schedule_longer(lbmc_schedule *s, long point, long R);
+/** The point is finished (with no replicas at all: skip its planned cost). */
+void lbmc_schedule_finish(lbmc_schedule *s, long point);
 /** 1 when every point is finished. */
 int lbmc_schedule_all_finished(const lbmc_schedule *s);
 

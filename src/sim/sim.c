@@ -1,45 +1,69 @@
-/* The replica driver (include/lbmc/sim.h): one replica of one model from its streams
- * to its estimates. It numbers the streams of (point, replica, purpose), runs the
- * engine (src/engine/engine.h) through the warm-up and the measured period tick by
- * tick, chooses the warm-up (MSER-5 with warmup auto), and turns the summed tick
- * records into the metrics, the batch means and the quantiles (docs/model.md,
- * "Simulation" and "Estimation"). Above the engines; below the runner and the
- * command line. */
+/* The replica driver (include/lbmc/sim.h): one replica of one model from its streams to
+ * its record. It numbers the streams of (scenario, replica, purpose), runs the engine
+ * (src/engine/engine.h) through the warm-up in at most about 1000 steps, then through the
+ * measured period segment by segment (each the sum of LBMC_TICKS_PER_SEGMENT tick
+ * records), with the customers' sojourn and waiting times going to the histograms of the
+ * segment's quantile group (or, for an engine with Erlang mixtures, the occupancy engine,
+ * the arrival classes to the group's mixture); and packs the record (src/sim/record.h). Everything
+ * that depends on more than one replica (the warm-up with warmup auto, the estimates, the verdict)
+ * is the point's (src/sim/point.c). Above the engines; below the runner and the command line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/hist.h"
 #include "../core/ticks.h"
 #include "../engine/engine.h"
 #include "../stats/mixture.h"
-#include "lbmc/check.h"
-#include "lbmc/metrics.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"
-#include "lbmc/stats.h"
+#include "record.h"
+
+/** Steps of a fixed warm-up (at least one tick each): the monitor is asked after each,
+ *  so a long warm-up with a short measured time costs no more than the simulation. */
+#define LBMC_WARMUP_STEPS 1000
 
 struct lbmc_replica_ {
   const lbmc_model *m;
   const lbmc_run_options *o;
   lbmc_engine *e;
   int J, K;
-  size_t width;        /* tick record width */
-  size_t nticks;       /* batches x LBMC_TICKS_PER_BATCH */
-  double *ticks;       /* nticks x width */
-  double *sums;        /* width */
-  double *series;      /* nticks */
-  uint64_t *hist;      /* batches groups of LBMC_TICKS_PER_BATCH ticks, each 2 histograms
-                          (sojourn, wait) of LBMC_HIST_BINS counts */
-  uint64_t *hsum;      /* 2 x LBMC_HIST_BINS: their sum over the retained groups */
-  lbmc_mixture **mix;  /* engines with mixtures (occupancy): one per group of ticks, in
-                          place of the histograms; NULL otherwise */
-  lbmc_mixture *msum;  /* their sum over the retained groups */
+  size_t W;           /* doubles of a tick record */
+  size_t S;           /* segments */
+  double tau;         /* the histograms' time scale */
+  double *seg;        /* S x W */
+  double *tick;       /* W: the tick being closed */
+  size_t G;           /* quantile groups of the current run */
+  int64_t *start;     /* LBMC_MAX_QUANTILE_GROUPS + 1: their first segments */
+  lbmc_dhist *h;      /* 2 x hcap: sojourn and wait histograms of each group */
+  size_t hcap;        /* groups the histograms are allocated for */
+  int mixtures;       /* 1: the engine gives Erlang mixtures (occupancy), not histograms */
+  lbmc_mixture **mix; /* mcap: the mixture of each group */
+  size_t mcap;
   char init_note[256]; /* how replicas start, if not as asked (lbmc_engine_set_init) */
+  unsigned char *rec;  /* the last record, rec_cap bytes allocated */
+  size_t rec_cap;
+  uint64_t cap; /* the runaway cap */
   int (*monitor)(void *ctx);
   void *monitor_ctx;
 };
+
+long lbmc_run_segments(const lbmc_run_options *o)
+{
+  long S = LBMC_SEGMENTS_PER_BATCH * o->batches;
+  return S < LBMC_MAX_SEGMENTS ? S : LBMC_MAX_SEGMENTS;
+}
+
+double lbmc_model_time_scale(const lbmc_model *m)
+{
+  double capacity = 0;
+  for (int j = 0; j < lbmc_model_pools(m); j++) {
+    const double *rates;
+    int L = lbmc_model_rates(m, j, &rates);
+    capacity += lbmc_model_beta(m, j) * rates[L - 1];
+  }
+  return capacity > 0 ? 1 / capacity : 1;
+}
 
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx)
 {
@@ -47,15 +71,16 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
   r->monitor_ctx = ctx;
 }
 
-/* Mixtures of arrival classes for engines that give quantiles that way: one per group
- * of ticks and their sum. */
-static lbmc_err lbmc_replica_mixtures(lbmc_replica *r)
+const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
+const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note; }
+
+/* Whether the engine gives mixtures of arrival classes instead of histograms. */
+static lbmc_err lbmc_replica_probe_mixtures(lbmc_replica *r)
 {
-  LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->msum));
-  if (!r->msum) return LBMC_SUCCESS;
-  r->mix = calloc((size_t)r->o->batches, sizeof *r->mix);
-  if (!r->mix) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory");
-  for (long g = 0; g < r->o->batches; g++) LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->mix[g]));
+  lbmc_mixture *probe = NULL;
+  LBMC_CHECK(lbmc_engine_mixture_create(r->e, &probe));
+  r->mixtures = probe != NULL;
+  lbmc_mixture_destroy(&probe);
   return LBMC_SUCCESS;
 }
 
@@ -71,25 +96,25 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
   r->o = o;
   r->J = lbmc_model_pools(m);
   r->K = (int)o->tail_k;
-  r->width = lbmc_tick_width(r->J, r->K);
-  r->nticks = (size_t)o->batches * LBMC_TICKS_PER_BATCH;
-  r->ticks = malloc(sizeof *r->ticks * r->nticks * r->width);
-  r->sums = malloc(sizeof *r->sums * r->width);
-  r->series = malloc(sizeof *r->series * r->nticks);
-  r->hist = malloc(sizeof *r->hist * (size_t)o->batches * 2 * LBMC_HIST_BINS);
-  r->hsum = malloc(sizeof *r->hsum * 2 * LBMC_HIST_BINS);
-  if (!r->ticks || !r->sums || !r->series || !r->hist || !r->hsum) {
+  r->W = lbmc_tick_width(r->J, r->K);
+  r->S = (size_t)lbmc_run_segments(o);
+  r->tau = lbmc_model_time_scale(m);
+  r->seg = malloc(sizeof *r->seg * r->S * r->W);
+  r->tick = malloc(sizeof *r->tick * r->W);
+  r->start = malloc(sizeof *r->start * (LBMC_MAX_QUANTILE_GROUPS + 1));
+  if (!r->seg || !r->tick || !r->start) {
     lbmc_replica_destroy(&r);
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu ticks", (size_t)o->batches);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu segments", r->S);
   }
   err = lbmc_engine_create(m, r->K, (uint64_t)o->max_customers, (lbmc_engine_kind)o->engine, &r->e);
   if (!err)
     err = lbmc_engine_set_init(r->e, (lbmc_init_kind)o->init, r->init_note, sizeof r->init_note);
-  if (!err) err = lbmc_replica_mixtures(r);
+  if (!err) err = lbmc_replica_probe_mixtures(r);
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   }
+  r->cap = lbmc_engine_cap(r->e);
   *out = r;
   return LBMC_SUCCESS;
 }
@@ -98,221 +123,173 @@ void lbmc_replica_destroy(lbmc_replica **r)
 {
   if (!r || !*r) return;
   lbmc_engine_destroy(&(*r)->e);
-  if ((*r)->mix)
-    for (long g = 0; g < (*r)->o->batches; g++) lbmc_mixture_destroy(&(*r)->mix[g]);
+  free((*r)->seg);
+  free((*r)->tick);
+  free((*r)->start);
+  free((*r)->h);
+  for (size_t g = 0; g < (*r)->mcap; g++) lbmc_mixture_destroy(&(*r)->mix[g]);
   free((*r)->mix);
-  lbmc_mixture_destroy(&(*r)->msum);
-  free((*r)->ticks);
-  free((*r)->sums);
-  free((*r)->series);
-  free((*r)->hist);
-  free((*r)->hsum);
+  free((*r)->rec);
   free(*r);
   *r = NULL;
 }
 
-/* Element-wise sum of tick records [from, to) into r->sums. */
-static void lbmc_replica_sum(lbmc_replica *r, size_t from, size_t to)
+/* An empty mixture for each of the r->G quantile groups. */
+static lbmc_err lbmc_replica_group_mixtures(lbmc_replica *r)
 {
-  memset(r->sums, 0, sizeof *r->sums * r->width);
-  for (size_t i = from; i < to; i++) {
-    const double *rec = r->ticks + i * r->width;
-    for (size_t w = 0; w < r->width; w++) r->sums[w] += rec[w];
-  }
-}
-
-/* Growth of the customers in the system over the retained ticks [from, to): the
- * smallest of the three increases of the quarter-by-quarter time-average customers,
- * each per customer admitted in the later quarter (lbmc_replica_result.growth). */
-static double lbmc_replica_growth(const lbmc_replica *r, size_t from, size_t to)
-{
-  size_t q = (to - from) / 4;
-  double prev = 0, growth = INFINITY;
-  if (q < 1) return 0;
-  for (int k = 0; k < 4; k++) {
-    double area = 0, len = 0, admitted = 0, avg;
-    for (size_t i = from + (size_t)k * q; i < from + (size_t)(k + 1) * q; i++) {
-      const double *rec = r->ticks + i * r->width;
-      area += rec[LBMC_TK_AREA_N];
-      len += rec[LBMC_TK_LEN];
-      for (int j = 0; j < r->J; j++) admitted += rec[lbmc_tk_admitted(r->J, r->K, j)];
+  if (r->G > r->mcap) {
+    lbmc_mixture **mix = realloc(r->mix, sizeof *mix * r->G);
+    if (!mix) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for mixtures");
+    r->mix = mix;
+    for (; r->mcap < r->G; r->mcap++) {
+      r->mix[r->mcap] = NULL;
+      LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->mix[r->mcap]));
     }
-    avg = area / len;
-    if (k > 0) {
-      double g = admitted > 0 ? (avg - prev) / admitted : 0;
-      if (g < growth) growth = g;
-    }
-    prev = avg;
   }
-  return growth;
-}
-
-static void lbmc_replica_unstable(lbmc_replica *r, lbmc_replica_result *res)
-{
-  size_t total = lbmc_metric_total(r->J, r->K);
-  res->status = LBMC_STATUS_UNSTABLE;
-  for (size_t i = 0; i < total; i++) res->values[i] = NAN;
-  if (res->batch_values)
-    for (size_t i = 0; i < total * (size_t)r->o->batches; i++) res->batch_values[i] = NAN;
-}
-
-/* Warm-up (auto: MSER-5 on the per-server customer count of each tick) and the first
- * retained tick, aligned so that the retained ticks split into equal batches. */
-static size_t lbmc_replica_truncate(lbmc_replica *r)
-{
-  size_t d = 0, keep;
-  if (r->o->warmup_auto) {
-    double n = (double)lbmc_model_n(r->m);
-    for (size_t i = 0; i < r->nticks; i++) {
-      const double *rec = r->ticks + i * r->width;
-      r->series[i] = rec[LBMC_TK_AREA_N] / (rec[LBMC_TK_LEN] * n);
-    }
-    d = lbmc_mser5(r->series, r->nticks);
-  }
-  keep = (r->nticks - d) / (size_t)r->o->batches * (size_t)r->o->batches;
-  return r->nticks - keep;
-}
-
-/* Sojourn and wait quantiles of histograms h (2 x LBMC_HIST_BINS), or of the mixture
- * mx when not NULL, into values. */
-static void lbmc_replica_put_quantiles(const lbmc_replica *r, const uint64_t *h,
-                                       const lbmc_mixture *mx, double *values)
-{
-  double *qs = values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, r->J, r->K);
-  double *qw = values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, r->J, r->K);
-  for (int i = 0; i < LBMC_QUANTILES; i++) {
-    double p = lbmc_quantile_level(i);
-    qs[i] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_SOJOURN, p) : lbmc_hist_quantile(h, p);
-    qw[i] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_WAIT, p)
-               : lbmc_hist_quantile(h + LBMC_HIST_BINS, p);
-  }
-}
-
-/* Quantiles over the groups of ticks that lie wholly in the retained ticks [first,
- * nticks) (with warmup auto up to LBMC_TICKS_PER_BATCH - 1 retained ticks are left
- * out of the quantiles). */
-static void lbmc_replica_quantiles(lbmc_replica *r, size_t first, double *values)
-{
-  size_t g0 = (first + LBMC_TICKS_PER_BATCH - 1) / LBMC_TICKS_PER_BATCH;
-  int ok = 1;
-  memset(r->hsum, 0, sizeof *r->hsum * 2 * LBMC_HIST_BINS);
-  if (r->msum) lbmc_mixture_clear(r->msum);
-  for (size_t g = g0; g < (size_t)r->o->batches; g++) {
-    const uint64_t *h = r->hist + g * 2 * LBMC_HIST_BINS;
-    for (size_t b = 0; b < 2 * LBMC_HIST_BINS; b++) r->hsum[b] += h[b];
-    if (r->msum) ok = ok && lbmc_mixture_add(r->msum, r->mix[g]) == LBMC_SUCCESS;
-  }
-  lbmc_replica_put_quantiles(r, r->hsum, r->msum, values);
-  if (!ok) /* out of memory while pooling: no quantiles rather than wrong ones */
-    lbmc_replica_put_quantiles(r, r->hsum, NULL, values);
-}
-
-/* Quantiles of batch b: those of one group of ticks. With a fixed warm-up, group b is
- * exactly batch b; with warmup auto the batches take the retained groups spread
- * evenly (an approximation used only for one-replica intervals). */
-static void lbmc_replica_group_quantiles(lbmc_replica *r, size_t first, size_t b, double *values)
-{
-  size_t ng = (size_t)r->o->batches, g0 = (first + LBMC_TICKS_PER_BATCH - 1) / LBMC_TICKS_PER_BATCH;
-  size_t g = g0 < ng ? g0 + b * (ng - g0) / ng : ng - 1;
-  lbmc_replica_put_quantiles(r, r->hist + g * 2 * LBMC_HIST_BINS, r->mix ? r->mix[g] : NULL,
-                             values);
-}
-
-/* The streams of (point, replica, purpose) and an empty system; res cleared. */
-static lbmc_err lbmc_replica_start(lbmc_replica *r, long point, long replica, long replicas_max,
-                                   long seed, double t_start, lbmc_replica_result *res)
-{
-  int gennum[LBMC_PURPOSES];
-  for (int p = 0; p < LBMC_PURPOSES; p++)
-    LBMC_CHECK(lbmc_stream_number(point, replica, replicas_max, (lbmc_purpose)p, &gennum[p]));
-  LBMC_CHECK(lbmc_engine_reset(r->e, gennum, seed));
-  res->status = LBMC_STATUS_OK;
-  res->reason[0] = '\0';
-  res->events = 0;
-  res->cpu_seconds = 0;
-  res->warmup = t_start;
-  res->sim_time = 0;
-  res->growth = 0;
+  for (size_t g = 0; g < r->G; g++) lbmc_mixture_clear(r->mix[g]);
   return LBMC_SUCCESS;
 }
 
-/* The warm-up up to t_start (discarded, in tick-sized steps h), then the ticks of the
- * measured period into r->ticks, each group of LBMC_TICKS_PER_BATCH ticks with its own
- * histograms; both stop early at the runaway cap. The monitor is asked after every
- * tick. Errors: the engine's, LBMC_ERR_INTERRUPTED. */
-static lbmc_err lbmc_replica_simulate(lbmc_replica *r, double t_start, double h)
+/* The quantile groups of a run: one for the measured period (a fixed warm-up); with
+ * warmup auto, the eighths of the first half (where the point's truncation falls, at
+ * most half the run) and the second half; for a one-replica point, min(S, 64) equal
+ * groups (the units of its quantile intervals). */
+static lbmc_err lbmc_replica_groups(lbmc_replica *r, int one_replica)
 {
-  for (double t = h; t_start > 0; t += h) {
+  const size_t S = r->S;
+  if (one_replica) {
+    r->G = S < LBMC_MAX_QUANTILE_GROUPS ? S : LBMC_MAX_QUANTILE_GROUPS;
+    for (size_t g = 0; g <= r->G; g++) r->start[g] = (int64_t)(S * g / r->G);
+  } else if (r->o->warmup_auto) {
+    r->G = 5;
+    for (size_t g = 0; g < 5; g++) r->start[g] = (int64_t)(S * g / 8);
+    r->start[5] = (int64_t)S;
+  } else {
+    r->G = 1;
+    r->start[0] = 0;
+    r->start[1] = (int64_t)S;
+  }
+  if (r->mixtures) return lbmc_replica_group_mixtures(r);
+  if (r->G > r->hcap) {
+    free(r->h);
+    r->h = malloc(sizeof *r->h * 2 * r->G);
+    r->hcap = r->h ? r->G : 0;
+    if (!r->h) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for histograms");
+  }
+  for (size_t k = 0; k < 2 * r->G; k++) lbmc_dhist_init(&r->h[k], r->tau);
+  return LBMC_SUCCESS;
+}
+
+/* The streams of (scenario, replica, purpose) and an empty system. */
+static lbmc_err lbmc_replica_start(lbmc_replica *r, const lbmc_unit *u)
+{
+  int gennum[LBMC_PURPOSES];
+  for (int p = 0; p < LBMC_PURPOSES; p++)
+    LBMC_CHECK(
+        lbmc_stream_number(u->scenario, u->replica, u->replicas_max, (lbmc_purpose)p, &gennum[p]));
+  return lbmc_engine_reset(r->e, gennum, u->seed);
+}
+
+/* A fixed warm-up t_start in at most LBMC_WARMUP_STEPS steps of at least a tick h.
+ * Errors: the engine's, LBMC_ERR_INTERRUPTED. */
+static lbmc_err lbmc_replica_warmup(lbmc_replica *r, double t_start, double h)
+{
+  const double step = fmax(h, t_start / LBMC_WARMUP_STEPS);
+  for (double t = step; t_start > 0; t += step) {
     LBMC_CHECK(lbmc_engine_advance(r->e, t < t_start ? t : t_start, NULL));
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
     if (t >= t_start || lbmc_engine_overflowed(r->e)) break;
   }
-  memset(r->hist, 0, sizeof *r->hist * (size_t)r->o->batches * 2 * LBMC_HIST_BINS);
-  for (size_t i = 0; i < r->nticks && !lbmc_engine_overflowed(r->e); i++) {
-    if (i % LBMC_TICKS_PER_BATCH == 0) { /* a new group of ticks: its own histograms */
-      uint64_t *g = r->hist + i / LBMC_TICKS_PER_BATCH * 2 * LBMC_HIST_BINS;
-      lbmc_engine_set_histograms(r->e, g, g + LBMC_HIST_BINS);
-      if (r->mix) { /* or mixture */
-        lbmc_mixture_clear(r->mix[i / LBMC_TICKS_PER_BATCH]);
-        lbmc_engine_set_mixture(r->e, r->mix[i / LBMC_TICKS_PER_BATCH]);
-      }
-    }
-    LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->ticks + i * r->width));
-    if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
-  }
-  lbmc_engine_set_histograms(r->e, NULL, NULL);
-  lbmc_engine_set_mixture(r->e, NULL);
   return LBMC_SUCCESS;
 }
 
-/* The estimates of a replica that stayed below the cap: the warm-up truncation, the
- * whole-period metrics and quantiles, and the batch means if asked for. */
-static void lbmc_replica_estimates(lbmc_replica *r, double t_start, double h,
-                                   lbmc_replica_result *res)
+/* The engine records no more customers' times. */
+static void lbmc_replica_detach(lbmc_replica *r)
 {
-  const size_t total = lbmc_metric_total(r->J, r->K);
-  const size_t first = lbmc_replica_truncate(r);
-  const size_t per_batch = (r->nticks - first) / (size_t)r->o->batches;
-  long N[LBMC_MAX_POOLS];
-  res->warmup = t_start + (double)first * h;
-  res->sim_time = (double)(r->nticks - first) * h;
-  for (int j = 0; j < r->J; j++) N[j] = lbmc_model_pool_servers(r->m, j);
-  lbmc_replica_sum(r, first, r->nticks);
-  res->events = (int64_t)(r->sums[LBMC_TK_ARRIVALS] + r->sums[LBMC_TK_DEPARTURES]);
-  res->cpu_seconds = r->sums[LBMC_TK_CPU];
-  res->growth = lbmc_replica_growth(r, first, r->nticks);
-  lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), res->values);
-  lbmc_replica_quantiles(r, first, res->values);
-  if (res->batch_values)
-    for (long b = 0; b < r->o->batches; b++) {
-      size_t from = first + (size_t)b * per_batch;
-      double *bv = res->batch_values + (size_t)b * total;
-      lbmc_replica_sum(r, from, from + per_batch);
-      lbmc_metrics_from_sums(r->sums, r->J, r->K, N, lbmc_model_n(r->m), bv);
-      lbmc_replica_group_quantiles(r, first, (size_t)b, bv);
-    }
+  lbmc_engine_set_histograms(r->e, NULL, NULL);
+  lbmc_engine_set_mixture(r->e, NULL);
 }
 
-const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
-const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note; }
+/* The measured period from t_start: segment s is the sum of its ticks of length h, its
+ * customers go to the histograms of its group. Stops early at the runaway cap. Errors:
+ * the engine's, LBMC_ERR_INTERRUPTED. */
+static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
+{
+  size_t g = 0;
+  memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
+  lbmc_engine_cpu(r->e); /* the warm-up's CPU time is not the measured period's */
+  for (size_t s = 0; s < r->S && !lbmc_engine_overflowed(r->e); s++) {
+    double *seg = r->seg + s * r->W;
+    while (g + 1 < r->G && (size_t)r->start[g + 1] <= s) g++;
+    if (r->mixtures)
+      lbmc_engine_set_mixture(r->e, r->mix[g]);
+    else
+      lbmc_engine_set_histograms(r->e, &r->h[2 * g], &r->h[2 * g + 1]);
+    for (int k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
+      const size_t i = s * LBMC_TICKS_PER_SEGMENT + (size_t)k;
+      LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->tick));
+      for (size_t w = 0; w < r->W; w++) seg[w] += r->tick[w];
+      if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
+      if (lbmc_engine_overflowed(r->e)) break;
+    }
+    seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e);
+  }
+  lbmc_replica_detach(r);
+  return LBMC_SUCCESS;
+}
 
-lbmc_err lbmc_replica_run(lbmc_replica *r, long point, long replica, long replicas_max, long seed,
-                          lbmc_replica_result *res)
+/* Pack the record of the run into r->rec. */
+static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_start,
+                                  double seg_len, size_t *size)
+{
+  lbmc_record_head head;
+  memset(&head, 0, sizeof head);
+  head.point = u->point;
+  head.replica = u->replica;
+  head.level = u->level;
+  head.status = lbmc_engine_overflowed(r->e) ? LBMC_STATUS_UNSTABLE : LBMC_STATUS_OK;
+  head.S = (int64_t)r->S;
+  head.W = (int64_t)r->W;
+  head.G = (int64_t)r->G;
+  head.qkind = r->mixtures ? LBMC_QK_MIX : LBMC_QK_HIST;
+  head.cap = (int64_t)r->cap;
+  head.t_start = t_start;
+  head.seg_len = seg_len;
+  head.tau = r->tau;
+  head.t_stop = head.status == LBMC_STATUS_UNSTABLE ? lbmc_engine_time(r->e) : NAN;
+  *size = lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h,
+                           (const lbmc_mixture *const *)r->mix);
+  if (*size > r->rec_cap) {
+    free(r->rec);
+    r->rec = malloc(*size + *size / 4);
+    r->rec_cap = r->rec ? *size + *size / 4 : 0;
+    if (!r->rec) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for its record");
+    lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h,
+                     (const lbmc_mixture *const *)r->mix);
+  }
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **record, size_t *size)
 {
   const lbmc_run_options *o = r->o;
-  double t_start = o->warmup_auto ? 0 : o->warmup, h = o->time / (double)r->nticks;
+  const double t_start = o->warmup_auto ? 0 : o->warmup;
+  const double seg_len = ldexp(o->time, u->level) / (double)r->S;
+  const double h = seg_len / LBMC_TICKS_PER_SEGMENT;
   lbmc_err err;
-  LBMC_CHECK(lbmc_replica_start(r, point, replica, replicas_max, seed, t_start, res));
-  err = lbmc_replica_simulate(r, t_start, h);
-  if (err == LBMC_ERR_INTERRUPTED) return err; /* quietly, as the monitor asked */
-  LBMC_CHECK(err);
-  if (lbmc_engine_overflowed(r->e)) {
-    snprintf(res->reason, sizeof res->reason,
-             "customers in the system exceeded the cap of %llu (max_customers) at time %.6g",
-             (unsigned long long)lbmc_engine_cap(r->e), lbmc_engine_time(r->e));
-    lbmc_replica_unstable(r, res);
-    return LBMC_SUCCESS;
+  *record = NULL;
+  *size = 0;
+  LBMC_CHECK(lbmc_replica_groups(r, u->one_replica));
+  LBMC_CHECK(lbmc_replica_start(r, u));
+  err = lbmc_replica_warmup(r, t_start, h);
+  if (!err && !lbmc_engine_overflowed(r->e)) err = lbmc_replica_segments(r, t_start, h);
+  if (err == LBMC_ERR_INTERRUPTED) {
+    lbmc_replica_detach(r);
+    return err; /* quietly, as the monitor asked */
   }
-  lbmc_replica_estimates(r, t_start, h, res);
+  LBMC_CHECK(err);
+  if (lbmc_engine_overflowed(r->e)) memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
+  LBMC_CHECK(lbmc_replica_pack(r, u, t_start, seg_len, size));
+  *record = r->rec;
   return LBMC_SUCCESS;
 }

@@ -116,25 +116,56 @@ size_t lbmc_dhist_pack(const lbmc_dhist *h, unsigned char *buf, size_t cap);
  *  Errors: LBMC_ERR_FILE (truncated or malformed data). */
 lbmc_err lbmc_dhist_unpack(lbmc_dhist *h, const unsigned char *buf, size_t len, size_t *used);
 
-/** Woodruff interval for the p-quantile (0 < p < 1) from `units` independent units'
- *  histograms (pointers; replicas, or one replica's batches) and `pooled`, their sum
- *  (same scale). The estimate is pooled's quantile q. The band [pl, ph] for F(q) is the
- *  interval of the proportion Y_i = count_le(unit i, q) over X_i = total(unit i)
- *  (lbmc_proportion_interval, Korn-Graubard: inside [0, 1], and skewed near 0 and 1 as a
- *  proportion is); with `rule` non-NULL the units are batches of one run, first merged by
- *  lbmc_batch_merge. The interval is [quantile(pl), quantile(ph)] of the pooled histogram
- *  (the bin error above applies to its ends as to the estimate).
- *  No interval is given (LBMC_IV_UNRELIABLE) when the band rests on an effective sample
- *  size p (1 - p) / se^2 below 30 or is wider than 1.3 min(p, 1 - p) (the NCHS
- *  presentation standard for proportions, Parker et al. 2017): with fewer effective
- *  observations in the tail, the units' rare large excursions make any band undercover
- *  (measured in bench/coverage.c). An upper end with less than one pooled observation
- *  beyond it, or beyond the range, is NaN (LBMC_IV_UPPER_OPEN); a lower end with less than
- *  one below it is 0 (LBMC_IV_LOWER_OPEN). std_err = (upper - lower) / (2 t) when both
- *  ends exist (its t-equivalent). work: 4 * units doubles, caller-owned.
+/** Levels p with min(p, 1 - p) <= 1 - LBMC_Q_TAIL_LEVEL are tail levels (0.99, 0.999). */
+#define LBMC_Q_TAIL_LEVEL 0.99
+/** Units (replicas, or batches after merging) a tail level needs for an interval. */
+#define LBMC_Q_TAIL_UNITS 20
+/** Pooled observations beyond the quantile, min(p, 1 - p) N, an interval needs. */
+#define LBMC_Q_MIN_BEYOND 10
+
+/** 1 when a quantile interval is withheld (LBMC_IV_UNRELIABLE) whatever the data's spread:
+ *  a tail level (above) from fewer than LBMC_Q_TAIL_UNITS units, or fewer than
+ *  LBMC_Q_MIN_BEYOND pooled observations beyond the quantile (N = `total`). The rule
+ *  never looks at the estimated variance: withholding the intervals whose variance looked
+ *  too large kept those whose tail variance was underestimated (phase 1 of issue 11:
+ *  the q0.99 intervals kept covered 61%). Coverage under this rule: docs/model.md. */
+int lbmc_quantile_withheld(double p, long units, double total);
+
+/** A pooled distribution, as Woodruff's interval needs it: its quantile function (flags
+ *  as lbmc_dhist_quantile), the observations pooled, and whether the units' counts are
+ *  counts of indicators (trials = 1, histograms: the band is capped by the customers) or
+ *  sums of probabilities (0, Erlang mixtures). */
+typedef struct {
+  unsigned (*quantile)(const void *ctx, double p, double *x);
+  const void *ctx;
+  double total;
+  int trials;
+} lbmc_pooled_dist;
+
+/** Woodruff's interval for the p-quantile q (0 < p < 1) of the pooled distribution d,
+ *  q and its flags qflags from d->quantile, from `n` independent units: Y[i] = unit i's
+ *  observations <= q (interpolated as the quantile is), X[i] = its observations. The band
+ *  for F(q) is the interval of the proportion sum Y / sum X (lbmc_proportion_interval,
+ *  Korn-Graubard: inside [0, 1] and skewed near 0 and 1 as a proportion is), moved to be
+ *  centred at p (F(q) = p inside a bin, F(q) > p at an atom); with `rule` non-NULL the
+ *  units are batches of one run, first merged by lbmc_batch_merge (Y and X are then
+ *  overwritten). The interval is [quantile(pl), quantile(ph)] of d (with histograms the
+ *  bin error applies to its ends as to the estimate). No interval is given
+ *  (LBMC_IV_UNRELIABLE) when lbmc_quantile_withheld says so. An upper end with less than
+ *  one pooled observation beyond it, or beyond the range, is NaN (LBMC_IV_UPPER_OPEN); a
+ *  lower end with less than one below it is 0 (LBMC_IV_LOWER_OPEN). std_err =
+ *  (upper - lower) / (2 t) when both ends exist (its t-equivalent). work: 2 n doubles,
+ *  caller-owned. A quantile outside the range (qflags) has estimate NaN and the range end
+ *  as a one-sided bound in lower or upper.
  *  Sources: R. S. Woodruff, JASA 47 (1952) 635-646; C. A. Francisco and W. A. Fuller,
  *  Ann. Statist. 19 (1991) 454-469; R. R. Sitter and C. Wu, Statist. Probab. Lett. 52
- *  (2001) 353-358; J. D. Parker et al., Vital Health Stat 2(175), NCHS 2017. */
+ *  (2001) 353-358. */
+void lbmc_woodruff(const lbmc_pooled_dist *d, double p, double q, unsigned qflags, double *Y,
+                   double *X, size_t n, double level, const lbmc_batch_rule *rule, double *work,
+                   lbmc_interval *out);
+
+/** lbmc_woodruff for the p-quantile of `pooled`, the sum of the histograms units[nunits]
+ *  (same scale): Y and X from the units' histograms. work: 4 * nunits doubles. */
 void lbmc_dhist_quantile_interval(const lbmc_dhist *const *units, size_t nunits,
                                   const lbmc_dhist *pooled, double p, double level,
                                   const lbmc_batch_rule *rule, double *work, lbmc_interval *out);

@@ -38,7 +38,8 @@
     "the interval's upper end lies beyond the data (too few observations in the tail)")            \
   X(LOWER_OPEN, 8, "lower_open", "the interval's lower end lies below the data")                   \
   X(UNRELIABLE, 9, "unreliable",                                                                   \
-    "too few effective observations beyond the quantile for an honest interval; run longer")
+    "too few replicas (or batches) for this quantile level, or too few customers beyond the "      \
+    "quantile, for an honest interval: more replicas or a longer run give one")
 
 enum {
 #define LBMC_X_IV_FLAG(id, bit, name, meaning) LBMC_IV_##id = 1u << (bit),

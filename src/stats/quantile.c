@@ -9,16 +9,8 @@
 
 #include "dhist.h"
 
-/* A pooled distribution: its quantile function (flags as lbmc_dhist_quantile). */
-typedef struct {
-  unsigned (*quantile)(const void *ctx, double p, double *x);
-  const void *ctx;
-  double total; /* observations pooled */
-  int trials;   /* the units' counts are of indicators (lbmc_proportion_interval) */
-} lbmc_pooled;
-
 /* The lower end of the interval from the band's lower level pl. */
-static void lbmc_woodruff_lower(const lbmc_pooled *d, double pl, lbmc_interval *out)
+static void lbmc_woodruff_lower(const lbmc_pooled_dist *d, double pl, lbmc_interval *out)
 {
   double x;
   if (pl * d->total < 1 || (d->quantile(d->ctx, pl, &x) & LBMC_IV_BELOW_RANGE)) {
@@ -30,7 +22,7 @@ static void lbmc_woodruff_lower(const lbmc_pooled *d, double pl, lbmc_interval *
 }
 
 /* The upper end from ph; NaN when fewer than one observation lies beyond it. */
-static void lbmc_woodruff_upper(const lbmc_pooled *d, double ph, lbmc_interval *out)
+static void lbmc_woodruff_upper(const lbmc_pooled_dist *d, double ph, lbmc_interval *out)
 {
   double x;
   if ((1 - ph) * d->total < 1 || (d->quantile(d->ctx, ph, &x) & LBMC_IV_ABOVE_RANGE)) {
@@ -41,29 +33,25 @@ static void lbmc_woodruff_upper(const lbmc_pooled *d, double ph, lbmc_interval *
   out->upper = x;
 }
 
-/* Too few effective observations for the band to be trusted (NCHS data presentation
- * standard for proportions: an effective sample size below 30, or an interval of the
- * smaller tail, min(p, 1 - p), wider than 130% of it): then no interval is honest, since
- * the replicas' tails come in rare large excursions the band cannot see. Source: J. D.
- * Parker et al., Vital Health Stat 2(175), National Center for Health Statistics 2017. */
-static int lbmc_band_unreliable(const lbmc_interval *band, double p)
+int lbmc_quantile_withheld(double p, long units, double total)
 {
-  double v = band->std_err * band->std_err, neff = v > 0 ? p * (1 - p) / v : INFINITY;
-  return neff < 30 || band->upper - band->lower > 1.3 * fmin(p, 1 - p);
+  const double tail = fmin(p, 1 - p);
+  if (tail <= 1 - LBMC_Q_TAIL_LEVEL + 1e-12 && units < LBMC_Q_TAIL_UNITS) return 1;
+  return tail * total < LBMC_Q_MIN_BEYOND;
 }
 
-/* Woodruff's interval for the p-quantile q (already flagged in qflags) of d, from the
- * units' Y (observations <= q) and X (observations). */
-static void lbmc_woodruff(const lbmc_pooled *d, double q, unsigned qflags, double *Y, double *X,
-                          size_t n, double p, double level, const lbmc_batch_rule *rule, double *wy,
-                          double *wx, lbmc_interval *out)
+void lbmc_woodruff(const lbmc_pooled_dist *d, double p, double q, unsigned qflags, double *Y,
+                   double *X, size_t n, double level, const lbmc_batch_rule *rule, double *work,
+                   lbmc_interval *out)
 {
   lbmc_interval band;
   unsigned bflags = 0;
+  double pl, ph;
   if (rule) {
-    n = lbmc_batch_merge(Y, X, n, 1, rule, wy, wx, &bflags);
-    Y = wy;
-    X = wx;
+    const size_t n0 = n;
+    n = lbmc_batch_merge(Y, X, n0, 1, rule, work, work + n0, &bflags);
+    Y = work;
+    X = work + n0;
   }
   lbmc_proportion_interval(Y, X, n, 1, level, d->trials, &band); /* the band for F(q) */
   *out = band;
@@ -77,15 +65,20 @@ static void lbmc_woodruff(const lbmc_pooled *d, double q, unsigned qflags, doubl
     return;
   }
   if (band.flags & (LBMC_IV_EMPTY | LBMC_IV_NO_INTERVAL)) return;
-  if (lbmc_band_unreliable(&band, p)) {
-    out->flags |= LBMC_IV_UNRELIABLE;
+  if (lbmc_quantile_withheld(p, isnan(band.dof) ? 0 : (long)band.dof + 1, d->total)) {
+    out->flags |= LBMC_IV_UNRELIABLE; /* data-independent: never chosen on the variance */
     return;
   }
-  lbmc_woodruff_lower(d, band.lower, out);
-  lbmc_woodruff_upper(d, band.upper, out);
+  /* The band for F(q) moved to p: F(q) = p for a quantile inside a bin (count_le
+   * interpolates as the quantile does), F(q) > p at an atom (a point mass: every unit's
+   * F(q) = 1, the band [1 - bound, 1] gives [Q(p - bound), Q(p)]). */
+  pl = fmax(0.0, p - (band.estimate - band.lower));
+  ph = fmin(1.0, p + (band.upper - band.estimate));
+  lbmc_woodruff_lower(d, pl, out);
+  lbmc_woodruff_upper(d, ph, out);
   if (!isnan(out->upper)) {
     out->half_width = fmax(q - out->lower, out->upper - q);
-    if (!(out->flags & LBMC_IV_LOWER_OPEN))
+    if (!(out->flags & LBMC_IV_LOWER_OPEN) && band.dof > 0)
       out->std_err =
           (out->upper - out->lower) / (2 * gsl_cdf_tdist_Pinv(0.5 + 0.5 * level, band.dof));
   }
@@ -102,15 +95,14 @@ void lbmc_dhist_quantile_interval(const lbmc_dhist *const *units, size_t nunits,
                                   const lbmc_dhist *pooled, double p, double level,
                                   const lbmc_batch_rule *rule, double *work, lbmc_interval *out)
 {
-  lbmc_pooled d = {lbmc_dhist_q, pooled, (double)lbmc_dhist_total(pooled), 1};
+  lbmc_pooled_dist d = {lbmc_dhist_q, pooled, (double)lbmc_dhist_total(pooled), 1};
   double q, *Y = work, *X = work + nunits;
   unsigned qflags = lbmc_dhist_quantile(pooled, p, &q);
   for (size_t i = 0; i < nunits; i++) {
     Y[i] = qflags ? 0 : lbmc_dhist_count_le(units[i], q);
     X[i] = (double)lbmc_dhist_total(units[i]);
   }
-  lbmc_woodruff(&d, q, qflags, Y, X, nunits, p, level, rule, work + 2 * nunits, work + 3 * nunits,
-                out);
+  lbmc_woodruff(&d, p, q, qflags, Y, X, nunits, level, rule, work + 2 * nunits, out);
 }
 
 /* ---- Erlang mixtures ---- */
@@ -197,7 +189,7 @@ void lbmc_mix_quantile_interval(const lbmc_erlang_mix *mix, const double *counts
   lbmc_mix_ctx ctx = {mix, pooled};
   /* Y_i are sums of probabilities, not of indicators: their spread may be below the
    * binomial one, so the effective sample size is not capped by the customers */
-  lbmc_pooled d = {lbmc_mix_q, &ctx, 0, 0};
+  lbmc_pooled_dist d = {lbmc_mix_q, &ctx, 0, 0};
   double q, *g = work, *Y = work + C, *X = Y + nunits;
   unsigned qflags = lbmc_mix_quantile(mix, pooled, p, &q);
   for (size_t c = 0; c < C; c++) {
@@ -211,5 +203,5 @@ void lbmc_mix_quantile_interval(const lbmc_erlang_mix *mix, const double *counts
       X[i] += counts[i * C + c];
     }
   }
-  lbmc_woodruff(&d, q, qflags, Y, X, nunits, p, level, rule, X + nunits, X + 2 * nunits, out);
+  lbmc_woodruff(&d, p, q, qflags, Y, X, nunits, level, rule, X + nunits, out);
 }

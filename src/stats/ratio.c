@@ -223,8 +223,14 @@ void lbmc_ratio_difference(const double *ya, const double *xa, size_t na, size_t
   }
   va = a.std_err * a.std_err;
   vb = b.std_err * b.std_err;
+  if (!(va >= 0 && vb >= 0 && a.dof > 0 && b.dof > 0)) { /* a side with none observed */
+    out->flags |= LBMC_IV_NO_INTERVAL;
+    return;
+  }
   dof = (va + vb) * (va + vb) / (va * va / a.dof + vb * vb / b.dof);
-  if (!(dof > 0)) dof = a.dof + b.dof; /* both variances 0 */
+  /* both variances 0, or so small that their squares underflow (Welch's dof is then
+   * 0/0 or x/0): the pooled degrees of freedom */
+  if (!(dof > 0) || !isfinite(dof)) dof = a.dof + b.dof;
   lbmc_iv_t(out, sqrt(va + vb), dof, level);
 }
 

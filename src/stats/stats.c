@@ -3,33 +3,12 @@
  * (docs/model.md, "Estimation"). */
 #include "lbmc/stats.h"
 
+#include "estimators.h"
+
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 
-size_t lbmc_mser5(const double *y, size_t m)
-{
-  size_t b = m / 5, best = 0;
-  double best_val = INFINITY;
-  if (b < 2) return 0;
-  /* Suffix sums of the group means make every MSER(d) O(1). */
-  double sum = 0, sum2 = 0;
-  for (size_t d = b; d-- > 0;) {
-    size_t cnt = b - d;
-    double z = (y[5 * d] + y[5 * d + 1] + y[5 * d + 2] + y[5 * d + 3] + y[5 * d + 4]) / 5;
-    sum += z;
-    sum2 += z * z;
-    if (d <= b / 2 && cnt >= 1) {
-      double mean = sum / (double)cnt;
-      double ss = sum2 - (double)cnt * mean * mean;
-      double val = (ss < 0 ? 0 : ss) / ((double)cnt * (double)cnt);
-      if (val <= best_val) { /* ties: the smaller truncation (d is decreasing) */
-        best_val = val;
-        best = d;
-      }
-    }
-  }
-  return 5 * best;
-}
+size_t lbmc_mser5(const double *y, size_t m) { return lbmc_mser(y, m, 5, 0, NULL); }
 
 double lbmc_t_quantile(double level, long dof)
 {

@@ -11,6 +11,7 @@
 
 #include "../core/stream.h"
 #include "../core/ziggurat.h"
+#include "../stats/dhist.h"
 #include "system.h"
 
 /** One server. Servers of pool j are the indices offset[j] .. offset[j]+N[j]-1. Its
@@ -85,8 +86,8 @@ typedef struct lbmc_state_ {
   lbmc_gen_server *g; /* n: t_done, work_wait, V, Vt of each server */
   double *cust_work;  /* cust_cap: requirement of each waiting customer */
 
-  /* Histograms of this batch group (LBMC_HIST_BINS counts each), NULL = not recorded. */
-  uint64_t *hist_sojourn, *hist_wait;
+  /* Histograms of this quantile group (src/stats/dhist.h), NULL = not recorded. */
+  lbmc_dhist *hist_sojourn, *hist_wait;
 
   /* Random streams (owned by the workspace). */
   lbmc_stream *s_arr, *s_svc, *s_route;

@@ -70,16 +70,22 @@ g = sim("--n", "10", "--lambda", "0.5", "--pools", "1:1:inf", "--policy", "lwl(2
 check(g["engine"] == "general", f"auto picks general for lwl(2) (got {g['engine']})")
 
 # JSQ(2) on the PULL paper's example is unstable: the mean-field ODE does not settle,
-# replicas start empty (a note says so), and the point is reported unstable.
+# replicas start empty (a note says so), and the point is reported unstable: the drift
+# test (level 1e-3) proves the linear growth with 10 replicas of 1000 (with 3 of 200 it
+# cannot, and the verdict is not_stationary, "run longer").
 u = sim("--n", "1000", "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy", "jsq(2)",
-        "--time", "200", "--warmup", "20", "--replicas", "3", "--init", "meanfield")
+        "--time", "1000", "--warmup", "20", "--replicas", "10", "--init", "meanfield")
 check(u["status"] == "unstable" and "unstable" in u.get("init_note", ""),
       f"unstable JSQ(2): status {u['status']}, note {u.get('init_note')}")
 
-# n = 10^12: a short run on the occupancy engine.
+# n = 10^12: a short run on the occupancy engine. 2e-6 time units are far below the
+# relaxation time (about 1): the batch means of the one replica are correlated, so the
+# verdict may honestly be not_stationary ("run longer"); never unstable. The value is
+# checked against the mean-field limit whatever the verdict.
 t = sim("--n", "1e12", "--lambda", "0.9", "--pools", "1:1:inf", "--policy", "pull", "--time",
         "2e-6", "--warmup", "0", "--init", "meanfield")
-check(t["engine"] == "occupancy" and t["model"]["n"] == 10 ** 12 and t["status"] == "ok",
+check(t["engine"] == "occupancy" and t["model"]["n"] == 10 ** 12 and
+      t["status"] in ("ok", "not_stationary"),
       f"n = 1e12: engine {t['engine']}, n {t['model']['n']}, status {t['status']}")
 util, _ = est(t, "utilization")
 check(abs(util[0] - 0.9) <= 1e-3, f"n = 1e12 pull utilization {util[0]:.6f} vs 0.9")

@@ -135,6 +135,42 @@ static void test_service(void)
 }
 
 /* The file and its text give the same job. */
+/* Scenarios: the grid without its routing axes. n (2) x policy (3) x lambda (2) x routers
+ * (2): 4 scenarios (n, lambda); every policy and router count of a scenario shares it. */
+static void test_scenarios(void)
+{
+  static const char *const text = "system:\n"
+                                  "  n: [10, 20]\n"
+                                  "  lambda: [0.5, 0.7]\n"
+                                  "  routers: [1, 2]\n"
+                                  "  pools: [{beta: 1, mu: 1}]\n"
+                                  "policy: [random, jsq(2), pull]\n";
+  lbmc_job *job = NULL;
+  int seen[4] = {0};
+  EXPECT(lbmc_job_parse_text(text, "scenarios.yaml", &job) == LBMC_SUCCESS);
+  if (!job) return;
+  EXPECT(lbmc_job_points(job) == 24 && lbmc_job_scenarios(job) == 4);
+  for (int a = 0; a < lbmc_job_axes(job); a++) /* n, lambda, routers, policy */
+    EXPECT(lbmc_job_axis_routing(job, a) == (a >= 2));
+  for (long p = 0; p < 24; p++) {
+    lbmc_model *m = NULL;
+    long s = lbmc_job_point_scenario(job, p);
+    EXPECT(s >= 0 && s < 4);
+    if (s < 0 || s >= 4 || lbmc_job_point_model(job, p, &m)) continue;
+    /* scenario = (n index) * 2 + (lambda index), whatever the policy and routers */
+    EXPECT(s == (lbmc_model_n(m) == 20) * 2 + (lbmc_model_lambda(m) > 0.6));
+    seen[s]++;
+    lbmc_model_destroy(&m);
+  }
+  EXPECT(seen[0] == 6 && seen[1] == 6 && seen[2] == 6 && seen[3] == 6);
+  lbmc_job_destroy(&job);
+  EXPECT(lbmc_job_parse_text("system: {n: 5, lambda: 0.5, pools: [{beta: 1, mu: 1}]}\n"
+                             "policy: pull\n",
+                             "one.yaml", &job) == LBMC_SUCCESS);
+  if (job) EXPECT(lbmc_job_scenarios(job) == 1 && lbmc_job_point_scenario(job, 0) == 0);
+  lbmc_job_destroy(&job);
+}
+
 static void test_file(const char *dir)
 {
   char path[4096];
@@ -165,6 +201,7 @@ int main(int argc, char **argv)
   test_text();
   test_errors();
   test_service();
+  test_scenarios();
   test_file(argv[1]);
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);

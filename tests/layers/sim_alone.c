@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "lbmc/metrics.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
 
 int main(void)
@@ -16,31 +17,29 @@ int main(void)
   lbmc_model *m = NULL;
   lbmc_run_options o;
   lbmc_replica *rep = NULL;
-  lbmc_replica_result res;
-  size_t total = lbmc_metric_total(1, 10), at = lbmc_metric_offset(LBMC_M_P_WAIT, 1, 10);
-  double *values = malloc(sizeof *values * total * (size_t)R),
-         *est = malloc(sizeof *est * total * 3);
-  int bad = !values || !est;
-  bad = bad || lbmc_model_create(&m) || lbmc_model_set_n(m, 1) || lbmc_model_set_lambda(m, 0.5) ||
-        lbmc_model_set_pools(m, 1, &beta, &mu, &buffer) || lbmc_model_setup(m);
+  lbmc_point *p = NULL;
+  size_t at = lbmc_metric_offset(LBMC_M_P_WAIT, 1, 10);
+  int bad = lbmc_model_create(&m) || lbmc_model_set_n(m, 1) || lbmc_model_set_lambda(m, 0.5) ||
+            lbmc_model_set_pools(m, 1, &beta, &mu, &buffer) || lbmc_model_setup(m);
   lbmc_run_options_default(&o);
   o.time = 20000;
-  bad = bad || lbmc_replica_create(m, &o, &rep);
+  bad = bad || lbmc_replica_create(m, &o, &rep) || lbmc_point_create(m, &o, R, &p);
   for (long r = 0; r < R && !bad; r++) {
-    res.values = values + (size_t)r * total;
-    res.batch_values = NULL;
-    bad = lbmc_replica_run(rep, 0, r, R, 11, &res) || res.status != LBMC_STATUS_OK;
+    lbmc_unit u = {0, 0, r, R, 11, 0, 0};
+    const void *rec;
+    size_t size;
+    int used;
+    bad = lbmc_replica_record(rep, &u, &rec, &size) || lbmc_point_add(p, rec, size, &used);
   }
+  bad = bad || lbmc_point_reduce(p, R) || lbmc_point_verdict(p)->status != LBMC_STATUS_OK;
   if (!bad) {
-    lbmc_estimate(values, R, NULL, o.batches, total, o.confidence, est, est + total,
-                  est + 2 * total);
-    printf("p_wait = %.5f, std err %.5f (exact 0.5)\n", est[at], est[2 * total + at]);
-    bad = !(fabs(est[at] - 0.5) <= 5 * est[2 * total + at]);
+    const lbmc_estimates *e = lbmc_point_estimates(p);
+    printf("p_wait = %.5f, std err %.5f (exact 0.5)\n", e->estimate[at], e->std_err[at]);
+    bad = !(fabs(e->estimate[at] - 0.5) <= 5 * e->std_err[at]);
   }
+  lbmc_point_destroy(&p);
   lbmc_replica_destroy(&rep);
   lbmc_model_destroy(&m);
-  free(values);
-  free(est);
   if (bad) fprintf(stderr, "FAIL: lbmc_sim alone\n");
   return bad;
 }

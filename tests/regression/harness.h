@@ -16,6 +16,9 @@ typedef struct {
   double arrivals; /* mean arrivals per replica in the measured period */
   lbmc_status status;
   double *mean, *hw, *se; /* total entries each */
+  double *ub;             /* total: the one-sided bound of an entry with none observed
+                             (NaN otherwise) */
+  double *lo, *hi;        /* total each: the interval's ends (NaN where none) */
 } th_result;
 
 /** Simulate `replicas` replicas of grid point `point` (its streams: give every system
@@ -74,7 +77,7 @@ typedef struct {
   int m, cap;
   struct th_item {
     char label[128];
-    double est, se, exact, allowance;
+    double est, se, ub, exact, allowance;
     long dof;
   } * items;
 } th_family;

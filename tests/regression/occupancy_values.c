@@ -426,7 +426,9 @@ static void ov_memory_child(long long n, int fd)
   c.time = 2e6 / (0.9 * (double)n); /* about 4e6 events */
   c.seed = OV_SEED;
   if (oh_simulate(m, &c, &r, NULL, 0) == 0) {
-    out[2] = r.status != LBMC_STATUS_OK;
+    /* at n = 10^12 the run lasts 2e-6 time units, far below the relaxation time: the
+     * verdict may honestly be not_stationary ("run longer"); it must not be unstable */
+    out[2] = r.status == LBMC_STATUS_UNSTABLE;
     for (int k = 1; k <= 5; k++)
       out[1] = fmax(out[1], fabs(r.mean[th_index(&r, "tail", 0, k)] - pow(0.9, pow(2, k) - 1)));
     th_result_free(&r);
@@ -453,7 +455,7 @@ static int ov_memory(void)
     close(fd[0]);
     waitpid(pid, NULL, 0);
     printf("n = %lld: peak memory %.1f MiB, largest tail error vs mean field %.2e%s\n", ns[i],
-           out[i][0], out[i][1], out[i][2] ? " (NOT OK status)" : "");
+           out[i][0], out[i][1], out[i][2] ? " (status unstable)" : "");
   }
   bad |= !(out[1][0] <= out[0][0] + 1.0);
   bad |= out[1][2] != 0 || !(out[1][1] <= 1e-3);

@@ -1,5 +1,5 @@
 /* The event engine (src/engine/engine.h) driven directly: state invariants, tick
- * records, common random numbers, and an exact replay of lbmc_replica_run. */
+ * records, common random numbers, and an exact replay of lbmc_replica_record. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"
+#include "sim/record.h"
 #include "unit.h"
 
 static lbmc_model *model(long n, int J, const double *beta, const double *mu, const long *buf,
@@ -197,10 +198,10 @@ static void check_formulas(const double *S, const double *v, const long *N, long
   CU_ASSERT(S[LBMC_TK_WITHDRAWALS] > 0); /* pull with 2 routers withdraws */
 }
 
-/* lbmc_replica_run = engine reset, warm-up, batches x LBMC_TICKS_PER_BATCH ticks,
- * metrics of the summed ticks. Replaying that with the engine gives bit-identical
- * values and batch values, and res.events = arrivals + departures of the measured
- * period (from the state's counters). */
+/* lbmc_replica_record = engine reset, warm-up, then segments of LBMC_TICKS_PER_SEGMENT
+ * ticks each. Replaying that with the engine gives bit-identical segments (but the CPU
+ * field), whose arrivals plus departures are those of the state's counters over the
+ * measured period; the metrics of their sums obey the formulas of the tick record. */
 static void test_replay(void)
 {
   const double beta[] = {0.3, 0.7}, mu[] = {1.5, 0.8};
@@ -208,10 +209,12 @@ static void test_replay(void)
   lbmc_model *m = model(9, 2, beta, mu, buf, 0.85, "pull", 2);
   lbmc_run_options o;
   lbmc_replica *r = NULL;
-  lbmc_replica_result res;
   lbmc_engine *e = NULL;
-  size_t total, width, nt;
-  double *v, *bv, *mine, *ticks, *sums, h;
+  lbmc_unit u = {7, 2, 1, 4, 9, 0, 0};
+  lbmc_record rec;
+  const void *bytes;
+  size_t total, width, len, S;
+  double *mine, *seg, *tick, *sums, h, events = 0;
   long N[2] = {lbmc_model_pool_servers(m, 0), lbmc_model_pool_servers(m, 1)};
   int g[LBMC_PURPOSES];
   int64_t a0, d0;
@@ -220,16 +223,17 @@ static void test_replay(void)
   lbmc_run_options_default(&o);
   o.warmup = 10, o.time = 300, o.batches = 6, o.tail_k = 4, o.engine = LBMC_ENGINE_SERVERS;
   total = lbmc_metric_total(2, 4), width = lbmc_tick_width(2, 4);
-  nt = (size_t)o.batches * LBMC_TICKS_PER_BATCH;
-  h = o.time / (double)nt;
-  v = malloc(sizeof *v * total), bv = malloc(sizeof *bv * total * 6);
-  mine = malloc(sizeof *mine * total), ticks = calloc(nt * width, sizeof *ticks);
-  sums = malloc(sizeof *sums * width);
-  CU_ASSERT_FATAL(v && bv && mine && ticks && sums);
-  res.values = v, res.batch_values = bv;
+  S = (size_t)lbmc_run_segments(&o);
+  h = o.time / (double)(S * LBMC_TICKS_PER_SEGMENT);
+  mine = malloc(sizeof *mine * total), seg = calloc(width, sizeof *seg);
+  tick = malloc(sizeof *tick * width), sums = calloc(width, sizeof *sums);
+  CU_ASSERT_FATAL(mine && seg && tick && sums);
   CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_replica_run(r, 2, 1, 4, 9, &res) == LBMC_SUCCESS);
-  CU_ASSERT_EQUAL(res.status, LBMC_STATUS_OK);
+  CU_ASSERT_FATAL(lbmc_replica_record(r, &u, &bytes, &len) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_record_view(bytes, len, &rec) == 0);
+  CU_ASSERT_EQUAL(rec.h.status, LBMC_STATUS_OK);
+  CU_ASSERT_EQUAL(rec.h.point, 7);
+  CU_ASSERT_EQUAL((size_t)rec.h.S, S);
 
   CU_ASSERT_FATAL(lbmc_engine_create(m, 4, 1000 * 9 + 100000, LBMC_ENGINE_SERVERS, &e) ==
                   LBMC_SUCCESS);
@@ -238,29 +242,28 @@ static void test_replay(void)
   CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup, NULL) == LBMC_SUCCESS);
   c = &lbmc_engine_state(e)->c;
   a0 = c->arrivals, d0 = c->departures;
-  for (size_t i = 0; i < nt; i++)
-    CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup + (double)(i + 1) * h, ticks + i * width) ==
-                    LBMC_SUCCESS);
-  UT_CHECK(res.events == (c->arrivals - a0) + (c->departures - d0),
-           "events %lld, arrivals + departures %lld", (long long)res.events,
-           (long long)((c->arrivals - a0) + (c->departures - d0)));
-  for (long b = -1; b < o.batches; b++) { /* b = -1: the whole period */
-    size_t from = b < 0 ? 0 : (size_t)b * LBMC_TICKS_PER_BATCH;
-    size_t to = b < 0 ? nt : from + LBMC_TICKS_PER_BATCH;
-    memset(sums, 0, sizeof *sums * width);
-    for (size_t i = from; i < to; i++)
-      for (size_t w = 0; w < width; w++) sums[w] += ticks[i * width + w];
-    lbmc_metrics_from_sums(sums, 2, 4, N, 9, mine);
-    if (b < 0) check_formulas(sums, mine, N, 9);
-    /* the ratio metrics (the quantiles come from histograms, not from tick sums) */
-    UT_CHECK(memcmp(mine, b < 0 ? v : bv + (size_t)b * total,
-                    sizeof *mine * lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, 2, 4)) == 0,
-             "replay of %s %ld differs from lbmc_replica_run", b < 0 ? "the period" : "batch", b);
+  for (size_t s = 0; s < S; s++) {
+    memset(seg, 0, sizeof *seg * width);
+    for (size_t k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
+      const size_t i = s * LBMC_TICKS_PER_SEGMENT + k;
+      CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup + (double)(i + 1) * h, tick) == LBMC_SUCCESS);
+      for (size_t w = 0; w < width; w++) seg[w] += tick[w];
+    }
+    seg[LBMC_TK_CPU] = rec.seg[s * width + LBMC_TK_CPU]; /* CPU time is not replayed */
+    UT_CHECK(memcmp(seg, rec.seg + s * width, sizeof *seg * width) == 0,
+             "replay of segment %zu differs from the record", s);
+    for (size_t w = 0; w < width; w++) sums[w] += seg[w];
   }
+  events = sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES];
+  UT_CHECK(events == (double)((c->arrivals - a0) + (c->departures - d0)),
+           "events %.0f, arrivals + departures %lld", events,
+           (long long)((c->arrivals - a0) + (c->departures - d0)));
+  lbmc_metrics_from_sums(sums, 2, 4, N, 9, mine);
+  check_formulas(sums, mine, N, 9);
   lbmc_engine_destroy(&e);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  free(v), free(bv), free(mine), free(ticks), free(sums);
+  free(mine), free(seg), free(tick), free(sums);
 }
 
 int ut_register_engine(void)
@@ -268,7 +271,7 @@ int ut_register_engine(void)
   static const ut_test tests[] = {
       {"state invariants and tick records", test_invariants},
       {"common random numbers across policies", test_common_random_numbers},
-      {"replay equals lbmc_replica_run", test_replay},
+      {"replay equals lbmc_replica_record", test_replay},
       {NULL, NULL}};
   return ut_add_suite("engine", tests);
 }

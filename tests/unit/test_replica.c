@@ -1,11 +1,14 @@
-/* Replicas through the public API (lbmc/sim.h): bookkeeping identities, loss systems
- * against exact values, determinism. */
+/* Replicas through the public API (lbmc/sim.h, lbmc/point.h): bookkeeping identities,
+ * loss systems against exact values, determinism, stream limits, unstable systems. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ticks.h"
 #include "lbmc/metrics.h"
+#include "lbmc/point.h"
 #include "lbmc/sim.h"
+#include "sim/record.h"
 #include "unit.h"
 
 #define AT(v, id, J, K) ((v) + lbmc_metric_offset(LBMC_M_##id, (J), (K)))
@@ -23,15 +26,59 @@ static lbmc_model *model(long n, int J, const double *beta, const double *mu, co
   return m;
 }
 
-/* Arrivals, admitted customers and departures of a replica, from its metrics:
- * admitted = throughput n T, arrivals = admitted / (1 - p_block),
- * departures = events - arrivals. */
-static void counts(const double *v, int J, int K, long n, const lbmc_replica_result *res,
-                   double *adm, double *arr, double *dep)
+/* One replica of a one-replica point: the unit (scenario `point`, replica, Rmax, seed)
+ * run on r, its record kept in rec (malloc'ed, *size bytes; NULL: not kept), its own
+ * values (whole measured period) into values and its events into *events. Returns the
+ * record's status. */
+static int run_one(lbmc_replica *r, const lbmc_model *m, const lbmc_run_options *o, long point,
+                   long replica, long Rmax, long seed, double *values, int64_t *events,
+                   unsigned char **rec, size_t *size)
 {
-  *adm = *AT(v, THROUGHPUT, J, K) * (double)n * res->sim_time;
+  lbmc_unit u = {point, point, replica, Rmax, seed, 0, 0};
+  const void *bytes;
+  size_t len;
+  lbmc_point *p = NULL;
+  lbmc_point_replica_info info;
+  lbmc_record view;
+  int used;
+  CU_ASSERT_FATAL(lbmc_replica_record(r, &u, &bytes, &len) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_record_view(bytes, len, &view) == 0);
+  if (rec) {
+    *rec = malloc(len);
+    CU_ASSERT_FATAL(*rec != NULL);
+    memcpy(*rec, bytes, len);
+    *size = len;
+  }
+  CU_ASSERT_FATAL(lbmc_point_create(m, o, 1, &p) == LBMC_SUCCESS);
+  {
+    unsigned char *copy = malloc(len); /* as replica 0 of its own point */
+    lbmc_record_head head;
+    CU_ASSERT_FATAL(copy != NULL);
+    memcpy(copy, bytes, len);
+    memcpy(&head, copy, sizeof head);
+    head.replica = 0;
+    memcpy(copy, &head, sizeof head);
+    CU_ASSERT_FATAL(lbmc_point_add(p, copy, len, &used) == LBMC_SUCCESS && used);
+    free(copy);
+  }
+  lbmc_point_replica(p, 0, &info);
+  CU_ASSERT_FATAL(info.present);
+  memcpy(values, info.values,
+         sizeof *values * lbmc_metric_total(lbmc_model_pools(m), (int)o->tail_k));
+  if (events) *events = info.events;
+  lbmc_point_destroy(&p);
+  return (int)view.h.status;
+}
+
+/* Arrivals, admitted customers and departures of a replica of measured time T, from
+ * its metrics: admitted = throughput n T, arrivals = admitted / (1 - p_block),
+ * departures = events - arrivals. */
+static void counts(const double *v, int J, int K, long n, double T, int64_t events, double *adm,
+                   double *arr, double *dep)
+{
+  *adm = *AT(v, THROUGHPUT, J, K) * (double)n * T;
   *arr = *adm / (1 - *AT(v, P_BLOCK, J, K));
-  *dep = (double)res->events - *arr;
+  *dep = (double)events - *arr;
 }
 
 /* jsq(2), two pools (mu 1, 2; buffer 3 each), n = 6, K = 5. Exact identities (up to
@@ -40,28 +87,31 @@ static void counts(const double *v, int J, int K, long n, const lbmc_replica_res
  * = sum_k tail_k when the buffer <= K; tail_k = 0 for k > buffer; tail non-increasing;
  * 2d = 4 messages per arrival, no withdrawal; admitted and arrivals are integers and
  * |departures - admitted| <= customers a system can hold (n B = 18); time averages of
- * the whole period = mean of the (equal-length) batch values. */
+ * the whole period = mean of the (equal-length) segments' values; the record's
+ * segments start after the fixed warm-up. */
 static void test_identities(void)
 {
   const double beta[] = {0.5, 0.5}, mu[] = {1, 2};
   const long buf[] = {3, 3};
   const int J = 2, K = 5;
-  const long n = 6;
+  const long n = 6, N[2] = {3, 3};
   lbmc_model *m = model(n, J, beta, mu, buf, 1.2, "jsq(2)");
   lbmc_run_options o;
   lbmc_replica *r = NULL;
-  lbmc_replica_result res;
-  size_t total = lbmc_metric_total(J, K);
-  double *v = malloc(sizeof *v * total), *bv = malloc(sizeof *bv * total * 10);
+  size_t total = lbmc_metric_total(J, K), size;
+  double *v = malloc(sizeof *v * total), *sv = malloc(sizeof *sv * total);
   double adm, arr, dep, shares = 0, eps = 1e-9;
+  int64_t events;
+  unsigned char *rec;
+  lbmc_record view;
   lbmc_run_options_default(&o);
   o.warmup = 20, o.time = 2000, o.batches = 10, o.tail_k = K;
-  CU_ASSERT_FATAL(v && bv && lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
-  res.values = v, res.batch_values = bv;
-  CU_ASSERT_FATAL(lbmc_replica_run(r, 0, 0, 1, 123, &res) == LBMC_SUCCESS);
-  CU_ASSERT_EQUAL_FATAL(res.status, LBMC_STATUS_OK);
-  CU_ASSERT_DOUBLE_EQUAL(res.warmup, 20, 0);
-  CU_ASSERT_DOUBLE_EQUAL(res.sim_time, 2000, 1e-9);
+  CU_ASSERT_FATAL(v && sv && lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
+  CU_ASSERT_EQUAL_FATAL(run_one(r, m, &o, 0, 0, 1, 123, v, &events, &rec, &size), LBMC_STATUS_OK);
+  CU_ASSERT_FATAL(lbmc_record_view(rec, size, &view) == 0);
+  CU_ASSERT_EQUAL(view.h.t_start, 20.0);
+  CU_ASSERT_EQUAL(view.h.S, 20);
+  CU_ASSERT_DOUBLE_EQUAL(view.h.seg_len * (double)view.h.S, 2000, 1e-9);
 
   CU_ASSERT_DOUBLE_EQUAL(*AT(v, P_WAIT_OR_BLOCK, J, K),
                          *AT(v, P_WAIT, J, K) + *AT(v, P_BLOCK, J, K), eps);
@@ -81,29 +131,32 @@ static void test_identities(void)
   CU_ASSERT_DOUBLE_EQUAL(shares, 1.0, eps);
   CU_ASSERT_EQUAL(*AT(v, MESSAGES_PER_ARRIVAL, J, K), 4.0);
   CU_ASSERT_EQUAL(*AT(v, WITHDRAWALS_PER_ARRIVAL, J, K), 0.0);
-  counts(v, J, K, n, &res, &adm, &arr, &dep);
+  counts(v, J, K, n, 2000, events, &adm, &arr, &dep);
   UT_CHECK(fabs(adm - round(adm)) < eps * adm, "admitted %.9f not an integer", adm);
   UT_CHECK(fabs(arr - round(arr)) < eps * arr, "arrivals %.9f not an integer", arr);
   UT_CHECK(fabs(dep - adm) <= (double)(n * 3) + eps * adm,
            "departures %.1f vs admitted %.1f: more than n B apart", dep, adm);
   CU_ASSERT(arr > 10000);
-  /* time averages: whole = mean of batches */
+  /* time averages: whole = mean of the segments */
   {
     const int ids[] = {LBMC_M_MEAN_QUEUE, LBMC_M_UTILIZATION, LBMC_M_TAIL, LBMC_M_THROUGHPUT};
     for (int i = 0; i < 4; i++) {
       size_t off = lbmc_metric_offset(ids[i], J, K), sz = lbmc_metric_size(ids[i], J, K);
       for (size_t e = off; e < off + sz; e++) {
         double mean = 0;
-        for (int b = 0; b < 10; b++) mean += bv[(size_t)b * total + e] / 10;
+        for (int s = 0; s < view.h.S; s++) {
+          lbmc_metrics_from_sums(view.seg + (size_t)s * (size_t)view.h.W, J, K, N, n, sv);
+          mean += sv[e] / (double)view.h.S;
+        }
         UT_CHECK(fabs(mean - v[e]) <= eps * fmax(1e-3, fabs(v[e])),
-                 "%s[%zu]: whole %.12g, batch mean %.12g", lbmc_metric_get(ids[i])->name, e - off,
+                 "%s[%zu]: whole %.12g, segment mean %.12g", lbmc_metric_get(ids[i])->name, e - off,
                  v[e], mean);
       }
     }
   }
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  free(v), free(bv);
+  free(v), free(sv), free(rec);
 }
 
 /* Erlang's loss formula B(n, a), a = offered load. */
@@ -180,16 +233,17 @@ static void run_loss(const loss_case *lc, int point)
   o.warmup = 20, o.time = 2000, o.batches = 4, o.tail_k = K;
   CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
   for (int i = 0; i < R; i++) {
-    lbmc_replica_result res = {.values = vals + (size_t)i * total};
-    const double *v = res.values;
+    const double *v = vals + (size_t)i * total;
     double adm, arr, dep;
-    CU_ASSERT_FATAL(lbmc_replica_run(r, point, i, R, 2024, &res) == LBMC_SUCCESS);
-    CU_ASSERT_EQUAL(res.status, LBMC_STATUS_OK);
+    int64_t events;
+    CU_ASSERT_EQUAL(
+        run_one(r, m, &o, point, i, R, 2024, vals + (size_t)i * total, &events, NULL, NULL),
+        LBMC_STATUS_OK);
     exact_bad += *AT(v, P_WAIT, J, K) != 0 || *AT(v, MEAN_WAIT, J, K) != 0;
     for (int j = 0; j < J; j++)
       exact_bad += AT(v, MEAN_QUEUE, J, K)[j] != AT(v, UTILIZATION, J, K)[j] ||
                    AT(v, TAIL, J, K)[j * K + 1] != 0;
-    counts(v, J, K, n, &res, &adm, &arr, &dep);
+    counts(v, J, K, n, 2000, events, &adm, &arr, &dep);
     dmin = fmin(dmin, dep);
     if (pull)
       msg_bad += fabs(*AT(v, MESSAGES_PER_ARRIVAL, J, K) - (1 - *AT(v, P_BLOCK, J, K))) >
@@ -258,10 +312,9 @@ static void test_mm1_queues(void)
   o.warmup = 100, o.time = 5000, o.batches = 4, o.tail_k = K;
   CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
   for (int i = 0; i < R; i++) {
-    lbmc_replica_result res = {.values = vals + (size_t)i * total};
-    CU_ASSERT_FATAL(lbmc_replica_run(r, 0, i, R, 31, &res) == LBMC_SUCCESS);
-    CU_ASSERT_EQUAL(res.status, LBMC_STATUS_OK);
-    CU_ASSERT_EQUAL(*AT(res.values, P_BLOCK, J, K), 0.0);
+    CU_ASSERT_EQUAL(run_one(r, m, &o, 0, i, R, 31, vals + (size_t)i * total, NULL, NULL, NULL),
+                    LBMC_STATUS_OK);
+    CU_ASSERT_EQUAL(*AT(vals + (size_t)i * total, P_BLOCK, J, K), 0.0);
   }
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
     est e = across(vals, R, total, lbmc_metric_offset(want[w].id, J, K) + (size_t)want[w].k);
@@ -274,9 +327,10 @@ static void test_mm1_queues(void)
   free(vals);
 }
 
-/* The same (point, replica, seed) gives bit-identical values and batch values, also
- * after other replicas ran on the same workspace and on a fresh workspace; another
- * replica, point or seed gives different values. */
+/* The same (point, replica, seed) gives bit-identical records (but the measured CPU
+ * times), also after other
+ * replicas ran on the same workspace and on a fresh workspace; another replica, point
+ * (scenario) or seed gives a different record. */
 static void test_determinism(void)
 {
   const double beta[] = {0.5, 0.5}, mu[] = {2, 0.5};
@@ -284,80 +338,105 @@ static void test_determinism(void)
   lbmc_model *m = model(10, 2, beta, mu, buf, 0.7, "jsq(2)");
   lbmc_run_options o;
   lbmc_replica *r = NULL, *r2 = NULL;
-  size_t total;
-  double *v[6], *bv[6];
+  unsigned char *rec[6];
+  size_t size[6];
   const long args[6][3] = {{1, 3, 5}, {1, 3, 5}, {1, 4, 5}, {2, 3, 5}, {1, 3, 6}, {1, 3, 5}};
+  double *v = malloc(sizeof *v * lbmc_metric_total(2, 3));
   lbmc_run_options_default(&o);
   o.warmup = 10, o.time = 200, o.batches = 5, o.tail_k = 3;
-  total = lbmc_metric_total(2, 3);
-  CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(v && lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r2) == LBMC_SUCCESS);
-  for (int i = 0; i < 6; i++) {
-    lbmc_replica_result res;
-    v[i] = malloc(sizeof *v[i] * total), bv[i] = malloc(sizeof *bv[i] * total * 5);
-    CU_ASSERT_FATAL(v[i] && bv[i]);
-    res.values = v[i], res.batch_values = bv[i];
-    /* run 1 repeats run 0 after nothing, run 5 after others, on a fresh workspace */
-    CU_ASSERT_FATAL(lbmc_replica_run(i == 5 ? r2 : r, args[i][0], args[i][1], 8, args[i][2],
-                                     &res) == LBMC_SUCCESS);
+  for (int i = 0; i < 6; i++) /* run 1 repeats run 0 after nothing, run 5 after others, anew */
+    run_one(i == 5 ? r2 : r, m, &o, args[i][0], args[i][1], 8, args[i][2], v, NULL, &rec[i],
+            &size[i]);
+  for (int i = 0; i < 6; i++) { /* the CPU times are measured, not simulated */
+    lbmc_record view;
+    CU_ASSERT_FATAL(lbmc_record_view(rec[i], size[i], &view) == 0);
+    for (int64_t k = 0; k < view.h.S; k++) ((double *)view.seg)[k * view.h.W + LBMC_TK_CPU] = 0;
   }
   for (int i = 1; i < 6; i++) {
-    int same = memcmp(v[i], v[0], sizeof *v[0] * total) == 0 &&
-               memcmp(bv[i], bv[0], sizeof *bv[0] * total * 5) == 0;
+    int same = size[i] == size[0] && memcmp(rec[i], rec[0], size[0]) == 0;
     int want = i == 1 || i == 5;
     UT_CHECK(same == want, "run %d (point %ld, replica %ld, seed %ld): %s run 0", i, args[i][0],
              args[i][1], args[i][2], same ? "identical to" : "differs from");
   }
-  for (int i = 0; i < 6; i++) free(v[i]), free(bv[i]);
+  for (int i = 0; i < 6; i++) free(rec[i]);
+  free(v);
   lbmc_replica_destroy(&r);
   lbmc_replica_destroy(&r2);
   lbmc_model_destroy(&m);
 }
 
-/* Stream numbers out of range are errors; an overloaded system is not an error: its
- * replica reports the growth, and the point-level judgement calls it unstable (for
- * rho >= 1 with unlimited buffers even without simulation). A replica that hits the
- * customer cap is unstable itself, with NaN values. */
+/* Stream numbers out of range are errors; an overloaded system is not an error: rho >= 1
+ * with unlimited buffers is unstable without simulation. With a pool of loss servers it
+ * is not unstable for certain: random routing to 2 loss servers and 2 unlimited ones
+ * (mu 1, lambda 2 per server) sends 4 customers per unit time to the unlimited pool of
+ * capacity 2, so a quarter of the arrivals accumulate, and the drift test proves it. A
+ * replica over the customer cap stops there; its point is unstable and names it. */
 static void test_limits_and_unstable(void)
 {
-  const double one = 1;
-  const long inf = LBMC_BUFFER_INF;
-  lbmc_model *m = model(4, 1, &one, &one, &inf, 2.0, "random");
+  const double one = 1, half[] = {0.5, 0.5}, ones[] = {1, 1};
+  const long inf = LBMC_BUFFER_INF, bufs[] = {1, LBMC_BUFFER_INF};
+  lbmc_model *surely = model(4, 1, &one, &one, &inf, 2.0, "random");
+  lbmc_model *m = model(4, 2, half, ones, bufs, 2.0, "random");
   lbmc_run_options o;
   lbmc_replica *r = NULL;
-  size_t total = lbmc_metric_total(1, 2);
-  double *v = malloc(sizeof *v * total);
-  lbmc_replica_result res = {.values = v};
-  long nan_count = 0;
+  lbmc_point *p = NULL;
+  const void *bytes;
+  size_t len;
+  int used;
   lbmc_run_options_default(&o);
   o.warmup = 0, o.time = 2000, o.batches = 4, o.tail_k = 2;
-  CU_ASSERT_FATAL(v && lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
-  CU_ASSERT_EQUAL(lbmc_replica_run(r, 0, 5, 5, 1, &res), LBMC_ERR_ARG);
-  CU_ASSERT_EQUAL(lbmc_replica_run(r, 1L << 40, 0, 5, 1, &res), LBMC_ERR_LIMIT);
-  CU_ASSERT_EQUAL_FATAL(lbmc_replica_run(r, 0, 0, 1, 1, &res), LBMC_SUCCESS);
-  CU_ASSERT_EQUAL(res.status, LBMC_STATUS_OK);
-  /* arrivals 8 per unit time, capacity 4: half the admitted customers accumulate */
-  CU_ASSERT(res.growth > 0.4 && res.growth < 0.6);
+  CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
   {
-    int8_t cap = 0;
-    char reason[256] = "";
-    CU_ASSERT(lbmc_model_surely_unstable(m));
-    CU_ASSERT(lbmc_point_unstable(&o, 1, 2.0, 0, &cap, NULL, reason, sizeof reason));
-    CU_ASSERT(lbmc_point_unstable(&o, 0, 2.0, 1, &cap, &res.growth, reason, sizeof reason));
-    CU_ASSERT(strstr(reason, "keep growing") != NULL);
+    lbmc_unit bad = {0, 0, 5, 5, 1, 0, 0}, huge = {0, 1L << 40, 0, 5, 1, 0, 0};
+    CU_ASSERT_EQUAL(lbmc_replica_record(r, &bad, &bytes, &len), LBMC_ERR_ARG);
+    CU_ASSERT_EQUAL(lbmc_replica_record(r, &huge, &bytes, &len), LBMC_ERR_LIMIT);
   }
+  CU_ASSERT(lbmc_model_surely_unstable(surely) && !lbmc_model_surely_unstable(m));
+  CU_ASSERT_FATAL(lbmc_point_create(surely, &o, 3, &p) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, 0) == LBMC_SUCCESS);
+  CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE);
+  CU_ASSERT(lbmc_point_verdict(p)->evidence & LBMC_EV_RHO);
+  lbmc_point_destroy(&p);
+  CU_ASSERT_FATAL(lbmc_point_create(m, &o, 8, &p) == LBMC_SUCCESS);
+  for (long i = 0; i < 8; i++) {
+    lbmc_unit u = {0, 0, i, 8, 1, 0, 0};
+    CU_ASSERT_FATAL(lbmc_replica_record(r, &u, &bytes, &len) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_point_add(p, bytes, len, &used) == LBMC_SUCCESS);
+  }
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, 8) == LBMC_SUCCESS);
+  {
+    const lbmc_verdict *v = lbmc_point_verdict(p);
+    lbmc_point_replica_info info;
+    lbmc_point_replica(p, 0, &info);
+    UT_CHECK(info.growth > 0.2 && info.growth < 0.3, "replica growth %g", info.growth);
+    UT_CHECK((v->evidence & LBMC_EV_DRIFT) && v->growth > 0.2 && v->growth_lower > 0.01,
+             "drift: %s, growth %g (lower %g)", v->reason, v->growth, v->growth_lower);
+  }
+  lbmc_point_destroy(&p);
   lbmc_replica_destroy(&r);
-  /* the cap: a replica stopped with NaN values */
+  /* the cap: the replica stops, its point is unstable and names it */
   o.max_customers = 1000;
   CU_ASSERT_FATAL(lbmc_replica_create(m, &o, &r) == LBMC_SUCCESS);
-  CU_ASSERT_EQUAL_FATAL(lbmc_replica_run(r, 0, 0, 1, 1, &res), LBMC_SUCCESS);
-  CU_ASSERT_EQUAL(res.status, LBMC_STATUS_UNSTABLE);
-  CU_ASSERT(res.reason[0] != '\0');
-  for (size_t i = 0; i < total; i++) nan_count += isnan(v[i]);
-  CU_ASSERT_EQUAL(nan_count, (long)total);
+  CU_ASSERT_FATAL(lbmc_point_create(m, &o, 1, &p) == LBMC_SUCCESS);
+  {
+    lbmc_unit u = {0, 0, 0, 1, 1, 0, 0};
+    lbmc_record view;
+    CU_ASSERT_FATAL(lbmc_replica_record(r, &u, &bytes, &len) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_record_view(bytes, len, &view) == 0);
+    CU_ASSERT_EQUAL(view.h.status, LBMC_STATUS_UNSTABLE);
+    CU_ASSERT(view.h.t_stop > 0 && view.h.t_stop < 2000);
+    CU_ASSERT_FATAL(lbmc_point_add(p, bytes, len, &used) == LBMC_SUCCESS);
+  }
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, 1) == LBMC_SUCCESS);
+  CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE);
+  CU_ASSERT(strstr(lbmc_point_verdict(p)->reason, "cap of 1000") != NULL);
+  CU_ASSERT(isnan(lbmc_point_estimates(p)->estimate[0]));
+  lbmc_point_destroy(&p);
   lbmc_replica_destroy(&r);
   lbmc_model_destroy(&m);
-  free(v);
+  lbmc_model_destroy(&surely);
 }
 
 int ut_register_replica(void)

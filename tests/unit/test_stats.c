@@ -1,4 +1,4 @@
-/* Output analysis (lbmc/stats.h) and lbmc_estimate (lbmc/sim.h). */
+/* Output analysis (lbmc/stats.h): MSER-5, t quantiles and intervals, the linear fit. */
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -152,46 +152,12 @@ static void test_linear_fit(void)
   CU_ASSERT_DOUBLE_EQUAL(s, sqrt(1.5), 1e-15);
 }
 
-/* Coverage of lbmc_estimate: T = 20000 samples of R = 10 i.i.d. N(3, 2^2) replica
- * values; the exact coverage of the 95% Student-t interval is 0.95, so the number of
- * intervals covering 3 is Binomial(T, 0.95): within 5 sqrt(T 0.95 0.05) = 154 of 19000.
- * (A normal instead of a t quantile would cover 0.918 = 18361: far outside.) The same
- * with one replica and 10 batch means (the R = 1 path), whose point estimate must be
- * the replica's own value. */
-static void test_estimate_coverage(void)
-{
-  const long T = 20000;
-  const int R = 10;
-  double v[10], mean, hw, se;
-  long cover = 0, cover1 = 0;
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  CU_ASSERT_FATAL(r != NULL);
-  gsl_rng_set(r, 777);
-  for (long t = 0; t < T; t++) {
-    double whole = 0;
-    for (int i = 0; i < R; i++) v[i] = 3 + gsl_ran_gaussian(r, 2.0), whole += v[i] / R;
-    lbmc_estimate(v, R, NULL, 0, 1, 0.95, &mean, &hw, &se);
-    cover += fabs(mean - 3) <= hw;
-    lbmc_estimate(&whole, 1, v, R, 1, 0.95, &mean, &hw, &se);
-    CU_ASSERT_EQUAL(mean, whole);
-    cover1 += fabs(mean - 3) <= hw;
-  }
-  UT_CHECK_BINOMIAL("coverage, 10 replicas", cover, T, 0.95);
-  UT_CHECK_BINOMIAL("coverage, 1 replica x 10 batches", cover1, T, 0.95);
-  /* an unstable replica (NaN) makes the estimate NaN */
-  v[3] = NAN;
-  lbmc_estimate(v, R, NULL, 0, 1, 0.95, &mean, &hw, &se);
-  CU_ASSERT(isnan(mean) && isnan(hw) && isnan(se));
-  gsl_rng_free(r);
-}
-
 int ut_register_stats(void)
 {
   static const ut_test tests[] = {{"mser5: transient, stationary, reference", test_mser5},
                                   {"t quantiles", test_t_quantile},
                                   {"mean interval by hand", test_mean_interval},
                                   {"linear fit", test_linear_fit},
-                                  {"estimate: t-interval coverage", test_estimate_coverage},
                                   {NULL, NULL}};
   return ut_add_suite("stats", tests);
 }

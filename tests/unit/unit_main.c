@@ -1,17 +1,19 @@
-/* lbmc-unit-tests: registers every suite, runs them, exits non-zero on any failure. */
+/* lbmc-unit-tests [SUITE...]: registers every suite, runs them (or only the suites named),
+ * exits non-zero on any failure. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "unit.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
   int (*const suites[])(void) = {
       ut_register_model,       ut_register_streams,       ut_register_ziggurat,
       ut_register_stats,       ut_register_policy_simple, ut_register_policy_balanced,
       ut_register_policy_pull, ut_register_engine,        ut_register_replica,
       ut_register_service,     ut_register_estimators,    ut_register_dhist,
-      ut_register_occupancy,
+      ut_register_occupancy,   ut_register_point,
   };
   unsigned failures;
   if (CU_initialize_registry() != CUE_SUCCESS) return 2;
@@ -21,6 +23,11 @@ int main(void)
       CU_cleanup_registry();
       return 2;
     }
+  for (CU_pSuite s = CU_get_registry()->pSuite; argc > 1 && s; s = s->pNext) {
+    int named = 0;
+    for (int a = 1; a < argc; a++) named |= strcmp(s->pName, argv[a]) == 0;
+    CU_set_suite_active(s, named);
+  }
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();

@@ -1,0 +1,178 @@
+/* The estimates and the verdict of one grid point from its replicas (docs/model.md,
+ * "Estimation" and "Verdicts").
+ *
+ * A point collects its replicas' records (the bytes of src/sim/record.h: raw sums per
+ * segment of the run and the customers' times per quantile group), in any order; once
+ * its first round (replicas 0 .. first_round - 1) is in, it chooses one warm-up for the
+ * point (MSER on the replica-averaged series with warmup auto) and keeps of each
+ * replica only what the estimators need. lbmc_point_reduce then gives, from replicas
+ * 0 .. R - 1:
+ *   - every metric as a ratio of sums pooled over the replicas (or over the batches of
+ *     one replica), its interval (delta method, Korn-Graubard for proportions, a
+ *     one-sided bound when no event was seen), quantiles from pooled histograms with
+ *     Woodruff's interval;
+ *   - a verdict, ok, unstable or not_stationary, with its evidence.
+ * lbmc_point_next says what sequential (precision) mode does next. The result depends
+ * only on the records, never on the order they came in: so on the rank counts, shards
+ * and resumes. Nothing here is collective.
+ */
+#ifndef LBMC_POINT_H
+#define LBMC_POINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lbmc/error.h"
+#include "lbmc/model.h"
+#include "lbmc/run_options.h"
+#include "lbmc/stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Precision target of sequential mode: rounds of replicas are added until the relative
+ *  half-width of `metric` (entry `index`) is at most `relative`, or max_replicas are
+ *  run; a point that is not stationary runs longer instead (its time doubled, up to
+ *  max_time). */
+typedef struct {
+  int enabled;
+  int metric;        /* index into LBMC_METRIC_LIST */
+  long index;        /* entry within the metric (0 for scalars; the level of a quantile) */
+  double relative;   /* target relative half-width, > 0 */
+  long max_replicas; /* budget, >= replicas */
+  double max_time;   /* longest run time per replica; 0: 16 x the time setting */
+} lbmc_precision;
+
+/* X(enum suffix, bit, name, meaning): the evidence of a verdict, defined once. */
+#define LBMC_EVIDENCE_LIST(X)                                                                      \
+  X(RHO, 0, "rho_at_least_one", "rho >= 1 with unlimited buffers: the servers cannot keep up")     \
+  X(CAP, 1, "customer_cap", "a replica exceeded the cap on customers in the system")               \
+  X(DRIFT, 2, "drift",                                                                             \
+    "the customers in the system grow linearly, without slowing down (drift test)")                \
+  X(NEAR_CAP, 3, "warmup_near_cap",                                                                \
+    "the warm-up rule truncated near its cap (half the run): the transient lasts about as long "   \
+    "as the run")                                                                                  \
+  X(HALVES, 4, "halves_differ",                                                                    \
+    "the first and second halves of the measured period differ in customers per server")           \
+  X(SHORT, 5, "replicas_short",                                                                    \
+    "the replicas are short against the system's relaxation time (their eighths are "              \
+    "correlated): with few replicas the intervals undercover")                                     \
+  X(CORRELATED, 6, "batches_correlated",                                                           \
+    "the batch means of the one replica stay correlated after merging")                            \
+  X(EMPTY, 7, "no_customers", "no customer arrived (or departed) in the measured period")          \
+  X(GROWING, 8, "still_growing",                                                                   \
+    "the customers in the system were still growing at the end of the run")
+
+enum {
+#define LBMC_X_EV_ENUM(id, bit, name, meaning) LBMC_EV_##id = 1u << (bit),
+  LBMC_EVIDENCE_LIST(LBMC_X_EV_ENUM)
+#undef LBMC_X_EV_ENUM
+};
+
+/** Names of the evidence bits set in `evidence`, comma-separated, into buf (len bytes). */
+const char *lbmc_evidence_names(unsigned evidence, char *buf, size_t len);
+
+/** The verdict of a point and its evidence. Times are in the model's unit. */
+typedef struct {
+  lbmc_status status;    /* ok, unstable, not_stationary (precision_not_met: lbmc_point_next) */
+  char reason[512];      /* why the status is not ok, with the numbers; "" for ok */
+  unsigned evidence;     /* LBMC_EV_* bits behind the status */
+  long replicas;         /* replicas behind the estimates */
+  int level;             /* precision mode's doublings of the run */
+  double time;           /* the `time` setting x 2^level: the run per replica (auto) or its
+                            measured period (fixed warm-up) */
+  double warmup_used;    /* warm-up discarded per replica */
+  double time_used;      /* measured time per replica, after the warm-up */
+  double suggested_time; /* not_stationary: a `time` setting to try; NaN otherwise */
+  int warmup_near_cap;   /* MSER truncated in the last fifth before its cap */
+  double halves_p;       /* p-value of the halves test (NaN: not made) */
+  double short_p;        /* p-value of the eighths' correlation test (NaN: not made) */
+  double growth;         /* drift test: customers accumulated per arrival in the last
+                            quarter, pooled over replicas (NaN: not made) */
+  double growth_lower;   /* its one-sided lower confidence bound */
+  double decel_lower;    /* lower bound of Delta4 - c Delta3 (> 0: growth not slowing) */
+} lbmc_verdict;
+
+/** The estimates of a point: arrays of lbmc_metric_total(J, K) entries (metric order of
+ *  lbmc/metrics.h), owned by the point. Ends that do not exist are NaN; `flags` are the
+ *  LBMC_IV_* bits of src/stats/estimators.h (names: lbmc_interval_flag_names). */
+typedef struct {
+  size_t total;
+  double *estimate, *half_width, *std_err, *lower, *upper, *upper_bound;
+  unsigned *flags;
+} lbmc_estimates;
+
+/** Names of the interval flags set in `flags` ("none_observed,upper_open"), into buf. */
+const char *lbmc_interval_flag_names(unsigned flags, char *buf, size_t len);
+/** Number of interval flags, and the name and meaning of flag bit b (NULL beyond). */
+int lbmc_interval_flags(void);
+const char *lbmc_interval_flag_name(int b);
+const char *lbmc_interval_flag_meaning(int b);
+
+/** What a point keeps of replica i (after the warm-up is decided). */
+typedef struct {
+  int present;          /* 1 if the replica is in */
+  int unstable;         /* 1 if it hit the customer cap */
+  int64_t events;       /* arrivals plus departures in its measured period */
+  double cpu_seconds;   /* CPU time of its segments */
+  double growth;        /* its own last-quarter growth per arrival (evidence only) */
+  const double *values; /* lbmc_metric_total entries: its own ratios (NaN when x = 0) and
+                           quantiles of its retained customers */
+  const double *sums;   /* lbmc_tick_width(J, K) raw sums over its measured period */
+} lbmc_point_replica_info;
+
+typedef struct lbmc_point_ lbmc_point;
+
+/** A point of model m (set up; it must outlive the point) under run options o (copied),
+ *  whose first round has first_round >= 1 replicas. one_replica: the point's interval
+ *  comes from the batch means of replica 0 when it has one replica (the point keeps that
+ *  replica's whole record). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long first_round,
+                           lbmc_point **p);
+void lbmc_point_destroy(lbmc_point **p);
+
+/** Add a replica record (size bytes). A record of another level than the point's is
+ *  ignored (*used = 0; else 1). Errors: LBMC_ERR_ARG (not a valid record of this point's
+ *  model), LBMC_ERR_MEMORY, LBMC_ERR_FILE (malformed histograms). */
+lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *used);
+
+/** The point's level (0 at creation). lbmc_point_set_level forgets every replica and
+ *  starts level k (the run time x 2^k). */
+int lbmc_point_level(const lbmc_point *p);
+void lbmc_point_set_level(lbmc_point *p, int level);
+
+/** 1 when replicas 0 .. R - 1 are all in (and the warm-up is decided). */
+int lbmc_point_ready(const lbmc_point *p, long R);
+
+/** Estimates and verdict from replicas 0 .. R - 1 (lbmc_point_ready). work buffers are
+ *  the point's. Errors: LBMC_ERR_ARG (not ready), LBMC_ERR_MEMORY, LBMC_ERR_FILE. */
+lbmc_err lbmc_point_reduce(lbmc_point *p, long R);
+const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p);
+const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p);
+/** Replica i as the point keeps it (present = 0 if it is not in). */
+void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info);
+
+/** What sequential mode does after a reduction of R replicas. */
+typedef enum {
+  LBMC_NEXT_DONE = 0, /* the point is finished (its verdict may now be precision_not_met) */
+  LBMC_NEXT_MORE,     /* run replicas R .. *next - 1 at the same level */
+  LBMC_NEXT_LONGER    /* not stationary: rerun from replica 0 at the next level (time x 2) */
+} lbmc_next;
+
+/** The decision after lbmc_point_reduce of R replicas under the precision target prec
+ *  (NULL or disabled: DONE; the verdict stays as it is): unstable: DONE; not_stationary:
+ *  LONGER while the doubled time stays within prec->max_time, else DONE; otherwise the
+ *  target metric's relative half-width max(est - lower, upper - est) / |est| decides:
+ *  DONE when reached, else MORE up to about R (relative / target)^2 replicas (at least
+ *  R + 1, at most max_replicas; twice R when there is no interval yet), and at
+ *  max_replicas DONE with status precision_not_met and the reason. *next: the replicas of
+ *  the next round (MORE), or of the first round at the next level (LONGER). why[len]
+ *  gets one line saying which and why. */
+lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next, char *why,
+                          size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

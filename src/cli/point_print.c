@@ -1,0 +1,174 @@
+/* How the commands show a point's estimates and verdict (cli.h): one cell per estimate,
+ * with its interval, or "none observed, < X" for an event never seen, "unknown (...)"
+ * for a quantile outside the histogram's range, "[a, ?]" for an open end; the table of
+ * lbmc sim; and the same as JSON (lower, upper, upper_bound, flags as names). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../stats/estimators.h"
+#include "cli.h"
+#include "lbmc/metrics.h"
+
+const char *lbmc_cli_level(double confidence, char *buf, size_t len)
+{
+  snprintf(buf, len, "%.10g%%", 100 * confidence); /* 99.9999999%, never "100%" */
+  return buf;
+}
+
+/* A number as the tables print it. */
+static const char *lbmc_num(double x, char *buf, size_t len)
+{
+  if (isnan(x))
+    snprintf(buf, len, "?");
+  else
+    snprintf(buf, len, "%.6g", x);
+  return buf;
+}
+
+const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, double upper,
+                          double bound, unsigned flags)
+{
+  char a[32], b[32], c[32];
+  if (flags & LBMC_IV_EMPTY)
+    snprintf(buf, len, "no data");
+  else if (flags & LBMC_IV_ABOVE_RANGE)
+    snprintf(buf, len, "unknown (above the histogram's range, > %s)", lbmc_num(lower, a, sizeof a));
+  else if (flags & LBMC_IV_BELOW_RANGE)
+    snprintf(buf, len, "unknown (below the histogram's range, < %s)", lbmc_num(upper, a, sizeof a));
+  else if ((flags & LBMC_IV_NONE_OBSERVED) && !isnan(bound))
+    snprintf(buf, len, "none observed, < %.3g", bound);
+  else if (flags & LBMC_IV_NONE_OBSERVED)
+    snprintf(buf, len, "0 (none observed)");
+  else if ((flags & LBMC_IV_ALL_OBSERVED) && !isnan(lower))
+    snprintf(buf, len, "1 (all observed, > %.6g)", lower);
+  else if (isnan(lower) && isnan(upper))
+    snprintf(buf, len, "%s (no interval)", lbmc_num(est, a, sizeof a));
+  else
+    snprintf(buf, len, "%s [%s, %s]", lbmc_num(est, a, sizeof a), lbmc_num(lower, b, sizeof b),
+             lbmc_num(upper, c, sizeof c));
+  return buf;
+}
+
+/* The note of a row: what its flags mean, shortly. */
+static const char *lbmc_note(unsigned flags)
+{
+  if (flags & LBMC_IV_UNRELIABLE) return "too few replicas or customers for this level";
+  if (flags & LBMC_IV_CORRELATED) return "batch means correlated: run longer";
+  if (flags & LBMC_IV_NO_INTERVAL) return "fewer than two units with data";
+  if (flags & LBMC_IV_UPPER_OPEN) return "upper end beyond the data";
+  if (flags & LBMC_IV_LOWER_OPEN) return "lower end below the data";
+  return "";
+}
+
+void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
+{
+  fprintf(f, "status: %s%s%s\n", lbmc_status_name(v->status), *v->reason ? ": " : "", v->reason);
+  if (v->status == LBMC_STATUS_NOT_STATIONARY && !isnan(v->suggested_time))
+    fprintf(f,
+            "  run longer: e.g. --time %g (the numbers below are kept, but the data cannot "
+            "tell that the run reached its steady state)\n",
+            v->suggested_time);
+}
+
+void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e)
+{
+  const int J = lbmc_model_pools(m);
+  char label[96], cell[160];
+  fprintf(f, "  %-28s %-44s %12s  %s\n", "metric", "estimate [interval]", "std err", "note");
+  for (int i = 0; i < LBMC_METRICS; i++) {
+    const size_t off = lbmc_metric_offset(i, J, (int)K), len = lbmc_metric_size(i, J, (int)K);
+    for (size_t k = 0; k < len; k++) {
+      const size_t x = off + k;
+      char se[32];
+      lbmc_cli_cell(cell, sizeof cell, e->estimate[x], e->lower[x], e->upper[x], e->upper_bound[x],
+                    e->flags[x]);
+      if (isnan(e->std_err[x]))
+        snprintf(se, sizeof se, "%s", "");
+      else
+        snprintf(se, sizeof se, "%.4g", e->std_err[x]);
+      fprintf(f, "  %-28s %-44s %12s  %s\n",
+              lbmc_metric_entry_name(i, (long)k, J, (int)K, label, sizeof label), cell, se,
+              lbmc_note(e->flags[x])); /* named as lbmc info --metrics reads it */
+    }
+  }
+}
+
+/* ---- JSON ---- */
+
+static json_t *lbmc_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+static json_t *lbmc_json_flags(unsigned flags)
+{
+  json_t *a = json_array();
+  for (int b = 0; b < lbmc_interval_flags(); b++)
+    if (flags & (1u << b)) json_array_append_new(a, json_string(lbmc_interval_flag_name(b)));
+  return a;
+}
+
+/* One field of a metric in its shape: doubles x, or flags (x NULL). */
+static json_t *lbmc_json_field(const double *x, const unsigned *flags, lbmc_shape shape, int J,
+                               long K)
+{
+  json_t *a;
+  if (shape == LBMC_SHAPE_SCALAR) return x ? lbmc_json_num(x[0]) : lbmc_json_flags(flags[0]);
+  a = json_array();
+  if (shape == LBMC_SHAPE_QUANTILE || shape == LBMC_SHAPE_POOL) {
+    const int n = shape == LBMC_SHAPE_QUANTILE ? LBMC_QUANTILES : J;
+    for (int k = 0; k < n; k++)
+      json_array_append_new(a, x ? lbmc_json_num(x[k]) : lbmc_json_flags(flags[k]));
+    return a;
+  }
+  for (int j = 0; j < J; j++) {
+    json_t *row = json_array();
+    for (long k = 0; k < K; k++) {
+      const size_t i = (size_t)j * (size_t)K + (size_t)k;
+      json_array_append_new(row, x ? lbmc_json_num(x[i]) : lbmc_json_flags(flags[i]));
+    }
+    json_array_append_new(a, row);
+  }
+  return a;
+}
+
+json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K)
+{
+  json_t *est = json_object();
+  for (int i = 0; i < LBMC_METRICS; i++) {
+    const lbmc_metric_info *info = lbmc_metric_get(i);
+    const size_t off = lbmc_metric_offset(i, J, (int)K);
+    json_t *o = json_object();
+    json_object_set_new(o, "mean", lbmc_json_field(e->estimate + off, NULL, info->shape, J, K));
+    json_object_set_new(o, "half_width",
+                        lbmc_json_field(e->half_width + off, NULL, info->shape, J, K));
+    json_object_set_new(o, "std_err", lbmc_json_field(e->std_err + off, NULL, info->shape, J, K));
+    json_object_set_new(o, "lower", lbmc_json_field(e->lower + off, NULL, info->shape, J, K));
+    json_object_set_new(o, "upper", lbmc_json_field(e->upper + off, NULL, info->shape, J, K));
+    json_object_set_new(o, "upper_bound",
+                        lbmc_json_field(e->upper_bound + off, NULL, info->shape, J, K));
+    json_object_set_new(o, "flags", lbmc_json_field(NULL, e->flags + off, info->shape, J, K));
+    json_object_set_new(est, info->name, o);
+  }
+  return est;
+}
+
+json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)
+{
+  json_t *o = json_object(), *ev = json_array();
+  char names[512];
+  lbmc_evidence_names(v->evidence, names, sizeof names);
+  for (char *save = NULL, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+    json_array_append_new(ev, json_string(tok));
+  json_object_set_new(o, "evidence", ev);
+  json_object_set_new(o, "level", json_integer(v->level));
+  json_object_set_new(o, "time", lbmc_json_num(v->time));
+  json_object_set_new(o, "warmup_used", lbmc_json_num(v->warmup_used));
+  json_object_set_new(o, "time_used", lbmc_json_num(v->time_used));
+  json_object_set_new(o, "suggested_time", lbmc_json_num(v->suggested_time));
+  json_object_set_new(o, "warmup_near_cap", json_boolean(v->warmup_near_cap));
+  json_object_set_new(o, "halves_p", lbmc_json_num(v->halves_p));
+  json_object_set_new(o, "short_p", lbmc_json_num(v->short_p));
+  json_object_set_new(o, "growth", lbmc_json_num(v->growth));
+  json_object_set_new(o, "growth_lower", lbmc_json_num(v->growth_lower));
+  json_object_set_new(o, "decel_lower", lbmc_json_num(v->decel_lower));
+  return o;
+}

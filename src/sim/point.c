@@ -1,0 +1,476 @@
+/* A point's replicas (include/lbmc/point.h): collecting their records in any order,
+ * the point's one warm-up (MSER on the replica-averaged series of its first round),
+ * what each replica keeps once the warm-up is known, and what sequential mode does
+ * next. The estimates and the verdict are in point_reduce.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/ticks.h"
+#include "lbmc/metrics.h"
+#include "point_impl.h"
+
+static const char *const lbmc_ev_names[] = {
+#define LBMC_X_EV_NAME(id, bit, name, meaning) name,
+    LBMC_EVIDENCE_LIST(LBMC_X_EV_NAME)
+#undef LBMC_X_EV_NAME
+};
+
+#define LBMC_EV_COUNT ((int)(sizeof lbmc_ev_names / sizeof *lbmc_ev_names))
+
+static const char *lbmc_ev_name(int b)
+{
+  return b >= 0 && b < LBMC_EV_COUNT ? lbmc_ev_names[b] : NULL;
+}
+
+/* Names of the bits set in `bits` among the first `count` (name(b) names bit b),
+ * comma-separated, into buf. */
+static const char *lbmc_bit_names(unsigned bits, const char *(*name)(int), int count, char *buf,
+                                  size_t len)
+{
+  size_t used = 0;
+  if (len) buf[0] = '\0';
+  for (int b = 0; b < count && used < len; b++)
+    if (bits & (1u << b))
+      used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", name(b));
+  return buf;
+}
+
+const char *lbmc_evidence_names(unsigned evidence, char *buf, size_t len)
+{
+  return lbmc_bit_names(evidence, lbmc_ev_name, LBMC_EV_COUNT, buf, len);
+}
+
+int lbmc_interval_flags(void)
+{
+  int n = 0;
+  while (*lbmc_iv_flag_name(1u << n)) n++;
+  return n;
+}
+
+const char *lbmc_interval_flag_name(int b)
+{
+  return b >= 0 && b < lbmc_interval_flags() ? lbmc_iv_flag_name(1u << b) : NULL;
+}
+
+const char *lbmc_interval_flag_meaning(int b)
+{
+  return b >= 0 && b < lbmc_interval_flags() ? lbmc_iv_flag_meaning(1u << b) : NULL;
+}
+
+const char *lbmc_interval_flag_names(unsigned flags, char *buf, size_t len)
+{
+  return lbmc_bit_names(flags, lbmc_interval_flag_name, lbmc_interval_flags(), buf, len);
+}
+
+lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long first_round,
+                           lbmc_point **out)
+{
+  lbmc_point *p = calloc(1, sizeof *p);
+  if (!p) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  p->m = m;
+  p->o = *o;
+  p->J = lbmc_model_pools(m);
+  p->K = (int)o->tail_k;
+  p->W = lbmc_tick_width(p->J, p->K);
+  p->total = lbmc_metric_total(p->J, p->K);
+  p->n = lbmc_model_n(m);
+  for (int j = 0; j < p->J; j++) p->N[j] = lbmc_model_pool_servers(m, j);
+  p->first_round = first_round < 1 ? 1 : first_round;
+  p->est.total = p->total;
+  p->est.estimate = malloc(sizeof(double) * 6 * p->total);
+  p->est.flags = calloc(p->total, sizeof *p->est.flags);
+  p->hist = malloc(sizeof *p->hist * 3);
+  if (!p->est.estimate || !p->est.flags || !p->hist) {
+    lbmc_point_destroy(&p);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  }
+  p->est.half_width = p->est.estimate + p->total;
+  p->est.std_err = p->est.half_width + p->total;
+  p->est.lower = p->est.std_err + p->total;
+  p->est.upper = p->est.lower + p->total;
+  p->est.upper_bound = p->est.upper + p->total;
+  for (size_t i = 0; i < 6 * p->total; i++) p->est.estimate[i] = NAN;
+  p->v.status = LBMC_STATUS_OK;
+  *out = p;
+  return LBMC_SUCCESS;
+}
+
+static void lbmc_point_rep_free(lbmc_point_rep *r)
+{
+  free(r->full);
+  free(r->sums);
+  free(r->values);
+  free(r->qdata);
+  memset(r, 0, sizeof *r);
+}
+
+void lbmc_point_destroy(lbmc_point **p)
+{
+  if (!p || !*p) return;
+  for (long i = 0; i < (*p)->nrep; i++) lbmc_point_rep_free(&(*p)->rep[i]);
+  free((*p)->rep);
+  free((*p)->est.estimate);
+  free((*p)->est.flags);
+  free((*p)->work);
+  free((*p)->hist);
+  free(*p);
+  *p = NULL;
+}
+
+lbmc_err lbmc_point_work(lbmc_point *p, size_t n)
+{
+  if (n <= p->work_len) return LBMC_SUCCESS;
+  free(p->work);
+  p->work = malloc(sizeof *p->work * n);
+  p->work_len = p->work ? n : 0;
+  return p->work ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+}
+
+int lbmc_point_level(const lbmc_point *p) { return p->level; }
+
+void lbmc_point_set_level(lbmc_point *p, int level)
+{
+  for (long i = 0; i < p->nrep; i++) lbmc_point_rep_free(&p->rep[i]);
+  p->level = level;
+  p->have_layout = 0; /* the segments of a longer run are longer */
+  p->decided = 0;
+  p->d = 0;
+  p->near_cap = 0;
+}
+
+/* Room for replica i. */
+static lbmc_err lbmc_point_grow(lbmc_point *p, long i)
+{
+  long n = p->nrep ? p->nrep : 16;
+  lbmc_point_rep *r;
+  if (i < p->nrep) return LBMC_SUCCESS;
+  while (n <= i) n *= 2;
+  r = realloc(p->rep, sizeof *r * (size_t)n);
+  if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for %ld replicas", n);
+  memset(r + p->nrep, 0, sizeof *r * (size_t)(n - p->nrep));
+  p->rep = r;
+  p->nrep = n;
+  return LBMC_SUCCESS;
+}
+
+void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                        double *out)
+{
+  for (size_t s = from; s < to; s++)
+    for (size_t w = 0; w < p->W; w++) out[w] += rec->seg[s * p->W + w];
+}
+
+/* The segments [from, to) of a record summed into out (W doubles). */
+static void lbmc_point_sum(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                           double *out)
+{
+  memset(out, 0, sizeof *out * p->W);
+  lbmc_point_seg_add(p, rec, from, to, out);
+}
+
+/* The warm-up of the point (in segments): MSER over the series of customers per server,
+ * averaged over the replicas of the first round that stayed below the cap (White and
+ * Robinson 2010 apply MSER to the replication means); 0 with a fixed warm-up. */
+static lbmc_err lbmc_point_decide(lbmc_point *p)
+{
+  lbmc_record rec;
+  double *area, *len;
+  p->d = 0;
+  p->near_cap = 0;
+  p->decided = 1;
+  if (!p->o.warmup_auto || p->S < 2) return LBMC_SUCCESS;
+  LBMC_CHECK(lbmc_point_work(p, 2 * p->S));
+  area = p->work;
+  len = p->work + p->S;
+  memset(p->work, 0, sizeof *p->work * 2 * p->S);
+  for (long i = 0; i < p->first_round; i++) {
+    lbmc_record_view(p->rep[i].full, p->rep[i].full_size, &rec);
+    if (rec.h.status == LBMC_STATUS_UNSTABLE) continue; /* the point is unstable anyway */
+    for (size_t s = 0; s < p->S; s++) {
+      area[s] += rec.seg[s * p->W + LBMC_TK_AREA_N];
+      len[s] += rec.seg[s * p->W + LBMC_TK_LEN] * (double)p->n;
+    }
+  }
+  for (size_t s = 0; s < p->S; s++) area[s] = len[s] > 0 ? area[s] / len[s] : 0;
+  p->d = lbmc_mser(area, p->S, 1, 0, &p->near_cap);
+  return LBMC_SUCCESS;
+}
+
+/* Segment where part k of the measured period [d, S) starts (k = LBMC_PARTS: S). */
+static size_t lbmc_point_part(const lbmc_point *p, int k)
+{
+  return p->d + (p->S - p->d) * (size_t)k / LBMC_PARTS;
+}
+
+/* The replica's own growth: (Nbar of the last quarter - Nbar of the third) / its arrivals
+ * in the last quarter, from its parts. */
+static double lbmc_point_rep_growth(const lbmc_point_rep *r)
+{
+  double n3 = 0, l3 = 0, n4 = 0, l4 = 0, a4 = 0;
+  for (int k = 4; k < 6; k++) n3 += r->parts[k][LBMC_PART_AREA], l3 += r->parts[k][LBMC_PART_LEN];
+  for (int k = 6; k < 8; k++) {
+    n4 += r->parts[k][LBMC_PART_AREA], l4 += r->parts[k][LBMC_PART_LEN];
+    a4 += r->parts[k][LBMC_PART_ARRIVALS];
+  }
+  return l3 > 0 && l4 > 0 && a4 > 0 ? (n4 / l4 - n3 / l3) / a4 : NAN;
+}
+
+/* The replica's retained histograms (groups wholly after the warm-up), merged into
+ * p->hist[0] (sojourn) and p->hist[1] (wait); returns the groups used. */
+static lbmc_err lbmc_point_rep_hists(lbmc_point *p, const lbmc_record *rec, size_t *used)
+{
+  *used = 0;
+  lbmc_dhist_init(&p->hist[0], p->tau);
+  lbmc_dhist_init(&p->hist[1], p->tau);
+  for (size_t g = 0; g < p->G; g++) {
+    if ((size_t)rec->group_start[g] < p->d) continue;
+    for (int k = 0; k < 2; k++) {
+      LBMC_CHECK(lbmc_record_hist(rec, g, k, &p->hist[2]));
+      LBMC_CHECK(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
+    }
+    (*used)++;
+  }
+  return LBMC_SUCCESS;
+}
+
+/* The replica's own quantiles of the merged histograms p->hist[0..1] into its values. */
+static void lbmc_point_rep_quantiles(const lbmc_point *p, double *values)
+{
+  double *qs = values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+  double *qw = values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
+  for (int l = 0; l < LBMC_QUANTILES; l++) {
+    if (lbmc_dhist_quantile(&p->hist[0], lbmc_quantile_level(l), &qs[l])) qs[l] = NAN;
+    if (lbmc_dhist_quantile(&p->hist[1], lbmc_quantile_level(l), &qw[l])) qw[l] = NAN;
+  }
+}
+
+/* The replica's retained mixture (groups wholly after the warm-up, added in order) as a
+ * new mixture *out (NULL when no group is retained). */
+static lbmc_err lbmc_point_rep_mixture(const lbmc_point *p, const lbmc_record *rec,
+                                       lbmc_mixture **out)
+{
+  lbmc_err err = LBMC_SUCCESS;
+  *out = NULL;
+  for (size_t g = 0; g < p->G && !err; g++) {
+    lbmc_mixture *mx = NULL;
+    if ((size_t)rec->group_start[g] < p->d) continue;
+    err = lbmc_record_mixture(rec, g, &mx);
+    if (!err && !*out)
+      *out = mx, mx = NULL;
+    else if (!err)
+      err = lbmc_mixture_add(*out, mx);
+    lbmc_mixture_destroy(&mx);
+  }
+  if (err) lbmc_mixture_destroy(out);
+  return err;
+}
+
+/* The replica's quantiles and its packed retained mixture, from its record. */
+static lbmc_err lbmc_point_rep_mixtures(lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
+{
+  double *qs = r->values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+  double *qw = r->values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
+  lbmc_mixture *mx;
+  int oom = 0;
+  LBMC_CHECK(lbmc_point_rep_mixture(p, rec, &mx));
+  for (int l = 0; l < LBMC_QUANTILES; l++) {
+    qs[l] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_SOJOURN, lbmc_quantile_level(l)) : NAN;
+    qw[l] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_WAIT, lbmc_quantile_level(l)) : NAN;
+  }
+  if (mx) {
+    r->qsize = lbmc_mixture_packed_size(mx);
+    r->qdata = malloc(r->qsize);
+    if (r->qdata) lbmc_mixture_pack(mx, r->qdata, r->qsize);
+    oom = !r->qdata;
+  }
+  lbmc_mixture_destroy(&mx);
+  return oom ? LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory") : LBMC_SUCCESS;
+}
+
+/* Pack p->hist[0..1] into the replica's qdata. */
+static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
+{
+  size_t a = lbmc_dhist_pack(&p->hist[0], NULL, 0), b = lbmc_dhist_pack(&p->hist[1], NULL, 0);
+  r->qdata = malloc(a + b);
+  if (!r->qdata) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  r->qsize = a + b;
+  lbmc_dhist_pack(&p->hist[0], r->qdata, a);
+  lbmc_dhist_pack(&p->hist[1], r->qdata + a, b);
+  return LBMC_SUCCESS;
+}
+
+/* What replica i keeps once the warm-up is known: its sums over the measured period, its
+ * parts, its values and its retained histograms. */
+static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
+{
+  lbmc_point_rep *r = &p->rep[i];
+  lbmc_record rec;
+  size_t used;
+  lbmc_record_view(r->full, r->full_size, &rec);
+  r->sums = malloc(sizeof *r->sums * p->W);
+  r->values = malloc(sizeof *r->values * p->total);
+  if (!r->sums || !r->values) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  r->unstable = rec.h.status == LBMC_STATUS_UNSTABLE;
+  r->t_stop = rec.h.t_stop;
+  r->cap = rec.h.cap;
+  lbmc_point_sum(p, &rec, p->d, p->S, r->sums);
+  r->events = (int64_t)(r->sums[LBMC_TK_ARRIVALS] + r->sums[LBMC_TK_DEPARTURES]);
+  r->cpu = r->sums[LBMC_TK_CPU];
+  for (int k = 0; k < LBMC_PARTS; k++)
+    for (size_t s = lbmc_point_part(p, k); s < lbmc_point_part(p, k + 1); s++) {
+      const double *seg = rec.seg + s * p->W;
+      r->parts[k][LBMC_PART_LEN] += seg[LBMC_TK_LEN];
+      r->parts[k][LBMC_PART_AREA] += seg[LBMC_TK_AREA_N];
+      r->parts[k][LBMC_PART_ARRIVALS] += seg[LBMC_TK_ARRIVALS];
+    }
+  r->growth = lbmc_point_rep_growth(r);
+  lbmc_metrics_from_sums(r->sums, p->J, p->K, p->N, p->n, r->values);
+  if (p->qkind == LBMC_QK_HIST) {
+    LBMC_CHECK(lbmc_point_rep_hists(p, &rec, &used));
+    lbmc_point_rep_quantiles(p, r->values);
+    LBMC_CHECK(lbmc_point_rep_pack(p, r));
+  } else if (p->qkind == LBMC_QK_MIX) {
+    LBMC_CHECK(lbmc_point_rep_mixtures(p, r, &rec));
+  }
+  r->summarised = 1;
+  if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */
+    free(r->full);
+    r->full = NULL;
+  }
+  return LBMC_SUCCESS;
+}
+
+/* The layout of the point's records, from the first one; later ones must match it. */
+static lbmc_err lbmc_point_layout(lbmc_point *p, const lbmc_record *rec)
+{
+  if (rec->h.W != (int64_t)p->W)
+    return LBMC_ERROR(LBMC_ERR_ARG, "point: a replica record of %lld doubles per segment, not %zu",
+                      (long long)rec->h.W, p->W);
+  if (!p->have_layout) {
+    p->have_layout = 1;
+    p->S = (size_t)rec->h.S;
+    p->G = (size_t)rec->h.G;
+    p->qkind = (int)rec->h.qkind;
+    p->seg_len = rec->h.seg_len;
+    p->t_start = rec->h.t_start;
+    p->tau = rec->h.tau > 0 ? rec->h.tau : 1;
+    return LBMC_SUCCESS;
+  }
+  if ((size_t)rec->h.S != p->S || (size_t)rec->h.G != p->G || rec->h.qkind != p->qkind ||
+      rec->h.seg_len != p->seg_len)
+    return LBMC_ERROR(LBMC_ERR_ARG, "point: replica %lld's record does not fit the point's others",
+                      (long long)rec->h.replica);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *used)
+{
+  lbmc_record rec;
+  lbmc_point_rep *r;
+  long i;
+  *used = 0;
+  if (lbmc_record_view(record, size, &rec) != 0 || rec.h.replica < 0)
+    return LBMC_ERROR(LBMC_ERR_ARG, "point: not a valid replica record");
+  if (rec.h.level != p->level) return LBMC_SUCCESS; /* of a level the point has left */
+  LBMC_CHECK(lbmc_point_layout(p, &rec));
+  i = (long)rec.h.replica;
+  LBMC_CHECK(lbmc_point_grow(p, i));
+  r = &p->rep[i];
+  lbmc_point_rep_free(r);
+  r->full = malloc(size);
+  if (!r->full) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
+  memcpy(r->full, record, size);
+  r->full_size = size;
+  r->present = 1;
+  *used = 1;
+  if (p->decided) return lbmc_point_summarise(p, i);
+  for (long k = 0; k < p->first_round; k++)
+    if (k >= p->nrep || !p->rep[k].present) return LBMC_SUCCESS;
+  LBMC_CHECK(lbmc_point_decide(p)); /* the first round is in: one warm-up for the point */
+  for (long k = 0; k < p->nrep; k++)
+    if (p->rep[k].present && !p->rep[k].summarised) LBMC_CHECK(lbmc_point_summarise(p, k));
+  return LBMC_SUCCESS;
+}
+
+int lbmc_point_ready(const lbmc_point *p, long R)
+{
+  if (R > p->nrep || (R > 0 && !p->decided)) return 0;
+  for (long i = 0; i < R; i++)
+    if (!p->rep[i].summarised) return 0;
+  return 1;
+}
+
+const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }
+const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p) { return &p->est; }
+
+void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
+{
+  const lbmc_point_rep *r = i >= 0 && i < p->nrep ? &p->rep[i] : NULL;
+  memset(info, 0, sizeof *info);
+  if (!r || !r->summarised) return;
+  info->present = 1;
+  info->unstable = r->unstable;
+  info->events = r->events;
+  info->cpu_seconds = r->cpu;
+  info->growth = r->growth;
+  info->values = r->values;
+  info->sums = r->sums;
+}
+
+/* ---- sequential mode ---- */
+
+/* Relative half-width of the precision metric, max(est - lower, upper - est) / |est|. */
+static double lbmc_point_rel(const lbmc_point *p, const lbmc_precision *prec)
+{
+  size_t k = lbmc_metric_offset(prec->metric, p->J, p->K) + (size_t)prec->index;
+  double est = p->est.estimate[k], hw = p->est.half_width[k];
+  return est != 0 && isfinite(hw) ? hw / fabs(est) : NAN;
+}
+
+lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next, char *why,
+                          size_t len)
+{
+  lbmc_verdict *v = &p->v;
+  const double max_time =
+      prec && prec->max_time > 0 ? prec->max_time : 16 * p->o.time; /* the default budget */
+  double rel, want;
+  long R = v->replicas, Rmax = prec ? prec->max_replicas : R;
+  *next = R;
+  if (len) why[0] = '\0';
+  if (!prec || !prec->enabled || v->status == LBMC_STATUS_UNSTABLE) return LBMC_NEXT_DONE;
+  if (v->status == LBMC_STATUS_NOT_STATIONARY) {
+    if (2 * v->time > max_time * (1 + 1e-12)) {
+      snprintf(why, len, "not stationary at the longest run allowed (time %g, max_time %g)",
+               v->time, max_time);
+      return LBMC_NEXT_DONE;
+    }
+    *next = p->first_round;
+    snprintf(why, len, "not stationary: running longer, time %g -> %g", v->time, 2 * v->time);
+    return LBMC_NEXT_LONGER;
+  }
+  rel = lbmc_point_rel(p, prec);
+  if (rel <= prec->relative) return LBMC_NEXT_DONE;
+  if (R >= Rmax) {
+    const unsigned flags =
+        p->est.flags[lbmc_metric_offset(prec->metric, p->J, p->K) + (size_t)prec->index];
+    v->status = LBMC_STATUS_PRECISION_NOT_MET;
+    if (isfinite(rel))
+      snprintf(v->reason, sizeof v->reason,
+               "relative half-width %.3g above the target %g after %ld replicas (max_replicas)",
+               rel, prec->relative, R);
+    else
+      snprintf(v->reason, sizeof v->reason,
+               "no relative half-width of the target metric after %ld replicas (max_replicas): %s",
+               R, flags ? lbmc_iv_flag_meaning(flags) : "its estimate is 0");
+    return LBMC_NEXT_DONE;
+  }
+  want = isfinite(rel) ? ceil((double)R * (rel / prec->relative) * (rel / prec->relative))
+                       : 2.0 * (double)R;
+  *next = want > (double)Rmax ? Rmax : (long)want;
+  if (*next < R + 1) *next = R + 1;
+  snprintf(why, len, "relative half-width %.3g above %g: %ld -> %ld replicas", rel, prec->relative,
+           R, *next);
+  return LBMC_NEXT_MORE;
+}

@@ -1,0 +1,88 @@
+/* Private: the state of a point (include/lbmc/point.h) shared by point.c (collecting
+ * replica records, the warm-up, what each replica keeps, the decisions of sequential
+ * mode) and point_reduce.c (estimates, quantiles and the verdict). */
+#ifndef LBMC_POINT_IMPL_H
+#define LBMC_POINT_IMPL_H
+
+#include "../stats/dhist.h"
+#include "lbmc/point.h"
+#include "record.h"
+
+/** Equal parts of a replica's measured period kept for the tests of the verdict: halves
+ *  and quarters are unions of them, and their lag-1 correlation says whether the replicas
+ *  are short against the relaxation time. */
+#define LBMC_PARTS 8
+/** Fields of a part: its time, integral of customers in the system, arrivals. */
+enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
+
+/* ---- the tests of the verdict (docs/model.md, "Verdicts"; constants named once) ---- */
+
+/** Level of the halves test and of the eighths' correlation test ("run longer"). */
+#define LBMC_STATIONARITY_ALPHA 0.01
+/** The eighths' correlation test is made with fewer replicas than this; with more, the
+ *  replica means are close to normal even when short (measured: docs/model.md). */
+#define LBMC_SHORT_MAX_REPLICAS 30
+/** Level of the drift test for `unstable` (its false-alarm rate on stable systems). */
+#define LBMC_DRIFT_ALPHA 1e-3
+/** Deceleration constant of the drift test (lbmc_growth_test: sqrt(t) filling gives 0.82). */
+#define LBMC_DRIFT_DECEL 0.85
+/** A not-stationary point is suggested a run this many times longer. */
+#define LBMC_SUGGEST_FACTOR 4
+/** A point with no customers is suggested a run with about this many arrivals. */
+#define LBMC_SUGGEST_ARRIVALS 100
+
+/** What a point keeps of one replica. */
+typedef struct {
+  int present;
+  unsigned char *full; /* the whole record, until summarised (replica 0 of a one-replica
+                          point keeps it: its batches and quantile groups) */
+  size_t full_size;
+  int summarised;
+  int unstable;  /* hit the customer cap */
+  double t_stop; /* when */
+  int64_t cap;   /* the cap */
+  int64_t events;
+  double cpu, growth;
+  double *sums;   /* W: raw sums over the measured period */
+  double *values; /* total: its own values */
+  double parts[LBMC_PARTS][LBMC_PART_FIELDS];
+  unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
+                           packed (qsize 0: none retained) */
+  size_t qsize;
+} lbmc_point_rep;
+
+struct lbmc_point_ {
+  const lbmc_model *m;
+  lbmc_run_options o;
+  int J, K;
+  size_t W, total;
+  long n, N[LBMC_MAX_POOLS];
+  long first_round;
+  int level;
+  long nrep; /* slots allocated in rep */
+  lbmc_point_rep *rep;
+  /* the layout of the records (from the first one) and the warm-up */
+  int have_layout;
+  size_t S, G;
+  int qkind;
+  double seg_len, t_start, tau;
+  int decided;
+  size_t d; /* segments discarded */
+  int near_cap;
+  /* results */
+  lbmc_verdict v;
+  lbmc_estimates est;
+  /* work */
+  double *work;
+  size_t work_len;
+  lbmc_dhist *hist; /* 3: pooled sojourn, pooled wait, one unit */
+};
+
+/** Add the segments [from, to) of a record of the point into out (W doubles). */
+void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                        double *out);
+
+/** Work space of at least n doubles in p->work. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_work(lbmc_point *p, size_t n);
+
+#endif

@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""The reproductions of issue 11 (honest estimators) and the examples of issue 12
+(verdicts) through `lbmc sim --json`, each with its right value or an explicit verdict.
+Usage: estimator_cases.py LBMC [CASE...]. Exit 0 when every check holds.
+
+Fixed seeds (deterministic). Tolerances come from the intervals: an exact value must lie
+in the reported interval (or below the one-sided bound of an event never observed), or
+the point's verdict must say that the data cannot tell (not_stationary with a reason).
+A single run's 95% interval misses 5% of the time by design, so a value may lie up to 4
+of the run's standard errors away (two-sided p about 6e-5 each; the interval's own ends
+when it has no standard error), not a hand-picked tolerance.
+"""
+import json
+import math
+import subprocess
+import sys
+
+LBMC = sys.argv[1] if len(sys.argv) > 1 else "lbmc"
+ONLY = set(sys.argv[2:])
+failures = []
+
+
+def sim(*args, json_out=True):
+    cmd = [LBMC, "sim", *args] + (["--json"] if json_out else [])
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"lbmc sim {' '.join(args)}: exit {out.returncode}: {out.stderr}")
+    return json.loads(out.stdout) if json_out else out.stdout
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def entry(r, name, index=None):
+    e = r["estimates"][name]
+    if index is None:
+        return {k: e[k] for k in e}
+    return {k: e[k][index] for k in e}
+
+
+def level_index(r, p):
+    return min(range(len(r["quantile_levels"])), key=lambda i: abs(r["quantile_levels"][i] - p))
+
+
+def holds(e, exact, sigmas=4):
+    """The exact value is in the interval (or, with sigmas, within that many standard
+    errors), or below the bound of an event never observed."""
+    if e["upper_bound"] is not None:
+        return e["mean"] == 0 and exact <= e["upper_bound"]
+    if sigmas is not None and e["std_err"] is not None:
+        return abs(e["mean"] - exact) <= sigmas * e["std_err"]
+    return e["lower"] is not None and e["upper"] is not None and e["lower"] <= exact <= e["upper"]
+
+
+def right_or_run_longer(r, e, exact, what, sigmas=4):
+    """The value holds, or the verdict says run longer (with a reason): never a wrong ok."""
+    ok = holds(e, exact, sigmas)
+    check(ok or (r["status"] == "not_stationary" and r.get("reason")),
+          f"{what}: {e['mean']:.6g} [{e['lower']}, {e['upper']}] vs exact {exact:.6g}, "
+          f"status {r['status']}")
+
+
+def case(name):
+    return not ONLY or name in ONLY
+
+
+MM1 = ["--n", "1", "--pools", "1:1:inf"]
+
+# ---- issue 11 ----------------------------------------------------------------------
+
+if case("pooled"):  # fault 1: the mean of per-replica ratios was biased (0.4589, 1.867)
+    r = sim(*MM1, "--lambda", "0.5", "--time", "20", "--warmup", "200", "--replicas", "20000",
+            "--seed", "3")
+    check(holds(entry(r, "p_wait"), 0.5), f"fault 1: p_wait {entry(r, 'p_wait')['mean']:.5f} "
+          f"[{entry(r, 'p_wait')['lower']:.5f}, {entry(r, 'p_wait')['upper']:.5f}] holds 0.5")
+    e = entry(r, "mean_sojourn")
+    check(holds(e, 2.0), f"fault 1: mean_sojourn {e['mean']:.5f} [{e['lower']:.5f}, "
+          f"{e['upper']:.5f}] holds 2")
+
+if case("quantile"):  # fault 2: q0.99 averaged over replicas was 21.0 (exact 46.05)
+    r = sim(*MM1, "--lambda", "0.9", "--replicas", "2000", "--warmup", "5000", "--time", "200",
+            "--seed", "2")
+    e = entry(r, "sojourn_quantiles", level_index(r, 0.99))
+    right_or_run_longer(r, e, 10 * math.log(100), "fault 2: sojourn q0.99")
+
+if case("units"):  # fault 3: the same model in three time units; no clamping
+    q = {}
+    for unit, lam, mu, t, w in (("1e-9", "5e-10", "1e-9", "1e13", "1e12"), ("1", "0.5", "1", "1e4", "1e3"),
+                                ("1e9", "5e8", "1e9", "1e-5", "1e-6")):
+        r = sim("--n", "1", "--lambda", lam, "--pools", f"1:{mu}:inf", "--time", t, "--warmup", w,
+                "--replicas", "2", "--seed", "5")
+        q[unit] = (r, [x * float(mu) if x is not None else None
+                       for x in r["estimates"]["sojourn_quantiles"]["mean"]])
+    base = q["1"][1]
+    for unit in ("1e-9", "1e9"):
+        same = all(a is not None and abs(a - b) <= 1e-9 * abs(b) for a, b in zip(q[unit][1], base))
+        check(same, f"fault 3: quantiles in time unit {unit} equal those in unit 1 "
+              f"({q[unit][1]} vs {base})")
+    r = q["1e-9"][0]
+    for p in (0.9, 0.99, 0.999):  # exact: Exp(mu - lambda) = Exp(5e-10)
+        i = level_index(r, p)
+        e = entry(r, "sojourn_quantiles", i)
+        exact = -math.log(1 - p) / 5e-10
+        if e["lower"] is not None and e["upper"] is not None:
+            ok = e["lower"] <= exact <= e["upper"]
+        else:  # withheld (2 replicas for a tail level): said so, and the estimate not clamped
+            ok = "unreliable" in e["flags"] and e["mean"] is not None and e["mean"] < 1e12
+        check(ok, f"fault 3: q{p} in units 1e-9: {e['mean']:.4g} [{e['lower']}, {e['upper']}] "
+              f"flags {e['flags']} vs exact {exact:.4g}")
+
+if case("point-mass"):  # fault 3: every sojourn equal: the quantiles are that value
+    r = sim("--n", "1", "--lambda", "0.01", "--pools", "1:1:1", "--service", "deterministic",
+            "--time", "1e5", "--warmup", "100", "--replicas", "4", "--seed", "6")
+    qs = r["estimates"]["sojourn_quantiles"]["mean"]
+    check(all(x == 1.0 for x in qs), f"point mass: sojourn quantiles {qs} all exactly 1")
+
+if case("none-observed"):  # fault 4: never "0 +/- 0"
+    r = sim("--n", "10000", "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy",
+            "pull", "--time", "50", "--warmup", "20", "--replicas", "2", "--seed", "7")
+    e = entry(r, "p_wait")
+    check(e["mean"] > 0 or ("none_observed" in e["flags"] and e["upper_bound"] > 0),
+          f"fault 4: PULL n = 10^4 p_wait {e['mean']} flags {e['flags']} bound {e['upper_bound']}")
+    # Erlang-B B(12, 1) = 7.7e-10: nothing blocked in 10^5 arrivals; the bound holds it
+    a, b = 1.0, 1.0
+    for k in range(1, 13):
+        b = a * b / (k + a * b)
+    r = sim("--n", "12", "--lambda", str(1 / 12), "--pools", "1:1:1", "--policy", "pull",
+            "--time", "1e4", "--warmup", "10", "--replicas", "10", "--seed", "8")
+    e = entry(r, "p_block")
+    check("none_observed" in e["flags"] and e["mean"] == 0 and b <= e["upper_bound"] < 1e-4,
+          f"fault 4: Erlang-B {b:.3g}: p_block {e['mean']} flags {e['flags']} bound {e['upper_bound']}")
+    # proportions never reach below 0 or above 1
+    r = sim("--n", "20", "--lambda", "0.3", "--pools", "1:1:2", "--policy", "jsq(2)", "--time",
+            "2000", "--warmup", "20", "--replicas", "4", "--seed", "9")
+    inside = True
+    for name in ("p_wait", "p_block", "p_wait_or_block", "utilization", "tail", "admitted_share"):
+        e = r["estimates"][name]
+        flat = lambda x: ([v for row in x for v in (row if isinstance(row, list) else [row])]
+                          if isinstance(x, list) else [x])
+        for lo, hi in zip(flat(e["lower"]), flat(e["upper"])):
+            inside &= (lo is None or lo >= 0) and (hi is None or hi <= 1)
+    check(inside, "fault 4: every proportion's interval inside [0, 1]")
+
+if case("batches"):  # fault 5: 1000 batches of one replica
+    r = sim(*MM1, "--lambda", "0.9", "--time", "1e5", "--warmup", "1000", "--batches", "1000",
+            "--seed", "10")
+    for name, exact in (("p_wait", 0.9), ("mean_sojourn", 10.0), ("mean_queue", 9.0)):
+        e = entry(r, name) if name != "mean_queue" else entry(r, name, 0)
+        right_or_run_longer(r, e, exact, f"fault 5: one replica, 1000 batches, {name}", sigmas=4)
+
+if case("empty"):  # fault 6: NaN from empty parts
+    r = sim(*MM1, "--lambda", "0.5", "--replicas", "3", "--time", "1", "--warmup", "10",
+            "--seed", "11")
+    e = entry(r, "p_wait")
+    check(e["mean"] is not None or (r["status"] == "not_stationary" and "no customer" in r["reason"]),
+          f"fault 6: 3 replicas of time 1: p_wait {e['mean']}, status {r['status']}")
+    r = sim(*MM1, "--lambda", "0.5", "--time", "1e4", "--warmup", "100", "--batches", "10000",
+            "--seed", "12")
+    e = entry(r, "mean_sojourn")
+    check(e["mean"] is not None and math.isfinite(e["mean"]),
+          f"fault 6: one replica, 10000 batches: mean_sojourn {e['mean']}")
+    r = sim(*MM1, "--lambda", "0.001", "--replicas", "3", "--time", "1", "--warmup", "10",
+            "--precision", "p_wait:0.1", "--max-replicas", "12", "--seed", "13")
+    check(r["status"] == "ok" or r.get("reason"),
+          f"fault 6: precision mode without customers: status {r['status']}, reason {r.get('reason')!r}")
+
+if case("labels"):  # fault 7: the level and the warm-up as given
+    out = sim(*MM1, "--lambda", "0.5", "--time", "100", "--warmup", "10", "--confidence",
+              "0.999999999", json_out=False)
+    check("99.9999999% intervals" in out, "fault 7: --confidence 0.999999999 labelled 99.9999999%")
+    r = sim(*MM1, "--lambda", "0.5", "--replicas", "10", "--warmup", "3000", "--time", "0.1")
+    check(r["verdict"]["warmup_used"] == 3000.0,
+          f"fault 7: fixed warm-up reported as {r['verdict']['warmup_used']!r}")
+
+# ---- issue 12 ----------------------------------------------------------------------
+
+if case("too-short"):
+    r = sim("--n", "1000", "--lambda", "0.98", "--pools", "1:1:inf", "--policy", "random",
+            "--replicas", "8", "--warmup", "auto", "--time", "1000", "--seed", "31")
+    check(r["status"] == "not_stationary" and r.get("reason"),
+          f"issue 12: rho 0.98, time 1000, warm-up auto: {r['status']} ({r.get('reason', '')[:60]})")
+    r = sim("--n", "100", "--lambda", "0.9", "--pools", "1:1:inf", "--replicas", "4", "--warmup",
+            "0", "--time", "100", "--seed", "32")
+    right_or_run_longer(r, entry(r, "mean_sojourn"), 10.0, "issue 12: rho 0.9, warm-up 0, time 100")
+    check(r["status"] != "unstable", f"issue 12: rho 0.9, time 100 is not called unstable ({r['status']})")
+    r = sim("--n", "1000", "--lambda", "0.95", "--pools", "1:1:inf", "--policy", "jsq(1)",
+            "--replicas", "8", "--warmup", "500", "--time", "2000", "--seed", "1996")
+    right_or_run_longer(r, entry(r, "mean_sojourn"), 20.0, "issue 12: jsq-tails M/M/1 at 0.95")
+    r = sim(*MM1, "--lambda", "0.9", "--warmup", "auto", "--time", "100000", "--replicas", "4",
+            "--seed", "33")
+    right_or_run_longer(r, entry(r, "mean_queue", 0), 9.0, "issue 12: M/M/1 rho 0.9 warm-up auto",
+                        sigmas=4)
+    for extra in ([], ["--service", "lognormal:scv=4"]):
+        r = sim("--n", "100", "--lambda", "0.9", "--pools", "1:1:inf", "--warmup", "0", "--time",
+                "50", "--replicas", "4", "--seed", "34", *extra)
+        check(r["status"] == "not_stationary" and "unstable" not in r.get("reason", ""),
+              f"issue 12: rho 0.9 {' '.join(extra)} time 50: {r['status']} (run longer, not unstable)")
+
+if case("pull-example"):  # the README's PULL at n = 10 is critically loaded: never ok
+    for t in ("500", "2000"):
+        r = sim("--n", "10", "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy",
+                "pull", "--replicas", "4", "--warmup", "100", "--time", t, "--seed", "1")
+        check(r["status"] in ("not_stationary", "unstable") and r.get("reason"),
+              f"issue 12: PULL n = 10, time {t}: {r['status']}")
+
+if case("controls"):  # stable points run long enough stay ok
+    r = sim("--n", "100", "--lambda", "0.9", "--pools", "1:1:inf", "--replicas", "4", "--warmup",
+            "400", "--time", "4000", "--seed", "35")
+    check(r["status"] == "ok", f"control: rho 0.9, time 4000: {r['status']} {r.get('reason', '')}")
+    right_or_run_longer(r, entry(r, "mean_sojourn"), 10.0, "control: rho 0.9 mean_sojourn", sigmas=4)
+    for n in ("100", "1000"):
+        r = sim("--n", n, "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy", "pull",
+                "--replicas", "4", "--warmup", "100", "--time", "500", "--batches", "20", "--seed", "1")
+        check(r["status"] == "ok", f"control: quickstart PULL n = {n}: {r['status']} {r.get('reason', '')}")
+
+if case("grid"):  # stable systems are never called unstable; unstable ones never ok
+    alarms = runs = 0
+    for lam, t in (("0.5", "2000"), ("0.8", "5000"), ("0.95", "20000")):
+        for seed in range(10):
+            r = sim("--n", "10", "--lambda", lam, "--pools", "1:1:inf", "--replicas", "4",
+                    "--warmup", "auto", "--time", t, "--seed", str(100 + seed))
+            runs += 1
+            alarms += r["status"] == "unstable"
+    check(alarms == 0, f"grid: {alarms} of {runs} stable runs (rho 0.5 to 0.95) called unstable")
+    wrong = runs = 0
+    for n in ("100", "1000"):
+        for seed in range(5):
+            r = sim("--n", n, "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy",
+                    "jsq(2)", "--replicas", "4", "--warmup", "100", "--time", "500", "--seed",
+                    str(200 + seed))
+            runs += 1
+            wrong += r["status"] == "ok"
+    for seed in range(5):
+        r = sim("--n", "100", "--lambda", "1.05", "--pools", "1:1:inf", "--replicas", "4",
+                "--warmup", "100", "--time", "500", "--seed", str(300 + seed))
+        runs += 1
+        wrong += r["status"] == "ok"
+    check(wrong == 0, f"grid: {wrong} of {runs} unstable runs (JSQ(2) on the paper's example, "
+          "rho 1.05) called ok")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,357 @@
+/* The point reduction (include/lbmc/point.h) on hand-made replica records: pooled ratios
+ * and their flags, empty replicas, the one warm-up of a point, the halves, drift and cap
+ * verdicts, bit-identical results whatever the order of the records, one-replica batch
+ * means, quantiles of a point mass, levels, and sequential mode's decisions. The same
+ * reduction on real replicas is tested in tests/regression. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ticks.h"
+#include "lbmc/metrics.h"
+#include "lbmc/point.h"
+#include "sim/record.h"
+#include "unit.h"
+
+#define S_SEG 40
+#define TK_K  2
+
+/* One segment of an M/M/1-like record: time len, arrivals a (all admitted), of which
+ * `waited` waited, mean customers nbar (all at the one server), departures a with mean
+ * sojourn 2. */
+static void seg_fill(double *seg, double len, double a, double waited, double nbar)
+{
+  const int J = 1, K = TK_K;
+  memset(seg, 0, sizeof *seg * lbmc_tick_width(J, K));
+  seg[LBMC_TK_LEN] = len;
+  seg[LBMC_TK_ARRIVALS] = a;
+  seg[LBMC_TK_WAITED] = waited;
+  seg[LBMC_TK_DEPARTURES] = seg[LBMC_TK_STARTS] = seg[LBMC_TK_SOJOURNS] = seg[LBMC_TK_WAITS] = a;
+  seg[LBMC_TK_SUM_SOJOURN] = 2 * a;
+  seg[LBMC_TK_SUM_WAIT] = waited;
+  seg[LBMC_TK_AREA_N] = nbar * len;
+  seg[LBMC_TK_CPU] = 1e-3;
+  seg[lbmc_tk_admitted(J, K, 0)] = a;
+  seg[lbmc_tk_area_q(J, K, 0)] = nbar * len;
+  seg[lbmc_tk_area_tail(J, K, 0, 1)] = fmin(nbar, 1) * 0.5 * len;
+  seg[lbmc_tk_area_tail(J, K, 0, 2)] = fmin(nbar, 1) * 0.25 * len;
+}
+
+/* Segment profiles: per segment s of replica i, arrivals, waited and mean customers. */
+typedef void (*seg_profile)(long i, size_t s, double *a, double *waited, double *nbar);
+
+/* A record (malloc'ed, *size bytes) of replica i at `level` with S_SEG segments of length
+ * 10, one quantile group of histograms holding `atom` (if > 0) for every customer. */
+static unsigned char *make_record(long i, int level, seg_profile f, int status, double atom,
+                                  size_t *size)
+{
+  const size_t W = lbmc_tick_width(1, TK_K);
+  double *seg = calloc(S_SEG * W, sizeof *seg);
+  lbmc_dhist *h = malloc(sizeof *h * 2);
+  int64_t groups[2] = {0, S_SEG};
+  lbmc_record_head head = {0};
+  unsigned char *buf;
+  CU_ASSERT_FATAL(seg && h);
+  lbmc_dhist_init(&h[0], 1.0);
+  lbmc_dhist_init(&h[1], 1.0);
+  for (size_t s = 0; s < S_SEG; s++) {
+    double a, w, nbar;
+    f(i, s, &a, &w, &nbar);
+    seg_fill(seg + s * W, 10, a, w, nbar);
+    for (long c = 0; atom > 0 && c < (long)a; c++)
+      lbmc_dhist_add(&h[0], atom), lbmc_dhist_add(&h[1], 0);
+  }
+  head.point = 0, head.replica = i, head.level = level, head.status = status;
+  head.S = S_SEG, head.W = (int64_t)W, head.G = 1, head.qkind = LBMC_QK_HIST;
+  head.cap = 100, head.seg_len = 10, head.tau = 1, head.t_stop = status ? 123.0 : NAN;
+  *size = lbmc_record_pack(NULL, 0, &head, groups, seg, h, NULL);
+  buf = malloc(*size);
+  CU_ASSERT_FATAL(buf != NULL);
+  CU_ASSERT_EQUAL(lbmc_record_pack(buf, *size, &head, groups, seg, h, NULL), *size);
+  free(seg), free(h);
+  return buf;
+}
+
+static lbmc_model *test_model(void)
+{
+  lbmc_model *m = NULL;
+  double beta = 1, mu = 1;
+  long buffer = LBMC_BUFFER_INF;
+  CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
+  lbmc_model_set_n(m, 1);
+  lbmc_model_set_lambda(m, 0.5);
+  lbmc_model_set_pools(m, 1, &beta, &mu, &buffer);
+  lbmc_model_set_policy(m, "random");
+  CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
+  return m;
+}
+
+static void test_options(lbmc_run_options *o, int automatic)
+{
+  lbmc_run_options_default(o);
+  o->tail_k = TK_K;
+  o->time = 400;
+  o->warmup = 0;
+  o->warmup_auto = automatic;
+}
+
+/* Reduce R records of profile f (replicas 0..R-1) added in the order `order` (NULL:
+ * 0..R-1) into a new point. */
+static lbmc_point *reduce(const lbmc_model *m, const lbmc_run_options *o, long R, seg_profile f,
+                          const long *order, double atom)
+{
+  lbmc_point *p = NULL;
+  int used;
+  CU_ASSERT_FATAL(lbmc_point_create(m, o, R, &p) == LBMC_SUCCESS);
+  for (long k = 0; k < R; k++) {
+    size_t size;
+    unsigned char *rec = make_record(order ? order[k] : k, 0, f, 0, atom, &size);
+    CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+    free(rec);
+  }
+  CU_ASSERT_FATAL(lbmc_point_ready(p, R));
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
+  return p;
+}
+
+static size_t at(const lbmc_model *m, int metric)
+{
+  return lbmc_metric_offset(metric, lbmc_model_pools(m), TK_K);
+}
+
+/* Replica i: 2 + i arrivals per segment, 1 of them waits; replica 2 has no arrivals. */
+static void prof_ratio(long i, size_t s, double *a, double *w, double *nbar)
+{
+  (void)s;
+  *a = i == 2 ? 0 : 2 + (double)i;
+  *w = i == 2 ? 0 : 1;
+  *nbar = 0.5 + 0.01 * (double)((s * 7 + (size_t)i * 3) % 5);
+}
+
+/* A pooled ratio is sum y / sum x; an empty replica counts for nothing and its own values
+ * are NaN; nobody blocked: none observed, bound 1 - 0.05^(1/N). */
+static void test_point_pooled(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p;
+  const lbmc_estimates *e;
+  lbmc_point_replica_info info;
+  double N;
+  test_options(&o, 0);
+  p = reduce(m, &o, 4, prof_ratio, NULL, 0);
+  e = lbmc_point_estimates(p);
+  N = S_SEG * (2.0 + 3 + 5);
+  UT_CHECK(fabs(e->estimate[at(m, LBMC_M_P_WAIT)] - 3 * S_SEG / N) < 1e-15, "p_wait %g",
+           e->estimate[at(m, LBMC_M_P_WAIT)]);
+  CU_ASSERT(e->lower[at(m, LBMC_M_P_WAIT)] < e->estimate[at(m, LBMC_M_P_WAIT)]);
+  CU_ASSERT(e->flags[at(m, LBMC_M_P_BLOCK)] & LBMC_IV_NONE_OBSERVED);
+  CU_ASSERT_EQUAL(e->estimate[at(m, LBMC_M_P_BLOCK)], 0.0);
+  UT_CHECK(fabs(e->upper_bound[at(m, LBMC_M_P_BLOCK)] - (1 - pow(0.05, 1 / N))) < 1e-12, "bound %g",
+           e->upper_bound[at(m, LBMC_M_P_BLOCK)]);
+  CU_ASSERT(isnan(e->half_width[at(m, LBMC_M_P_BLOCK)]));
+  CU_ASSERT_EQUAL(e->estimate[at(m, LBMC_M_MEAN_SOJOURN)], 2.0);
+  lbmc_point_replica(p, 2, &info);
+  CU_ASSERT(info.present && isnan(info.values[at(m, LBMC_M_P_WAIT)]));
+  CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_OK);
+  CU_ASSERT_EQUAL(lbmc_point_verdict(p)->warmup_used, 0.0);
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+}
+
+/* The same records in another order give the same bytes. */
+static void test_point_order(void)
+{
+  static const long order[] = {3, 1, 4, 0, 2};
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *a, *b;
+  test_options(&o, 1);
+  a = reduce(m, &o, 5, prof_ratio, NULL, 1.5);
+  b = reduce(m, &o, 5, prof_ratio, order, 1.5);
+  {
+    const lbmc_estimates *x = lbmc_point_estimates(a), *y = lbmc_point_estimates(b);
+    CU_ASSERT(memcmp(x->estimate, y->estimate, sizeof(double) * 6 * x->total) == 0);
+    CU_ASSERT(memcmp(x->flags, y->flags, sizeof(unsigned) * x->total) == 0);
+    CU_ASSERT(memcmp(lbmc_point_verdict(a), lbmc_point_verdict(b), sizeof(lbmc_verdict)) == 0);
+  }
+  lbmc_point_destroy(&a);
+  lbmc_point_destroy(&b);
+  lbmc_model_destroy(&m);
+}
+
+/* Customers filling up over the first 6 of 40 segments (the same in every replica, small
+ * noise): MSER discards them; filling over 90% of the run: near the cap, not stationary. */
+static void prof_fill6(long i, size_t s, double *a, double *w, double *nbar)
+{
+  *a = 5, *w = 2;
+  *nbar = (s < 6 ? 0.15 * (double)s : 1.0) + 0.01 * (double)((s * 7 + (size_t)i * 3) % 5);
+}
+static void prof_fill36(long i, size_t s, double *a, double *w, double *nbar)
+{
+  *a = 5, *w = 2;
+  *nbar = (s < 36 ? 0.025 * (double)s : 1.0) + 0.001 * (double)((s * 7 + (size_t)i * 3) % 5);
+}
+
+static void test_point_warmup(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p;
+  const lbmc_verdict *v;
+  test_options(&o, 1);
+  p = reduce(m, &o, 5, prof_fill6, NULL, 0);
+  v = lbmc_point_verdict(p);
+  UT_CHECK(v->warmup_used >= 50 && v->warmup_used <= 80, "warm-up %g", v->warmup_used);
+  CU_ASSERT_EQUAL(v->time_used + v->warmup_used, 400.0);
+  UT_CHECK(v->status == LBMC_STATUS_OK, "status %s: %s", lbmc_status_name(v->status), v->reason);
+  lbmc_point_destroy(&p);
+  p = reduce(m, &o, 5, prof_fill36, NULL, 0);
+  v = lbmc_point_verdict(p);
+  CU_ASSERT(v->warmup_near_cap && (v->evidence & LBMC_EV_NEAR_CAP));
+  CU_ASSERT(v->status == LBMC_STATUS_NOT_STATIONARY && v->suggested_time == 1600.0);
+  CU_ASSERT(strstr(v->reason, "warm-up") != NULL);
+  /* its numbers are kept */
+  CU_ASSERT(!isnan(lbmc_point_estimates(p)->estimate[at(m, LBMC_M_MEAN_QUEUE)]));
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+}
+
+/* A fixed warm-up too short: the halves differ (not stationary); customers growing by
+ * 10% of the arrivals without slowing down: unstable (drift). */
+static void prof_slope(long i, size_t s, double *a, double *w, double *nbar)
+{
+  *a = 5, *w = 2;
+  *nbar = 1 + 0.01 * (double)s + 0.002 * (double)((s * 7 + (size_t)i * 3) % 5);
+}
+static void prof_drift(long i, size_t s, double *a, double *w, double *nbar)
+{
+  *a = 5, *w = 2;
+  *nbar = 1 + 0.5 * 10 * (double)s * 0.1 + 0.002 * (double)((s * 7 + (size_t)i * 3) % 5);
+}
+
+static void test_point_verdicts(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p;
+  const lbmc_verdict *v;
+  test_options(&o, 0);
+  p = reduce(m, &o, 5, prof_slope, NULL, 0);
+  v = lbmc_point_verdict(p);
+  CU_ASSERT(v->evidence & LBMC_EV_HALVES);
+  UT_CHECK(v->status == LBMC_STATUS_NOT_STATIONARY, "slope: %s (%s)", lbmc_status_name(v->status),
+           v->reason);
+  lbmc_point_destroy(&p);
+  p = reduce(m, &o, 5, prof_drift, NULL, 0);
+  v = lbmc_point_verdict(p);
+  UT_CHECK(v->status == LBMC_STATUS_UNSTABLE && (v->evidence & LBMC_EV_DRIFT), "drift: %s (%s)",
+           lbmc_status_name(v->status), v->reason);
+  CU_ASSERT(isnan(lbmc_point_estimates(p)->estimate[at(m, LBMC_M_P_WAIT)]));
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+}
+
+/* A replica over the cap makes the point unstable, naming the replica and the time. */
+static void test_point_cap(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p = NULL;
+  int used;
+  test_options(&o, 0);
+  CU_ASSERT_FATAL(lbmc_point_create(m, &o, 2, &p) == LBMC_SUCCESS);
+  for (long i = 0; i < 2; i++) {
+    size_t size;
+    unsigned char *rec = make_record(i, 0, prof_ratio, i == 1, 0, &size);
+    CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS);
+    free(rec);
+  }
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, 2) == LBMC_SUCCESS);
+  CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE);
+  CU_ASSERT(strstr(lbmc_point_verdict(p)->reason, "replica 1") != NULL);
+  CU_ASSERT(strstr(lbmc_point_verdict(p)->reason, "123") != NULL);
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+}
+
+/* One replica: batch means of its segments; a point mass of sojourn 1.5 gives exactly
+ * 1.5 with the interval [1.5, 1.5]. */
+static void test_point_one(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p;
+  const lbmc_estimates *e;
+  test_options(&o, 0);
+  o.batches = 20;
+  p = reduce(m, &o, 1, prof_ratio, NULL, 1.5);
+  e = lbmc_point_estimates(p);
+  CU_ASSERT(!isnan(e->half_width[at(m, LBMC_M_MEAN_QUEUE)]));
+  CU_ASSERT_EQUAL(e->estimate[at(m, LBMC_M_SOJOURN_QUANTILES) + 2], 1.5);
+  lbmc_point_destroy(&p);
+  p = reduce(m, &o, 4, prof_ratio, NULL, 1.5);
+  e = lbmc_point_estimates(p);
+  for (int l = 0; l < 2; l++) {
+    const size_t k = at(m, LBMC_M_SOJOURN_QUANTILES) + (size_t)l;
+    UT_CHECK(e->estimate[k] == 1.5 && e->lower[k] == 1.5 && e->upper[k] == 1.5,
+             "point mass, level %d: %g [%g, %g] flags %u", l, e->estimate[k], e->lower[k],
+             e->upper[k], e->flags[k]);
+  }
+  CU_ASSERT(e->flags[at(m, LBMC_M_SOJOURN_QUANTILES) + 3] & LBMC_IV_UNRELIABLE); /* 4 < 20 */
+  CU_ASSERT_EQUAL(e->estimate[at(m, LBMC_M_WAIT_QUANTILES) + 1], 0.0);
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+}
+
+/* Levels: a record of another level is ignored; sequential mode's decisions. */
+static void test_point_next(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p;
+  lbmc_precision prec = {1, LBMC_M_P_WAIT, 0, 1e-9, 8, 0};
+  char why[256];
+  long next;
+  int used;
+  size_t size;
+  unsigned char *rec;
+  test_options(&o, 0);
+  p = reduce(m, &o, 4, prof_ratio, NULL, 0);
+  CU_ASSERT(lbmc_point_next(p, &prec, &next, why, sizeof why) == LBMC_NEXT_MORE);
+  CU_ASSERT_EQUAL(next, 8);
+  prec.max_replicas = 4;
+  CU_ASSERT(lbmc_point_next(p, &prec, &next, why, sizeof why) == LBMC_NEXT_DONE);
+  CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_PRECISION_NOT_MET);
+  prec.relative = 5;
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, 4) == LBMC_SUCCESS);
+  CU_ASSERT(lbmc_point_next(p, &prec, &next, why, sizeof why) == LBMC_NEXT_DONE);
+  CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_OK);
+  lbmc_point_destroy(&p);
+  p = reduce(m, &o, 5, prof_slope, NULL, 0); /* not stationary: longer, up to max_time */
+  CU_ASSERT(lbmc_point_next(p, &prec, &next, why, sizeof why) == LBMC_NEXT_LONGER);
+  CU_ASSERT_EQUAL(next, 5);
+  lbmc_point_set_level(p, 1);
+  CU_ASSERT(!lbmc_point_ready(p, 1));
+  rec = make_record(0, 0, prof_ratio, 0, 0, &size);
+  CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && !used);
+  free(rec);
+  prec.max_time = 400;
+  CU_ASSERT_FATAL(lbmc_point_reduce(p, 0) == LBMC_SUCCESS);
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+}
+
+int ut_register_point(void)
+{
+  static const ut_test tests[] = {
+      {"point: pooled ratios, empty replicas, bounds", test_point_pooled},
+      {"point: any order, same bytes", test_point_order},
+      {"point: one warm-up, near the cap", test_point_warmup},
+      {"point: halves and drift", test_point_verdicts},
+      {"point: customer cap", test_point_cap},
+      {"point: one replica, point mass", test_point_one},
+      {"point: levels, sequential mode", test_point_next},
+      {NULL, NULL}};
+  return ut_add_suite("point", tests);
+}
