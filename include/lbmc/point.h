@@ -142,6 +142,13 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
 int lbmc_point_level(const lbmc_point *p);
 void lbmc_point_set_level(lbmc_point *p, int level);
 
+/** Decide the point's warm-up now from replicas 0 .. R - 1 (all in), before its first
+ *  round is complete: for partial results of an interrupted first round (with a fixed
+ *  warm-up the point decides at its first record; otherwise at the end of the first
+ *  round, with R = the first round). Nothing if already decided. Errors: LBMC_ERR_ARG
+ *  (a replica below R is missing), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_decide_early(lbmc_point *p, long R);
+
 /** 1 when replicas 0 .. R - 1 are all in (and the warm-up is decided). */
 int lbmc_point_ready(const lbmc_point *p, long R);
 

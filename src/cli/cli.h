@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "lbmc/error.h"
@@ -66,6 +67,11 @@ json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 
 /** Print a one-paragraph description of the model. */
 void lbmc_cli_print_model(FILE *f, const lbmc_model *m);
+
+/** Install the handlers of SIGINT and SIGTERM (and SIGUSR1 if usr1) that set the
+ *  returned flag to 1 (the program's one global: a handler can reach nothing else).
+ *  Not collective; lbmc run calls it before MPI_Init. */
+volatile sig_atomic_t *lbmc_cli_catch_stop_signals(int usr1);
 
 /** Help text of the policies, one per line, each starting with `indent`. */
 void lbmc_cli_print_policies(FILE *f, const char *indent);

@@ -12,16 +12,6 @@
 #include "lbmc/log.h"
 #include "lbmc/runner.h"
 
-/* The one piece of global state: set by SIGINT, SIGTERM and SIGUSR1 (a signal handler
- * can reach nothing else); the runner polls it between ticks. */
-static volatile sig_atomic_t lbmc_stop_requested = 0;
-
-static void lbmc_on_signal(int sig)
-{
-  (void)sig;
-  lbmc_stop_requested = 1;
-}
-
 static void lbmc_run_usage(FILE *f)
 {
   fputs("usage: [mpirun -np N] lbmc run JOB.yaml [-o OUT.h5] [--resume] [--dry-run] [--quiet]\n"
@@ -200,7 +190,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
     }
   }
   a.set.output = a.output;
-  a.set.stop = &lbmc_stop_requested;
+  a.set.stop = lbmc_cli_catch_stop_signals(1); /* already caught: the flag */
   err = lbmc_run_job(job, &a.set, comm);
   if (!err && !a.set.dry_run && !a.set.quiet)
     lbmc_log(comm, stderr, "lbmc run: wrote %s\n", a.output);
@@ -212,14 +202,8 @@ int lbmc_cmd_run(int argc, char **argv)
 {
   int help = 0, rank, size, status;
   lbmc_err err;
-  struct sigaction sa;
   /* before MPI_Init: a signal during start-up stops the run instead of killing it */
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = lbmc_on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGUSR1, &sa, NULL);
+  lbmc_cli_catch_stop_signals(1);
   /* srun without PMI: Open MPI 4 would abort in MPI_Init, Open MPI 5 start singletons */
   if ((err = lbmc_cli_check_launch(-1)) != LBMC_SUCCESS) return lbmc_exit_status(err);
   MPI_Init(&argc, &argv);

@@ -364,17 +364,8 @@ typedef struct {
   double t0, shown;
 } lbmc_sim_run;
 
-static volatile sig_atomic_t lbmc_sim_stop = 0;
-static void lbmc_sim_on_signal(int sig)
-{
-  (void)sig;
-  lbmc_sim_stop = 1;
-}
-static int lbmc_sim_monitor(void *ctx)
-{
-  (void)ctx;
-  return lbmc_sim_stop != 0;
-}
+/* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
+static int lbmc_sim_monitor(void *ctx) { return *(volatile sig_atomic_t *)ctx != 0; }
 
 static double lbmc_sim_now(void)
 {
@@ -447,6 +438,7 @@ static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
 static int lbmc_sim_partial(lbmc_sim_run *s)
 {
   lbmc_sim_progress(s, 1);
+  if (s->done > 0 && lbmc_point_decide_early(s->acc, s->done)) return 0;
   while (s->done > 0 && !lbmc_point_ready(s->acc, s->done)) s->done--;
   if (s->done == 0 || lbmc_point_reduce(s->acc, s->done)) return 0;
   return 1;
@@ -518,18 +510,12 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
 /* Run the point (rounds, a signal's partial results), then print it. */
 static lbmc_err lbmc_sim_point(lbmc_sim_run *s)
 {
-  struct sigaction sa, old_int, old_term;
+  volatile sig_atomic_t *stop = lbmc_cli_catch_stop_signals(0);
   lbmc_err err;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = lbmc_sim_on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, NULL);
+  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, (void *)stop);
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
   err = lbmc_sim_rounds(s);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
   LBMC_CHECK(err);
   if (s->interrupted && !lbmc_sim_partial(s)) {
     fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");

@@ -2,6 +2,7 @@
  * description of a model, the table of estimates and the list of policies (read from
  * the policy registry, src/policies/registry.h). */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,4 +94,26 @@ void lbmc_cli_print_policies(FILE *f, const char *indent)
   for (int i = 0; i < lbmc_policy_count(); i++)
     for (const lbmc_policy_alias *a = lbmc_policy_get(i)->aliases; a && a->name; a++)
       fprintf(f, "%s%-12s %s\n", indent, a->name, a->summary);
+}
+
+/* The program's one piece of global state: set by the stop signals (a signal handler can
+ * reach nothing else); lbmc run's runner and lbmc sim's replica monitor poll it. */
+static volatile sig_atomic_t lbmc_cli_stop = 0;
+
+static void lbmc_cli_on_stop(int sig)
+{
+  (void)sig;
+  lbmc_cli_stop = 1;
+}
+
+volatile sig_atomic_t *lbmc_cli_catch_stop_signals(int usr1)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = lbmc_cli_on_stop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  if (usr1) sigaction(SIGUSR1, &sa, NULL);
+  return &lbmc_cli_stop;
 }

@@ -171,9 +171,10 @@ static void lbmc_point_sum(const lbmc_point *p, const lbmc_record *rec, size_t f
 }
 
 /* The warm-up of the point (in segments): MSER over the series of customers per server,
- * averaged over the replicas of the first round that stayed below the cap (White and
- * Robinson 2010 apply MSER to the replication means); 0 with a fixed warm-up. */
-static lbmc_err lbmc_point_decide(lbmc_point *p)
+ * averaged over replicas 0 .. R - 1 (the first round, or the replicas an interrupted
+ * first round finished) that stayed below the cap (White and Robinson 2010 apply MSER
+ * to the replication means); 0 with a fixed warm-up. */
+static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
 {
   lbmc_record rec;
   double *area, *len;
@@ -185,7 +186,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p)
   area = p->work;
   len = p->work + p->S;
   memset(p->work, 0, sizeof *p->work * 2 * p->S);
-  for (long i = 0; i < p->first_round; i++) {
+  for (long i = 0; i < R; i++) {
     lbmc_record_view(p->rep[i].full, p->rep[i].full_size, &rec);
     if (rec.h.status == LBMC_STATUS_UNSTABLE) continue; /* the point is unstable anyway */
     for (size_t s = 0; s < p->S; s++) {
@@ -385,10 +386,21 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   r->full_size = size;
   r->present = 1;
   *used = 1;
+  if (!p->decided && !p->o.warmup_auto) LBMC_CHECK(lbmc_point_decide(p, 0)); /* fixed: now */
   if (p->decided) return lbmc_point_summarise(p, i);
   for (long k = 0; k < p->first_round; k++)
     if (k >= p->nrep || !p->rep[k].present) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_point_decide(p)); /* the first round is in: one warm-up for the point */
+  return lbmc_point_decide_early(p, p->first_round); /* one warm-up for the point */
+}
+
+lbmc_err lbmc_point_decide_early(lbmc_point *p, long R)
+{
+  if (p->decided) return LBMC_SUCCESS;
+  for (long k = 0; k < R; k++)
+    if (k >= p->nrep || !p->rep[k].present)
+      return LBMC_ERROR(LBMC_ERR_ARG, "point: replica %ld is not in; the warm-up needs 0 .. %ld", k,
+                        R - 1);
+  LBMC_CHECK(lbmc_point_decide(p, R));
   for (long k = 0; k < p->nrep; k++)
     if (p->rep[k].present && !p->rep[k].summarised) LBMC_CHECK(lbmc_point_summarise(p, k));
   return LBMC_SUCCESS;
