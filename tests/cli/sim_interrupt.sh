@@ -2,8 +2,9 @@
 # lbmc sim interrupted (issue 14, item 7): SIGINT or SIGTERM during a long run prints
 # the estimates of the replicas finished so far, marked interrupted, with exit status
 # 130, for a fixed warm-up and for warmup auto (whose point decides its warm-up from
-# the replicas in when the first round was cut short); if no replica had finished, a
-# message and the same status. Usage: sim_interrupt.sh LBMC
+# the replicas in when the first round was cut short). A replica takes a few hundredths
+# of a CPU second, so several have finished when the signal comes after 2 s.
+# Usage: sim_interrupt.sh LBMC
 set -u
 LBMC=${1:?usage: sim_interrupt.sh LBMC}
 WORK=$(mktemp -d /tmp/lbmc-sim-interrupt.XXXXXX)
@@ -26,14 +27,14 @@ interrupt() {
   wait "$pid"
   echo $? >"$WORK/$name.rc"
 }
-# partial NAME: the JSON says interrupted, with 0 < replicas < 100000 and estimates, or
-# no replica had finished (stderr says so, stdout is empty).
+# partial NAME: the JSON says interrupted, with 0 < replicas < 100000 and estimates.
 partial() {
   /usr/bin/python3 - "$WORK/$1.out" "$WORK/$1.err" <<'PY'
 import json, sys
 text, err = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 if not text:
-    sys.exit(0 if "interrupted before a replica finished" in err else 1)
+    print("  no results: " + err.strip())
+    sys.exit(1)
 d = json.loads(text)
 p = d["estimates"]["p_wait"]
 print("  %s after %d replicas: p_wait %s" % (d["status"], d["replicas"], p.get("mean", p)))
@@ -50,8 +51,7 @@ check "SIGINT, warmup auto: partial results" partial auto
 interrupt table TERM --warmup 50
 check "SIGTERM: exit 130" test "$(cat "$WORK/table.rc")" -eq 130
 check "SIGTERM: the run line says interrupted" grep -Eq \
-  "^run: [0-9]+ replicas.*\(interrupted: partial results\)|interrupted before a replica finished" \
-  "$WORK/table.out" "$WORK/table.err"
+  "^run: [0-9]+ replicas.*\(interrupted: partial results\)" "$WORK/table.out"
 
 [ "$fails" -eq 0 ] && echo "all passed" || echo "$fails failure(s)"
 exit $((fails > 0))
