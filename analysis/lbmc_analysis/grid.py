@@ -34,7 +34,7 @@ import h5py
 import numpy as np
 import xarray as xr
 
-from .io import GridWarning, _read_array
+from ._h5 import GridWarning, _read_array
 
 __all__ = ["Axis", "Dim", "axes_from_job", "coord_name", "flatten", "read_grid_group", "to_grid", "grid_dims"]
 

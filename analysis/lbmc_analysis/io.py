@@ -20,6 +20,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._h5 import GridWarning, _py, _read_array
+from .grid import flatten, grid_dims, to_grid
+
 __all__ = [
     "GridWarning",
     "LbmcFormatError",
@@ -122,39 +125,9 @@ class PartialResultsWarning(UserWarning):
     """The file holds the partial results of an interrupted run (root attribute ``complete = 0``)."""
 
 
-class GridWarning(UserWarning):
-    """:func:`load` could not recover the job's grid and returned the flat form (the message says why)."""
-
-
 # ----------------------------------------------------------------------------------
 # low-level readers
 # ----------------------------------------------------------------------------------
-
-
-def _py(value):
-    """HDF5 attribute value -> plain Python (str, int, float) or numpy array."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "S" or value.dtype == object:
-            return [v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v for v in value.tolist()]
-        if value.ndim == 0:
-            return value.item()
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def _read_array(dset: h5py.Dataset) -> np.ndarray:
-    """Read a dataset; strings (variable- or fixed-length) come back as object arrays of str."""
-    if h5py.check_string_dtype(dset.dtype) is not None:
-        # h5py >= 3 returns bytes for string *datasets* unless asked for str
-        return np.asarray(dset.asstr(errors="replace")[()], dtype=object)
-    arr = np.asarray(dset[()])
-    if arr.dtype.kind == "S":
-        return np.vectorize(lambda b: b.decode("utf-8", errors="replace"), otypes=[object])(arr)
-    return arr
 
 
 def _dset_attrs(dset) -> dict:
@@ -266,10 +239,8 @@ def load(path, grid: bool = True) -> xr.Dataset:
         flat = _read(fh, path)
         if not grid:
             return flat
-        from . import grid as _grid  # grid builds on this module
-
-        dims = _grid.grid_dims(fh, flat, path)
-    return _grid.to_grid(flat, dims) if dims is not None else flat
+        dims = grid_dims(fh, flat, path)
+    return to_grid(flat, dims) if dims is not None else flat
 
 
 def _layout_version(f, path):
@@ -593,8 +564,6 @@ def _dim_size(dim, J, K, levels):
 
 def _as_dataset(obj) -> xr.Dataset:
     """The flat form of ``obj``: a path, or a Dataset from :func:`load` (grid or flat)."""
-    from .grid import flatten
-
     if isinstance(obj, xr.Dataset):
         return flatten(obj)
     if isinstance(obj, (str, os.PathLike)):
