@@ -1,40 +1,17 @@
 # Shared by the Slurm tests that submit sweeps (sweep.sh, arrays.sh); sourced, after
-# `set -uo pipefail`. Sets SRC (the tree: LBMC_SOURCE_DIR, else from this path),
-# LBMC (required), C (cluster.sh), SUBMIT (slurm/submit), a throw-away cluster
-# directory D with a work directory W, removed at exit with the cluster stopped and
-# the background processes of bg_pids killed (KEEP_SLURM_DIR=1 keeps D); and the
-# helpers ok/bad/check (counted in pass/fail), show, compare, wj, submit,
-# tasks_are, jobcomp_states, is_complete.
+# `set -uo pipefail`. Requires LBMC (the lbmc program); sets what cluster_lib.sh sets
+# (the cluster directory D, W, C, ok/bad/check, show, wj, clean-up at exit), SRC (the
+# tree: LBMC_SOURCE_DIR, else from this path), SUBMIT (slurm/submit); and the helpers
+# compare, submit, tasks_are, jobcomp_states, is_complete.
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # the variables are for the scripts that source this
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SRC=${LBMC_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
 LBMC=${LBMC:?set LBMC to the lbmc program}
-C=$here/cluster.sh
+# shellcheck source=tests/slurm/cluster_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cluster_lib.sh"
+SRC=${LBMC_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
 SUBMIT=$SRC/slurm/submit
-D=$(mktemp -d /tmp/lbmc-slurm.XXXXXX)
-W=$D/work
-mkdir -p "$W"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-bg_pids=()
-cleanup() {
-    local p
-    for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-    "$C" stop "$D" >/dev/null
-    if [ "${KEEP_SLURM_DIR:-0}" = 1 ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-T0=$(date +%s.%N)
-elapsed() { printf '%5.1fs' "$(echo "$(date +%s.%N) - $T0" | bc)"; }
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "[$(elapsed)] ok   $*"; }
-bad() { fail=$((fail + 1)); echo "[$(elapsed)] FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-show() { echo "    --- $1:"; sed 's/^/    /' "$1" 2>/dev/null; }
 compare() { /usr/bin/python3 "$SRC/tests/run/compare.py" "$@"; }
-wj() { "$C" wait-job "$D" "$@"; }
 
 # submit NAME ARGS...: slurm/submit into $W/NAME; sets sub_rc, sub_out (stdout
 # and stderr), array_id, merge_id.

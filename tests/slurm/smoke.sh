@@ -10,25 +10,8 @@
 # shellcheck disable=SC1091,SC2016  # env.sh is generated; job scripts use single quotes
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-C=$here/cluster.sh
-D=$(mktemp -d /tmp/lbmc-slurm.XXXXXX)
-W=$D/work
-mkdir -p "$W"
-cleanup() {
-    "$C" stop "$D" >/dev/null
-    if [ "${KEEP_SLURM_DIR:-0}" = 1 ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-T0=$(date +%s.%N)
-elapsed() { printf '%5.1fs' "$(echo "$(date +%s.%N) - $T0" | bc)"; }
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "[$(elapsed)] PASS $*"; }
-bad() { fail=$((fail + 1)); echo "[$(elapsed)] FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-show() { echo "    --- $1:"; sed 's/^/    /' "$1" 2>/dev/null; }
+# shellcheck source=tests/slurm/cluster_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cluster_lib.sh"
 
 # Build the MPI program while the cluster starts.
 cat > "$W/hello.c" <<'EOF'
@@ -54,7 +37,6 @@ fi
 . "$D/env.sh"
 ok "cluster start ($SLURM_CONF)"
 cd "$W" || exit 1
-wj() { "$C" wait-job "$D" "$@"; }
 
 # ---- (e) MPI first: it needs both CPUs.
 if wait "$cc_pid"; then
