@@ -3,7 +3,7 @@
  * Every fallible lbmc function returns an lbmc_err. The codes and their messages are
  * defined once, in LBMC_ERROR_LIST. The place where an error is detected raises it
  * with LBMC_ERROR(code, fmt, ...), which prints "lbmc: error: <message>" to stderr and
- * returns the code; callers propagate it with LBMC_CHECK(call), which records the file
+ * returns the code; callers propagate it with LBMC_CALL(call), which records the file
  * and line (printed as a traceback when the environment variable LBMC_TRACE is set).
  */
 #ifndef LBMC_ERROR_H
@@ -52,20 +52,20 @@ lbmc_err lbmc_error_raise(const char *file, int line, const char *func, lbmc_err
     ;
 
 /** Record that an error passed through file:line (printed only with LBMC_TRACE set);
- *  returns code. Used through LBMC_CHECK. */
+ *  returns code. Used through LBMC_CALL. */
 lbmc_err lbmc_error_trace(const char *file, int line, const char *func, lbmc_err code);
 
 #define LBMC_ERROR(code, ...) lbmc_error_raise(__FILE__, __LINE__, __func__, (code), __VA_ARGS__)
 
-#define LBMC_CHECK(call)                                                                           \
+#define LBMC_CALL(call)                                                                            \
   do {                                                                                             \
     lbmc_err lbmc_check_err_ = (call);                                                             \
     if (lbmc_check_err_ != LBMC_SUCCESS)                                                           \
       return lbmc_error_trace(__FILE__, __LINE__, __func__, lbmc_check_err_);                      \
   } while (0)
 
-/* Like LBMC_CHECK, but jumps to a cleanup label after storing the code in err. */
-#define LBMC_CHECK_GOTO(err, call, label)                                                          \
+/* Like LBMC_CALL, but jumps to a cleanup label after storing the code in err. */
+#define LBMC_CALL_GOTO(err, call, label)                                                           \
   do {                                                                                             \
     (err) = (call);                                                                                \
     if ((err) != LBMC_SUCCESS) {                                                                   \

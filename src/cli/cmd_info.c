@@ -178,7 +178,7 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
   size_t len = strlen(path);
   snprintf(out, sizeof out, "%.*s",
            (int)(len > 5 && strcmp(path + len - 5, ".ckpt") == 0 ? len - 5 : len), path);
-  LBMC_CHECK(lbmc_checkpoint_describe(path, &sum));
+  LBMC_CALL(lbmc_checkpoint_describe(path, &sum));
   printf("%s: the checkpoint of an unfinished lbmc run (results go to %s), not a results file.\n",
          path, out);
   if (!sum.complete_header) {
@@ -250,8 +250,8 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
                           optarg);
       break;
     case OPT_WIDTH:
-      LBMC_CHECK(lbmc_parse_long("--width", optarg, &width));
-      LBMC_CHECK(lbmc_check_int_range("--width", width, 0, 100000));
+      LBMC_CALL(lbmc_parse_long("--width", optarg, &width));
+      LBMC_CALL(lbmc_check_int_range("--width", width, 0, 100000));
       info->width = (int)width;
       break;
     case OPT_COMPARE: a->compare = optarg; break;
@@ -274,7 +274,7 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
 static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
 {
   lbmc_results *res;
-  LBMC_CHECK(lbmc_results_read(info->path, &info->res));
+  LBMC_CALL(lbmc_results_read(info->path, &info->res));
   res = info->res;
   info->grid = res->grid;
   if (!info->grid && res->job_text && *res->job_text) {
@@ -287,10 +287,10 @@ static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
   info->keep = malloc((size_t)res->P + 1);
   if (!info->keep) return LBMC_ERROR(LBMC_ERR_MEMORY, "info: out of memory");
   memset(info->keep, 1, (size_t)res->P + 1);
-  for (int w = 0; w < a->nwhere; w++) LBMC_CHECK(lbmc_info_where(info, a->where[w]));
-  for (int m = 0; m < a->nmetrics; m++) LBMC_CHECK(lbmc_info_metrics(info, a->metrics[m]));
+  for (int w = 0; w < a->nwhere; w++) LBMC_CALL(lbmc_info_where(info, a->where[w]));
+  for (int m = 0; m < a->nmetrics; m++) LBMC_CALL(lbmc_info_metrics(info, a->metrics[m]));
   if (!a->nmetrics && info->format == LBMC_FORMAT_TABLE)
-    LBMC_CHECK(lbmc_info_metrics(info, LBMC_INFO_DEFAULT_METRICS));
+    LBMC_CALL(lbmc_info_metrics(info, LBMC_INFO_DEFAULT_METRICS));
   return LBMC_SUCCESS;
 }
 

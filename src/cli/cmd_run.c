@@ -75,11 +75,11 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_DRY: a->set.dry_run = 1; break;
     case OPT_QUIET: a->set.quiet = 1; break;
     case OPT_SHARD:
-      LBMC_CHECK(lbmc_parse_shard("--shard", optarg, &a->set.shard_index, &a->set.shard_count));
+      LBMC_CALL(lbmc_parse_shard("--shard", optarg, &a->set.shard_index, &a->set.shard_count));
       break;
     case OPT_PROGRESS:
-      LBMC_CHECK(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
-      LBMC_CHECK(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
+      LBMC_CALL(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
+      LBMC_CALL(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
       break;
     case 'h': a->help = 1; return LBMC_SUCCESS;
     case ':':
@@ -169,7 +169,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
   if (rank != 0) lbmc_run_parse(argc, argv, &a);
   *help = a.help;
   if (a.help) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_run_load_job(a.job_path, comm, &job));
+  LBMC_CALL(lbmc_run_load_job(a.job_path, comm, &job));
   lbmc_run_output(&a, job);
   if (!a.set.dry_run) { /* before computing anything: where the results and checkpoint go */
     char ckpt[4200];

@@ -115,7 +115,7 @@ static lbmc_err lbmc_sim_check(lbmc_sim_args *a)
   for (int id = 0; id < LBMC_INPUTS; id++) {
     if (!lbmc_inputs[id].flag || !a->given[id]) continue;
     snprintf(where, sizeof where, "--%s", lbmc_inputs[id].flag);
-    LBMC_CHECK(lbmc_input_check(&lbmc_inputs[id], where, &a->val[id]));
+    LBMC_CALL(lbmc_input_check(&lbmc_inputs[id], where, &a->val[id]));
     lbmc_input_apply(&lbmc_inputs[id], &a->val[id], &a->o);
   }
   a->replicas = (v = LBMC_SIM_GIVEN(a, REPLICAS)) ? v->l : LBMC_SIM_DEFAULT_REPLICAS;
@@ -147,7 +147,7 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
     if (c < 256)
       return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc sim (see lbmc sim --help)",
                         argv[optind - 1]);
-    LBMC_CHECK(lbmc_sim_flag(a, c - 256, optarg));
+    LBMC_CALL(lbmc_sim_flag(a, c - 256, optarg));
   }
   if (optind < argc)
     return LBMC_ERROR(LBMC_ERR_ARG, "'%s': lbmc sim takes no positional arguments (see --help)",
@@ -163,7 +163,7 @@ static lbmc_err lbmc_sim_service(const char *text, int J, lbmc_model *m)
   int count = 1, j = 0;
   for (const char *p = text; *p; p++) count += *p == ';';
   if (count == 1) {
-    LBMC_CHECK(lbmc_service_parse("--service", text, &svc));
+    LBMC_CALL(lbmc_service_parse("--service", text, &svc));
     return lbmc_model_set_service(m, -1, &svc);
   }
   if (count != J)
@@ -180,8 +180,8 @@ static lbmc_err lbmc_sim_service(const char *text, int J, lbmc_model *m)
     save = strchr(tok, ';');
     if (save) *save++ = '\0';
     snprintf(where, sizeof where, "--service: pool %d", j + 1);
-    LBMC_CHECK(lbmc_service_parse(where, tok, &svc));
-    LBMC_CHECK(lbmc_model_set_service(m, j, &svc));
+    LBMC_CALL(lbmc_service_parse(where, tok, &svc));
+    LBMC_CALL(lbmc_model_set_service(m, j, &svc));
   }
   return LBMC_SUCCESS;
 }
@@ -204,7 +204,7 @@ static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
                       "its speeds with 1, 2, ..., L or more customers, e.g. --mu-k 1=1,2,3",
                       text);
   *eq = '\0';
-  LBMC_CHECK(lbmc_parse_long("--mu-k: pool", buf, &pool));
+  LBMC_CALL(lbmc_parse_long("--mu-k: pool", buf, &pool));
   if (pool < 1 || pool > J)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "--mu-k: pool %ld is not allowed; --pools has %d pool%s, allowed: 1 to %d",
@@ -220,8 +220,8 @@ static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
       return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: pool %ld: more than %d speeds are not allowed", pool,
                         LBMC_MAX_RATES);
     snprintf(where, sizeof where, "--mu-k: pool %ld: speed %d", pool, L + 1);
-    LBMC_CHECK(lbmc_parse_real(where, tok, &rates[L]));
-    LBMC_CHECK(lbmc_check_positive(where, rates[L]));
+    LBMC_CALL(lbmc_parse_real(where, tok, &rates[L]));
+    LBMC_CALL(lbmc_check_positive(where, rates[L]));
     L++;
   }
   return lbmc_model_set_rates(m, (int)pool - 1, L, rates);
@@ -243,24 +243,24 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS];
   int J;
-  LBMC_CHECK(
+  LBMC_CALL(
       lbmc_cli_parse_pools("--pools", LBMC_SIM_GIVEN(a, POOLS_TEXT)->text, &J, beta, mu, buffer));
-  LBMC_CHECK(lbmc_model_set_origin(m, "command line"));
-  LBMC_CHECK(lbmc_model_set_n(m, LBMC_SIM_GIVEN(a, N)->l));
-  LBMC_CHECK(lbmc_model_set_lambda(m, LBMC_SIM_GIVEN(a, LAMBDA)->x));
-  LBMC_CHECK(lbmc_model_set_pools(m, J, beta, mu, buffer));
+  LBMC_CALL(lbmc_model_set_origin(m, "command line"));
+  LBMC_CALL(lbmc_model_set_n(m, LBMC_SIM_GIVEN(a, N)->l));
+  LBMC_CALL(lbmc_model_set_lambda(m, LBMC_SIM_GIVEN(a, LAMBDA)->x));
+  LBMC_CALL(lbmc_model_set_pools(m, J, beta, mu, buffer));
   {
     int seen[LBMC_MAX_POOLS] = {0};
-    for (int i = 0; i < a->n_mu_k; i++) LBMC_CHECK(lbmc_sim_mu_k(a->mu_k[i], J, seen, m));
+    for (int i = 0; i < a->n_mu_k; i++) LBMC_CALL(lbmc_sim_mu_k(a->mu_k[i], J, seen, m));
   }
-  if ((v = LBMC_SIM_GIVEN(a, SERVICE_TEXT))) LBMC_CHECK(lbmc_sim_service(v->text, J, m));
+  if ((v = LBMC_SIM_GIVEN(a, SERVICE_TEXT))) LBMC_CALL(lbmc_sim_service(v->text, J, m));
   v = LBMC_SIM_GIVEN(a, POLICY);
-  LBMC_CHECK(lbmc_model_set_policy(m, v ? v->text : lbmc_inputs[LBMC_IN_POLICY].def));
-  if ((v = LBMC_SIM_GIVEN(a, ROUTERS))) LBMC_CHECK(lbmc_model_set_routers(m, v->l));
-  if (stale) LBMC_CHECK(lbmc_model_set_stale(m, stale->text));
-  if (sampling) LBMC_CHECK(lbmc_model_set_sampling(m, sampling->text));
-  LBMC_CHECK(lbmc_model_setup(m));
-  LBMC_CHECK(lbmc_run_check_size(m, &a->o, "--time/--warmup"));
+  LBMC_CALL(lbmc_model_set_policy(m, v ? v->text : lbmc_inputs[LBMC_IN_POLICY].def));
+  if ((v = LBMC_SIM_GIVEN(a, ROUTERS))) LBMC_CALL(lbmc_model_set_routers(m, v->l));
+  if (stale) LBMC_CALL(lbmc_model_set_stale(m, stale->text));
+  if (sampling) LBMC_CALL(lbmc_model_set_sampling(m, sampling->text));
+  LBMC_CALL(lbmc_model_setup(m));
+  LBMC_CALL(lbmc_run_check_size(m, &a->o, "--time/--warmup"));
   for (int j = 0; j < J; j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
     if (w)
@@ -294,10 +294,10 @@ static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
                       "--precision: '%s' is not allowed; write METRIC:REL, e.g. p_wait:0.05",
                       v->text);
   snprintf(metric, sizeof metric, "%.*s", (int)(colon - v->text), v->text);
-  LBMC_CHECK(lbmc_metric_parse("--precision", metric, lbmc_model_pools(m), (int)a->o.tail_k, 0,
-                               &prec->metric, &prec->index));
-  LBMC_CHECK(lbmc_parse_real("--precision: REL", colon + 1, &prec->relative));
-  LBMC_CHECK(lbmc_check_positive("--precision: REL", prec->relative));
+  LBMC_CALL(lbmc_metric_parse("--precision", metric, lbmc_model_pools(m), (int)a->o.tail_k, 0,
+                              &prec->metric, &prec->index));
+  LBMC_CALL(lbmc_parse_real("--precision: REL", colon + 1, &prec->relative));
+  LBMC_CALL(lbmc_check_positive("--precision: REL", prec->relative));
   prec->enabled = 1;
   prec->max_replicas = mr ? mr->l : LBMC_SIM_DEFAULT_MAX_REPLICAS;
   prec->max_time = mt ? mt->x : 0;
@@ -406,8 +406,8 @@ static lbmc_err lbmc_sim_round(lbmc_sim_run *s)
       s->interrupted = 1;
       return LBMC_SUCCESS;
     }
-    LBMC_CHECK(err);
-    LBMC_CHECK(lbmc_point_add(s->acc, rec, size, &used));
+    LBMC_CALL(err);
+    LBMC_CALL(lbmc_point_add(s->acc, rec, size, &used));
   }
   return LBMC_SUCCESS;
 }
@@ -419,9 +419,9 @@ static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
     long next;
     char why[256];
     lbmc_next what;
-    LBMC_CHECK(lbmc_sim_round(s));
+    LBMC_CALL(lbmc_sim_round(s));
     if (s->interrupted) return LBMC_SUCCESS;
-    LBMC_CHECK(lbmc_point_reduce(s->acc, s->target));
+    LBMC_CALL(lbmc_point_reduce(s->acc, s->target));
     what = lbmc_point_next(s->acc, &s->prec, &next, why, sizeof why);
     lbmc_sim_progress(s, 1);
     if (*why) fprintf(stderr, "lbmc sim: %s\n", why);
@@ -516,7 +516,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s)
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
   err = lbmc_sim_rounds(s);
-  LBMC_CHECK(err);
+  LBMC_CALL(err);
   if (s->interrupted && !lbmc_sim_partial(s)) {
     fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
     return LBMC_ERR_INTERRUPTED;
@@ -539,20 +539,20 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   lbmc_sim_run s;
   lbmc_err err = LBMC_SUCCESS;
   memset(&s, 0, sizeof s);
-  LBMC_CHECK(lbmc_sim_parse(argc, argv, &a, help));
+  LBMC_CALL(lbmc_sim_parse(argc, argv, &a, help));
   if (*help) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_model_create(&m));
+  LBMC_CALL(lbmc_model_create(&m));
   s.a = &a;
   s.m = m;
-  LBMC_CHECK_GOTO(err, lbmc_sim_model(&a, m), done);
-  LBMC_CHECK_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &s.engine), done);
-  LBMC_CHECK_GOTO(err, lbmc_sim_precision(&a, m, &s.prec), done);
+  LBMC_CALL_GOTO(err, lbmc_sim_model(&a, m), done);
+  LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &s.engine), done);
+  LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, m, &s.prec), done);
   s.Rmax = s.prec.enabled ? s.prec.max_replicas : a.replicas;
   s.target = a.replicas;
-  LBMC_CHECK_GOTO(err, lbmc_stream_check_capacity(1, s.Rmax), done);
-  LBMC_CHECK_GOTO(err, lbmc_point_create(m, &a.o, a.replicas, &s.acc), done);
+  LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, s.Rmax), done);
+  LBMC_CALL_GOTO(err, lbmc_point_create(m, &a.o, a.replicas, &s.acc), done);
   if (!lbmc_model_surely_unstable(m)) {
-    LBMC_CHECK_GOTO(err, lbmc_replica_create(m, &a.o, &s.rep), done);
+    LBMC_CALL_GOTO(err, lbmc_replica_create(m, &a.o, &s.rep), done);
     snprintf(s.init_note, sizeof s.init_note, "%s", lbmc_replica_init_note(s.rep));
   } else
     s.target = 0; /* rho >= 1 with unlimited buffers: nothing to simulate */

@@ -36,13 +36,13 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: more than %d pools are not allowed", where,
                         LBMC_MAX_POOLS);
     snprintf(key, sizeof key, "%s: pool %d: beta", where, j + 1);
-    LBMC_CHECK(lbmc_parse_real(key, f[0], &beta[j]));
-    LBMC_CHECK(lbmc_check_beta(key, beta[j]));
+    LBMC_CALL(lbmc_parse_real(key, f[0], &beta[j]));
+    LBMC_CALL(lbmc_check_beta(key, beta[j]));
     snprintf(key, sizeof key, "%s: pool %d: mu", where, j + 1);
-    LBMC_CHECK(lbmc_parse_real(key, f[1], &mu[j]));
-    LBMC_CHECK(lbmc_check_positive(key, mu[j]));
+    LBMC_CALL(lbmc_parse_real(key, f[1], &mu[j]));
+    LBMC_CALL(lbmc_check_positive(key, mu[j]));
     snprintf(key, sizeof key, "%s: pool %d: buffer", where, j + 1);
-    LBMC_CHECK(lbmc_parse_buffer(key, f[2], &buffer[j]));
+    LBMC_CALL(lbmc_parse_buffer(key, f[2], &buffer[j]));
     j++;
   }
   if (j == 0)

@@ -163,12 +163,12 @@ static lbmc_err lbmc_compare_scenario(const lbmc_info *info, lbmc_table *t, long
     const long size = (long)lbmc_metric_size(m, res->J, res->K), e = info->metric[s].entry;
     if (lbmc_metric_get(m)->shape == LBMC_SHAPE_QUANTILE) continue;
     for (long x = e < 0 ? 0 : e; x < (e < 0 ? size : e + 1); x++) {
-      LBMC_CHECK(lbmc_table_add_row(t));
-      LBMC_CHECK(lbmc_table_text(t, C_SCEN, label));
-      LBMC_CHECK(lbmc_table_text(t, C_ENTRY,
-                                 lbmc_metric_entry_name(m, x, res->J, res->K, name, sizeof name)));
-      LBMC_CHECK(lbmc_compare_cells(res, t, pa, pb,
-                                    lbmc_metric_offset(m, res->J, res->K) + (size_t)x, work));
+      LBMC_CALL(lbmc_table_add_row(t));
+      LBMC_CALL(lbmc_table_text(t, C_SCEN, label));
+      LBMC_CALL(lbmc_table_text(t, C_ENTRY,
+                                lbmc_metric_entry_name(m, x, res->J, res->K, name, sizeof name)));
+      LBMC_CALL(lbmc_compare_cells(res, t, pa, pb,
+                                   lbmc_metric_offset(m, res->J, res->K) + (size_t)x, work));
     }
   }
   return LBMC_SUCCESS;
@@ -184,17 +184,17 @@ lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table *
   long shown = 0;
   lbmc_err err;
   *t = NULL;
-  LBMC_CHECK(lbmc_compare_split(spec, a, b, sizeof a));
+  LBMC_CALL(lbmc_compare_split(spec, a, b, sizeof a));
   if (res->layout < 2)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "--compare: this file has layout %d, without the replicas' weights (it was "
                       "written by an older lbmc); paired comparisons need layout 2 or later: "
                       "rerun the job",
                       res->layout);
-  if (!sel.nmetrics) LBMC_CHECK(lbmc_info_metrics(&sel, LBMC_COMPARE_DEFAULT));
+  if (!sel.nmetrics) LBMC_CALL(lbmc_info_metrics(&sel, LBMC_COMPARE_DEFAULT));
   for (int c = 0; c < C_COLS; c++) names[c] = lbmc_compare_cols[c];
   names[C_A] = a, names[C_B] = b;
-  LBMC_CHECK(lbmc_table_create(C_COLS, names, t));
+  LBMC_CALL(lbmc_table_create(C_COLS, names, t));
   (*t)->col[C_PHW].hidden = (*t)->col[C_UHW].hidden = 1;
   work = malloc(sizeof *work * 4 * (size_t)(lbmc_results_replicas(res) + 1));
   err = work ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "--compare: out of memory");

@@ -133,7 +133,7 @@ static lbmc_err lbmc_info_conditions(const lbmc_info *info, const char *spec, ch
       snprintf(value + strlen(value), sizeof value - strlen(value), ",%s", piece);
       continue;
     }
-    if (axis >= 0) LBMC_CHECK(lbmc_info_pick(info, axis, value, ok));
+    if (axis >= 0) LBMC_CALL(lbmc_info_pick(info, axis, value, ok));
     axis = a;
     restricted[a] = 1;
     snprintf(value, sizeof value, "%s", eq + 1);
@@ -171,8 +171,8 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
     if (info->nmetrics == LBMC_INFO_MAX_METRICS)
       return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: more than %d names are not allowed",
                         LBMC_INFO_MAX_METRICS);
-    LBMC_CHECK(lbmc_metric_parse("--metrics", tok, info->res->J, info->res->K, LBMC_METRIC_WHOLE,
-                                 &m->metric, &m->entry));
+    LBMC_CALL(lbmc_metric_parse("--metrics", tok, info->res->J, info->res->K, LBMC_METRIC_WHOLE,
+                                &m->metric, &m->entry));
     info->nmetrics++;
   }
   return LBMC_SUCCESS;
@@ -258,8 +258,8 @@ static lbmc_err lbmc_info_entry_cells(lbmc_table *t, int c, const lbmc_results *
 {
   const lbmc_shape shape = lbmc_metric_get(m)->shape;
   char name[64];
-  LBMC_CHECK(lbmc_table_text(t, c, lbmc_metric_get(m)->name));
-  LBMC_CHECK(
+  LBMC_CALL(lbmc_table_text(t, c, lbmc_metric_get(m)->name));
+  LBMC_CALL(
       lbmc_table_text(t, c + 1, lbmc_metric_entry_name(m, e, res->J, res->K, name, sizeof name)));
   if (shape == LBMC_SHAPE_POOL) lbmc_table_int(t, c + 2, e + 1);
   if (shape == LBMC_SHAPE_POOL_K) {
@@ -278,31 +278,31 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
   const lbmc_point_info *p = &res->pt[i];
   const int A = info->grid ? info->grid->A : 0;
   const size_t k = (size_t)i * res->total + lbmc_metric_offset(m, res->J, res->K) + (size_t)e;
-  LBMC_CHECK(lbmc_table_add_row(t));
+  LBMC_CALL(lbmc_table_add_row(t));
   lbmc_table_int(t, 0, p->index);
   for (int a = 0; a < A; a++)
-    LBMC_CHECK(lbmc_info_axis_cell(t, 1 + a, info->grid, a, kinds[a], p->index));
-  LBMC_CHECK(lbmc_info_entry_cells(t, 1 + A, res, m, e));
+    LBMC_CALL(lbmc_info_axis_cell(t, 1 + a, info->grid, a, kinds[a], p->index));
+  LBMC_CALL(lbmc_info_entry_cells(t, 1 + A, res, m, e));
   for (int q = 0; q < LBMC_INFO_PARTS; q++) {
     const int c = lbmc_table_column(t, lbmc_info_parts[q].name);
     if (c >= 0) lbmc_table_real(t, c, lbmc_info_part(res, q)[k]);
   }
   if (info->format == LBMC_FORMAT_TABLE) {
     char cell[160];
-    LBMC_CHECK(lbmc_table_text(t, t->ncols - 5,
-                               p->status == LBMC_STATUS_UNSTABLE
-                                   ? "-"
-                                   : lbmc_cli_cell(cell, sizeof cell, res->mean[k], res->lower[k],
-                                                   res->upper[k], res->upper_bound[k],
-                                                   (unsigned)res->flags[k])));
+    LBMC_CALL(lbmc_table_text(t, t->ncols - 5,
+                              p->status == LBMC_STATUS_UNSTABLE
+                                  ? "-"
+                                  : lbmc_cli_cell(cell, sizeof cell, res->mean[k], res->lower[k],
+                                                  res->upper[k], res->upper_bound[k],
+                                                  (unsigned)res->flags[k])));
   } else if (res->flags[k]) {
     char names[256];
-    LBMC_CHECK(lbmc_table_text(
+    LBMC_CALL(lbmc_table_text(
         t, t->ncols - 5, lbmc_interval_flag_names((unsigned)res->flags[k], names, sizeof names)));
   }
-  LBMC_CHECK(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
+  LBMC_CALL(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
   lbmc_table_int(t, t->ncols - 3, p->replicas);
-  LBMC_CHECK(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->status)));
+  LBMC_CALL(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->status)));
   return lbmc_table_text(t, t->ncols - 1, p->reason);
 }
 

@@ -36,11 +36,11 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
 {
   char key[160];
 #define LBMC_KEY(name) lbmc_run_option_key(key, sizeof key, where, name)
-  if (!o->warmup_auto) LBMC_CHECK(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("time"), o->time));
-  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));
-  LBMC_CHECK(lbmc_check_open_unit(LBMC_KEY("confidence"), o->confidence));
-  LBMC_CHECK(lbmc_check_int_range(LBMC_KEY("tail_k"), o->tail_k, 1, 100000));
+  if (!o->warmup_auto) LBMC_CALL(lbmc_check_nonnegative(LBMC_KEY("warmup"), o->warmup));
+  LBMC_CALL(lbmc_check_positive(LBMC_KEY("time"), o->time));
+  LBMC_CALL(lbmc_check_int_range(LBMC_KEY("batches"), o->batches, 2, 100000));
+  LBMC_CALL(lbmc_check_open_unit(LBMC_KEY("confidence"), o->confidence));
+  LBMC_CALL(lbmc_check_int_range(LBMC_KEY("tail_k"), o->tail_k, 1, 100000));
   if (o->max_customers < 0 || o->max_customers > LBMC_MAX_CUSTOMERS)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %lld is not allowed; allowed: 0 (default) to %lld",
                       LBMC_KEY("max_customers"), o->max_customers, LBMC_MAX_CUSTOMERS);
@@ -52,7 +52,7 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
   if (o->init != LBMC_INIT_EMPTY && o->init != LBMC_INIT_MEANFIELD)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: empty, meanfield",
                       LBMC_KEY("init"), o->init);
-  LBMC_CHECK(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
+  LBMC_CALL(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
 #undef LBMC_KEY
   return LBMC_SUCCESS;
 }

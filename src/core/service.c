@@ -134,7 +134,7 @@ static lbmc_err lbmc_svc_hyper(const char *where, int n, const char *const *name
   const char *usage = "hyperexponential:scv=C (1 <= C <= 1e12) or hyperexponential:p=P,r1=A,r2=B";
   double scv = lbmc_svc_param(n, names, values, "scv"), p = lbmc_svc_param(n, names, values, "p");
   double r1 = lbmc_svc_param(n, names, values, "r1"), r2 = lbmc_svc_param(n, names, values, "r2");
-  LBMC_CHECK(lbmc_svc_names(where, "hyperexponential", n, names, values, allowed, usage));
+  LBMC_CALL(lbmc_svc_names(where, "hyperexponential", n, names, values, allowed, usage));
   if (!isnan(scv)) {
     double q;
     if (!isnan(p) || !isnan(r1) || !isnan(r2))
@@ -198,8 +198,8 @@ static lbmc_err lbmc_svc_one(const char *where, const char *dist, int n, const c
   char usage[64];
   double v = lbmc_svc_param(n, names, values, key);
   snprintf(usage, sizeof usage, "%s:%s=VALUE", dist, key);
-  LBMC_CHECK(lbmc_svc_names(where, dist, n, names, values, allowed, usage));
-  LBMC_CHECK(lbmc_svc_need(where, dist, key, v, usage));
+  LBMC_CALL(lbmc_svc_names(where, dist, n, names, values, allowed, usage));
+  LBMC_CALL(lbmc_svc_need(where, dist, key, v, usage));
   if (strcmp(dist, "erlang") == 0) {
     if (!(v >= 1 && v == floor(v) && v <= LBMC_ERLANG_K_MAX))
       return LBMC_ERROR(LBMC_ERR_ARG,
@@ -255,7 +255,7 @@ lbmc_err lbmc_service_make(const char *where, const char *dist, int n, const cha
   if (n < 0 || (n > 0 && (!names || !values)))
     return LBMC_ERROR(LBMC_ERR_INTERNAL, "%s: lbmc_service_make: bad parameter list", where);
   if (strcmp(dist, "exponential") == 0 || strcmp(dist, "deterministic") == 0) {
-    LBMC_CHECK(lbmc_svc_names(where, dist, n, names, values, none, dist));
+    LBMC_CALL(lbmc_svc_names(where, dist, n, names, values, none, dist));
     if (dist[0] == 'e') {
       lbmc_service_exponential(s);
     } else {
@@ -310,7 +310,7 @@ lbmc_err lbmc_service_parse(const char *where, const char *text, lbmc_service *s
       *eq = '\0';
       names[n] = lbmc_svc_trim(kv);
       snprintf(key, sizeof key, "%s: %s", where, names[n]);
-      LBMC_CHECK(lbmc_parse_real(key, lbmc_svc_trim(eq + 1), &values[n]));
+      LBMC_CALL(lbmc_parse_real(key, lbmc_svc_trim(eq + 1), &values[n]));
       n++;
     }
   }

@@ -120,15 +120,15 @@ void lbmc_engine_destroy(lbmc_engine **e)
 lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
 {
   for (int p = 0; p < LBMC_PURPOSES; p++)
-    LBMC_CHECK(lbmc_stream_init(&e->streams[p], gennum[p], seed));
-  LBMC_CHECK(e->type->reset(e->ws, e->streams));
+    LBMC_CALL(lbmc_stream_init(&e->streams[p], gennum[p], seed));
+  LBMC_CALL(e->type->reset(e->ws, e->streams));
   e->cpu0 = lbmc_thread_cpu();
   return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec)
 {
-  LBMC_CHECK(e->type->advance(e->ws, t_end, rec));
+  LBMC_CALL(e->type->advance(e->ws, t_end, rec));
   if (rec) rec[LBMC_TK_CPU] = 0; /* lbmc_engine_cpu measures it, once per many ticks */
   return LBMC_SUCCESS;
 }

@@ -371,7 +371,7 @@ static lbmc_err lbmc_gen_reset(void *ws, lbmc_stream *streams)
   lbmc_state *st = &w->ps.st;
   lbmc_ps_reset(&w->ps, streams);
   lbmc_sampler_destroy(&w->sampler); /* a sampler reads the service stream of this reset */
-  LBMC_CHECK(lbmc_sampler_create(st->s_svc, &w->sampler));
+  LBMC_CALL(lbmc_sampler_create(st->s_svc, &w->sampler));
   for (uint32_t s = 0; s < st->n; s++) {
     w->hpos[s] = -1;
     st->g[s].work_wait = 0;

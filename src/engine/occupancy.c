@@ -177,7 +177,7 @@ static lbmc_err lbmc_occ_set_init(void *ws, lbmc_init_kind init, char *note, siz
   if (note && len) note[0] = '\0';
   if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
   if (!o->mf.s) {
-    LBMC_CHECK(lbmc_occ_meanfield_solve(o->st.m, o->st.ops, &o->mf));
+    LBMC_CALL(lbmc_occ_meanfield_solve(o->st.m, o->st.ops, &o->mf));
     free(o->counts);
     o->counts = malloc(sizeof *o->counts * (o->mf.levels ? o->mf.levels : 1));
     if (!o->counts) return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
@@ -257,7 +257,7 @@ static lbmc_err lbmc_occ_reset(void *ws, lbmc_stream *streams)
   memset(st->area_tail, 0, sizeof *st->area_tail * st->J * st->K);
   if (lbmc_occ_initial(o) != 0)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
-  if (st->ops->reset) LBMC_CHECK(st->ops->reset(st, st->pw));
+  if (st->ops->reset) LBMC_CALL(st->ops->reset(st, st->pw));
   o->next_arr = lbmc_exp_zig(st->s_arr, &st->zig) * o->inv_lambda_total;
   D = lbmc_occ_rate(st);
   o->next_dep = D > 0 ? lbmc_exp_zig(st->s_svc, &st->zig) / D : INFINITY;

@@ -61,7 +61,7 @@ lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_
   if (!st->srv || !st->q || !st->pool_of || !st->first || !st->busy || !st->level || !st->area_q ||
       !st->area_tail || !st->cust)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for n = %u servers", (unsigned)m->n);
-  if (st->pol->create) LBMC_CHECK(st->pol->create(st, &st->pw));
+  if (st->pol->create) LBMC_CALL(st->pol->create(st, &st->pw));
   return LBMC_SUCCESS;
 }
 

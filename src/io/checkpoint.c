@@ -126,7 +126,7 @@ static lbmc_err lbmc_ckpt_replay(lbmc_checkpoint *ck,
   long good = ftell(ck->f);
   size_t size;
   while ((size = lbmc_ckpt_next(ck->f, &ck->buf, &ck->cap)) > 0) {
-    if (visit) LBMC_CHECK(visit(ck->buf, size, ctx));
+    if (visit) LBMC_CALL(visit(ck->buf, size, ctx));
     good = ftell(ck->f);
   }
   if (fseek(ck->f, good, SEEK_SET) != 0 || ftruncate(fileno(ck->f), good) != 0)

@@ -58,7 +58,7 @@ lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *
     return v->l ? LBMC_SUCCESS : lbmc_parse_real(where, text, &v->x);
   case LBMC_IT_POLICY: {
     lbmc_policy_spec spec;
-    LBMC_CHECK(lbmc_policy_parse(where, text, &spec));
+    LBMC_CALL(lbmc_policy_parse(where, text, &spec));
     v->l = spec.alias && spec.alias->stale >= 0; /* the name fixes stale (jiq: keep) */
     return LBMC_SUCCESS;
   }

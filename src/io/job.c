@@ -193,28 +193,28 @@ static lbmc_err lbmc_job_point_fill(const lbmc_job *job, long p, lbmc_model *m)
   long buffer[LBMC_MAX_POOLS];
   char origin[1024];
   lbmc_job_origin(job, p, origin, sizeof origin);
-  LBMC_CHECK(lbmc_model_set_origin(m, origin));
-  LBMC_CHECK(lbmc_job_point_pools(job, p, origin, beta, mu, buffer));
-  LBMC_CHECK(lbmc_model_set_n(m, lbmc_job_at(job, LBMC_JOB_SET(job, N), p)->l));
-  LBMC_CHECK(lbmc_model_set_lambda(m, lbmc_job_at(job, LBMC_JOB_SET(job, LAMBDA), p)->x));
-  LBMC_CHECK(lbmc_model_set_pools(m, job->J, beta, mu, buffer));
+  LBMC_CALL(lbmc_model_set_origin(m, origin));
+  LBMC_CALL(lbmc_job_point_pools(job, p, origin, beta, mu, buffer));
+  LBMC_CALL(lbmc_model_set_n(m, lbmc_job_at(job, LBMC_JOB_SET(job, N), p)->l));
+  LBMC_CALL(lbmc_model_set_lambda(m, lbmc_job_at(job, LBMC_JOB_SET(job, LAMBDA), p)->x));
+  LBMC_CALL(lbmc_model_set_pools(m, job->J, beta, mu, buffer));
   for (int j = 0; j < job->J; j++) {
     if ((v = lbmc_job_given(job, LBMC_JOB_POOL(job, POOL_MU_K, j), p)))
-      LBMC_CHECK(lbmc_model_set_rates(m, j, v->vec_len, v->vec));
+      LBMC_CALL(lbmc_model_set_rates(m, j, v->vec_len, v->vec));
     if ((v = lbmc_job_given(job, LBMC_JOB_POOL(job, POOL_SERVICE, j), p)))
-      LBMC_CHECK(lbmc_model_set_service(m, j, v->svc));
+      LBMC_CALL(lbmc_model_set_service(m, j, v->svc));
   }
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, SERVICE), p)))
-    LBMC_CHECK(lbmc_model_set_service(m, -1, v->svc));
-  LBMC_CHECK(lbmc_model_set_policy(m, policy->text));
+    LBMC_CALL(lbmc_model_set_service(m, -1, v->svc));
+  LBMC_CALL(lbmc_model_set_policy(m, policy->text));
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, ROUTERS), p)))
-    LBMC_CHECK(lbmc_model_set_routers(m, v->l));
+    LBMC_CALL(lbmc_model_set_routers(m, v->l));
   /* stale and sampling apply to the policies whose types read them (jiq fixes stale to
    * keep); other policies ignore the setting. */
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, STALE), p)) && !policy->l)
-    LBMC_CHECK(lbmc_model_set_stale(m, v->text));
+    LBMC_CALL(lbmc_model_set_stale(m, v->text));
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, SAMPLING), p)))
-    LBMC_CHECK(lbmc_model_set_sampling(m, v->text));
+    LBMC_CALL(lbmc_model_set_sampling(m, v->text));
   return lbmc_model_setup(m);
 }
 
@@ -226,7 +226,7 @@ lbmc_err lbmc_job_point_model(const lbmc_job *job, long p, lbmc_model **out)
   if (p < 0 || p >= job->P)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: grid point %ld does not exist; allowed: 0 to %ld",
                       job->name, p, job->P - 1);
-  LBMC_CHECK(lbmc_model_create(&m));
+  LBMC_CALL(lbmc_model_create(&m));
   err = lbmc_job_point_fill(job, p, m);
   if (err) {
     lbmc_model_destroy(&m);
@@ -265,13 +265,13 @@ static lbmc_err lbmc_job_check_points(const lbmc_job *job)
   lbmc_run_options shared;
   snprintf(prefix, sizeof prefix, "%s: run.", job->name);
   lbmc_job_shared_options(job, &shared);
-  LBMC_CHECK(lbmc_run_options_check(&shared, prefix));
+  LBMC_CALL(lbmc_run_options_check(&shared, prefix));
   for (long p = 0; p < job->P; p++) {
     lbmc_model *m;
     lbmc_run_options o;
     char origin[1024];
     lbmc_err err;
-    LBMC_CHECK(lbmc_job_point_model(job, p, &m));
+    LBMC_CALL(lbmc_job_point_model(job, p, &m));
     lbmc_job_point_options(job, p, &o);
     lbmc_job_origin(job, p, origin, sizeof origin);
     err = lbmc_run_check_size(m, &o, origin);
@@ -281,7 +281,7 @@ static lbmc_err lbmc_job_check_points(const lbmc_job *job)
       err = lbmc_run_check_engine(m, &o, where, NULL);
     }
     lbmc_model_destroy(&m);
-    LBMC_CHECK(err);
+    LBMC_CALL(err);
   }
   return LBMC_SUCCESS;
 }
@@ -296,7 +296,7 @@ lbmc_err lbmc_job_parse_text(const char *text, const char *name, lbmc_job **out)
   *out = NULL;
   if (!name) name = "job";
   if (!text) return LBMC_ERROR(LBMC_ERR_ARG, "%s: no job text", name);
-  LBMC_CHECK(lbmc_job_create(text, name, &job));
+  LBMC_CALL(lbmc_job_create(text, name, &job));
   err = lbmc_jp_load(job->name, job->text, strlen(job->text), &doc);
   if (!err) {
     lbmc_jp c = {&doc, job->name, job, 0, 0};
@@ -354,7 +354,7 @@ lbmc_err lbmc_job_parse_file(const char *path, lbmc_job **job)
   size_t len;
   lbmc_err err;
   *job = NULL;
-  LBMC_CHECK(lbmc_job_read(path, &text, &len));
+  LBMC_CALL(lbmc_job_read(path, &text, &len));
   nul = memchr(text, '\0', len);
   if (nul)
     err = LBMC_ERROR(LBMC_ERR_PARSE,

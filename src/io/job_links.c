@@ -40,10 +40,10 @@ static lbmc_err lbmc_jl_group(lbmc_jp *c, const yaml_node_t *list, const char *n
     const yaml_node_t *item = yaml_document_get_node(c->doc, list->data.sequence.items.start[i]);
     lbmc_job_link *l = &job->link[job->nlinks];
     const char *text;
-    LBMC_CHECK(lbmc_jp_scalar(c, item, "together",
-                              "the name of a setting given as a list, such as n or "
-                              "pools[2].buffer",
-                              &text));
+    LBMC_CALL(lbmc_jp_scalar(c, item, "together",
+                             "the name of a setting given as a list, such as n or "
+                             "pools[2].buffer",
+                             &text));
     if (job->nlinks == LBMC_JOB_MAX_AXES || strlen(text) >= sizeof l->text)
       return lbmc_jp_fail(c, LBMC_ERR_ARG, lbmc_jp_line(item), "together",
                           "'%s' is not a setting of this job", text);
@@ -63,12 +63,12 @@ static lbmc_err lbmc_jl_named(lbmc_jp *c, const yaml_node_t *map)
        pr++) {
     const yaml_node_t *knode = yaml_document_get_node(c->doc, pr->key);
     const char *name;
-    LBMC_CHECK(lbmc_jp_scalar(c, knode, "together", "a name for the group", &name));
+    LBMC_CALL(lbmc_jp_scalar(c, knode, "together", "a name for the group", &name));
     if (!*name || strlen(name) >= sizeof c->job->group[0].name)
       return lbmc_jp_fail(c, LBMC_ERR_ARG, lbmc_jp_line(knode), "together",
                           "'%s' is not allowed as a group name; allowed: 1 to %d characters", name,
                           (int)sizeof c->job->group[0].name - 1);
-    LBMC_CHECK(
+    LBMC_CALL(
         lbmc_jl_group(c, yaml_document_get_node(c->doc, pr->value), name, lbmc_jp_line(knode)));
   }
   return LBMC_SUCCESS;
@@ -95,7 +95,7 @@ lbmc_err lbmc_jl_read(lbmc_jp *c, yaml_node_t *node)
     return lbmc_jl_group(c, node, "", s->line); /* one group: [n, lambda] */
   for (; items < node->data.sequence.items.top; items++) {
     const yaml_node_t *group = yaml_document_get_node(c->doc, *items);
-    LBMC_CHECK(lbmc_jl_group(c, group, "", lbmc_jp_line(group)));
+    LBMC_CALL(lbmc_jl_group(c, group, "", lbmc_jp_line(group)));
   }
   return LBMC_SUCCESS;
 }
@@ -213,10 +213,10 @@ lbmc_err lbmc_jl_resolve(lbmc_jp *c)
   lbmc_job_setting *order[LBMC_JOB_MAX_AXES];
   int group_of[LBMC_JOB_MAX_AXES], placed[LBMC_JOB_MAX_AXES] = {0}, n = 0;
   for (int a = 0; a < job->naxes; a++) group_of[a] = -1;
-  LBMC_CHECK(lbmc_jl_assign(c, group_of));
+  LBMC_CALL(lbmc_jl_assign(c, group_of));
   for (int g = 0; g < job->ngroups; g++) {
-    LBMC_CHECK(lbmc_jl_lengths(c, group_of, g));
-    LBMC_CHECK(lbmc_jl_check_name(c, g));
+    LBMC_CALL(lbmc_jl_lengths(c, group_of, g));
+    LBMC_CALL(lbmc_jl_check_name(c, g));
   }
   job->ndims = 0;
   for (int a = 0; a < job->naxes; a++) {

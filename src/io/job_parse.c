@@ -116,7 +116,7 @@ static lbmc_err lbmc_jp_pools(lbmc_jp *c, yaml_node_t *v)
                         "{beta, mu, buffer}, is required",
                         lbmc_jp_describe(v));
   J = v->data.sequence.items.top - v->data.sequence.items.start;
-  LBMC_CHECK(lbmc_check_int_range(
+  LBMC_CALL(lbmc_check_int_range(
       lbmc_jp_where(c, pools->line, "system.pools (number of pools)", where, sizeof where), J, 1,
       LBMC_MAX_POOLS));
   job->J = (int)J;
@@ -124,8 +124,8 @@ static lbmc_err lbmc_jp_pools(lbmc_jp *c, yaml_node_t *v)
     yaml_node_t *pool = yaml_document_get_node(c->doc, v->data.sequence.items.start[c->pool]);
     job->pool_line[c->pool] = c->key_line = lbmc_jp_line(pool);
     snprintf(path, sizeof path, "system.pools[%d]", c->pool + 1);
-    LBMC_CHECK(lbmc_jp_section(c, pool, path, "system.pools[j]"));
-    LBMC_CHECK(lbmc_jp_check_speed(c, c->pool));
+    LBMC_CALL(lbmc_jp_section(c, pool, path, "system.pools[j]"));
+    LBMC_CALL(lbmc_jp_check_speed(c, c->pool));
   }
   return LBMC_SUCCESS;
 }
@@ -219,7 +219,7 @@ static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
   job->precision.max_replicas = max->v[0].l;
   if (LBMC_JOB_SET(job, MAX_TIME)->given)
     job->precision.max_time = LBMC_JOB_SET(job, MAX_TIME)->v[0].x;
-  LBMC_CHECK(lbmc_jv_metric(c));
+  LBMC_CALL(lbmc_jv_metric(c));
   if (job->precision.max_replicas < lbmc_job_replicas(job))
     return lbmc_jp_fail(c, LBMC_ERR_ARG, max->line, max->key,
                         "%ld is not allowed; allowed: at least run.replicas = %ld",
@@ -229,12 +229,12 @@ static lbmc_err lbmc_jp_check_precision(const lbmc_jp *c)
 
 lbmc_err lbmc_jp_job(lbmc_jp *c)
 {
-  LBMC_CHECK(lbmc_jp_section(c, yaml_document_get_root_node(c->doc), "", ""));
-  LBMC_CHECK(lbmc_jp_check_betas(c));
-  LBMC_CHECK(lbmc_jp_check_all_pools(c, LBMC_JOB_SET(c->job, SERVICE), LBMC_IN_POOL_SERVICE,
-                                     "service distribution"));
-  LBMC_CHECK(
+  LBMC_CALL(lbmc_jp_section(c, yaml_document_get_root_node(c->doc), "", ""));
+  LBMC_CALL(lbmc_jp_check_betas(c));
+  LBMC_CALL(lbmc_jp_check_all_pools(c, LBMC_JOB_SET(c->job, SERVICE), LBMC_IN_POOL_SERVICE,
+                                    "service distribution"));
+  LBMC_CALL(
       lbmc_jp_check_all_pools(c, LBMC_JOB_SET(c->job, BUFFER), LBMC_IN_POOL_BUFFER, "buffer"));
-  LBMC_CHECK(lbmc_jp_check_precision(c));
+  LBMC_CALL(lbmc_jp_check_precision(c));
   return lbmc_jl_resolve(c);
 }

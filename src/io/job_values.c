@@ -26,8 +26,8 @@ static lbmc_err lbmc_jv_judge(const lbmc_jp *c, const lbmc_input *row, const cha
                               const char *text, lbmc_input_value *v)
 {
   lbmc_run_options o;
-  LBMC_CHECK(lbmc_input_parse(row, where, text, v));
-  LBMC_CHECK(lbmc_input_check(row, where, v));
+  LBMC_CALL(lbmc_input_parse(row, where, text, v));
+  LBMC_CALL(lbmc_input_check(row, where, v));
   if (!lbmc_input_is_run_option(row)) return LBMC_SUCCESS;
   lbmc_run_options_default(&o);
   lbmc_input_apply(row, v, &o);
@@ -93,9 +93,9 @@ static lbmc_err lbmc_jv_value(const lbmc_jp *c, const yaml_node_t *node, const l
 {
   const char *text;
   char where[512];
-  LBMC_CHECK(lbmc_jp_scalar(c, node, s->key, what, &text));
+  LBMC_CALL(lbmc_jp_scalar(c, node, s->key, what, &text));
   v->line = lbmc_jp_line(node);
-  LBMC_CHECK(lbmc_jv_text(c, s, text, v));
+  LBMC_CALL(lbmc_jv_text(c, s, text, v));
   return lbmc_jv_judge(c, row, lbmc_jp_where(c, v->line, s->key, where, sizeof where), v->line,
                        text, v);
 }
@@ -116,14 +116,14 @@ lbmc_err lbmc_jv_read(lbmc_jp *c, yaml_node_t *node, const lbmc_input *row, lbmc
   s->line = lbmc_jp_line(node);
   if (!row->axis || node->type != YAML_SEQUENCE_NODE) {
     snprintf(what, sizeof what, row->axis ? "%s, or a list of them," : "%s", t);
-    LBMC_CHECK(lbmc_jv_alloc(c, s, 1));
+    LBMC_CALL(lbmc_jv_alloc(c, s, 1));
     return lbmc_jv_value(c, node, row, what, s, &s->v[0]);
   }
   if (node->data.sequence.items.top == node->data.sequence.items.start) return lbmc_jv_empty(c, s);
-  LBMC_CHECK(lbmc_jv_alloc(c, s, node->data.sequence.items.top - node->data.sequence.items.start));
+  LBMC_CALL(lbmc_jv_alloc(c, s, node->data.sequence.items.top - node->data.sequence.items.start));
   for (long i = 0; i < s->count; i++) {
     yaml_node_t *item = yaml_document_get_node(c->doc, node->data.sequence.items.start[i]);
-    LBMC_CHECK(lbmc_jv_value(c, item, row, t, s, &s->v[i]));
+    LBMC_CALL(lbmc_jv_value(c, item, row, t, s, &s->v[i]));
   }
   lbmc_jv_axis(c, s);
   return LBMC_SUCCESS;
@@ -211,12 +211,12 @@ lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, const lbmc_input *r
                         "an empty list is not allowed here; %s is required", row->what);
   if (count == 0) return lbmc_jv_empty(c, s);
   if (yaml_document_get_node(c->doc, items[0])->type != YAML_SEQUENCE_NODE) {
-    LBMC_CHECK(lbmc_jv_alloc(c, s, 1)); /* one vector: not an axis */
+    LBMC_CALL(lbmc_jv_alloc(c, s, 1)); /* one vector: not an axis */
     return lbmc_jv_vector(c, node, row, s, &s->v[0]);
   }
-  LBMC_CHECK(lbmc_jv_alloc(c, s, count));
+  LBMC_CALL(lbmc_jv_alloc(c, s, count));
   for (long i = 0; i < count; i++)
-    LBMC_CHECK(lbmc_jv_vector(c, yaml_document_get_node(c->doc, items[i]), row, s, &s->v[i]));
+    LBMC_CALL(lbmc_jv_vector(c, yaml_document_get_node(c->doc, items[i]), row, s, &s->v[i]));
   lbmc_jv_axis(c, s);
   return LBMC_SUCCESS;
 }
@@ -256,10 +256,10 @@ static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
         return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
                             "'dist' is given twice (first at line %d); give each key once",
                             dist_line);
-      LBMC_CHECK(lbmc_jp_scalar(c, vnode, dkey,
-                                "a distribution name (exponential, deterministic, erlang, "
-                                "hyperexponential, lognormal, weibull or lomax)",
-                                &dist));
+      LBMC_CALL(lbmc_jp_scalar(c, vnode, dkey,
+                               "a distribution name (exponential, deterministic, erlang, "
+                               "hyperexponential, lognormal, weibull or lomax)",
+                               &dist));
       dist_line = kline;
       continue;
     }
@@ -273,9 +273,9 @@ static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
                           "more than %d parameters are not allowed; a distribution has at most 3",
                           LBMC_JV_SERVICE_MAX_PARAMS);
     snprintf(key, sizeof key, "%s.%s", s->key, word);
-    LBMC_CHECK(lbmc_jp_scalar(c, vnode, key, "a number", &text));
-    LBMC_CHECK(lbmc_parse_real(lbmc_jp_where(c, lbmc_jp_line(vnode), key, pwhere, sizeof pwhere),
-                               text, &values[n]));
+    LBMC_CALL(lbmc_jp_scalar(c, vnode, key, "a number", &text));
+    LBMC_CALL(lbmc_parse_real(lbmc_jp_where(c, lbmc_jp_line(vnode), key, pwhere, sizeof pwhere),
+                              text, &values[n]));
     names[n] = word;
     texts[n] = text;
     lines[n++] = kline;
@@ -308,9 +308,9 @@ static lbmc_err lbmc_jv_service(const lbmc_jp *c, const yaml_node_t *node, const
   if (!v->svc) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
   lbmc_jp_where(c, v->line, s->key, where, sizeof where);
   if (node->type == YAML_MAPPING_NODE) return lbmc_jv_service_map(c, node, s, where, v);
-  LBMC_CHECK(lbmc_jp_scalar(c, node, s->key, what, &text));
-  LBMC_CHECK(lbmc_jv_text(c, s, text, v));
-  LBMC_CHECK(lbmc_service_parse(where, text, v->svc));
+  LBMC_CALL(lbmc_jp_scalar(c, node, s->key, what, &text));
+  LBMC_CALL(lbmc_jv_text(c, s, text, v));
+  LBMC_CALL(lbmc_service_parse(where, text, v->svc));
   /* kept as written, without surrounding blanks */
   len = strspn(v->text, " \t");
   memmove(v->text, v->text + len, strlen(v->text + len) + 1);
@@ -324,7 +324,7 @@ lbmc_err lbmc_jv_read_service(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s
   s->given = 1;
   s->line = lbmc_jp_line(node);
   if (node->type != YAML_SEQUENCE_NODE) {
-    LBMC_CHECK(lbmc_jv_alloc(c, s, 1));
+    LBMC_CALL(lbmc_jv_alloc(c, s, 1));
     return lbmc_jv_service(c, node, LBMC_JV_SERVICE_WHAT ", or a list of them,", s, &s->v[0]);
   }
   if (node->data.sequence.items.top == node->data.sequence.items.start) return lbmc_jv_empty(c, s);
@@ -343,10 +343,10 @@ lbmc_err lbmc_jv_read_service(lbmc_jp *c, yaml_node_t *node, lbmc_job_setting *s
                           "r1: 0.5, r2: 1.5}",
                           t);
   }
-  LBMC_CHECK(lbmc_jv_alloc(c, s, node->data.sequence.items.top - node->data.sequence.items.start));
+  LBMC_CALL(lbmc_jv_alloc(c, s, node->data.sequence.items.top - node->data.sequence.items.start));
   for (long i = 0; i < s->count; i++) {
     yaml_node_t *item = yaml_document_get_node(c->doc, node->data.sequence.items.start[i]);
-    LBMC_CHECK(lbmc_jv_service(c, item, LBMC_JV_SERVICE_WHAT, s, &s->v[i]));
+    LBMC_CALL(lbmc_jv_service(c, item, LBMC_JV_SERVICE_WHAT, s, &s->v[i]));
   }
   lbmc_jv_axis(c, s);
   return LBMC_SUCCESS;

@@ -222,7 +222,7 @@ lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc
     yaml_node_t *vnode = yaml_document_get_node(c->doc, pr->value);
     const char *word = NULL;
     int k = 0;
-    LBMC_CHECK(lbmc_jp_key_name(c, knode, path, &word));
+    LBMC_CALL(lbmc_jp_key_name(c, knode, path, &word));
     while (k < nkeys && strcmp(word, keys[k].key) != 0) k++;
     if (k == nkeys) return lbmc_jp_unknown(c, knode, path, word, keys, nkeys, hint);
     if (seen[k])
@@ -231,7 +231,7 @@ lbmc_err lbmc_jp_walk(lbmc_jp *c, yaml_node_t *map, const char *path, const lbmc
                           seen[k]);
     seen[k] = lbmc_jp_line(knode);
     c->key_line = seen[k];
-    LBMC_CHECK(lbmc_jp_read(c, keys[k].row, vnode));
+    LBMC_CALL(lbmc_jp_read(c, keys[k].row, vnode));
   }
   for (int k = 0; k < nkeys; k++)
     if (keys[k].row->need && !seen[k]) {

@@ -220,7 +220,7 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   const lbmc_estimates *e = lbmc_point_estimates(acc);
   const size_t t = res->total, at = (size_t)p * t;
   lbmc_point_info *pt = &res->pt[p];
-  LBMC_CHECK(lbmc_results_reserve(res, v->replicas));
+  LBMC_CALL(lbmc_results_reserve(res, v->replicas));
   pt->replicas = v->replicas;
   pt->status = v->status;
   snprintf(pt->reason, sizeof pt->reason, "%s", v->reason);
@@ -252,7 +252,7 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
   lbmc_rep_array a[8], b[8];
   const size_t t = src->total, J = (size_t)src->J;
   const int n = lbmc_rep_arrays(dst, a);
-  LBMC_CHECK(lbmc_results_reserve(dst, src->Rmax));
+  LBMC_CALL(lbmc_results_reserve(dst, src->Rmax));
   lbmc_rep_arrays((lbmc_results *)src, b);
   dst->pt[to] = src->pt[from];
   for (int k = 0; k < n; k++) { /* slots 0 .. src->Rmax - 1; the rest stay empty */
@@ -276,7 +276,7 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
 {
   lbmc_results *r;
   long k = 0;
-  LBMC_CHECK(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
+  LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
   if (lbmc_grid_copy(res->grid, &r->grid)) {
     lbmc_results_destroy(&r);

@@ -89,7 +89,7 @@ lbmc_err lbmc_grid_from_job(const lbmc_job *job, lbmc_grid **out)
   int failed = 0;
   lbmc_grid *g;
   for (int a = 0; a < A; a++) V += lbmc_job_axis_length(job, a);
-  LBMC_CHECK(lbmc_grid_alloc(A, D, V, &g));
+  LBMC_CALL(lbmc_grid_alloc(A, D, V, &g));
   for (int a = 0; a < A; a++) {
     g->axis_name[a] = lbmc_grid_dup(lbmc_job_axis_name(job, a), &failed);
     g->axis_length[a] = lbmc_job_axis_length(job, a);
@@ -113,7 +113,7 @@ lbmc_err lbmc_grid_copy(const lbmc_grid *src, lbmc_grid **out)
   int failed = 0;
   *out = NULL;
   if (!src) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_grid_alloc(src->A, src->D, src->V, &g));
+  LBMC_CALL(lbmc_grid_alloc(src->A, src->D, src->V, &g));
   for (int a = 0; a < src->A; a++) g->axis_name[a] = lbmc_grid_dup(src->axis_name[a], &failed);
   for (long v = 0; v < src->V; v++) g->axis_value[v] = lbmc_grid_dup(src->axis_value[v], &failed);
   for (int d = 0; d < src->D; d++) g->dim_name[d] = lbmc_grid_dup(src->dim_name[d], &failed);

@@ -78,13 +78,13 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
   lbmc_err err;
   if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
   for (int p = 0; p < n; p++) {
-    LBMC_CHECK(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
+    LBMC_CALL(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
     P += parts[p]->P;
     wall += parts[p]->wall_seconds;
     if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
-  LBMC_CHECK(lbmc_merge_check_shards(parts, paths, n));
-  LBMC_CHECK(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
+  LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
+  LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
   m->job_text = strdup(parts[0]->job_text);
   m->seed = parts[0]->seed;
   m->confidence = parts[0]->confidence;

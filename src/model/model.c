@@ -52,7 +52,7 @@ lbmc_err lbmc_model_set_origin(lbmc_model *m, const char *origin)
 
 lbmc_err lbmc_model_set_n(lbmc_model *m, int64_t n)
 {
-  LBMC_CHECK(lbmc_check_int_range("n", (long)n, 1, (long)LBMC_MAX_N));
+  LBMC_CALL(lbmc_check_int_range("n", (long)n, 1, (long)LBMC_MAX_N));
   m->n = n;
   m->is_setup = 0;
   return LBMC_SUCCESS;
@@ -60,7 +60,7 @@ lbmc_err lbmc_model_set_n(lbmc_model *m, int64_t n)
 
 lbmc_err lbmc_model_set_lambda(lbmc_model *m, double lambda)
 {
-  LBMC_CHECK(lbmc_check_positive("lambda", lambda));
+  LBMC_CALL(lbmc_check_positive("lambda", lambda));
   m->lambda = lambda;
   m->is_setup = 0;
   return LBMC_SUCCESS;
@@ -70,14 +70,14 @@ lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const do
                               const long *buffer)
 {
   char where[64];
-  LBMC_CHECK(lbmc_check_int_range("number of pools", J, 1, LBMC_MAX_POOLS));
+  LBMC_CALL(lbmc_check_int_range("number of pools", J, 1, LBMC_MAX_POOLS));
   for (int j = 0; j < J; j++) {
     snprintf(where, sizeof where, "pool %d: beta", j + 1);
-    LBMC_CHECK(lbmc_check_beta(where, beta[j]));
+    LBMC_CALL(lbmc_check_beta(where, beta[j]));
     snprintf(where, sizeof where, "pool %d: mu", j + 1);
-    LBMC_CHECK(lbmc_check_positive(where, mu[j]));
+    LBMC_CALL(lbmc_check_positive(where, mu[j]));
     snprintf(where, sizeof where, "pool %d: buffer", j + 1);
-    LBMC_CHECK(lbmc_check_buffer(where, buffer[j]));
+    LBMC_CALL(lbmc_check_buffer(where, buffer[j]));
   }
   m->J = J;
   for (int j = 0; j < J; j++) {
@@ -106,10 +106,10 @@ lbmc_err lbmc_model_set_rates(lbmc_model *m, int j, int count, const double *rat
   if (j < 0 || j >= m->J)
     return LBMC_ERROR(LBMC_ERR_ARG, "mu_k: pool %d does not exist (set the pools first)", j + 1);
   snprintf(where, sizeof where, "pool %d: mu_k", j + 1);
-  LBMC_CHECK(lbmc_check_int_range(where, count, 1, LBMC_MAX_RATES));
+  LBMC_CALL(lbmc_check_int_range(where, count, 1, LBMC_MAX_RATES));
   for (int k = 0; k < count; k++) {
     snprintf(where, sizeof where, "pool %d: mu_k[%d]", j + 1, k + 1);
-    LBMC_CHECK(lbmc_check_positive(where, rates[k]));
+    LBMC_CALL(lbmc_check_positive(where, rates[k]));
   }
   /* a constant list is the plain model: same engine, same streams, same numbers */
   m->nrates[j] = 1;
@@ -126,8 +126,8 @@ lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta)
 {
   char where[64];
   snprintf(where, sizeof where, "pool %d: beta", j + 1);
-  LBMC_CHECK(lbmc_check_int_range("pool index", j, 0, m->J - 1));
-  LBMC_CHECK(lbmc_check_beta(where, beta));
+  LBMC_CALL(lbmc_check_int_range("pool index", j, 0, m->J - 1));
+  LBMC_CALL(lbmc_check_beta(where, beta));
   m->beta[j] = beta;
   m->is_setup = 0;
   return LBMC_SUCCESS;
@@ -142,7 +142,7 @@ lbmc_err lbmc_policy_check(const char *where, const char *text)
 lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *text)
 {
   lbmc_policy_spec spec;
-  LBMC_CHECK(lbmc_policy_parse("policy", text, &spec));
+  LBMC_CALL(lbmc_policy_parse("policy", text, &spec));
   m->policy = spec.type;
   m->param = spec.param;
   m->alias = spec.alias;
@@ -153,7 +153,7 @@ lbmc_err lbmc_model_set_policy(lbmc_model *m, const char *text)
 
 lbmc_err lbmc_model_set_routers(lbmc_model *m, long routers)
 {
-  LBMC_CHECK(lbmc_check_int_range("routers", routers, 1, LBMC_MAX_ROUTERS));
+  LBMC_CALL(lbmc_check_int_range("routers", routers, 1, LBMC_MAX_ROUTERS));
   m->routers = routers;
   m->is_setup = 0;
   return LBMC_SUCCESS;
@@ -282,8 +282,8 @@ static lbmc_err lbmc_model_check_param(const lbmc_model *m)
 
 lbmc_err lbmc_model_setup(lbmc_model *m)
 {
-  LBMC_CHECK(lbmc_model_check_values(m));
-  LBMC_CHECK(lbmc_model_resolve_stale(m));
+  LBMC_CALL(lbmc_model_check_values(m));
+  LBMC_CALL(lbmc_model_resolve_stale(m));
   lbmc_model_pool_sizes(m);
   for (int j = 0; j < m->J; j++)
     if (m->N[j] < 1)
@@ -291,7 +291,7 @@ lbmc_err lbmc_model_setup(lbmc_model *m)
                         "%s: n = %lld gives pool %d (beta = %g) no server; allowed: n large enough "
                         "that every pool has at least one server",
                         lbmc_pfx(m), (long long)m->n, j + 1, m->beta[j]);
-  LBMC_CHECK(lbmc_model_check_param(m));
+  LBMC_CALL(lbmc_model_check_param(m));
   m->is_setup = 1;
   return LBMC_SUCCESS;
 }

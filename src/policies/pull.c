@@ -266,7 +266,7 @@ static lbmc_err lbmc_pull_occ_reset(lbmc_occ_state *st, void *ws)
   lbmc_pull_occ_ws *w = ws;
   gsl_rng *rng = NULL;
   if (!w) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_sampler_create(st->s_route, &rng));
+  LBMC_CALL(lbmc_sampler_create(st->s_route, &rng));
   for (uint32_t r = 0; r < w->R; r++) w->M[r] = 0;
   for (uint32_t j = 0; j < st->J; j++) {
     int64_t *y = w->y + (size_t)j * w->R;

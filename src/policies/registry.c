@@ -142,7 +142,7 @@ static lbmc_err lbmc_policy_split(const char *where, const char *text, char *nam
     char pwhere[256];
     if (!end || end == p + 1) return lbmc_policy_list_error(where, text, "bad parameter");
     snprintf(pwhere, sizeof pwhere, "%s: '%s': the parameter", where, text);
-    LBMC_CHECK(lbmc_parse_long_n(pwhere, p + 1, (size_t)(end - (p + 1)), param));
+    LBMC_CALL(lbmc_parse_long_n(pwhere, p + 1, (size_t)(end - (p + 1)), param));
     *has_param = 1;
     p = end + 1;
     while (isspace((unsigned char)*p)) p++;
@@ -155,7 +155,7 @@ lbmc_err lbmc_policy_parse(const char *where, const char *text, lbmc_policy_spec
 {
   char name[32];
   int has_param;
-  LBMC_CHECK(lbmc_policy_split(where, text, name, sizeof name, &has_param, &spec->param));
+  LBMC_CALL(lbmc_policy_split(where, text, name, sizeof name, &has_param, &spec->param));
   spec->alias = lbmc_policy_find_alias(name, has_param, &spec->type);
   if (!spec->alias) {
     spec->type = lbmc_policy_find(name, has_param);

@@ -104,7 +104,7 @@ static lbmc_err lbmc_runner_acc(lbmc_runner *run, long i)
 {
   lbmc_run_options o;
   if (run->acc[i]) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &run->acc_model[i]));
+  LBMC_CALL(lbmc_job_point_model(run->job, run->grid[i], &run->acc_model[i]));
   lbmc_job_point_options(run->job, run->grid[i], &o);
   return lbmc_point_create(run->acc_model[i], &o, run->first_round, &run->acc[i]);
 }
@@ -125,8 +125,8 @@ static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
   char why[256];
   lbmc_next what;
   if (R == 0 && !(run->res->pt[i].surely_unstable && !run->res->pt[i].done)) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_runner_acc(run, i));
-  LBMC_CHECK(lbmc_point_reduce(run->acc[i], R));
+  LBMC_CALL(lbmc_runner_acc(run, i));
+  LBMC_CALL(lbmc_point_reduce(run->acc[i], R));
   what = lbmc_point_next(run->acc[i], prec, &next, why, sizeof why);
   if (*why && !run->set->quiet && !run->set->dry_run && run->ck)
     lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: point %ld: %s\n", run->grid[i], why);
@@ -136,7 +136,7 @@ static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
     lbmc_point_set_level(run->acc[i], lbmc_point_level(run->acc[i]) + 1);
     lbmc_schedule_longer(run->sched, i, next);
   } else {
-    LBMC_CHECK(lbmc_results_store(run->res, i, run->acc[i]));
+    LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
     run->res->pt[i].done = 1;
     lbmc_schedule_finish(run->sched, i);
     lbmc_runner_acc_free(run, i);
@@ -150,10 +150,10 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   char ckpt[4096];
   lbmc_model *m = NULL;
   lbmc_run_options o;
-  LBMC_CHECK(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
-                                 (int)run->opts.tail_k, &run->res));
+  LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
+                                (int)run->opts.tail_k, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
-  LBMC_CHECK(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
+  LBMC_CALL(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
@@ -161,21 +161,21 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     snprintf(run->res->shard, sizeof run->res->shard, "%ld/%ld", run->set->shard_index,
              run->set->shard_count);
   for (long i = 0; i < run->P; i++) {
-    LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[i], &m));
+    LBMC_CALL(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
     lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
     run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
     lbmc_runner_warn_service(run, m, i);
     lbmc_model_destroy(&m);
   }
-  LBMC_CHECK(lbmc_schedule_create(run->P, run->cost, run->first_round, run->Rmax, &run->sched));
+  LBMC_CALL(lbmc_schedule_create(run->P, run->cost, run->first_round, run->Rmax, &run->sched));
   run->acc = calloc((size_t)run->P + 1, sizeof *run->acc);
   run->acc_model = calloc((size_t)run->P + 1, sizeof *run->acc_model);
   run->waiting = malloc(sizeof *run->waiting * (size_t)run->size);
   if (!run->acc || !run->acc_model || !run->waiting)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
   for (long i = 0; i < run->P; i++) /* rho >= 1 with unlimited buffers: nothing to simulate */
-    if (run->res->pt[i].surely_unstable) LBMC_CHECK(lbmc_runner_settle(run, i));
+    if (run->res->pt[i].surely_unstable) LBMC_CALL(lbmc_runner_settle(run, i));
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
   return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job),
@@ -188,7 +188,7 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
   const lbmc_run_settings *set = run->set;
   run->cached = -1;
   if (set->shard_count > 0) {
-    LBMC_CHECK(
+    LBMC_CALL(
         lbmc_job_shard_points(run->job, set->shard_index, set->shard_count, &run->grid, &run->P));
   } else {
     run->P = lbmc_job_points(run->job);
@@ -274,11 +274,11 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
                       (long long)rec.h.point, (long long)rec.h.replica);
   }
   if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
-  LBMC_CHECK(lbmc_runner_acc(run, i));
-  LBMC_CHECK(lbmc_point_add(run->acc[i], record, size, &used));
+  LBMC_CALL(lbmc_runner_acc(run, i));
+  LBMC_CALL(lbmc_point_add(run->acc[i], record, size, &used));
   if (!used) return LBMC_SUCCESS; /* of a level the point has left */
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
-  if (run->ck && live) LBMC_CHECK(lbmc_checkpoint_append(run->ck, record, size));
+  if (run->ck && live) LBMC_CALL(lbmc_checkpoint_append(run->ck, record, size));
   lbmc_schedule_done(run->sched, i, (long)rec.h.replica, live && run->ck != NULL);
   return lbmc_runner_settle(run, i);
 }
@@ -296,7 +296,7 @@ lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)
   if (!complete) { /* keep the finished points only */
     long n = 0;
     for (long i = 0; i < res->P; i++) n += res->pt[i].done;
-    LBMC_CHECK(lbmc_results_subset(res, n, &out));
+    LBMC_CALL(lbmc_results_subset(res, n, &out));
   }
   err = lbmc_results_write(out, run->set->output);
   if (out != res) lbmc_results_destroy(&out);

@@ -18,9 +18,9 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int le
     lbmc_replica_destroy(&run->rep);
     lbmc_model_destroy(&run->model);
     run->cached = -1;
-    LBMC_CHECK(lbmc_job_point_model(run->job, run->grid[point], &run->model));
+    LBMC_CALL(lbmc_job_point_model(run->job, run->grid[point], &run->model));
     lbmc_job_point_options(run->job, run->grid[point], &run->opts);
-    LBMC_CHECK(lbmc_replica_create(run->model, &run->opts, &run->rep));
+    LBMC_CALL(lbmc_replica_create(run->model, &run->opts, &run->rep));
     run->cached = point;
   }
   lbmc_replica_set_monitor(run->rep, monitor, ctx);
@@ -96,9 +96,9 @@ static lbmc_err lbmc_runner_serve(lbmc_runner *run)
   for (;;) {
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_RESULT, run->comm, &flag, &st);
     if (!flag) break;
-    LBMC_CHECK(lbmc_runner_receive(run, &st, &size));
+    LBMC_CALL(lbmc_runner_receive(run, &st, &size));
     run->units_run++;
-    LBMC_CHECK(lbmc_runner_record(run, run->rmsg, size, 1));
+    LBMC_CALL(lbmc_runner_record(run, run->rmsg, size, 1));
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
   }
   for (;;) {
@@ -144,15 +144,15 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
   long p, r;
   int aborted = 0, level;
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
-    LBMC_CHECK(lbmc_runner_serve(run));
+    LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
     if (lbmc_schedule_next(run->sched, &p, &r, &level)) {
       lbmc_err err = lbmc_runner_simulate(run, p, r, level, lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
       if (err == LBMC_ERR_INTERRUPTED) break;
-      LBMC_CHECK(err);
+      LBMC_CALL(err);
       run->units_run++;
-      LBMC_CHECK(lbmc_runner_record(run, run->msg, run->msg_size, 1));
+      LBMC_CALL(lbmc_runner_record(run, run->msg, run->msg_size, 1));
     } else {
       lbmc_nap();
     }
@@ -162,7 +162,7 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
       MPI_Send(&aborted, 1, MPI_INT, k, LBMC_TAG_ABORT, run->comm);
   run->stopping = 1; /* from here on every request is answered with "stop" */
   while (run->released < run->size - 1) {
-    LBMC_CHECK(lbmc_runner_serve(run));
+    LBMC_CALL(lbmc_runner_serve(run));
     lbmc_nap();
   }
   lbmc_runner_progress(run, 1);

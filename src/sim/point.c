@@ -182,7 +182,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   p->near_cap = 0;
   p->decided = 1;
   if (!p->o.warmup_auto || p->S < 2) return LBMC_SUCCESS;
-  LBMC_CHECK(lbmc_point_work(p, 2 * p->S));
+  LBMC_CALL(lbmc_point_work(p, 2 * p->S));
   area = p->work;
   len = p->work + p->S;
   memset(p->work, 0, sizeof *p->work * 2 * p->S);
@@ -228,8 +228,8 @@ static lbmc_err lbmc_point_rep_hists(lbmc_point *p, const lbmc_record *rec, size
   for (size_t g = 0; g < p->G; g++) {
     if ((size_t)rec->group_start[g] < p->d) continue;
     for (int k = 0; k < 2; k++) {
-      LBMC_CHECK(lbmc_record_hist(rec, g, k, &p->hist[2]));
-      LBMC_CHECK(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
+      LBMC_CALL(lbmc_record_hist(rec, g, k, &p->hist[2]));
+      LBMC_CALL(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
     }
     (*used)++;
   }
@@ -275,7 +275,7 @@ static lbmc_err lbmc_point_rep_mixtures(lbmc_point *p, lbmc_point_rep *r, const 
   double *qw = r->values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
   lbmc_mixture *mx;
   int oom = 0;
-  LBMC_CHECK(lbmc_point_rep_mixture(p, rec, &mx));
+  LBMC_CALL(lbmc_point_rep_mixture(p, rec, &mx));
   for (int l = 0; l < LBMC_QUANTILES; l++) {
     qs[l] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_SOJOURN, lbmc_quantile_level(l)) : NAN;
     qw[l] = mx ? lbmc_mixture_quantile(mx, LBMC_MIX_WAIT, lbmc_quantile_level(l)) : NAN;
@@ -329,11 +329,11 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   r->growth = lbmc_point_rep_growth(r);
   lbmc_metrics_from_sums(r->sums, p->J, p->K, p->N, p->n, r->values);
   if (p->qkind == LBMC_QK_HIST) {
-    LBMC_CHECK(lbmc_point_rep_hists(p, &rec, &used));
+    LBMC_CALL(lbmc_point_rep_hists(p, &rec, &used));
     lbmc_point_rep_quantiles(p, r->values);
-    LBMC_CHECK(lbmc_point_rep_pack(p, r));
+    LBMC_CALL(lbmc_point_rep_pack(p, r));
   } else if (p->qkind == LBMC_QK_MIX) {
-    LBMC_CHECK(lbmc_point_rep_mixtures(p, r, &rec));
+    LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec));
   }
   r->summarised = 1;
   if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */
@@ -375,9 +375,9 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   if (lbmc_record_view(record, size, &rec) != 0 || rec.h.replica < 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "point: not a valid replica record");
   if (rec.h.level != p->level) return LBMC_SUCCESS; /* of a level the point has left */
-  LBMC_CHECK(lbmc_point_layout(p, &rec));
+  LBMC_CALL(lbmc_point_layout(p, &rec));
   i = (long)rec.h.replica;
-  LBMC_CHECK(lbmc_point_grow(p, i));
+  LBMC_CALL(lbmc_point_grow(p, i));
   r = &p->rep[i];
   lbmc_point_rep_free(r);
   r->full = malloc(size);
@@ -386,7 +386,7 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   r->full_size = size;
   r->present = 1;
   *used = 1;
-  if (!p->decided && !p->o.warmup_auto) LBMC_CHECK(lbmc_point_decide(p, 0)); /* fixed: now */
+  if (!p->decided && !p->o.warmup_auto) LBMC_CALL(lbmc_point_decide(p, 0)); /* fixed: now */
   if (p->decided) return lbmc_point_summarise(p, i);
   for (long k = 0; k < p->first_round; k++)
     if (k >= p->nrep || !p->rep[k].present) return LBMC_SUCCESS;
@@ -400,9 +400,9 @@ lbmc_err lbmc_point_decide_early(lbmc_point *p, long R)
     if (k >= p->nrep || !p->rep[k].present)
       return LBMC_ERROR(LBMC_ERR_ARG, "point: replica %ld is not in; the warm-up needs 0 .. %ld", k,
                         R - 1);
-  LBMC_CHECK(lbmc_point_decide(p, R));
+  LBMC_CALL(lbmc_point_decide(p, R));
   for (long k = 0; k < p->nrep; k++)
-    if (p->rep[k].present && !p->rep[k].summarised) LBMC_CHECK(lbmc_point_summarise(p, k));
+    if (p->rep[k].present && !p->rep[k].summarised) LBMC_CALL(lbmc_point_summarise(p, k));
   return LBMC_SUCCESS;
 }
 

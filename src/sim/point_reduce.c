@@ -34,7 +34,7 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
   const size_t Sm = p->S - p->d;
   size_t B = (size_t)p->o.batches < Sm ? (size_t)p->o.batches : Sm;
   u->U = R >= 2 ? (size_t)R : (B ? B : 1);
-  LBMC_CHECK(lbmc_point_work(p, u->U * (p->W + 4)));
+  LBMC_CALL(lbmc_point_work(p, u->U * (p->W + 4)));
   u->row = p->work;
   u->y = u->row + u->U * p->W;
   u->x = u->y + u->U;
@@ -99,8 +99,8 @@ static lbmc_err lbmc_point_unit_hist(lbmc_point *p, long R, const size_t *groups
   if (R >= 2) {
     const lbmc_point_rep *r = &p->rep[u];
     size_t used;
-    LBMC_CHECK(lbmc_dhist_unpack(h, r->qdata, r->qsize, &used));
-    if (which) LBMC_CHECK(lbmc_dhist_unpack(h, r->qdata + used, r->qsize - used, &used));
+    LBMC_CALL(lbmc_dhist_unpack(h, r->qdata, r->qsize, &used));
+    if (which) LBMC_CALL(lbmc_dhist_unpack(h, r->qdata + used, r->qsize - used, &used));
     return LBMC_SUCCESS;
   } else {
     lbmc_record rec;
@@ -164,8 +164,8 @@ static lbmc_err lbmc_point_qunits_hist(lbmc_point *p, long R, lbmc_qunits *w)
   for (int k = 0; k < 2; k++) lbmc_dhist_init(&p->hist[k], p->tau);
   for (size_t u = 0; u < U; u++)
     for (int k = 0; k < 2; k++) {
-      LBMC_CHECK(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
-      LBMC_CHECK(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
+      LBMC_CALL(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
+      LBMC_CALL(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
       w->X[k * U + u] = (double)lbmc_dhist_total(&p->hist[2]);
     }
   for (int k = 0; k < 2; k++)
@@ -173,7 +173,7 @@ static lbmc_err lbmc_point_qunits_hist(lbmc_point *p, long R, lbmc_qunits *w)
       w->qf[k][l] = lbmc_dhist_quantile(&p->hist[k], lbmc_quantile_level(l), &w->q[k][l]);
   for (size_t u = 0; u < U; u++)
     for (int k = 0; k < 2; k++) {
-      LBMC_CHECK(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
+      LBMC_CALL(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
       for (int l = 0; l < Q; l++)
         w->Y[(size_t)(k * Q + l) * U + u] =
             w->qf[k][l] ? 0 : lbmc_dhist_count_le(&p->hist[2], w->q[k][l]);
@@ -200,7 +200,7 @@ static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w, lbm
       err = lbmc_mixture_add(*pooled, mx);
     lbmc_mixture_destroy(&mx);
   }
-  LBMC_CHECK(err);
+  LBMC_CALL(err);
   for (int k = 0; k < 2; k++)
     for (int l = 0; l < Q; l++) {
       lbmc_point_mix c = {*pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
@@ -243,7 +243,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
     w.U = (size_t)R;
   }
   /* Y, X, and X merged with the rule's work */
-  LBMC_CHECK(lbmc_point_work(p, w.U * (2 * Q + 5)));
+  LBMC_CALL(lbmc_point_work(p, w.U * (2 * Q + 5)));
   w.Y = p->work, w.X = w.Y + 2 * Q * w.U, work = w.X + 2 * w.U;
   err = p->qkind == LBMC_QK_MIX ? lbmc_point_qunits_mix(p, R, &w, &pooled)
                                 : lbmc_point_qunits_hist(p, R, &w);
@@ -298,7 +298,7 @@ static lbmc_err lbmc_point_halves(lbmc_point *p, long R)
   const double n = (double)p->n;
   double *a;
   lbmc_interval iv;
-  LBMC_CHECK(lbmc_point_work(p, 4 * (size_t)R));
+  LBMC_CALL(lbmc_point_work(p, 4 * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
     a[4 * i] = lbmc_parts(p, i, 0, LBMC_PARTS / 2, LBMC_PART_AREA);
@@ -407,7 +407,7 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   const double g_min = p->o.runaway_fraction / 2;
   lbmc_growth g, g2;
   double *a;
-  LBMC_CHECK(lbmc_point_work(p, 5 * (size_t)R));
+  LBMC_CALL(lbmc_point_work(p, 5 * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
     for (int q = 0; q < 4; q++) {
@@ -547,17 +547,17 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     lbmc_point_conclude(p);
     return LBMC_SUCCESS;
   }
-  if (R >= 2) LBMC_CHECK(lbmc_point_drift(p, R));
+  if (R >= 2) LBMC_CALL(lbmc_point_drift(p, R));
   if (!(p->v.evidence & LBMC_EV_DRIFT)) {
     if (R >= 2) {
-      LBMC_CHECK(lbmc_point_halves(p, R));
+      LBMC_CALL(lbmc_point_halves(p, R));
       lbmc_point_short(p, R);
     }
-    LBMC_CHECK(lbmc_point_units(p, R, &u));
+    LBMC_CALL(lbmc_point_units(p, R, &u));
     if (R == 1) lbmc_point_halves_one(p, &u);
     lbmc_point_empty(p, &u);
     lbmc_point_entries(p, &u, R == 1);
-    if (p->qkind != LBMC_QK_NONE) LBMC_CHECK(lbmc_point_quantiles(p, R));
+    if (p->qkind != LBMC_QK_NONE) LBMC_CALL(lbmc_point_quantiles(p, R));
   }
   lbmc_point_conclude(p);
   return LBMC_SUCCESS;

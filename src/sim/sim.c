@@ -78,7 +78,7 @@ const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note;
 static lbmc_err lbmc_replica_probe_mixtures(lbmc_replica *r)
 {
   lbmc_mixture *probe = NULL;
-  LBMC_CHECK(lbmc_engine_mixture_create(r->e, &probe));
+  LBMC_CALL(lbmc_engine_mixture_create(r->e, &probe));
   r->mixtures = probe != NULL;
   lbmc_mixture_destroy(&probe);
   return LBMC_SUCCESS;
@@ -88,8 +88,8 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
 {
   lbmc_replica *r;
   lbmc_err err;
-  LBMC_CHECK(lbmc_run_options_check(o, ""));
-  LBMC_CHECK(lbmc_run_check_size(m, o, "run"));
+  LBMC_CALL(lbmc_run_options_check(o, ""));
+  LBMC_CALL(lbmc_run_check_size(m, o, "run"));
   r = calloc(1, sizeof *r);
   if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory");
   r->m = m;
@@ -143,7 +143,7 @@ static lbmc_err lbmc_replica_group_mixtures(lbmc_replica *r)
     r->mix = mix;
     for (; r->mcap < r->G; r->mcap++) {
       r->mix[r->mcap] = NULL;
-      LBMC_CHECK(lbmc_engine_mixture_create(r->e, &r->mix[r->mcap]));
+      LBMC_CALL(lbmc_engine_mixture_create(r->e, &r->mix[r->mcap]));
     }
   }
   for (size_t g = 0; g < r->G; g++) lbmc_mixture_clear(r->mix[g]);
@@ -185,7 +185,7 @@ static lbmc_err lbmc_replica_start(lbmc_replica *r, const lbmc_unit *u)
 {
   int gennum[LBMC_PURPOSES];
   for (int p = 0; p < LBMC_PURPOSES; p++)
-    LBMC_CHECK(
+    LBMC_CALL(
         lbmc_stream_number(u->scenario, u->replica, u->replicas_max, (lbmc_purpose)p, &gennum[p]));
   return lbmc_engine_reset(r->e, gennum, u->seed);
 }
@@ -196,7 +196,7 @@ static lbmc_err lbmc_replica_warmup(lbmc_replica *r, double t_start, double h)
 {
   const double step = fmax(h, t_start / LBMC_WARMUP_STEPS);
   for (double t = step; t_start > 0; t += step) {
-    LBMC_CHECK(lbmc_engine_advance(r->e, t < t_start ? t : t_start, NULL));
+    LBMC_CALL(lbmc_engine_advance(r->e, t < t_start ? t : t_start, NULL));
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
     if (t >= t_start || lbmc_engine_overflowed(r->e)) break;
   }
@@ -227,7 +227,7 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
       lbmc_engine_set_histograms(r->e, &r->h[2 * g], &r->h[2 * g + 1]);
     for (int k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
       const size_t i = s * LBMC_TICKS_PER_SEGMENT + (size_t)k;
-      LBMC_CHECK(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->tick));
+      LBMC_CALL(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->tick));
       for (size_t w = 0; w < r->W; w++) seg[w] += r->tick[w];
       if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
       if (lbmc_engine_overflowed(r->e)) break;
@@ -279,17 +279,17 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
   lbmc_err err;
   *record = NULL;
   *size = 0;
-  LBMC_CHECK(lbmc_replica_groups(r, u->one_replica));
-  LBMC_CHECK(lbmc_replica_start(r, u));
+  LBMC_CALL(lbmc_replica_groups(r, u->one_replica));
+  LBMC_CALL(lbmc_replica_start(r, u));
   err = lbmc_replica_warmup(r, t_start, h);
   if (!err && !lbmc_engine_overflowed(r->e)) err = lbmc_replica_segments(r, t_start, h);
   if (err == LBMC_ERR_INTERRUPTED) {
     lbmc_replica_detach(r);
     return err; /* quietly, as the monitor asked */
   }
-  LBMC_CHECK(err);
+  LBMC_CALL(err);
   if (lbmc_engine_overflowed(r->e)) memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
-  LBMC_CHECK(lbmc_replica_pack(r, u, t_start, seg_len, size));
+  LBMC_CALL(lbmc_replica_pack(r, u, t_start, seg_len, size));
   *record = r->rec;
   return LBMC_SUCCESS;
 }

@@ -84,7 +84,7 @@ lbmc_err lbmc_mixture_add(lbmc_mixture *dst, const lbmc_mixture *src)
   for (uint32_t j = 0; j < dst->J; j++) {
     const uint64_t *c;
     uint32_t levels = lbmc_mixture_counts(src, (int)j, &c);
-    LBMC_CHECK(lbmc_mixture_add_counts(dst, (int)j, c, levels));
+    LBMC_CALL(lbmc_mixture_add_counts(dst, (int)j, c, levels));
   }
   return LBMC_SUCCESS;
 }
@@ -181,8 +181,8 @@ lbmc_err lbmc_mixture_unpack(const void *buf, size_t len, lbmc_mixture **out, si
   lbmc_mixture *mx;
   lbmc_err err;
   *out = NULL;
-  LBMC_CHECK(lbmc_mix_read_head(b, len, &J, mu1, L, &total));
-  LBMC_CHECK(lbmc_mixture_create((int)J, mu1, L, &mx));
+  LBMC_CALL(lbmc_mix_read_head(b, len, &J, mu1, L, &total));
+  LBMC_CALL(lbmc_mixture_create((int)J, mu1, L, &mx));
   for (uint32_t j = 0; j < J; j++) {
     uint32_t levels;
     uint64_t *c;
