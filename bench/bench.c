@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../src/cli/cli.h"
+#include "lbmc/engines.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
 #include "lbmc/sim.h"
@@ -191,9 +192,7 @@ static int bench_engines(const char *text, int *kinds)
   int count = 0;
   snprintf(buf, sizeof buf, "%s", text);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-      if (strcmp(tok, lbmc_engine_kind_names[i]) == 0) k = i;
+    int k = lbmc_engine_kind_find(tok);
     if (k < 0 || count == BENCH_ENGINES) return 0;
     kinds[count++] = k;
   }
@@ -279,7 +278,7 @@ int main(int argc, char **argv)
   }
   printf("%-10s %3s %14s", "policy", "R", "n");
   for (int e = 0; e < bo.engines; e++)
-    printf(" %10s ev/s %8s MiB", lbmc_engine_kind_names[bo.engine[e]], "");
+    printf(" %10s ev/s %8s MiB", lbmc_engine_kind_name(bo.engine[e]), "");
   printf("%s\n", bo.engines > 1 ? "    ratio" : "");
   for (int i = 0; i < ncases; i++) {
     char nbuf[512];
