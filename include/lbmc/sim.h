@@ -87,8 +87,8 @@ const char *lbmc_replica_engine(const lbmc_replica *r);
 const char *lbmc_replica_init_note(const lbmc_replica *r);
 
 /** A function called after every tick of a replica (LBMC_TICKS_PER_SEGMENT per segment,
- *  and at most about 1000 times during a fixed warm-up) and every few thousand events
- *  inside the engine (LBMC_TALLY_POLL_EVENTS), e.g. to serve MPI requests or to notice
+ *  and at most about 1000 times during a fixed warm-up) and every few thousand arrivals
+ *  inside the engine (LBMC_TALLY_POLL_ARRIVALS arrivals), e.g. to serve MPI requests or to notice
  *  a signal; returning non-zero abandons the replica, which then returns
  *  LBMC_ERR_INTERRUPTED (without printing anything). NULL (the default) for none. */
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx);

@@ -38,7 +38,11 @@ void lbmc_tally_reset(lbmc_tally *t, uint64_t in_system)
   t->sum_sojourn = t->sum_wait = 0;
   t->in_system = in_system;
   t->halt = LBMC_HALT_NONE;
-  t->poll_left = LBMC_TALLY_POLL_EVENTS;
+}
+
+void lbmc_tally_poll(lbmc_tally *t)
+{
+  if (t->stop && t->stop(t->stop_ctx)) t->halt = LBMC_HALT_STOP;
 }
 
 /* A counter's change over the tick, as a double. */

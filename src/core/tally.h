@@ -7,7 +7,7 @@
  * only view (lbmc_view), writes the tick record (src/core/ticks.h), lets the observers
  * fill their blocks after it, and starts the next tick. It also holds why an engine
  * stopped early: the runaway cap, out of memory, or a stop request polled every
- * LBMC_TALLY_POLL_EVENTS events.
+ * LBMC_TALLY_POLL_ARRIVALS arrivals.
  *
  * Integrals use the signed-time form: over a tick [t0, t1], the integral of a count c is
  * c(t1) (t1 - t0) - sum over its changes at times s of (change) (s - t0); the first term
@@ -79,7 +79,6 @@ typedef struct {
   uint64_t in_system;     /* customers in the system */
   uint64_t max_customers; /* the runaway cap */
   lbmc_halt halt;
-  uint32_t poll_left; /* events until the next stop poll */
   /* Hooks (the dispatcher's): a server of pool j went from `from` to `to` customers at
    * time t; the observers' blocks of a closing tick (NULL block: discard); stop? */
   void (*move)(void *ctx, double t, int j, uint32_t from, uint32_t to);
@@ -89,9 +88,10 @@ typedef struct {
   void *stop_ctx;
 } lbmc_tally;
 
-/** Events between two polls of the stop hook: a few hundred microseconds of simulation
- *  at the engines' speeds, so that a stop request acts well within a second. */
-#define LBMC_TALLY_POLL_EVENTS 4096u
+/** Arrivals between two polls of the stop hook (a power of two): a few hundred
+ *  microseconds of simulation at the engines' speeds, so that a stop request acts well
+ *  within a second. */
+#define LBMC_TALLY_POLL_ARRIVALS 4096u
 
 /** Allocate the integrals of J pools and K tail levels; the tally starts as after
  *  lbmc_tally_reset. On error the caller still calls lbmc_tally_free.
@@ -142,12 +142,13 @@ static inline void lbmc_tally_enter(lbmc_tally *t)
 /** A structure could not grow: the replica stops with LBMC_ERR_MEMORY. */
 static inline void lbmc_tally_out_of_memory(lbmc_tally *t) { t->halt = LBMC_HALT_MEMORY; }
 
-/** Count one event; every LBMC_TALLY_POLL_EVENTS events, ask the stop hook. */
-static inline void lbmc_tally_poll(lbmc_tally *t)
+/** Poll the stop hook now (lbmc_tally_arrival calls it). */
+void lbmc_tally_poll(lbmc_tally *t);
+
+/** Count one arrival; every LBMC_TALLY_POLL_ARRIVALS arrivals, ask the stop hook. */
+static inline void lbmc_tally_arrival(lbmc_tally *t)
 {
-  if (--t->poll_left) return;
-  t->poll_left = LBMC_TALLY_POLL_EVENTS;
-  if (t->stop && t->stop(t->stop_ctx)) t->halt = LBMC_HALT_STOP;
+  if ((++t->c.arrivals & (LBMC_TALLY_POLL_ARRIVALS - 1)) == 0) lbmc_tally_poll(t);
 }
 
 #endif

@@ -77,7 +77,7 @@ int lbmc_engine_uses_mixtures(const lbmc_engine *e);
  *  them at every tick close (their blocks follow the fixed part of rec) and move, and
  *  every reset calls theirs. */
 void lbmc_engine_set_observers(lbmc_engine *e, lbmc_observers *obs);
-/** The stop hook: polled every LBMC_TALLY_POLL_EVENTS events inside advance; a nonzero
+/** The stop hook: polled every LBMC_TALLY_POLL_ARRIVALS arrivals inside advance; a nonzero
  *  answer ends advance with LBMC_ERR_INTERRUPTED. NULL: none. */
 void lbmc_engine_set_stop(lbmc_engine *e, int (*stop)(void *ctx), void *ctx);
 /** The read-only view of the engine's state (src/core/tally.h). */

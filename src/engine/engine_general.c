@@ -294,7 +294,6 @@ static lbmc_err lbmc_gen_advance(void *ws, double t_end, double *rec)
   lbmc_state *st = &w->ps.st;
   while (!st->tally.halt) {
     double next_dep = w->hsize ? lbmc_key_time(w->heap[0].key) : INFINITY;
-    lbmc_tally_poll(&st->tally);
     if (w->ps.next_arr <= next_dep) {
       if (w->ps.next_arr > t_end) break;
       st->t = w->ps.next_arr;

@@ -108,7 +108,6 @@ static lbmc_err lbmc_servers_advance(void *ws, double t_end, double *rec)
   lbmc_servers_ws *w = ws;
   lbmc_state *st = &w->ps.st;
   while (!st->tally.halt) {
-    lbmc_tally_poll(&st->tally);
     if (w->ps.next_arr <= w->next_dep) {
       if (w->ps.next_arr > t_end) break;
       st->t = w->ps.next_arr;

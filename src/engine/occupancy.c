@@ -294,7 +294,7 @@ static void lbmc_occ_arrival(lbmc_occ *o)
   const uint32_t r = st->R > 1 ? (uint32_t)lbmc_occ_uint(st->s_route, st->R) : 0;
   const lbmc_occ_class c = st->ops->route(st, st->pw, r);
   lbmc_occ_pool *p = &st->pool[c.j];
-  st->tally.c.arrivals++;
+  lbmc_tally_arrival(&st->tally);
   if (c.k >= p->B) {
     st->tally.c.blocked++;
     return;
@@ -359,7 +359,6 @@ static void lbmc_occ_run(lbmc_occ *o, double t_end)
 {
   lbmc_occ_state *st = &o->st;
   while (!st->tally.halt) {
-    lbmc_tally_poll(&st->tally);
     if (o->next_arr <= o->next_dep) {
       if (o->next_arr > t_end) break;
       st->t = o->next_arr;

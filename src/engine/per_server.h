@@ -71,7 +71,7 @@ static inline uint32_t lbmc_ps_route(lbmc_state *st)
 {
   uint32_t r = st->R > 1 ? lbmc_uint(st->s_route, st->R) : 0;
   uint32_t s = st->pol->route(st, st->pw, r);
-  st->tally.c.arrivals++;
+  lbmc_tally_arrival(&st->tally);
   if (st->q[s] >= st->B[st->pool_of[s]]) {
     st->tally.c.blocked++;
     return UINT32_MAX;

@@ -112,7 +112,7 @@ static int lbmc_single_room(lbmc_single *w)
 static void lbmc_single_arrival(lbmc_single *w)
 {
   lbmc_tally *t = &w->tally;
-  t->c.arrivals++;
+  lbmc_tally_arrival(t);
   if (w->q >= w->B) {
     t->c.blocked++;
     return;
@@ -160,7 +160,6 @@ static lbmc_err lbmc_single_advance(void *ws, double t_end, double *rec)
 {
   lbmc_single *w = ws;
   while (!w->tally.halt) {
-    lbmc_tally_poll(&w->tally);
     if (w->next_arr <= w->next_dep) {
       if (w->next_arr > t_end) break;
       w->t = w->next_arr;
