@@ -11,7 +11,7 @@
  *                [--n N1,N2,...] [--policies P1;P2;...] [--service SPEC]
  *                [--engine E1[,E2]] [--init empty|meanfield] [--warmup T]
  *                [--servers-max N] [--precision]
- * --engine: auto, servers, general or occupancy (default servers; --service selects
+ * --engine: auto or an engine of the registry (default servers; --service selects
  *   general service, hence the general engine). n may be written 1e9; the per-server
  *   engines are run only up to --servers-max (default 10^7).
  * --init meanfield starts the occupancy engine at the mean-field point (warm-up 0 unless
@@ -201,10 +201,12 @@ static int bench_engines(const char *text, int *kinds)
 
 static void bench_usage(void)
 {
+  char engines[256];
   printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..]\n"
          "  [--policies 'random;jsq(2);pull/3'] (pull/3 = pull with 3 routers) [--service SPEC]\n"
-         "  [--engine E1[,E2]] (auto, servers, general, occupancy) [--init empty|meanfield]\n"
-         "  [--warmup T] [--servers-max N] [--precision]\n");
+         "  [--engine E1[,E2]] (%s) [--init empty|meanfield]\n"
+         "  [--warmup T] [--servers-max N] [--precision]\n",
+         lbmc_engine_names(engines, sizeof engines, 1, ", ", ", "));
 }
 
 /* Parse the command line into bo, ns, cases; returns -1 to go on, else an exit code. */
