@@ -41,8 +41,13 @@ typedef struct {
   long index;        /* entry within the metric (0 for scalars; the level of a quantile) */
   double relative;   /* target relative half-width, > 0 */
   long max_replicas; /* budget, >= replicas */
-  double max_time;   /* longest run time per replica; 0: 16 x the time setting */
+  double max_time;   /* longest run time per replica; 0: LBMC_MAX_TIME_FACTOR x the time
+                        setting */
 } lbmc_precision;
+
+/** The default of lbmc_precision.max_time: this many times the time setting (a point not
+ *  yet stationary may have its run doubled four times). */
+#define LBMC_MAX_TIME_FACTOR 16
 
 /* X(enum suffix, bit, name, meaning): the evidence of a verdict, defined once. */
 #define LBMC_EVIDENCE_LIST(X)                                                                      \

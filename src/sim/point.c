@@ -446,7 +446,7 @@ lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next,
 {
   lbmc_verdict *v = &p->v;
   const double max_time =
-      prec && prec->max_time > 0 ? prec->max_time : 16 * p->o.time; /* the default budget */
+      prec && prec->max_time > 0 ? prec->max_time : LBMC_MAX_TIME_FACTOR * p->o.time;
   double rel, want;
   long R = v->replicas, Rmax = prec ? prec->max_replicas : R;
   *next = R;
