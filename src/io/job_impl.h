@@ -95,11 +95,12 @@ lbmc_err lbmc_job_check_points(const lbmc_job *job);
 /** The run options given by settings that are not grid axes (the others at their
  *  defaults). */
 void lbmc_job_shared_options(const lbmc_job *job, lbmc_run_options *o);
-/** The precision target (job->precision) from the settings run.precision.metric,
+/** The precision target (lbmc_job_precision) from the settings run.precision.metric,
  *  relative, max_replicas and max_time, once J and tail_k are known: nothing without a
  *  metric; the metric's name resolved ("p_wait", "tail[2][3]", pools 1-based); the
- *  budget at least the replicas. Errors: LBMC_ERR_ARG, worded where the settings
- *  stand (lbmc_job_where). */
+ *  budget at least the replicas. The one reading of a precision target, for job files
+ *  and built jobs. Errors: LBMC_ERR_ARG, worded where the settings stand ("<file>:<line>:
+ *  run.precision.metric", "--precision"). */
 lbmc_err lbmc_job_resolve_precision(lbmc_job *job);
 
 /* ---- job_yaml.c ---- */
