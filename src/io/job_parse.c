@@ -91,6 +91,16 @@ static lbmc_err lbmc_job_parse_section(lbmc_job_reader *c, yaml_node_t *v, const
 
 /* ---- system.pools ---- */
 
+/* Setting s given together with `other`, which excludes it: "<file>:<line>: <s>: not
+ * allowed together with <other> (line n); <advice>". */
+static lbmc_err lbmc_job_parse_excluded(const lbmc_job_reader *c, const lbmc_job_setting *s,
+                                        const lbmc_job_setting *other, const char *advice)
+{
+  return lbmc_job_yaml_fail(c, LBMC_ERR_ARG, s->line, s->key,
+                            "not allowed together with %s (line %d); %s", other->key, other->line,
+                            advice);
+}
+
 /* A pool's speed: mu (constant) or mu_k (by queue length), exactly one of them. */
 static lbmc_err lbmc_job_parse_check_speed(const lbmc_job_reader *c, int j)
 {
@@ -98,11 +108,9 @@ static lbmc_err lbmc_job_parse_check_speed(const lbmc_job_reader *c, int j)
   const lbmc_job_setting *mu = LBMC_JOB_POOL(job, POOL_MU, j);
   const lbmc_job_setting *mu_k = LBMC_JOB_POOL(job, POOL_MU_K, j);
   if (mu->given && mu_k->given)
-    return lbmc_job_yaml_fail(
-        c, LBMC_ERR_ARG, mu_k->line, mu_k->key,
-        "not allowed together with system.pools[%d].mu (line %d); give either mu "
-        "(a constant speed) or mu_k (speeds by the customers at the server)",
-        j + 1, mu->line);
+    return lbmc_job_parse_excluded(c, mu_k, mu,
+                                   "give either mu (a constant speed) or mu_k (speeds by the "
+                                   "customers at the server)");
   if (!mu->given && !mu_k->given)
     return lbmc_job_yaml_fail(c, LBMC_ERR_ARG, job->pool_line[j], NULL,
                               "system.pools[%d]: the key 'mu' is required (the speed of the pool's "
@@ -173,11 +181,8 @@ static lbmc_err lbmc_job_parse_check_betas(const lbmc_job_reader *c)
   for (int j = 0; j < job->J; j++) {
     const lbmc_job_setting *b = LBMC_JOB_POOL(job, POOL_BETA, j);
     if (b->given && beta->given)
-      return lbmc_job_yaml_fail(
-          c, LBMC_ERR_ARG, b->line, b->key,
-          "not allowed together with system.beta (line %d); give the fractions "
-          "either per pool or as system.beta",
-          beta->line);
+      return lbmc_job_parse_excluded(c, b, beta,
+                                     "give the fractions either per pool or as system.beta");
     if (!b->given && !beta->given)
       return lbmc_job_yaml_fail(
           c, LBMC_ERR_ARG, job->pool_line[j], NULL,
@@ -209,14 +214,12 @@ static lbmc_err lbmc_job_parse_check_all_pools(const lbmc_job_reader *c,
                                                const char *what)
 {
   const lbmc_job *job = c->job;
+  char advice[160];
+  snprintf(advice, sizeof advice, "give the %s either for all pools (%s) or per pool", what,
+           all->key);
   for (int j = 0; j < job->J && all->given; j++) {
     const lbmc_job_setting *one = &job->pool_set[j][pool_id - LBMC_IN_POOL_FIRST];
-    if (one->given)
-      return lbmc_job_yaml_fail(
-          c, LBMC_ERR_ARG, one->line, one->key,
-          "not allowed together with %s (line %d); give the %s either for all "
-          "pools (%s) or per pool",
-          all->key, all->line, what, all->key);
+    if (one->given) return lbmc_job_parse_excluded(c, one, all, advice);
   }
   return LBMC_SUCCESS;
 }
