@@ -278,9 +278,13 @@ static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
   res = info->res;
   info->grid = res->grid;
   if (!info->grid && res->job_text && *res->job_text) {
+    /* a file written before /grid existed: the grid of its job text, if this lbmc still
+     * reads it (a probe: store mode, no message when it does not) */
     lbmc_job *job = NULL;
-    if (lbmc_job_parse_text(res->job_text, info->path, &job) == LBMC_SUCCESS &&
-        lbmc_grid_from_job(job, &info->own_grid) == LBMC_SUCCESS)
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+    const lbmc_err parsed = lbmc_job_parse_text(res->job_text, info->path, &job);
+    lbmc_error_set_mode(was);
+    if (parsed == LBMC_SUCCESS && lbmc_grid_from_job(job, &info->own_grid) == LBMC_SUCCESS)
       info->grid = info->own_grid;
     lbmc_job_destroy(&job);
   }

@@ -276,12 +276,14 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
 {
   lbmc_results *r;
   long k = 0;
+  lbmc_err err;
   LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
-  if (lbmc_grid_copy(res->grid, &r->grid)) {
+  if (!r->job_text) {
     lbmc_results_destroy(&r);
-    return LBMC_ERR_MEMORY;
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for the job text");
   }
+  LBMC_CALL_GOTO(err, lbmc_grid_copy(res->grid, &r->grid), fail);
   memcpy(r->lbmc_version, res->lbmc_version, sizeof r->lbmc_version);
   memcpy(r->revision, res->revision, sizeof r->revision);
   memcpy(r->build_type, res->build_type, sizeof r->build_type);
@@ -293,13 +295,10 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   r->confidence = res->confidence;
   r->complete = res->complete;
   for (long i = 0; i < res->P && k < n; i++)
-    if (res->pt[i].done) {
-      lbmc_err err = lbmc_results_copy_point(r, k++, res, i);
-      if (err) {
-        lbmc_results_destroy(&r);
-        return err;
-      }
-    }
+    if (res->pt[i].done) LBMC_CALL_GOTO(err, lbmc_results_copy_point(r, k++, res, i), fail);
   *out = r;
   return LBMC_SUCCESS;
+fail:
+  lbmc_results_destroy(&r);
+  return err;
 }
