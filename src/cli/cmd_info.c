@@ -94,14 +94,14 @@ static void lbmc_info_print_text(FILE *f, const lbmc_info *info, lbmc_table *t)
   }
   lbmc_table_print(f, t, LBMC_FORMAT_TABLE);
   for (long i = 0; i < res->P; i++)
-    if (info->keep[i] && res->pt[i].status != LBMC_STATUS_OK) {
+    if (info->keep[i] && res->pt[i].v.status != LBMC_STATUS_OK) {
       char first[64], why[1024];
       snprintf(first, sizeof first, "point %ld %s: ", res->pt[i].index,
-               lbmc_status_name(res->pt[i].status));
-      snprintf(why, sizeof why, "%s", res->pt[i].reason);
-      if (!isnan(res->pt[i].suggested_time))
+               lbmc_status_name(res->pt[i].v.status));
+      snprintf(why, sizeof why, "%s", res->pt[i].v.reason);
+      if (!isnan(res->pt[i].v.suggested_time))
         snprintf(why + strlen(why), sizeof why - strlen(why), " (run longer: e.g. time %g)",
-                 res->pt[i].suggested_time);
+                 res->pt[i].v.suggested_time);
       lbmc_print_wrapped(f, first, 2, why, info->width);
     }
 }

@@ -374,7 +374,7 @@ static double lbmc_sim_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* "replica 12 of 40 (level 1), 3.1 s, ETA 7 s" on a terminal, at most twice a second. */
+/* "replica 12 of 40 (a longer run), 3.1 s, ETA 7 s" on a terminal, at most twice a second. */
 static void lbmc_sim_progress(lbmc_sim_run *s, int force)
 {
   double now = lbmc_sim_now(), el = now - s->t0;
@@ -385,7 +385,7 @@ static void lbmc_sim_progress(lbmc_sim_run *s, int force)
     return;
   }
   fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", s->done + 1, s->target,
-          lbmc_point_level(s->acc) ? " (a longer run)" : "", el,
+          lbmc_point_doubling(s->acc) ? " (a longer run)" : "", el,
           s->done > 0 ? el / (double)s->done * (double)(s->target - s->done) : 0.0);
   fflush(stderr);
 }
@@ -395,7 +395,7 @@ static lbmc_err lbmc_sim_round(lbmc_sim_run *s)
 {
   for (; s->done < s->target; s->done++) {
     lbmc_unit u = {
-        0, 0, s->done, s->Rmax, s->a->seed, lbmc_point_level(s->acc), s->a->replicas == 1};
+        0, 0, s->done, s->Rmax, s->a->seed, lbmc_point_doubling(s->acc), s->a->replicas == 1};
     const void *rec;
     size_t size;
     int used;
@@ -427,7 +427,7 @@ static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
     if (*why) fprintf(stderr, "lbmc sim: %s\n", why);
     if (what == LBMC_NEXT_DONE) return LBMC_SUCCESS;
     if (what == LBMC_NEXT_LONGER) {
-      lbmc_point_set_level(s->acc, lbmc_point_level(s->acc) + 1);
+      lbmc_point_set_doubling(s->acc, lbmc_point_doubling(s->acc) + 1);
       s->done = 0;
     }
     s->target = next;
