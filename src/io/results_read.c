@@ -186,6 +186,18 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
   return rc;
 }
 
+/* /replicas/<name> of per-replica array k (not a metric) into res. */
+static int lbmc_read_replica_column(hid_t f, lbmc_results *res, int k)
+{
+  const lbmc_replica_column *c = lbmc_replica_column_get(k);
+  const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
+                  : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
+                                           : H5T_NATIVE_DOUBLE;
+  char name[96];
+  snprintf(name, sizeof name, "replicas/%s", c->name);
+  return lbmc_h5_read(f, name, t, *lbmc_replica_array(c, res));
+}
+
 static int lbmc_read_data(hid_t f, lbmc_results *res)
 {
   size_t rows = (size_t)res->P * (size_t)res->Rmax;
@@ -206,14 +218,8 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
       rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double), H5T_NATIVE_DOUBLE,
                             1, buf);
   }
-  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) {
-    const lbmc_replica_column *c = lbmc_replica_column_get(k);
-    const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
-                    : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
-                                             : H5T_NATIVE_DOUBLE;
-    snprintf(name, sizeof name, "replicas/%s", c->name ? c->name : "");
-    if (c->name) rc = lbmc_h5_read(f, name, t, *lbmc_replica_array(c, res));
-  }
+  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) /* the others: per metric, above */
+    if (lbmc_replica_column_get(k)->name) rc = lbmc_read_replica_column(f, res, k);
   free(buf);
   return rc;
 }
