@@ -1,4 +1,4 @@
-/* lbmc info FILE --compare A,B: paired comparisons of two policies (issue 12, item 5), a
+/* lbmc info FILE --compare A,B: paired comparisons of two policies, a
  * view of lbmc info (info.h) as a table, so in text, CSV and JSON. The policies of a
  * scenario (the grid point without its routing axes) share their random streams replica
  * by replica (docs/model.md, "Random streams"), so replica r under A and replica r under

@@ -168,7 +168,7 @@ static void lbmc_pull_on_idle(lbmc_state *st, void *ws, uint32_t s)
 }
 
 /* jiq (join-idle-queue, Lu et al. 2011): pull with stale keep. */
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * With stale: withdraw every message names a server with idleness and a server's
  * messages equal its idleness. With R = 1 the router's messages are therefore the idle
  * slots of the counts themselves (so keep, jiq, gives the same chain: a message is only

@@ -1,4 +1,4 @@
-/* Private: the state of the occupancy engine (issue 10, docs/occupancy.md) and the
+/* Private: the state of the occupancy engine (docs/occupancy.md) and the
  * read-only primitives its events and the policies' occupancy forms share (exact
  * uniform integers, the level of a position, classes). It sits with the per-server
  * state (state.h) below the policies; the engine's own state changes (admissions,
