@@ -97,11 +97,13 @@ typedef struct {
   double decel_lower;    /* lower bound of Delta4 - c Delta3 (> 0: growth not slowing) */
 } lbmc_verdict;
 
-/** The estimates of a point: arrays of lbmc_metric_total(J, K) entries (metric order of
- *  lbmc/metrics.h), owned by the point. Ends that do not exist are NaN; `flags` are the
- *  LBMC_IV_* bits of src/stats/estimators.h (names: lbmc_interval_flag_names). */
+/** A block of estimates: seven arrays of `total` entries. A point's (lbmc_point_estimates,
+ *  owned by the point) has lbmc_metric_total(J, K) entries in the metric order of
+ *  lbmc/metrics.h; a results file's holds its points' one after another. Ends that do not
+ *  exist are NaN; `flags` are the LBMC_IV_* bits of src/stats/estimators.h (names:
+ *  lbmc_interval_flag_names). */
 typedef struct {
-  size_t total;
+  size_t total; /* entries of each array */
   double *estimate, *half_width, *std_err, *lower, *upper, *upper_bound;
   unsigned *flags;
 } lbmc_estimates;

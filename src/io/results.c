@@ -65,7 +65,8 @@ long lbmc_results_replicas(const lbmc_results *res)
   return R;
 }
 
-/* The per-point arrays of r (P points, J pools) with every value missing: 0 or -1. */
+/* The per-point arrays of r (P points, J pools), every value missing (exponential
+ * service, NaN speeds and verdict numbers): 0, or -1 when out of memory. */
 static int lbmc_results_points(lbmc_results *r)
 {
   const size_t P = (size_t)r->P, J = (size_t)r->J;

@@ -36,6 +36,7 @@ static lbmc_err ut_raise_captured(lbmc_err code, const char *text, int number, c
 static void test_error_print_mode(void)
 {
   char said[256];
+  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_PRINT);
   lbmc_error_clear();
   UT_CHECK(lbmc_error_last() == LBMC_SUCCESS && strcmp(lbmc_error_message(), "") == 0,
            "after clear: code %d, message '%s'", lbmc_error_last(), lbmc_error_message());
@@ -45,13 +46,13 @@ static void test_error_print_mode(void)
   UT_CHECK(strcmp(lbmc_error_message(), "bad value 7") == 0 && lbmc_error_last() == LBMC_ERR_ARG,
            "print mode keeps the message too: '%s' (code %d)", lbmc_error_message(),
            lbmc_error_last());
+  lbmc_error_set_mode(was);
 }
 
 static void test_error_store_mode(void)
 {
   char said[256];
   const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
-  UT_CHECK(was == LBMC_ERRORS_PRINT, "the default mode is print (got %d)", was);
   UT_CHECK(ut_raise_captured(LBMC_ERR_PARSE, "x.yaml:3: not YAML", 3, said, sizeof said) ==
                LBMC_ERR_PARSE,
            "LBMC_ERROR returns its code in store mode");
@@ -59,7 +60,9 @@ static void test_error_store_mode(void)
   UT_CHECK(strcmp(lbmc_error_message(), "x.yaml:3: not YAML 3") == 0 &&
                lbmc_error_last() == LBMC_ERR_PARSE,
            "store mode keeps '%s' (code %d)", lbmc_error_message(), lbmc_error_last());
-  UT_CHECK(lbmc_error_set_mode(was) == LBMC_ERRORS_STORE, "set_mode returns the mode it replaces");
+  UT_CHECK(lbmc_error_set_mode(LBMC_ERRORS_PRINT) == LBMC_ERRORS_STORE,
+           "set_mode returns the mode it replaces");
+  lbmc_error_set_mode(was);
   lbmc_error_clear();
   UT_CHECK(lbmc_error_last() == LBMC_SUCCESS && lbmc_error_message()[0] == '\0',
            "clear forgets the error");
@@ -69,21 +72,24 @@ static void test_error_store_mode(void)
 static void test_error_long_message(void)
 {
   static char text[5000], said[6000];
+  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_PRINT);
   memset(text, 'a', sizeof text - 1);
   text[sizeof text - 1] = '\0';
   ut_raise_captured(LBMC_ERR_LIMIT, text, 1, said, sizeof said);
   UT_CHECK(strlen(said) == strlen("lbmc: error: ") + sizeof text - 1 + 2 + 1,
            "print mode wrote %zu bytes", strlen(said));
   UT_CHECK(strlen(lbmc_error_message()) == 2047, "kept %zu bytes", strlen(lbmc_error_message()));
+  lbmc_error_set_mode(was);
   lbmc_error_clear();
 }
 
 static void *ut_error_thread(void *arg)
 {
   int *ok = arg;
-  /* a new thread starts in print mode with no error, whatever the main thread did */
-  ok[0] = lbmc_error_last() == LBMC_SUCCESS;
-  lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  /* a new thread starts in print mode (the default) with no error, whatever the main
+   * thread did */
+  ok[0] = lbmc_error_last() == LBMC_SUCCESS &&
+          lbmc_error_set_mode(LBMC_ERRORS_STORE) == LBMC_ERRORS_PRINT;
   LBMC_ERROR(LBMC_ERR_FILE, "in the thread");
   ok[1] = strcmp(lbmc_error_message(), "in the thread") == 0;
   return NULL;
