@@ -552,25 +552,28 @@ def solve(sys_, Q=None, M=None, verbose=False):
 
 
 def solve_converged(sys_, Q=None, M=None):
-    """solve() with the truncation grown until the boundary mass is below 1e-12: the cap
-    that binds (Q with an unlimited buffer, else M) grown from the geometric decay of the
-    boundary mass between the last two caps, aiming at 1e-13 (at least x 1.3, at most x 3)."""
+    """solve() with the truncation grown until the boundary mass is below 1e-12: the caps
+    that bind (Q with an unlimited buffer, M with keep) grown from the geometric decay of
+    the boundary mass between the last two caps, aiming at 1e-13 (x 1.3 to x 3 a step)."""
     Q, M = Q or 24, M or 8
+    grow_q = any(x is None for x in sys_.B)
+    grow_m = sys_.policy == "pull" and sys_.stale == "keep"
     prev = None
     while True:
         r = solve(sys_, Q, M)
         b = r["_mass_boundary"]
         if b < 1e-12:
             return r
-        cap = Q if any(x is None for x in sys_.B) else M
-        if Q > 400 or M > 80:
+        cap = Q if grow_q else M
+        if Q > 4000 or M > 200:
             raise RuntimeError(f"truncation does not converge: boundary mass {b:.1e}")
         grow = 1.5
         if prev and 0 < b < prev[1]:  # log b ~ a + cap log(rate)
             need = cap + math.log(1e-13 / b) * (cap - prev[0]) / math.log(b / prev[1])
             grow = min(max(1.3, need / cap), 3.0)
         prev = (cap, b)
-        Q, M = int(math.ceil(Q * grow)), int(math.ceil(M * grow))
+        Q = int(math.ceil(Q * grow)) if grow_q else Q
+        M = int(math.ceil(M * grow)) if grow_m else M
 
 
 # ----------------------------------------------------------------------------------
