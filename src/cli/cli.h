@@ -75,5 +75,8 @@ volatile sig_atomic_t *lbmc_cli_catch_stop_signals(int usr1);
 
 /** Help text of the policies, one per line, each starting with `indent`. */
 void lbmc_cli_print_policies(FILE *f, const char *indent);
+/** The engines of the registry, one per line: "<indent><name> <summary>", in the order
+ *  --engine auto tries them. */
+void lbmc_cli_print_engines(FILE *f, const char *indent);
 
 #endif

@@ -42,8 +42,9 @@ static void lbmc_sim_usage_row(FILE *f, const lbmc_input *row)
     text += len + 1;
   }
   fprintf(f, "%s%s\n", lbmc_input_default(row, def, sizeof def),
-          row->type == LBMC_IT_POLICY ? ":" : "");
+          row->type == LBMC_IT_POLICY || row->type == LBMC_IT_ENGINE ? ":" : "");
   if (row->type == LBMC_IT_POLICY) lbmc_cli_print_policies(f, "                        ");
+  if (row->type == LBMC_IT_ENGINE) lbmc_cli_print_engines(f, "                        ");
 }
 
 static void lbmc_sim_usage(FILE *f)

@@ -9,6 +9,7 @@
 #include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
+#include "lbmc/engines.h"
 #include "lbmc/metrics.h"
 
 lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, double *beta, double *mu,
@@ -94,6 +95,12 @@ void lbmc_cli_print_policies(FILE *f, const char *indent)
   for (int i = 0; i < lbmc_policy_count(); i++)
     for (const lbmc_policy_alias *a = lbmc_policy_get(i)->aliases; a && a->name; a++)
       fprintf(f, "%s%-12s %s\n", indent, a->name, a->summary);
+}
+
+void lbmc_cli_print_engines(FILE *f, const char *indent)
+{
+  for (int k = 1; k < lbmc_engine_kinds(); k++)
+    fprintf(f, "%s%-12s %s\n", indent, lbmc_engine_kind_name(k), lbmc_engine_kind_summary(k));
 }
 
 /* The program's one piece of global state: set by the stop signals (a signal handler can

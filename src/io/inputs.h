@@ -31,6 +31,8 @@ typedef enum {
   LBMC_IT_POLICY,    /* a routing policy (the model's parser); l = 1 for jiq */
   LBMC_IT_OPTION,    /* a model option: one of `choices`, kept as text (stale, sampling) */
   LBMC_IT_CHOICE,    /* one of `choices`; its index is the int run option at `opt` */
+  LBMC_IT_ENGINE,    /* auto or an engine of the registry (lbmc/engines.h); its kind is the
+                        int run option at `opt` */
   LBMC_IT_RUN_REAL,  /* a run option, double at `opt` (checked by lbmc_run_options_check) */
   LBMC_IT_RUN_INT,   /* a run option, long at `opt` */
   LBMC_IT_RUN_COUNT, /* a run option, long long at `opt` */
@@ -192,14 +194,11 @@ typedef struct {
     .type = LBMC_IT_RUN_COUNT, .opt = offsetof(lbmc_run_options, max_customers),                   \
     .def = "0: 1000 n + 1e5, at most 2^26 per-server",                                             \
     .help = "runaway cap on customers in the system", .what = "an integer >= 0 (0: default cap)")  \
-  X(ENGINE, .key = "run.engine", .flag = "engine", .arg = "E", .type = LBMC_IT_CHOICE,             \
-    .choices = "auto, servers, general, occupancy", .opt = offsetof(lbmc_run_options, engine),     \
-    .def = "auto",                                                                                 \
-    .help = "auto (occupancy where it applies, else servers, else\n"                               \
-            "general), servers (per-server, exponential service),\n"                               \
-            "general (per-server, any service) or occupancy (counts\n"                             \
-            "per pool and level, n up to 1e12; docs/occupancy.md)",                                \
-    .what = "auto, servers, general or occupancy")                                                 \
+  X(ENGINE, .key = "run.engine", .flag = "engine", .arg = "E", .type = LBMC_IT_ENGINE,             \
+    .opt = offsetof(lbmc_run_options, engine), .def = "auto",                                      \
+    .help = "auto (the first of these engines that applies) or one\n"                              \
+            "engine (docs/model.md, Engines)",                                                     \
+    .what = "auto or an engine's name")                                                            \
   X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_CHOICE,                   \
     .choices = "empty, meanfield", .opt = offsetof(lbmc_run_options, init), .def = "empty",        \
     .help = "empty, or meanfield: start each replica near the mean-field\n"                        \

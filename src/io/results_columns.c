@@ -66,9 +66,8 @@ static const lbmc_point_column lbmc_columns[] = {
     {"replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(replicas), 0, "1",
      "replicas run for the point"},
     {"engine", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(engine), 1, "1",
-     "the engine that simulated the point: occupancy (counts of servers per pool and level), "
-     "servers (per-server, exponential service) or general (per-server, any service); "
-     "docs/model.md, Engines"},
+     "the engine that simulated the point, by its --engine name (lbmc sim --help lists the "
+     "engines; docs/model.md, Engines)"},
     {"init", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(init), 1, "1",
      "how replicas started: empty, or meanfield (near the mean-field fixed point; engines "
      "without one, and systems whose ODE does not settle, start empty)"},

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "../sim/record.h"
+#include "lbmc/engines.h"
 #include "lbmc/log.h"
 #include "lbmc/metrics.h"
 #include "runner_impl.h"
@@ -227,10 +228,25 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->waiting);
 }
 
+/* "occupancy 2e+07, servers 1e+07, ...": the engines' nominal speeds, into buf[len]. */
+static const char *lbmc_runner_speeds(char *buf, size_t len)
+{
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 1; k < lbmc_engine_kinds() && used < len; k++) {
+    const char *name = lbmc_engine_kind_name(k);
+    int w = snprintf(buf + used, len - used, "%s%s %g", k > 1 ? ", " : "", name,
+                     lbmc_engine_speed(name));
+    used += w > 0 ? (size_t)w : 0;
+  }
+  return buf;
+}
+
 void lbmc_runner_dry_run(const lbmc_runner *run)
 {
   const lbmc_results *res = run->res;
   double events = 0, cpu = 0;
+  char speeds[256];
   long units = 0;
   char grid[1024];
   lbmc_grid_text(res->grid, grid, sizeof grid);
@@ -254,13 +270,13 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
     units += run->res->pt[i].surely_unstable ? 0 : run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
     events += e;
-    cpu += e / (strcmp(p->engine, "occupancy") == 0 ? 2e7 : 1e7);
+    cpu += e / lbmc_engine_speed(p->engine);
   }
   lbmc_log(run->comm, stdout,
            "%ld points, %ld work units (point x replica)%s; about %.3g events, roughly %.3g CPU "
-           "seconds at 1e7 events per second per core (2e7 with the occupancy engine)\n",
+           "seconds at each engine's nominal events per second per core (%s)\n",
            run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "",
-           events, cpu);
+           events, cpu, lbmc_runner_speeds(speeds, sizeof speeds));
 }
 
 lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live)

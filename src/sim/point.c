@@ -9,6 +9,7 @@
 
 #include "../core/ticks.h"
 #include "lbmc/metrics.h"
+#include "lbmc/sim.h"
 #include "point_impl.h"
 
 static const char *const lbmc_ev_names[] = {
@@ -73,7 +74,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->o = *o;
   p->J = lbmc_model_pools(m);
   p->K = (int)o->tail_k;
-  p->W = lbmc_tick_width(p->J, p->K);
+  p->W = lbmc_run_segment_width(m, o);
   p->total = lbmc_metric_total(p->J, p->K);
   p->n = lbmc_model_n(m);
   for (int j = 0; j < p->J; j++) p->N[j] = lbmc_model_pool_servers(m, j);
