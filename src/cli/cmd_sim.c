@@ -159,8 +159,9 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
 /* --service SPEC (every pool) or SPEC1;...;SPECJ (one per pool). */
 static lbmc_err lbmc_sim_service(const char *text, int J, lbmc_model *m)
 {
-  char buf[4096], *save = NULL, *tok, where[64];
+  char *buf, *save = NULL, *tok, where[64];
   lbmc_service svc;
+  lbmc_err err = LBMC_SUCCESS;
   int count = 1, j = 0;
   for (const char *p = text; *p; p++) count += *p == ';';
   if (count == 1) {
@@ -172,19 +173,18 @@ static lbmc_err lbmc_sim_service(const char *text, int J, lbmc_model *m)
                       "--service: '%s' gives %d distributions for %d pool%s; allowed: one for all "
                       "pools, or one per pool separated by ';'",
                       text, count, J, J > 1 ? "s" : "");
-  if (strlen(text) >= sizeof buf)
-    return LBMC_ERROR(LBMC_ERR_ARG, "--service: the value is too long (at most %zu characters)",
-                      sizeof buf - 1);
-  snprintf(buf, sizeof buf, "%s", text);
+  if (!(buf = strdup(text))) /* of any length: phase-type texts are long */
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "--service: out of memory");
   /* strsep-like split that keeps empty fields, so "a;;b" names its empty pool */
-  for (tok = buf; j < J; j++, tok = save) {
+  for (tok = buf; !err && j < J; j++, tok = save) {
     save = strchr(tok, ';');
     if (save) *save++ = '\0';
     snprintf(where, sizeof where, "--service: pool %d", j + 1);
-    LBMC_CALL(lbmc_service_parse(where, tok, &svc));
-    LBMC_CALL(lbmc_model_set_service(m, j, &svc));
+    err = lbmc_service_parse(where, tok, &svc);
+    if (!err) err = lbmc_model_set_service(m, j, &svc);
   }
-  return LBMC_SUCCESS;
+  free(buf);
+  return err;
 }
 
 /* --mu-k J=R1,...,RL for pool J (1-based) of J pools; seen[] marks pools already given. */

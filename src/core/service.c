@@ -560,7 +560,7 @@ static lbmc_err lbmc_ph_finish(const char *where, const char *dist, const char *
 
 static lbmc_err lbmc_svc_ph(const char *where, int n, const lbmc_svc_arg *args, lbmc_service *s)
 {
-  static const char *usage = "ph:alpha=[0.4,0.6],T=[[-2,1],[0,-1.2]]";
+  static const char *usage = "ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]";
   const lbmc_svc_arg *a = lbmc_svc_arg_find(n, args, "alpha"), *t = lbmc_svc_arg_find(n, args, "T");
   double alpha[LBMC_PH_MAX_PHASES], T[LBMC_PH_M2];
   int m = 0;
