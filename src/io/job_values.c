@@ -331,8 +331,7 @@ static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
       err = lbmc_jv_service_list(c, vnode, key, 0, &lists[n]);
       texts[n] = lists[n];
       has_list = 1;
-    } else if (!(err = lbmc_jp_scalar(c, vnode, key, "a number",
-                                      &text))) {
+    } else if (!(err = lbmc_jp_scalar(c, vnode, key, "a number", &text))) {
       texts[n] = text;
       err = lbmc_parse_real(lbmc_jp_where(c, lbmc_jp_line(vnode), key, pwhere, sizeof pwhere), text,
                             &values[n]);
