@@ -12,7 +12,8 @@ of the C program calls it):
 
 ``limit`` prints :func:`lbmc_analysis.limits.reference` (or, with ``--refined N``,
 :func:`lbmc_analysis.limits.refined` at n = N) of one point as JSON (NaN -> null, infinite
-limits -> "inf"; the shape in docs/limits.md), for ``lbmc sim --limit`` to read:
+limits -> "inf"; the shape in docs/limits.md), for ``lbmc sim --limit`` to read; a JSON list
+of points gives a list of results (one start-up for many points):
 
     python3 -m lbmc_analysis limit --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
     python3 -m lbmc_analysis limit --refined 20 --json '{"policy": "pull", "lambda": 1, "pools": [{"beta": 0.5, "mu": 2}, {"beta": 0.5, "mu": "1/3"}]}'
@@ -80,8 +81,8 @@ def _parser():
     c.add_argument("--along", default="policy", help="grid dimension the two values belong to (default policy)")
     lm = sub.add_parser("limit", help="the n -> infinity limit (or refined x* + V/n) of every metric of a point, JSON")
     lm.add_argument("--json", required=True, dest="point",
-                    help="the point's parameters as a JSON object: policy, lambda, pools [{beta, mu or mu_k, buffer, "
-                         "service}] (or arrays beta, mu, ...), optional n, routers, stale, sampling, K")
+                    help="the point's parameters as a JSON object (or a list of them): policy, lambda, pools [{beta, mu or "
+                         "mu_k, buffer, service}] (or arrays beta, mu, ...), optional n, routers, stale, sampling, K")
     lm.add_argument("--refined", type=int, default=None, metavar="N",
                     help="the refined mean field x* + V/N (Gast & Van Houdt 2017) instead of the limit")
     lm.add_argument("--details", action="store_true", help="keep the solvers' diagnostics")
@@ -142,13 +143,21 @@ def _limit(args):
         point = json.loads(args.point)
     except json.JSONDecodeError as exc:
         raise ValueError(f"--json: not a JSON object ({exc})") from None
-    if not isinstance(point, dict):
-        raise ValueError("--json: a JSON object of the point's parameters is required")
-    point = {k: (_number(v) if k in ("beta", "mu", "mu_k", "lambda", "pools") else v) for k, v in point.items()}
-    if isinstance(point.get("pools"), list):
-        point["pools"] = [_number(p) if isinstance(p, dict) else p for p in point["pools"]]
-    res = limits.refined(point, args.refined) if args.refined is not None else limits.reference(point)
-    print(limits.to_json(res, details=args.details, indent=args.indent))
+    many = isinstance(point, list)
+    points = point if many else [point]
+    if not points or not all(isinstance(p, dict) for p in points):
+        raise ValueError("--json: a JSON object of the point's parameters (or a list of them) is required")
+    out = []
+    for i, p in enumerate(points):
+        p = {k: (_number(v) if k in ("beta", "mu", "mu_k", "lambda", "pools") else v) for k, v in p.items()}
+        if isinstance(p.get("pools"), list):
+            p["pools"] = [_number(q) if isinstance(q, dict) else q for q in p["pools"]]
+        try:
+            res = limits.refined(p, args.refined) if args.refined is not None else limits.reference(p)
+        except ValueError as exc:
+            raise ValueError(f"point {i + 1}: {exc}" if many else str(exc)) from None
+        out.append(limits.to_json(res, details=args.details, indent=args.indent))
+    print("[" + ",\n".join(out) + "]" if many else out[0])
     return 0
 
 

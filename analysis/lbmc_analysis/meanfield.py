@@ -1137,7 +1137,7 @@ def reference_for_point(params: Mapping[str, Any], K=10):
     known limit), the extra outputs of the exponential formulas used (e.g. ``a`` of the PULL
     fixed point, ``workload`` of balanced(1), ``stable`` of random routing), ``reference``
     (the source of the main metrics), and ``source`` / ``accuracy`` per metric; ``None``
-    when no metric has a limit (e.g. unstable points).
+    when no metric but the counted message rates has a limit (e.g. unstable points).
     """
     from .limits import reference as _limits_reference
 
@@ -1148,7 +1148,8 @@ def reference_for_point(params: Mapping[str, Any], K=10):
     except (KeyError, ValueError, TypeError):
         return None
     values = r["metrics"]
-    if not any(np.any(np.isfinite(v) | np.isinf(v)) for k, v in values.items() if not k.endswith("_quantiles")):
+    structural = ("messages_per_arrival", "withdrawals_per_arrival", "sojourn_quantiles", "wait_quantiles")
+    if not any(np.any(~np.isnan(v)) for k, v in values.items() if k not in structural):
         return None
     out = dict(r["details"].get("meanfield", {}))
     for k, v in values.items():

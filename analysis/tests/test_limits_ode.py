@@ -117,3 +117,34 @@ def test_start_parsing_and_errors():
     with pytest.raises(ValueError, match="more than the model"):
         ode.transient(m, [0, 1], "tail:1,1,1,1")
     assert not math.isinf(ode.OccupancyModel("jsq(2)", 0.5, n=100).n)
+
+
+@pytest.mark.parametrize("args,policy,kw", [
+    (["--pools", "0.3:2:inf,0.7:0.6:5", "--policy", "jsq(2)"], "jsq(2)",
+     dict(beta=[0.3, 0.7], mu=[2.0, 0.6], buffer=[None, 5])),
+    (["--pools", "0.2:2.5:inf,0.3:1:inf,0.5:0.5:inf", "--policy", "balanced(2)"], "balanced(2)",
+     dict(beta=[0.2, 0.3, 0.5], mu=[2.5, 1.0, 0.5])),
+    (["--pools", "0.5:1:inf,0.5:1:inf", "--mu-k", "2=0.5,1,1.5", "--policy", "pull"], "pull",
+     dict(beta=[0.5, 0.5], mu=[1.0, 0.5], slots=[1, 3])),
+    (["--pools", "0.5:2:inf,0.5:1/3:inf", "--policy", "jsq"], "jsq", dict(beta=[0.5, 0.5], mu=[2.0, 1 / 3])),
+])
+def test_the_c_side_mean_field_start_is_this_fixed_point(args, policy, kw):
+    # lbmc sim --init meanfield at n = 10^12 starts every replica at the C side's ODE fixed point
+    # (rounded to counts: 1e-12); over a run of 1e-9 time units its tails are that point to ~1e-9
+    import json
+    import subprocess
+
+    import realfiles
+
+    exe = realfiles._lbmc()
+    lam = 0.8
+    cmd = [exe, "sim", "--n", "1e12", "--lambda", str(lam), *args, "--time", "1e-9", "--warmup", "0",
+           "--init", "meanfield", "--tail-k", "6", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True)
+    res = json.loads(out.stdout)
+    assert res["init"] == "meanfield" and "init_note" not in res
+    c_tail = np.array(res["estimates"]["tail"]["mean"])
+    m, x = fp(policy, lam, **kw)
+    K = min(6, x.shape[1])
+    # measured: at most 3e-12 over these four models
+    assert np.max(np.abs(c_tail[:, :K] - x[:, :K])) < 1e-8
