@@ -1108,21 +1108,6 @@ def parse_policy(policy):
     return name, (int(param) if param is not None else None)
 
 
-def _pool_param(params, name):
-    if name in params and params[name] is not None:
-        v = np.atleast_1d(np.asarray(params[name], dtype=float))
-        if v.size:
-            return v
-    cols = sorted(
-        (int(k[len(name) + 1 :]), k)
-        for k in params
-        if isinstance(k, str) and k.startswith(name + "_") and k[len(name) + 1 :].isdigit()
-    )
-    if not cols:
-        return None
-    return np.array([float(params[k]) for _, k in cols])
-
-
 def reference_for_point(params: Mapping[str, Any], K=10):
     """The reference of one grid point as a flat dict, or ``None`` when no limit is known.
 

@@ -49,7 +49,7 @@ import math
 import numpy as np
 
 from . import _check
-from .service import PhaseType, ServiceLaw, parse_service
+from .service import PhaseType, parse_service
 
 __all__ = ["cavity_jsq", "necessary_stability", "as_phase_type"]
 

@@ -85,7 +85,6 @@ class OccupancyChain:
         p = model.law(s)  # (S, J, Lv)
         lam_tot = model.lam * n
         rows, cols, vals = [], [], []
-        k = np.arange(Lv)
         for j in range(model.J):
             B = int(model.buffer[j])
             for kk in range(Lv):
@@ -110,7 +109,6 @@ class OccupancyChain:
                         rows.append(np.nonzero(ok)[0])
                         cols.append(self._index(dst))
                         vals.append(rate[ok].astype(float))
-        del k
         r = np.concatenate(rows)
         c = np.concatenate(cols)
         v = np.concatenate(vals)

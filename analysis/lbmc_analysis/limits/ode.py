@@ -45,11 +45,11 @@ rate-proportional routing) to 1e-8.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 from scipy import integrate
 
+from .. import meanfield as _mf
 from . import _check
 
 __all__ = ["OccupancyModel", "parse_tail_start", "transient", "fixed_point", "POLICIES"]
@@ -59,15 +59,14 @@ LEVELS0 = 32
 LEVELS_MAX = 16384
 TOP_TOL = 1e-15
 
-_POLICY_RE = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*(\d+)\s*\))?\s*$")
-
-
 def parse_policy(text):
-    """``"jsq(2)" -> ("jsq", 2)``, ``"jsq" -> ("jsq", None)``, ``"jiq" -> ("jiq", None)``."""
-    if not isinstance(text, str) or not _POLICY_RE.match(text.lower()):
+    """``"jsq(2)" -> ("jsq", 2)``, ``"jsq" -> ("jsq", None)``, ``"jiq" -> ("jiq", None)`` (the
+    syntax of :func:`lbmc_analysis.meanfield.parse_policy`, which folds jiq into pull; here
+    jiq stays apart because it sets ``stale: keep``)."""
+    if not isinstance(text, str) or not _mf._POLICY_RE.match(text.lower()):
         raise ValueError(f"policy = {text!r} is not allowed; e.g. 'jsq(2)', 'jsq', 'random', 'pull', 'jiq', "
                          "'balanced(2)', 'lwl(2)' is required")
-    m = _POLICY_RE.match(text.lower())
+    m = _mf._POLICY_RE.match(text.lower())
     return m.group(1), (int(m.group(2)) if m.group(2) is not None else None)
 
 
@@ -411,7 +410,6 @@ class OccupancyModel:
         adm = np.sum(np.where(blocked, 0.0, p), axis=1)
         thr = self.lam * (1 - p_block)
         share = adm / adm.sum() if adm.sum() > 0 else self.b.copy()
-        kk = np.arange(1, Lv)
         mean_queue = np.sum(x, axis=1)
         util = x[:, 0]
         Q = float(np.sum(self.b * mean_queue))
@@ -419,7 +417,6 @@ class OccupancyModel:
         tail = np.zeros((self.J, K))
         m = min(K, Lv - 1)
         tail[:, :m] = x[:, :m]
-        del kk
         return {
             "tail": tail,
             "mean_queue": mean_queue,

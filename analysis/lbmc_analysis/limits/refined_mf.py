@@ -54,7 +54,9 @@ __all__ = ["refined_stationary", "refined_transient", "expand", "second_directio
 FLOOR = 1e-13
 
 
-def _f(model, n_correction=False):
+def _f(model):
+    """The drift without clipping (derivatives at the fixed point), for batches of states."""
+
     def f(X):
         return model.drift(X, clip=False)
     return f
