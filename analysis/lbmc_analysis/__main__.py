@@ -17,6 +17,7 @@ of points gives a list of results (one start-up for many points):
 
     python3 -m lbmc_analysis limit --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
     python3 -m lbmc_analysis limit --refined 20 --json '{"policy": "pull", "lambda": 1, "pools": [{"beta": 0.5, "mu": 2}, {"beta": 0.5, "mu": "1/3"}]}'
+    python3 -m lbmc_analysis limit --transient 0:40:0.5 --init tail:1,1,0.8 --refined 10 --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
 
 Exit status: 0 on success, 2 for bad input (unknown metric, column or value, a file that
 is not an lbmc results file), with one message on stderr naming what is wrong and what is
@@ -85,6 +86,11 @@ def _parser():
                          "mu_k, buffer, service}] (or arrays beta, mu, ...), optional n, routers, stale, sampling, K")
     lm.add_argument("--refined", type=int, default=None, metavar="N",
                     help="the refined mean field x* + V/N (Gast & Van Houdt 2017) instead of the limit")
+    lm.add_argument("--transient", default=None, metavar="T0:T1:DT",
+                    help="the mean-field ODE (and with --refined N, x(t) + V(t)/N) on the times T0, T0+DT, .., T1")
+    lm.add_argument("--init", default="empty", metavar="X0",
+                    help="start of --transient: empty, or tail:F1,F2,...[;G1,...] (fractions of each pool's servers "
+                         "with at least k customers)")
     lm.add_argument("--details", action="store_true", help="keep the solvers' diagnostics")
     lm.add_argument("--indent", type=int, default=None)
     return ap
@@ -134,6 +140,20 @@ def _number(v):
     return v
 
 
+def _times(text):
+    """``"T0:T1:DT"`` -> the grid T0, T0 + DT, ..., T1 (T1 included when on the grid)."""
+    try:
+        t0, t1, dt = (float(v) for v in text.split(":"))
+    except ValueError:
+        raise ValueError(f"--transient {text!r} is not allowed; T0:T1:DT with numbers is required") from None
+    if not (0 <= t0 < t1 and dt > 0) or (t1 - t0) / dt > 1e6:
+        raise ValueError(f"--transient {text!r} is not allowed; 0 <= T0 < T1, DT > 0, at most 1e6 steps are required")
+    import numpy as np
+
+    k = int(np.floor((t1 - t0) / dt + 1e-9))
+    return t0 + dt * np.arange(k + 1)
+
+
 def _limit(args):
     import json
 
@@ -153,7 +173,13 @@ def _limit(args):
         if isinstance(p.get("pools"), list):
             p["pools"] = [_number(q) if isinstance(q, dict) else q for q in p["pools"]]
         try:
-            res = limits.refined(p, args.refined) if args.refined is not None else limits.reference(p)
+            if args.transient is not None:
+                res = limits.transient_for_point(p, _times(args.transient), None if args.init == "empty" else args.init,
+                                                 n=args.refined)
+            elif args.refined is not None:
+                res = limits.refined(p, args.refined)
+            else:
+                res = limits.reference(p)
         except ValueError as exc:
             raise ValueError(f"point {i + 1}: {exc}" if many else str(exc)) from None
         out.append(limits.to_json(res, details=args.details, indent=args.indent))

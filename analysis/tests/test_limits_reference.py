@@ -144,3 +144,24 @@ def test_command_line():
     with contextlib.redirect_stdout(buf):
         assert main(["limit", "--refined", "20", "--json", json.dumps({**point, "buffer": 3})]) == 0
     assert json.loads(buf.getvalue())["kind"] == "refined"
+
+
+def test_transient_for_point_and_its_command_line():
+    from lbmc_analysis.limits import ode
+    p = {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3}
+    r = limits.transient_for_point(p, [0.0, 1.0, 2.0], "tail:1,1,0.8", n=10)
+    want = ode.transient(ode.OccupancyModel("jsq(2)", 0.9, levels=15), [0.0, 1.0, 2.0], "tail:1,1,0.8")
+    np.testing.assert_allclose(r["tail"][:, 0], want.values[:, 0, :3], atol=1e-7)
+    assert r["tail_refined"].shape == (3, 1, 3) and np.all(r["tail_refined"][0] == r["tail"][0])
+    assert r["top"] < 1e-12
+    from lbmc_analysis.__main__ import main
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["limit", "--transient", "0:2:1", "--init", "tail:1,1,0.8", "--json", json.dumps(p)]) == 0
+    j = json.loads(buf.getvalue())
+    assert j["time"] == [0.0, 1.0, 2.0] and j["tail_refined"] is None
+    np.testing.assert_allclose(j["tail"], r["tail"], atol=1e-9)
+    with pytest.raises(ValueError, match="exponential"):
+        limits.transient_for_point({**p, "service": "erlang:k=2"}, [0, 1])

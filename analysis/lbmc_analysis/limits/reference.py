@@ -46,7 +46,7 @@ from .lwl import lwl_fixed_point
 from .ode import OccupancyModel, fixed_point, jacobian, parse_policy
 from .service import ServiceLaw, parse_service
 
-__all__ = ["reference", "refined", "to_json", "normalize_point", "METRICS", "QUANTILE_LEVELS"]
+__all__ = ["reference", "refined", "transient_for_point", "to_json", "normalize_point", "METRICS", "QUANTILE_LEVELS"]
 
 SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "messages_per_arrival",
            "withdrawals_per_arrival", "throughput")
@@ -820,3 +820,70 @@ def to_json(result, *, details=False, indent=None) -> str:
     if not details:
         r.pop("details", None)
     return json.dumps(_jsonable(r), indent=indent, allow_nan=False)
+
+
+# ----------------------------------------------------------------------------------
+# transient
+# ----------------------------------------------------------------------------------
+
+
+def transient_for_point(point, t, x0=None, *, n=None, levels=None):
+    """The mean-field ODE of a point from the start x0 on the times t, and with ``n`` the
+    refined ``x(t) + V(t)/n`` (Gast, Bortolussi & Tribastone 2019), as a JSON-friendly dict.
+
+    Parameters: ``point`` as for :func:`reference` (exponential service; the policies with an
+    occupancy form); ``t`` increasing times >= 0 (model time); ``x0`` None / ``"empty"`` or
+    ``"tail:F1,F2,...;G1,..."`` (rmf_tool's x0, per pool), or a list of per-pool tails;
+    ``n``: servers for the refined curve (None: the ODE only); ``levels``: levels of the
+    truncated ODE (default: the start's levels + 12, at least K + 1, at most the largest
+    buffer + 1).
+
+    Returns ``{"time": (T,), "tail": (T, J, K), "mean_queue": (T, J), "tail_refined": (T, J, K)
+    or None, "mean_queue_refined": ..., "source": str, "top": the largest mass the top level
+    reached (truncation check; keep it below ~1e-12)}`` (numpy arrays; :func:`to_json` prints
+    it). ``tail`` uses the limit laws (n -> infinity)."""
+    from . import refined_mf as _rf
+    from .ode import OccupancyModel, _start_state, parse_tail_start, transient
+
+    p = normalize_point(point)
+    if not _all_exponential(p):
+        raise ValueError("service is not allowed here; the mean-field ODE needs exponential service")
+    if p["name"] == "lwl":
+        raise ValueError("policy = 'lwl(d)' is not allowed here; it has no occupancy form")
+    J, K = p["beta"].size, p["K"]
+    starts = parse_tail_start(x0, J) if isinstance(x0, str) else (None if x0 is None else list(x0))
+    depth = max((len(s) for s in starts), default=0) if starts else 0
+    if levels is None:
+        levels = max(depth + 12, K + 1)
+        if all(not math.isinf(b) for b in p["buffer"]):
+            levels = min(levels, int(max(p["buffer"])) + 1)
+    pol = p["policy"] if p["name"] != "pull" else "pull"
+    model = OccupancyModel("jsq" if (p["name"] == "jsq" and p["param"] is None) else pol, p["lam"], p["beta"],
+                           p["mu"], p["buffer"], slots=p["slots"], sampling=p["sampling"], routers=p["routers"],
+                           stale=p["stale"], levels=levels)
+    x_start = _start_state(model, starts)
+    t = np.asarray(t, dtype=float)
+    if n is None:
+        xs = transient(model, t, x_start).values
+        V = None
+    else:
+        n = _check.integer("n", n, lo=1)
+        ds = _rf.refined_transient(model, t, x_start)
+        xs, V = ds["x"].values, ds["V"].values
+    Kx = xs.shape[2]
+
+    def cut(a):
+        out = np.zeros(a.shape[:2] + (K,))
+        m = min(K, Kx)
+        out[..., :m] = a[..., :m]
+        return out
+
+    res = {"time": t, "tail": cut(xs), "mean_queue": xs.sum(axis=2), "tail_refined": None,
+           "mean_queue_refined": None, "top": float(np.max(xs[..., -1])),
+           "source": "mean-field ODE with the C side's drift (src/engine/occ_meanfield.c), n -> infinity laws"}
+    if V is not None:
+        xr_ = xs + V / n
+        res["tail_refined"] = cut(xr_)
+        res["mean_queue_refined"] = xr_.sum(axis=2)
+        res["source"] += f"; refined x(t) + V(t)/n at n = {n} (Gast, Bortolussi & Tribastone 2019)"
+    return res
