@@ -414,7 +414,14 @@ def _pk(R, p, a_weights):
 def _random_like(R, p, weights, label):
     beta, mu, lam = p["beta"], p["mu"], p["lam"]
     if np.any(p["slots"] > 1):
-        R.note("speed lists with random routing: no formula here")
+        if _all_exponential(p):
+            _ode(R, p, "random" if weights == "uniform" else "balanced(1)",
+                 f"{label} with service slots: independent birth-death queues, the fixed point of the C side's "
+                 "ODE (exact for every n: Poisson thinning)")
+            for k in R.out["exact"]:
+                R.out["exact"][k] = R.out["source"][k] is not None
+        else:
+            R.note(f"{label} with slots and general service: no formula here")
         return
     if _all_exponential(p):
         if weights == "uniform":
