@@ -199,6 +199,9 @@ def _point_json(p):
 
 
 class _Result:
+    """The result being filled: every metric NaN until a formula puts it, with its source,
+    accuracy and exactness (the shape of :func:`reference`'s return value)."""
+
     def __init__(self, p, kind, n=None):
         J, K, Q = p["beta"].size, p["K"], len(p["levels"])
         shapes = {m: () for m in SCALARS}
@@ -316,14 +319,18 @@ def _quantiles_from_cavity(res, beta, mu, levels):
 
 
 def _all_exponential(p):
+    """Every pool's service law is exponential."""
     return all(s.is_exponential for s in p["service"])
 
 
 def _phase_type(p):
+    """Every pool's service law is phase-type."""
     return all(s.ph is not None for s in p["service"])
 
 
 def _cavity(R, p, d, weights, source, exact=False):
+    """Fill R from :func:`cavity_jsq` (after the necessary stability check); Erlang-mixture
+    quantiles when every law is exponential."""
     a = p["beta"] if weights == "uniform" else p["beta"] * p["mu"] / float(np.sum(p["beta"] * p["mu"]))
     from .cavity import necessary_stability
 
@@ -379,6 +386,7 @@ def _ode(R, p, policy, source):
 
 
 def _messages(R, p, value, source, exact=True):
+    """The counted message rates (withdrawals 0)."""
     R.put("messages_per_arrival", value, source, 0.0, exact)
     R.put("withdrawals_per_arrival", 0.0, source, 0.0, exact)
 
@@ -412,6 +420,7 @@ def _pk(R, p, a_weights):
 
 
 def _random_like(R, p, weights, label):
+    """random (uniform draws) or balanced(1) (draws proportional to mu): independent queues."""
     beta, mu, lam = p["beta"], p["mu"], p["lam"]
     if np.any(p["slots"] > 1):
         if _all_exponential(p):
@@ -469,6 +478,7 @@ def _random_like(R, p, weights, label):
 
 
 def _pull_like(R, p, full):
+    """pull / jiq, and full jsq (all arrivals to idle servers in the limit)."""
     beta, mu, lam = p["beta"], p["mu"], p["lam"]
     cap = float(np.sum(beta * mu * p["slots"]))
     if lam >= cap:
@@ -508,6 +518,7 @@ def _pull_like(R, p, full):
 
 
 def _jsq_like(R, p, d, weights):
+    """jsq(d) (uniform draws) or balanced(c) (draws proportional to mu), c = d >= 2."""
     beta, mu, lam = p["beta"], p["mu"], p["lam"]
     label = f"JSQ({d})" if weights == "uniform" else f"balanced({d})"
     homog = beta.size == 1 or (np.allclose(mu, mu[0]) and len({b for b in p["buffer"]}) == 1
@@ -551,6 +562,7 @@ def _jsq_like(R, p, d, weights):
 
 
 def _lwl(R, p, d):
+    """lwl(d), d >= 2: the LL(d) workload fixed point (one pool or identical pools)."""
     beta, mu = p["beta"], p["mu"]
     homog = np.allclose(mu, mu[0]) and len({s.text for s in p["service"]}) == 1
     if not homog:
@@ -600,6 +612,7 @@ def _lwl(R, p, d):
 
 
 def _dispatch(p):
+    """The limit of a normalised point: the formula of its policy and service laws."""
     R = _Result(p, "limit")
     name, d = p["name"], p["param"]
     if name == "random":
