@@ -385,5 +385,9 @@ def test_reference_for_balanced_one():
     r = mf.reference_for_point({"lambda": 0.84, "policy": "balanced(1)", "beta": [0.2, 0.3, 0.5],
                                 "mu": [2.5, 1, 0.5], "buffer": [-1, -1, -1], "n": 10})
     assert r is not None and r["workload"] == pytest.approx(5.52)
-    assert mf.reference_for_point({"lambda": 0.84, "policy": "balanced(2)", "beta": [0.2, 0.3, 0.5],
-                                   "mu": [2.5, 1, 0.5], "n": 10}) is None
+    # balanced(2) as n -> infinity (the cavity with draws proportional to mu): a server of pool j
+    # gets arrivals at rate rho mu_j (A_k^2 - A_{k+1}^2)/(A_k - A_{k+1}) and serves at mu_j, so
+    # every pool has the tails of homogeneous JSQ(2) at load rho = 0.8
+    r = mf.reference_for_point({"lambda": 0.84, "policy": "balanced(2)", "beta": [0.2, 0.3, 0.5],
+                                "mu": [2.5, 1, 0.5], "n": 10})
+    np.testing.assert_allclose(r["tail"][:, :4], np.tile(mf.jsq_tail(0.8, 2, 4), (3, 1)), atol=1e-10)
