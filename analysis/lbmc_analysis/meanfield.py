@@ -81,7 +81,6 @@ __all__ = [
     "workload_per_server",
     "pool_sizes",
     "parse_policy",
-    "reference_for_point",
 ]
 
 # ----------------------------------------------------------------------------------
@@ -1107,41 +1106,3 @@ def parse_policy(policy):
         name = "pull"
     return name, (int(param) if param is not None else None)
 
-
-def reference_for_point(params: Mapping[str, Any], K=10):
-    """The reference of one grid point as a flat dict, or ``None`` when no limit is known.
-
-    A thin wrapper of :func:`lbmc_analysis.limits.reference` (the one entry point: every
-    policy, service laws, heterogeneous pools), kept for the plots and the existing
-    callers. ``params`` holds the point's parameters as in a results file / :func:`to_frame`
-    row: ``lambda``, ``policy`` (or ``policy_name`` and ``d``), ``beta``, ``mu``,
-    ``buffer``, ``service`` (arrays, or columns ``beta_1, beta_2, ...``), optional ``n``,
-    ``routers``, ``stale``, ``sampling``.
-
-    Returns the metric values under their results-file names (NaN where that metric has no
-    known limit), the extra outputs of the exponential formulas used (e.g. ``a`` of the PULL
-    fixed point, ``workload`` of balanced(1), ``stable`` of random routing), ``reference``
-    (the source of the main metrics), and ``source`` / ``accuracy`` per metric; ``None``
-    when no metric but the counted message rates has a limit (e.g. unstable points).
-    """
-    from .limits import reference as _limits_reference
-
-    point = dict(params)
-    point["K"] = max(int(K), 1)
-    try:
-        r = _limits_reference(point)
-    except (KeyError, ValueError, TypeError):
-        return None
-    values = r["metrics"]
-    structural = ("messages_per_arrival", "withdrawals_per_arrival", "sojourn_quantiles", "wait_quantiles")
-    if not any(np.any(~np.isnan(v)) for k, v in values.items() if k not in structural):
-        return None
-    out = dict(r["details"].get("meanfield", {}))
-    for k, v in values.items():
-        out[k] = float(v) if np.ndim(v) == 0 else v
-    main = [r["source"][k] for k in ("mean_sojourn", "p_wait", "utilization") if r["source"][k]]
-    out["reference"] = main[0] if main else next((s for s in r["source"].values() if s), "")
-    out["source"] = r["source"]
-    out["accuracy"] = r["accuracy"]
-    out["notes"] = r["notes"]
-    return out

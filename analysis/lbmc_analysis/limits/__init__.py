@@ -21,7 +21,7 @@ from .cavity import cavity_jsq, necessary_stability
 from .exact import OccupancyChain
 from .lwl import lwl_exponential_F, lwl_fixed_point, lwl_mean_wait_finite
 from .ode import OccupancyModel, fixed_point, parse_tail_start, transient
-from .reference import METRICS, normalize_point, reference, refined, to_json, transient_for_point
+from .reference import METRICS, normalize_point, reference, refined, to_json, transient_for_point, reference_for_point
 from .refined_mf import refined_stationary, refined_transient
 from .service import (PhaseType, ServiceLaw, parse_service, ph_coxian, ph_coxian2, ph_erlang, ph_exponential,
                       ph_hyperexponential)
@@ -31,5 +31,5 @@ __all__ = [
     "lwl_exponential_F", "lwl_fixed_point", "lwl_mean_wait_finite", "necessary_stability", "normalize_point",
     "parse_service", "parse_tail_start", "ph_coxian", "ph_coxian2", "ph_erlang", "ph_exponential",
     "ph_hyperexponential", "reference", "refined", "refined_stationary", "refined_transient", "to_json",
-    "transient", "transient_for_point",
+    "transient", "transient_for_point", "reference_for_point",
 ]

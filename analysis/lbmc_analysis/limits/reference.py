@@ -35,6 +35,7 @@ import functools
 import json
 import math
 import numbers
+from typing import Any, Mapping
 
 import numpy as np
 from scipy import optimize, special
@@ -46,7 +47,7 @@ from .lwl import lwl_fixed_point
 from .ode import OccupancyModel, fixed_point, jacobian, parse_policy
 from .service import ServiceLaw, parse_service
 
-__all__ = ["reference", "refined", "transient_for_point", "to_json", "normalize_point", "METRICS", "QUANTILE_LEVELS"]
+__all__ = ["reference", "reference_for_point", "refined", "transient_for_point", "to_json", "normalize_point", "METRICS", "QUANTILE_LEVELS"]
 
 SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "messages_per_arrival",
            "withdrawals_per_arrival", "throughput")
@@ -907,3 +908,39 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
         res["mean_queue_refined"] = xr_.sum(axis=2)
         res["source"] += f"; refined x(t) + V(t)/n at n = {n} (Gast, Bortolussi & Tribastone 2019)"
     return res
+
+def reference_for_point(params: Mapping[str, Any], K=10):
+    """The reference of one grid point as a flat dict, or ``None`` when no limit is known.
+
+    A thin wrapper of the :func:`reference` above (the one entry point: every
+    policy, service laws, heterogeneous pools), kept for the plots and the existing
+    callers. ``params`` holds the point's parameters as in a results file / :func:`to_frame`
+    row: ``lambda``, ``policy`` (or ``policy_name`` and ``d``), ``beta``, ``mu``,
+    ``buffer``, ``service`` (arrays, or columns ``beta_1, beta_2, ...``), optional ``n``,
+    ``routers``, ``stale``, ``sampling``.
+
+    Returns the metric values under their results-file names (NaN where that metric has no
+    known limit), the extra outputs of the exponential formulas used (e.g. ``a`` of the PULL
+    fixed point, ``workload`` of balanced(1), ``stable`` of random routing), ``reference``
+    (the source of the main metrics), and ``source`` / ``accuracy`` per metric; ``None``
+    when no metric but the counted message rates has a limit (e.g. unstable points).
+    """
+    point = dict(params)
+    point["K"] = max(int(K), 1)
+    try:
+        r = reference(point)
+    except (KeyError, ValueError, TypeError):
+        return None
+    values = r["metrics"]
+    structural = ("messages_per_arrival", "withdrawals_per_arrival", "sojourn_quantiles", "wait_quantiles")
+    if not any(np.any(~np.isnan(v)) for k, v in values.items() if k not in structural):
+        return None
+    out = dict(r["details"].get("meanfield", {}))
+    for k, v in values.items():
+        out[k] = float(v) if np.ndim(v) == 0 else v
+    main = [r["source"][k] for k in ("mean_sojourn", "p_wait", "utilization") if r["source"][k]]
+    out["reference"] = main[0] if main else next((s for s in r["source"].values() if s), "")
+    out["source"] = r["source"]
+    out["accuracy"] = r["accuracy"]
+    out["notes"] = r["notes"]
+    return out
