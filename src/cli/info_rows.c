@@ -171,7 +171,8 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
     if (info->nmetrics == LBMC_INFO_MAX_METRICS)
       return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: more than %d names are not allowed",
                         LBMC_INFO_MAX_METRICS);
-    LBMC_CALL(lbmc_metric_parse("--metrics", tok, info->res->J, info->res->K, LBMC_METRIC_WHOLE,
+    LBMC_CALL(lbmc_metric_parse("--metrics", tok, info->res->J, info->res->K,
+                                LBMC_METRIC_WHOLE | (info->res->pairs ? LBMC_METRIC_PAIRS : 0),
                                 &m->metric, &m->entry));
     info->nmetrics++;
   }
@@ -316,7 +317,8 @@ lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t)
   for (int a = 0; !err && a < A; a++) kinds[a] = lbmc_info_axis_kind(info->grid, a);
   for (long i = 0; !err && i < res->P; i++) {
     if (!info->keep[i]) continue;
-    for (int s = 0; !err && s < (info->nmetrics ? info->nmetrics : LBMC_METRICS); s++) {
+    for (int s = 0; !err && s < (info->nmetrics ? info->nmetrics : lbmc_metric_count(res->pairs));
+         s++) {
       const int m = info->nmetrics ? info->metric[s].metric : s;
       const long e = info->nmetrics ? info->metric[s].entry : -1;
       const long size = (long)lbmc_metric_size(m, res->J, res->K);

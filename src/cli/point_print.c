@@ -77,7 +77,7 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
   const int J = lbmc_model_pools(m);
   char label[96], cell[160];
   fprintf(f, "  %-28s %-44s %12s  %s\n", "metric", "estimate [interval]", "std err", "note");
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  for (int i = 0; i < lbmc_metric_count_in(e->total, J, (int)K); i++) {
     const size_t off = lbmc_metric_offset(i, J, (int)K), len = lbmc_metric_size(i, J, (int)K);
     for (size_t k = 0; k < len; k++) {
       const size_t x = off + k;
@@ -134,7 +134,7 @@ static json_t *lbmc_json_field(const double *x, const unsigned *flags, lbmc_shap
 json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K)
 {
   json_t *est = json_object();
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  for (int i = 0; i < lbmc_metric_count_in(e->total, J, (int)K); i++) {
     const lbmc_metric_info *info = lbmc_metric_get(i);
     const size_t off = lbmc_metric_offset(i, J, (int)K);
     json_t *o = json_object();

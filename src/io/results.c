@@ -80,16 +80,35 @@ long lbmc_results_replicas(const lbmc_results *res)
   return R;
 }
 
-lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
+/* The pair tables of r (r->pairs): one block of P x their sizes, NaN. 0, or -1. */
+static int lbmc_results_pairs(lbmc_results *r)
+{
+  size_t total = 0, at = 0;
+  double *block;
+  for (int t = 0; t < LBMC_PAIR_TABLES; t++)
+    total += (size_t)r->P * lbmc_pair_table_size(t, r->J, r->K + 1) * LBMC_PAIR_PARTS;
+  if (!r->pairs) return 0;
+  if (!(block = malloc(sizeof *block * (total + 1)))) return -1;
+  for (size_t i = 0; i < total; i++) block[i] = NAN;
+  for (int t = 0; t < LBMC_PAIR_TABLES; t++)
+    for (int k = 0; k < LBMC_PAIR_PARTS; k++) {
+      r->pair[t][k] = block + at;
+      at += (size_t)r->P * lbmc_pair_table_size(t, r->J, r->K + 1);
+    }
+  return 0;
+}
+
+lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_results **out)
 {
   lbmc_results *r = calloc(1, sizeof *r);
-  const size_t PT = (size_t)P * lbmc_metric_total(J, K);
+  const size_t PT = (size_t)P * lbmc_metric_run_total(J, K, pairs);
   if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory");
   r->P = P;
   r->J = J;
   r->K = K;
   r->layout = LBMC_LAYOUT_VERSION;
-  r->total = lbmc_metric_total(J, K);
+  r->pairs = pairs;
+  r->total = lbmc_metric_run_total(J, K, pairs);
   snprintf(r->lbmc_version, sizeof r->lbmc_version, "%s", LBMC_VERSION);
   snprintf(r->revision, sizeof r->revision, "%s", lbmc_revision());
   snprintf(r->build_type, sizeof r->build_type, "%s", lbmc_build_type());
@@ -100,7 +119,7 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   r->slots = malloc(sizeof *r->slots * ((size_t)P * (size_t)J + 1));
   r->mu_k = malloc(sizeof *r->mu_k * ((size_t)P * (size_t)J * LBMC_MAX_RATES + 1));
   if (!r->pt || !r->mean || !r->flags || !r->service || !r->slots || !r->mu_k ||
-      lbmc_results_reserve(r, R < 1 ? 1 : R)) {
+      lbmc_results_reserve(r, R < 1 ? 1 : R) || lbmc_results_pairs(r)) {
     lbmc_results_destroy(&r);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points x %ld replicas", P,
                       R);
@@ -140,6 +159,7 @@ void lbmc_results_destroy(lbmc_results **r)
   free((*r)->service);
   free((*r)->slots);
   free((*r)->mu_k);
+  free((*r)->pair[0][0]); /* the one block of the pair tables */
   free(*r);
   *r = NULL;
 }
@@ -192,15 +212,14 @@ static void lbmc_results_put_replica(lbmc_results *res, long p, long r, const lb
   lbmc_point_replica(acc, r, &info);
   if (!info.present) return;
   memcpy(res->values + slot * res->total, info.values, sizeof(double) * res->total);
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  for (int i = 0; i < lbmc_metric_count(res->pairs); i++) {
     const size_t off = lbmc_metric_offset(i, res->J, res->K),
                  len = lbmc_metric_size(i, res->J, res->K);
     for (size_t e = 0; e < len; e++) {
       double y, x;
-      w[off + e] = lbmc_metric_terms(i, e, info.sums, res->J, res->K, res->pt[p].pool_servers,
-                                     res->pt[p].n, &y, &x) == LBMC_TERM_QUANTILE
-                       ? NAN
-                       : x;
+      const lbmc_term_kind kind = lbmc_metric_terms(i, e, info.sums, res->J, res->K,
+                                                    res->pt[p].pool_servers, res->pt[p].n, &y, &x);
+      w[off + e] = kind == LBMC_TERM_QUANTILE || kind == LBMC_TERM_PAIR ? NAN : x;
     }
   }
   res->rep_warmup[slot] = warmup;
@@ -240,6 +259,14 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   memcpy(res->upper_bound + at, e->upper_bound, sizeof(double) * t);
   for (size_t k = 0; k < t; k++) res->flags[at + k] = e->flags[k];
   for (long r = 0; r < v->replicas; r++) lbmc_results_put_replica(res, p, r, acc, v->warmup_used);
+  if (res->pairs && lbmc_point_pairs(acc)) {
+    const lbmc_pair_estimates *pe = lbmc_point_pairs(acc);
+    for (int k = 0; k < LBMC_PAIR_TABLES; k++) {
+      const size_t size = lbmc_pair_table_size(k, res->J, res->K + 1);
+      for (int part = 0; part < LBMC_PAIR_PARTS; part++)
+        memcpy(res->pair[k][part] + (size_t)p * size, pe->v[k][part], sizeof(double) * size);
+    }
+  }
   return LBMC_SUCCESS;
 }
 
@@ -265,6 +292,12 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
   memcpy(dst->slots + (size_t)to * J, src->slots + (size_t)from * J, sizeof(int) * J);
   memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
          sizeof(double) * J * LBMC_MAX_RATES);
+  for (int k = 0; dst->pairs && src->pairs && k < LBMC_PAIR_TABLES; k++) {
+    const size_t size = lbmc_pair_table_size(k, src->J, src->K + 1);
+    for (int part = 0; part < LBMC_PAIR_PARTS; part++)
+      memcpy(dst->pair[k][part] + (size_t)to * size, src->pair[k][part] + (size_t)from * size,
+             sizeof(double) * size);
+  }
   return LBMC_SUCCESS;
 }
 
@@ -272,7 +305,7 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
 {
   lbmc_results *r;
   long k = 0;
-  LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
+  LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, res->pairs, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
   if (lbmc_grid_copy(res->grid, &r->grid)) {
     lbmc_results_destroy(&r);

@@ -65,6 +65,8 @@ typedef struct lbmc_results_ {
   long seed, mpi_ranks;
   double wall_seconds, confidence;
   int J, K, complete;  /* complete: every point of the job (or shard) is in */
+  int pairs;           /* 1: the run recorded the pair statistics (run.pairs): the pair
+                          metrics and the tables of /pairs */
   int layout;          /* layout version of a file read (LBMC_LAYOUT_VERSION when written) */
   size_t total;        /* entries of the metric vector */
   long P, Rmax;        /* points held; replica slots per point (grown by lbmc_results_reserve) */
@@ -79,6 +81,8 @@ typedef struct lbmc_results_ {
   /* P x total each, in one block of LBMC_ESTIMATE_ARRAYS arrays (lbmc/point.h) */
   double *mean, *half_width, *std_err, *lower, *upper, *upper_bound;
   int64_t *flags; /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
+  /* With pairs: P x lbmc_pair_table_size(t, J, K + 1) each (lbmc/point.h), one block */
+  double *pair[LBMC_PAIR_TABLES][LBMC_PAIR_PARTS];
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
   char *service; /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */
@@ -168,9 +172,10 @@ void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
 int lbmc_grid_write(hid_t file, const lbmc_grid *g);
 int lbmc_grid_read(hid_t file, lbmc_grid **g);
 
-/** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point;
- *  values NaN. Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **res);
+/** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point,
+ *  with the pair statistics (pairs = 1, run.pairs) or without; values NaN.
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_results **res);
 void lbmc_results_destroy(lbmc_results **res);
 /** At least R replica slots per point (slots double as needed; the values move).
  *  Errors: LBMC_ERR_MEMORY. */

@@ -21,6 +21,19 @@ lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, con
   return LBMC_SUCCESS;
 }
 
+lbmc_err lbmc_run_check_pairs(const lbmc_model *m, const lbmc_run_options *o, const char *where)
+{
+  const double J = lbmc_model_pools(m), C = (double)o->tail_k + 1;
+  const double width = J * C * (C + 1) / 2 + J * (J - 1) / 2 * C * C;
+  char key[512];
+  if (!o->pairs || width <= LBMC_PAIRS_MAX_WIDTH) return LBMC_SUCCESS;
+  return LBMC_ERROR(LBMC_ERR_LIMIT,
+                    "%s: the pair statistics of %g pool%s at tail_k %ld take %.0f doubles per "
+                    "tick; allowed: at most %d: lower tail_k (the levels of the joint law)",
+                    lbmc_run_option_key(key, sizeof key, where, "pairs"), J, J > 1 ? "s" : "",
+                    o->tail_k, width, LBMC_PAIRS_MAX_WIDTH);
+}
+
 const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char *why, size_t len)
 {
   const lbmc_engine_kind kind = (lbmc_engine_kind)o->engine;
