@@ -66,12 +66,12 @@ typedef enum {
  * their queue lengths Q1, Q2 lumped at K (levels 0..K-1 and ">= K"). */
 #define LBMC_PAIR_METRIC_LIST(X)                                                                   \
   X(PAIR_TV, "pair_tv", LBMC_SHAPE_POOL, "1",                                                      \
-    "total-variation distance between the joint law of two distinct servers' queue lengths "      \
+    "total-variation distance between the joint law of two distinct servers' queue lengths "       \
     "(lumped at tail_k) and the product of its marginals, within the pool (bias-corrected: "       \
     "signs from one half of the units, differences from the other)")                               \
   X(PAIR_TV_SCALED, "pair_tv_scaled", LBMC_SHAPE_POOL, "1", "n x pair_tv")                         \
   X(PAIR_CORR, "pair_corr", LBMC_SHAPE_POOL_K, "1",                                                \
-    "P(Q1 >= k, Q2 >= k) - P(Q1 >= k) P(Q2 >= k) for two distinct servers of the pool")           \
+    "P(Q1 >= k, Q2 >= k) - P(Q1 >= k) P(Q2 >= k) for two distinct servers of the pool")            \
   X(PAIR_CORR_SCALED, "pair_corr_scaled", LBMC_SHAPE_POOL_K, "1", "n x pair_corr")
 
 typedef enum {
@@ -154,8 +154,8 @@ typedef enum {
 
 /** Entry e of metric i as the ratio y / x of a union of ticks whose records sum to
  *  sums[] (src/core/ticks.h layout; pool_servers[J] = N_j, n = total servers): the one
- *  definition of every metric. Returns the entry's kind; quantiles and pair statistics give y = x = 0.
- *  (Internal use by the replica driver and the point reduction.) */
+ *  definition of every metric. Returns the entry's kind; quantiles and pair statistics give y = x =
+ * 0. (Internal use by the replica driver and the point reduction.) */
 lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *sums, int J, int K,
                                  const long *pool_servers, long n, double *y, double *x);
 

@@ -124,10 +124,10 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
   memset(opts, 0, sizeof opts);
   for (int id = 0; id < LBMC_INPUTS; id++)
     if (lbmc_inputs[id].flag)
-      opts[n++] = (struct option){
-          lbmc_inputs[id].flag,
-          lbmc_input_takes_value(&lbmc_inputs[id]) ? required_argument : no_argument, NULL,
-          256 + id};
+      opts[n++] = (struct option){lbmc_inputs[id].flag,
+                                  lbmc_input_takes_value(&lbmc_inputs[id]) ? required_argument
+                                                                           : no_argument,
+                                  NULL, 256 + id};
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {

@@ -106,7 +106,7 @@ lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K,
     return LBMC_TERM_TRIALS;
   case LBMC_M_SOJOURN_QUANTILES:
   case LBMC_M_WAIT_QUANTILES:
-    return LBMC_TERM_QUANTILE; /* from histograms or class counts, not from sums */
+    return LBMC_TERM_QUANTILE;    /* from histograms or class counts, not from sums */
   default: return LBMC_TERM_PAIR; /* from the units together: src/sim/point_pairs.c */
   }
 }

@@ -199,9 +199,9 @@ typedef struct {
   X(TAIL_K, .key = "run.tail_k", .flag = "tail-k", .arg = "K", .type = LBMC_IT_RUN_INT,            \
     .opt = offsetof(lbmc_run_options, tail_k), .help = "tail levels k = 1..K",                     \
     .what = "an integer >= 1")                                                                     \
-  X(PAIRS, .key = "run.pairs", .flag = "pairs", .type = LBMC_IT_RUN_SWITCH,                       \
+  X(PAIRS, .key = "run.pairs", .flag = "pairs", .type = LBMC_IT_RUN_SWITCH,                        \
     .opt = offsetof(lbmc_run_options, pairs), .def = "off",                                        \
-    .help = "pair statistics: the joint law of two servers' queue\n"                              \
+    .help = "pair statistics: the joint law of two servers' queue\n"                               \
             "lengths (HDF5 /pairs), pair_tv and pair_corr (docs/model.md)",                        \
     .what = "true or false (pair statistics)")                                                     \
   X(MAX_CUSTOMERS, .key = "run.max_customers", .flag = "max-customers", .arg = "M",                \

@@ -256,7 +256,7 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
              lbmc_h5_dims(f, "replicas/warmup", pr) != 2) {
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
   } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K,
-                                         lbmc_h5_exists(f, "pairs"), &res)) == LBMC_SUCCESS) {
+                                        lbmc_h5_exists(f, "pairs"), &res)) == LBMC_SUCCESS) {
     res->layout = (int)layout;
     if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
         lbmc_grid_read(f, &res->grid)) {

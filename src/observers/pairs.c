@@ -60,8 +60,8 @@ static lbmc_err lbmc_pairs_create(const lbmc_model *m, int K, void **ws)
   }
   if (!w || !w->x || !w->rows) {
     lbmc_pairs_destroy(ws);
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "pair statistics: out of memory for %zu pools and %zu levels",
-                      J, C);
+    return LBMC_ERROR(LBMC_ERR_MEMORY,
+                      "pair statistics: out of memory for %zu pools and %zu levels", J, C);
   }
   return LBMC_SUCCESS;
 }
@@ -73,8 +73,8 @@ static void lbmc_pairs_reset(void *ws, const lbmc_view *v)
   w->t0 = v->time(v->ws);
   for (int j = 0; j < w->J; j++) {
     double *x = w->x + (size_t)j * (size_t)w->C;
-    for (int a = 0; a < K; a++) x[a] = (double)(v->tail(v->ws, j, (uint32_t)a) -
-                                                v->tail(v->ws, j, (uint32_t)a + 1));
+    for (int a = 0; a < K; a++)
+      x[a] = (double)(v->tail(v->ws, j, (uint32_t)a) - v->tail(v->ws, j, (uint32_t)a + 1));
     x[K] = (double)v->tail(v->ws, j, (uint32_t)K);
   }
   memset(w->rows, 0, sizeof *w->rows * (size_t)w->J * (size_t)w->J * (size_t)w->C * (size_t)w->C);

@@ -43,7 +43,10 @@ const char *lbmc_pair_table_description(int t)
   return t >= 0 && t < LBMC_PAIR_TABLES ? lbmc_pair_tables[t].description : NULL;
 }
 
-int lbmc_pair_table_across(int t) { return t >= 0 && t < LBMC_PAIR_TABLES && lbmc_pair_tables[t].across; }
+int lbmc_pair_table_across(int t)
+{
+  return t >= 0 && t < LBMC_PAIR_TABLES && lbmc_pair_tables[t].across;
+}
 
 size_t lbmc_pair_table_size(int t, int J, int C)
 {
@@ -56,7 +59,8 @@ lbmc_err lbmc_point_pairs_create(lbmc_point *p)
   size_t total = 0, at = 0;
   double *block;
   for (int t = 0; t < LBMC_PAIR_TABLES; t++) total += lbmc_pair_table_size(t, p->J, C);
-  p->pair_at = lbmc_tick_width(p->J, p->K) + lbmc_observers_offset(p->m, &p->o, &lbmc_observer_pairs);
+  p->pair_at =
+      lbmc_tick_width(p->J, p->K) + lbmc_observers_offset(p->m, &p->o, &lbmc_observer_pairs);
   p->pe = calloc(1, sizeof *p->pe);
   block = malloc(sizeof *block * total * LBMC_PAIR_PARTS);
   if (!p->pe || !block) {
@@ -163,7 +167,7 @@ static void lbmc_point_pairs_put(lbmc_point *p, int i, int scaled, size_t e, lbm
 /* The fits of d over all units, and over the halves A and B, in the work space at w. */
 typedef struct {
   lbmc_pair_fit all, half[2];
-  double *W, *work; /* C x C weights; U doubles */
+  double *W, *work; /* C x C weights; 2 U doubles */
 } lbmc_pair_fits;
 
 static double *lbmc_point_pairs_fits(const lbmc_pair_data *d, double *w, lbmc_pair_fits *f)
@@ -179,7 +183,7 @@ static double *lbmc_point_pairs_fits(const lbmc_pair_data *d, double *w, lbmc_pa
   }
   f->W = w;
   f->work = w + CC;
-  return w + CC + d->U;
+  return w + CC + 2 * d->U;
 }
 
 /* The metrics and tables of pool j. */
@@ -238,7 +242,7 @@ lbmc_err lbmc_point_pairs_reduce(lbmc_point *p, const lbmc_units *u, int batches
   lbmc_pair_data d;
   lbmc_pair_fits f;
   /* merged rows (batches), L, Y, F, H, three fits, weights and U doubles */
-  need = (batches ? U * W + 2 * U : 0) + U * (1 + CC + 2 * C) + 3 * (2 * CC + 2 * C) + CC + U;
+  need = (batches ? U * W + 2 * U : 0) + U * (1 + CC + 2 * C) + 3 * (2 * CC + 2 * C) + CC + 2 * U;
   LBMC_CALL(lbmc_point_pairs_work(p, need));
   w = p->pwork;
   if (batches) {
@@ -254,7 +258,8 @@ lbmc_err lbmc_point_pairs_reduce(lbmc_point *p, const lbmc_units *u, int batches
     for (size_t k = 0; k < U; k++)
       for (size_t a = 0; a < C; a++)
         for (size_t b = 0; b < C; b++)
-          Y[k * CC + a * C + b] = rows[k * W + p->pair_at + lbmc_pairs_within(K, j, (int)a, (int)b)];
+          Y[k * CC + a * C + b] =
+              rows[k * W + p->pair_at + lbmc_pairs_within(K, j, (int)a, (int)b)];
     d.H = F;
     d.N1 = d.N2 = (double)p->N[j];
     d.pairs = (double)p->N[j] * (double)(p->N[j] - 1);

@@ -21,7 +21,8 @@ void lbmc_pair_fit_units(const lbmc_pair_data *d, lbmc_pair_fit *f)
     for (size_t e = 0; e < CC; e++) f->P[e] += d->Y[u * CC + e];
     for (size_t a = 0; a < C; a++) f->p[a] += d->F[u * C + a], f->q[a] += d->H[u * C + a];
   }
-  for (size_t e = 0; e < CC; e++) f->P[e] = Lsum > 0 && d->pairs > 0 ? f->P[e] / (d->pairs * Lsum) : NAN;
+  for (size_t e = 0; e < CC; e++)
+    f->P[e] = Lsum > 0 && d->pairs > 0 ? f->P[e] / (d->pairs * Lsum) : NAN;
   for (size_t a = 0; a < C; a++) {
     f->p[a] = Lsum > 0 ? f->p[a] / (d->N1 * Lsum) : NAN;
     f->q[a] = Lsum > 0 ? f->q[a] / (d->N2 * Lsum) : NAN;
@@ -112,8 +113,11 @@ void lbmc_pair_joint(const lbmc_pair_data *d, const lbmc_pair_fit *f, size_t a, 
                      double level, double *work, lbmc_interval *out)
 {
   const size_t C = d->C, m = f->to - f->from;
-  for (size_t u = 0; u < m; u++) work[u] = d->pairs * d->L[f->from + u];
-  lbmc_proportion_interval(d->Y + f->from * C * C + a * C + b, work, m, C * C, level, 0, out);
+  for (size_t u = 0; u < m; u++) {
+    work[2 * u] = d->Y[(f->from + u) * C * C + a * C + b];
+    work[2 * u + 1] = d->pairs * d->L[f->from + u];
+  }
+  lbmc_proportion_interval(work, work + 1, m, 2, level, 0, out);
 }
 
 void lbmc_pair_tv(const lbmc_pair_data *d, const lbmc_pair_fit *fa, const lbmc_pair_fit *fb,

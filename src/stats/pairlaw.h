@@ -42,7 +42,7 @@ typedef struct {
 /** The pooled estimates over units [from, to): arrays owned by the caller. */
 typedef struct {
   size_t from, to;
-  double Lsum, Lbar;    /* sum of L_u, and its mean over the units */
+  double Lsum, Lbar;     /* sum of L_u, and its mean over the units */
   double *P, *p, *q, *D; /* C x C, C, C, C x C: the joint law, the marginals, D^ */
 } lbmc_pair_fit;
 
@@ -65,7 +65,7 @@ void lbmc_pair_entry(const lbmc_pair_data *d, const lbmc_pair_fit *f, size_t a, 
                      double level, lbmc_interval *out);
 
 /** The joint law P(a, b) over the units of f with the Korn-Graubard interval of a time
- *  fraction (lbmc_proportion_interval); work: U doubles. */
+ *  fraction (lbmc_proportion_interval); work: 2 U doubles. */
 void lbmc_pair_joint(const lbmc_pair_data *d, const lbmc_pair_fit *f, size_t a, size_t b,
                      double level, double *work, lbmc_interval *out);
 
