@@ -219,20 +219,14 @@ static void bench_usage(void)
 static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t nslen,
                       bench_case *cases, int *ncases, int *precision)
 {
-  static const struct option opts[] = {{"events", required_argument, 0, 'e'},
-                                       {"lambda", required_argument, 0, 'l'},
-                                       {"pools", required_argument, 0, 'p'},
-                                       {"n", required_argument, 0, 'n'},
-                                       {"policies", required_argument, 0, 'P'},
-                                       {"service", required_argument, 0, 'S'},
-                                       {"engine", required_argument, 0, 'E'},
-                                       {"init", required_argument, 0, 'I'},
-                                       {"warmup", required_argument, 0, 'w'},
-                                       {"servers-max", required_argument, 0, 's'},
-                                       {"precision", no_argument, 0, 'r'},
-                                       {"pairs", no_argument, 0, 'q'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"events", required_argument, 0, 'e'},   {"lambda", required_argument, 0, 'l'},
+      {"pools", required_argument, 0, 'p'},    {"n", required_argument, 0, 'n'},
+      {"policies", required_argument, 0, 'P'}, {"service", required_argument, 0, 'S'},
+      {"engine", required_argument, 0, 'E'},   {"init", required_argument, 0, 'I'},
+      {"warmup", required_argument, 0, 'w'},   {"servers-max", required_argument, 0, 's'},
+      {"precision", no_argument, 0, 'r'},      {"pairs", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   static char policies[512];
   int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -292,8 +286,8 @@ int main(int argc, char **argv)
   }
   printf("%-10s %3s %14s", "policy", "R", "n");
   for (int e = 0; e < bo.engines; e++)
-    printf(" %10s ev/s %8s MiB",
-           bo.engine[e] < 0 ? "+pairs" : lbmc_engine_kind_name(bo.engine[e]), "");
+    printf(" %10s ev/s %8s MiB", bo.engine[e] < 0 ? "+pairs" : lbmc_engine_kind_name(bo.engine[e]),
+           "");
   printf("%s\n", bo.engines > 1 ? "    ratio" : "");
   for (int i = 0; i < ncases; i++) {
     char nbuf[512];

@@ -387,7 +387,7 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
   LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
   LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
-  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON]);
+  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON], a.given[LBMC_IN_LIMIT]);
 done:
   lbmc_model_destroy(&m);
   lbmc_job_destroy(&job);

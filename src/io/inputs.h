@@ -244,6 +244,10 @@ typedef struct {
     .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
+  X(LIMIT, .flag = "limit", .type = LBMC_IT_FLAG,                                                  \
+    .help = "the n -> inf limit of each estimate where one is known, from\n"                       \
+            "the Python package (lbmc_analysis.limits, docs/limits.md):\n"                         \
+            "a column, or \"limit\" in each estimate of --json")                                   \
   X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")
 
 typedef enum {
