@@ -67,6 +67,10 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
  *  infinite) and "limit_source" (text, or null), from lbmc_limit_values. */
 json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const double *limit,
                                 const char *const *sources);
+/** The pair statistics' tables as JSON (lbmc/point.h): per table ("joint", ...), its
+ *  parts ("mean", "lower", "upper", "std_err") as nested lists [j][a][b] (within a
+ *  pool) or [i][j][a][b] (across pools), null where a value does not exist. */
+json_t *lbmc_cli_json_pairs(const lbmc_pair_estimates *pe);
 /** The verdict's evidence as JSON. */
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 

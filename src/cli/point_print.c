@@ -176,6 +176,47 @@ json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const do
   return est;
 }
 
+/* n C x C blocks of x as nested lists, [block][a][b]. */
+static json_t *lbmc_json_blocks(const double *x, size_t n, int C)
+{
+  json_t *out = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *block = json_array();
+    for (int a = 0; a < C; a++) {
+      json_t *row = json_array();
+      for (int b = 0; b < C; b++)
+        json_array_append_new(
+            row, lbmc_json_num(x[(i * (size_t)C + (size_t)a) * (size_t)C + (size_t)b]));
+      json_array_append_new(block, row);
+    }
+    json_array_append_new(out, block);
+  }
+  return out;
+}
+
+json_t *lbmc_cli_json_pairs(const lbmc_pair_estimates *pe)
+{
+  json_t *out = json_object();
+  for (int t = 0; t < LBMC_PAIR_TABLES; t++) {
+    json_t *table = json_object();
+    for (int k = 0; k < LBMC_PAIR_PARTS; k++) {
+      json_t *v;
+      if (!lbmc_pair_table_across(t)) {
+        v = lbmc_json_blocks(pe->v[t][k], (size_t)pe->J, pe->C);
+      } else { /* [i][j][a][b]: J rows of J blocks */
+        v = json_array();
+        for (int i = 0; i < pe->J; i++)
+          json_array_append_new(v, lbmc_json_blocks(pe->v[t][k] + (size_t)i * (size_t)pe->J *
+                                                                      (size_t)pe->C * (size_t)pe->C,
+                                                    (size_t)pe->J, pe->C));
+      }
+      json_object_set_new(table, lbmc_pair_part_name(k), v);
+    }
+    json_object_set_new(out, lbmc_pair_table_name(t), table);
+  }
+  return out;
+}
+
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)
 {
   json_t *o = json_object(), *ev = json_array();

@@ -168,6 +168,8 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
                                      : json_null());
     json_object_set_new(root, "limit", lim);
   }
+  if (lbmc_point_pairs(s->acc))
+    json_object_set_new(root, "pairs", lbmc_cli_json_pairs(lbmc_point_pairs(s->acc)));
   json_object_set_new(root, "replicas", json_integer(v->replicas));
   json_object_set_new(root, "events", json_integer(s->events));
   json_object_set_new(root, "cpu_seconds", json_real(s->cpu));

@@ -61,6 +61,10 @@ check(np.allclose(np.array(est["pair_tv_scaled"]["mean"], float), 12 * np.array(
       "pair_tv_scaled = n x pair_tv")
 check(all(est[m]["mean"] == plain[m]["mean"] for m in plain),
       "--pairs changes no other estimate (an observer draws no random numbers)")
+pj = json.loads(r.stdout)["pairs"]
+check(np.shape(pj["joint"]["mean"]) == (2, 4, 4) and np.shape(pj["across_deviation"]["upper"]) == (2, 2, 4, 4)
+      and abs(np.sum(np.array(pj["joint"]["mean"], float)[0]) - 1) < 1e-9,
+      "lbmc sim --pairs --json: the tables under \"pairs\" (joint law summing to 1)")
 text = run([LBMC, "sim", *SIM, "--pairs"]).stdout
 check("pair_corr_scaled[2][3]" in text and "pair_tv[1]" in text, "lbmc sim --pairs: the table names the entries")
 r = run([LBMC, "sim", *SIM, "--tail-k", "400", "--pairs"])
