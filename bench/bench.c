@@ -5,12 +5,14 @@
  * records, histograms or the occupancy engine's class mixture) with about `events`
  * events in the measured period, after a warm-up, and reports simulated events per CPU
  * second of the measured period and its peak resident memory (getrusage). With two
- * engines (--engine occupancy,servers) the last column is the ratio of their speeds.
+ * engines (--engine occupancy,servers) the last column is the ratio of their speeds;
+ * with --pairs, one engine is run without and with the pair statistics (run.pairs) and the
+ * last column is the ratio of the speeds without to with them.
  *
  * Run by hand: build/bench/lbmc-bench [--events E] [--lambda L] [--pools LIST]
  *                [--n N1,N2,...] [--policies P1;P2;...] [--service SPEC]
  *                [--engine E1[,E2]] [--init empty|meanfield] [--warmup T]
- *                [--servers-max N] [--precision]
+ *                [--servers-max N] [--precision] [--pairs]
  * --engine: auto or an engine of the registry (default servers; --service selects
  *   general service, hence the general engine). n may be written 1e9; the per-server
  *   engines are run only up to --servers-max (default 10^7).
@@ -52,6 +54,7 @@ typedef struct {
   int engine[BENCH_ENGINES], engines; /* lbmc_engine_kind */
   int init;                           /* lbmc_init_kind */
   long long servers_max;
+  int pairs; /* 1: each engine column has pairs off, then on (one engine) */
 } bench_opts;
 
 static lbmc_model *bench_model(const bench_case *c, long long n, const bench_opts *bo)
@@ -78,6 +81,8 @@ static lbmc_model *bench_model(const bench_case *c, long long n, const bench_opt
 static void bench_options(const bench_opts *bo, int engine, long long n, lbmc_run_options *o)
 {
   lbmc_run_options_default(o);
+  o->pairs = engine < 0; /* bench_column: the first engine with the pair statistics */
+  if (engine < 0) engine = bo->engine[0];
   o->time = bo->events / (2.0 * bo->lambda * (double)n); /* events ~ 2 lambda n T */
   if (bo->warmup >= 0)
     o->warmup = bo->warmup;
@@ -205,7 +210,8 @@ static void bench_usage(void)
   printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..]\n"
          "  [--policies 'random;jsq(2);pull/3'] (pull/3 = pull with 3 routers) [--service SPEC]\n"
          "  [--engine E1[,E2]] (%s) [--init empty|meanfield]\n"
-         "  [--warmup T] [--servers-max N] [--precision]\n",
+         "  [--warmup T] [--servers-max N] [--precision] [--pairs] (one engine without and\n"
+         "  with the pair statistics)\n",
          lbmc_engine_names(engines, sizeof engines, 1, ", ", ", "));
 }
 
@@ -213,19 +219,14 @@ static void bench_usage(void)
 static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t nslen,
                       bench_case *cases, int *ncases, int *precision)
 {
-  static const struct option opts[] = {{"events", required_argument, 0, 'e'},
-                                       {"lambda", required_argument, 0, 'l'},
-                                       {"pools", required_argument, 0, 'p'},
-                                       {"n", required_argument, 0, 'n'},
-                                       {"policies", required_argument, 0, 'P'},
-                                       {"service", required_argument, 0, 'S'},
-                                       {"engine", required_argument, 0, 'E'},
-                                       {"init", required_argument, 0, 'I'},
-                                       {"warmup", required_argument, 0, 'w'},
-                                       {"servers-max", required_argument, 0, 's'},
-                                       {"precision", no_argument, 0, 'r'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"events", required_argument, 0, 'e'},   {"lambda", required_argument, 0, 'l'},
+      {"pools", required_argument, 0, 'p'},    {"n", required_argument, 0, 'n'},
+      {"policies", required_argument, 0, 'P'}, {"service", required_argument, 0, 'S'},
+      {"engine", required_argument, 0, 'E'},   {"init", required_argument, 0, 'I'},
+      {"warmup", required_argument, 0, 'w'},   {"servers-max", required_argument, 0, 's'},
+      {"precision", no_argument, 0, 'r'},      {"pairs", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   static char policies[512];
   int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -243,6 +244,7 @@ static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t ns
     case 'w': bo->warmup = atof(optarg); break;
     case 's': bo->servers_max = (long long)atof(optarg); break;
     case 'r': *precision = 1; break;
+    case 'q': bo->pairs = 1; break;
     default: bench_usage(); return c == 'h' ? 0 : 2;
     }
   }
@@ -261,12 +263,16 @@ static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t ns
 
 int main(int argc, char **argv)
 {
-  bench_opts bo = {0.9, 2e7, -1, "1:1:inf", NULL, {LBMC_ENGINE_SERVERS}, 1, 0, 10000000};
+  bench_opts bo = {0.9, 2e7, -1, "1:1:inf", NULL, {LBMC_ENGINE_SERVERS}, 1, 0, 10000000, 0};
   char ns[512] = "1000,10000,100000,1000000";
   bench_case cases[16] = {{"random", 1}, {"jsq(2)", 1}, {"pull", 1}, {"pull", 3}};
   int ncases = 4, precision = 0, code;
   if ((code = bench_args(argc, argv, &bo, ns, sizeof ns, cases, &ncases, &precision)) >= 0)
     return code;
+  if (bo.pairs) { /* the engine, then the same engine with the pair statistics (kind -1) */
+    bo.engines = 2;
+    bo.engine[1] = -1;
+  }
   printf("lbmc-bench: lambda = %g, pools %s, ~%.3g events per run, K = 10, all metrics, %s "
          "service, init %s\n",
          bo.lambda, bo.pools, bo.events, bo.service ? bo.service : "exponential",
@@ -280,7 +286,8 @@ int main(int argc, char **argv)
   }
   printf("%-10s %3s %14s", "policy", "R", "n");
   for (int e = 0; e < bo.engines; e++)
-    printf(" %10s ev/s %8s MiB", lbmc_engine_kind_name(bo.engine[e]), "");
+    printf(" %10s ev/s %8s MiB", bo.engine[e] < 0 ? "+pairs" : lbmc_engine_kind_name(bo.engine[e]),
+           "");
   printf("%s\n", bo.engines > 1 ? "    ratio" : "");
   for (int i = 0; i < ncases; i++) {
     char nbuf[512];
@@ -290,7 +297,8 @@ int main(int argc, char **argv)
       double out[BENCH_ENGINES][3];
       printf("%-10s %3ld %14lld", cases[i].policy, cases[i].routers, n);
       for (int e = 0; e < bo.engines; e++) {
-        int per_server = bo.engine[e] == LBMC_ENGINE_SERVERS || bo.engine[e] == LBMC_ENGINE_GENERAL;
+        const int kind = bo.engine[e] < 0 ? bo.engine[0] : bo.engine[e];
+        int per_server = kind == LBMC_ENGINE_SERVERS || kind == LBMC_ENGINE_GENERAL;
         out[e][0] = out[e][1] = NAN;
         if (!per_server || n <= bo.servers_max)
           bench_child(&cases[i], n, &bo, bo.engine[e], out[e]);

@@ -57,7 +57,22 @@ typedef enum {
   X(SOJOURN_QUANTILES, "sojourn_quantiles", LBMC_SHAPE_QUANTILE, "time",                           \
     "quantiles of the sojourn time of admitted customers, at the levels of attribute levels")      \
   X(WAIT_QUANTILES, "wait_quantiles", LBMC_SHAPE_QUANTILE, "time",                                 \
-    "quantiles of the waiting time of admitted customers, at the levels of attribute levels")
+    "quantiles of the waiting time of admitted customers, at the levels of attribute levels")      \
+  LBMC_PAIR_METRIC_LIST(X)
+
+/* The pair statistics (docs/model.md, "Pair statistics"): recorded only by runs with
+ * run.pairs (--pairs), and then last in the flat vector, so that the offsets of the
+ * other metrics do not depend on them. Two distinct servers of pool j chosen uniformly,
+ * their queue lengths Q1, Q2 lumped at K (levels 0..K-1 and ">= K"). */
+#define LBMC_PAIR_METRIC_LIST(X)                                                                   \
+  X(PAIR_TV, "pair_tv", LBMC_SHAPE_POOL, "1",                                                      \
+    "total-variation distance between the joint law of two distinct servers' queue lengths "       \
+    "(lumped at tail_k) and the product of its marginals, within the pool (bias-corrected: "       \
+    "signs from one half of the units, differences from the other)")                               \
+  X(PAIR_TV_SCALED, "pair_tv_scaled", LBMC_SHAPE_POOL, "1", "n x pair_tv")                         \
+  X(PAIR_CORR, "pair_corr", LBMC_SHAPE_POOL_K, "1",                                                \
+    "P(Q1 >= k, Q2 >= k) - P(Q1 >= k) P(Q2 >= k) for two distinct servers of the pool")            \
+  X(PAIR_CORR_SCALED, "pair_corr_scaled", LBMC_SHAPE_POOL_K, "1", "n x pair_corr")
 
 typedef enum {
 #define LBMC_X_METRIC_ENUM(id, name, shape, units, desc) LBMC_M_##id,
@@ -65,6 +80,10 @@ typedef enum {
 #undef LBMC_X_METRIC_ENUM
       LBMC_METRICS
 } lbmc_metric_id;
+
+/** The first of the pair statistics (LBMC_PAIR_METRIC_LIST, the last rows): a run
+ *  without run.pairs records the metrics before it only. */
+#define LBMC_M_PAIRS_FIRST LBMC_M_PAIR_TV
 
 typedef struct {
   const char *name;
@@ -76,6 +95,9 @@ typedef struct {
 /** Flag of lbmc_metric_parse: a metric of several entries may be named without an index
  *  ("utilization", "tail"), meaning all of its entries (*entry = -1). */
 #define LBMC_METRIC_WHOLE 1
+/** Flag of lbmc_metric_parse: the pair statistics may be named (the run records them);
+ *  without it they are an error that says how to record them. */
+#define LBMC_METRIC_PAIRS 2
 
 /** Read a metric name as lbmc writes it everywhere (docs/model.md, "Metric names"):
  *  "p_wait" (a scalar), "utilization[2]" (pool 2 of J, 1-based), "tail[2][3]" (pool 2,
@@ -83,9 +105,11 @@ typedef struct {
  *  LBMC_QUANTILE_LEVELS, as printed by "%g"). On success *metric is the index in
  *  LBMC_METRIC_LIST and *entry the entry within the metric's lbmc_metric_size(J, K)
  *  values (pool-major for tail: (j-1) K + (k-1)), or -1 for a whole metric (only with
- *  LBMC_METRIC_WHOLE in flags; a scalar is always entry 0). `where` prefixes messages.
+ *  LBMC_METRIC_WHOLE in flags; a scalar is always entry 0). The pair statistics only
+ *  with LBMC_METRIC_PAIRS in flags. `where` prefixes messages.
  *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not a metric; allowed: ..." (with a
- *  "did you mean" hint), or "... is not allowed; <what the metric's entries are>".
+ *  "did you mean" hint), "... is not allowed; <what the metric's entries are>", or
+ *  "... is recorded only by runs with pair statistics ...".
  *  Not collective. */
 lbmc_err lbmc_metric_parse(const char *where, const char *text, int J, int K, int flags,
                            int *metric, long *entry);
@@ -105,8 +129,16 @@ int lbmc_metric_find(const char *name);
 size_t lbmc_metric_size(int i, int J, int K);
 /** Offset of metric i in the flat vector. */
 size_t lbmc_metric_offset(int i, int J, int K);
-/** Length of the flat vector. */
+/** Length of the flat vector of a run without the pair statistics. */
 size_t lbmc_metric_total(int J, int K);
+/** Metrics a run records: LBMC_M_PAIRS_FIRST, or LBMC_METRICS with pairs (run.pairs). */
+int lbmc_metric_count(int pairs);
+/** Length of the flat vector of a run that records the pair statistics (pairs = 1) or
+ *  not: the entries of its lbmc_metric_count(pairs) metrics. */
+size_t lbmc_metric_run_total(int J, int K, int pairs);
+/** The metrics held by a flat vector of `total` entries (J pools, K levels): the
+ *  lbmc_metric_count of the run that wrote it. */
+int lbmc_metric_count_in(size_t total, int J, int K);
 
 /** How an entry of a metric is estimated from raw sums (docs/model.md, "Estimation"). */
 typedef enum {
@@ -115,21 +147,24 @@ typedef enum {
                                   admitted customers): an interval inside [0, 1], and a
                                   one-sided bound when no event was seen */
   LBMC_TERM_TIME_FRACTION = 2, /* a fraction of time (utilization, tail): inside [0, 1] */
-  LBMC_TERM_QUANTILE = 3       /* a quantile: from histograms or class counts, not sums */
+  LBMC_TERM_QUANTILE = 3,      /* a quantile: from histograms or class counts, not sums */
+  LBMC_TERM_PAIR = 4           /* a pair statistic: from the units together (products of
+                                  their marginals), not a ratio of sums: src/sim/point_pairs.c */
 } lbmc_term_kind;
 
 /** Entry e of metric i as the ratio y / x of a union of ticks whose records sum to
  *  sums[] (src/core/ticks.h layout; pool_servers[J] = N_j, n = total servers): the one
- *  definition of every metric. Returns the entry's kind; quantiles give y = x = 0.
- *  (Internal use by the replica driver and the point reduction.) */
+ *  definition of every metric. Returns the entry's kind; quantiles and pair statistics give y = x =
+ * 0. (Internal use by the replica driver and the point reduction.) */
 lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *sums, int J, int K,
                                  const long *pool_servers, long n, double *y, double *x);
 
 /** The metrics of a union of ticks: sums[] holds the element-wise sum of their tick
  *  records (src/core/ticks.h layout); pool_servers[J] = N_j; n = total servers.
  *  out has lbmc_metric_total(J, K) entries, each y / x of lbmc_metric_terms (NaN when
- *  x = 0, and for the quantiles); weights (NULL: not wanted) as many, each x (NaN for
- *  the quantiles): a value's numerator is value x weight. (Internal use by the point.) */
+ *  x = 0, and for the quantiles); the pair statistics that may follow them are not
+ *  written. weights (NULL: not wanted) as many, each x (NaN for the quantiles): a value's
+ *  numerator is value x weight. (Internal use by the point.) */
 void lbmc_metrics_from_sums(const double *sums, int J, int K, const long *pool_servers, long n,
                             double *out, double *weights);
 

@@ -116,9 +116,9 @@ typedef struct {
 } lbmc_verdict;
 
 /** A block of estimates: seven arrays of `total` entries. A point's (lbmc_point_estimates,
- *  owned by the point) has lbmc_metric_total(J, K) entries in the metric order of
- *  lbmc/metrics.h; a results file's holds its points' one after another. Ends that do not
- *  exist are NaN; `flags` are the LBMC_IV_* bits of src/stats/estimators.h (names:
+ *  owned by the point) has lbmc_metric_run_total(J, K, pairs) entries in the metric order
+ *  of lbmc/metrics.h; a results file's holds its points' one after another. Ends that do
+ *  not exist are NaN; `flags` are the LBMC_IV_* bits of src/stats/estimators.h (names:
  *  lbmc_interval_flag_names). */
 typedef struct {
   size_t total; /* entries of each array */
@@ -148,6 +148,58 @@ int lbmc_interval_flags(void);
 const char *lbmc_interval_flag_name(int b);
 const char *lbmc_interval_flag_meaning(int b);
 
+/* X(enum suffix, name, across, description): the tables of the pair statistics of a
+ * point with run.pairs (docs/model.md, "Pair statistics"), defined once. C = K + 1
+ * levels: a customers for a < K, at least K for a = K. Tables within a pool are J x C x C,
+ * entry [j][a][b]; across pools J x J x C x C, entry [i][j][a][b] (a in pool i, b in pool
+ * j), NaN for i = j. */
+#define LBMC_PAIR_TABLE_LIST(X)                                                                    \
+  X(JOINT, "joint", 0,                                                                             \
+    "P(Q1 = a, Q2 = b): the joint law of the queue lengths of two distinct servers of pool j "     \
+    "chosen uniformly, [j][a][b] (a = K: at least K)")                                             \
+  X(DEVIATION, "joint_deviation", 0,                                                               \
+    "P(Q1 = a, Q2 = b) - P(Q1 = a) P(Q2 = b) within pool j, [j][a][b], the bias of the product "   \
+    "of the estimated marginals removed (docs/model.md, Pair statistics)")                         \
+  X(ACROSS, "across", 1,                                                                           \
+    "P(Q1 = a, Q2 = b) for a server of pool i and one of pool j chosen uniformly, [i][j][a][b]; "  \
+    "NaN for i = j")                                                                               \
+  X(ACROSS_DEVIATION, "across_deviation", 1,                                                       \
+    "P(Q1 = a, Q2 = b) - P(Q1 = a) P(Q2 = b) for a server of pool i and one of pool j, "           \
+    "[i][j][a][b], the bias of the product removed; NaN for i = j")
+
+typedef enum {
+#define LBMC_X_PT_ENUM(id, name, across, desc) LBMC_PT_##id,
+  LBMC_PAIR_TABLE_LIST(LBMC_X_PT_ENUM)
+#undef LBMC_X_PT_ENUM
+      LBMC_PAIR_TABLES
+} lbmc_pair_table;
+
+/** The parts of each table: the estimate, the ends of its two-sided interval at the
+ *  point's confidence (NaN where none) and its standard error. */
+typedef enum {
+  LBMC_PP_MEAN = 0,
+  LBMC_PP_LOWER,
+  LBMC_PP_UPPER,
+  LBMC_PP_STD_ERR,
+  LBMC_PAIR_PARTS
+} lbmc_pair_part;
+
+/** The name of part k as results files write it: "mean", "lower", "upper", "std_err". */
+const char *lbmc_pair_part_name(int k);
+/** The name ("joint"), description, and 1 for the tables across pools, of table t. */
+const char *lbmc_pair_table_name(int t);
+const char *lbmc_pair_table_description(int t);
+int lbmc_pair_table_across(int t);
+/** Entries of table t for J pools and C levels: J C^2, or J^2 C^2 across pools. */
+size_t lbmc_pair_table_size(int t, int J, int C);
+
+/** The pair statistics of a point: v[t][part] has lbmc_pair_table_size(t, J, C) doubles,
+ *  owned by the point. */
+typedef struct {
+  int J, C;
+  double *v[LBMC_PAIR_TABLES][LBMC_PAIR_PARTS];
+} lbmc_pair_estimates;
+
 /** What a point keeps of replica i (after the warm-up is decided). */
 typedef struct {
   int present;           /* 1 if the replica is in */
@@ -155,11 +207,13 @@ typedef struct {
   int64_t events;        /* arrivals plus departures in its measured period */
   double cpu_seconds;    /* CPU time of its segments */
   double growth;         /* its own last-quarter growth per arrival (evidence only) */
-  const double *values;  /* lbmc_metric_total entries: its own ratios y / x (NaN when
-                            x = 0) and quantiles of its retained customers */
-  const double *weights; /* lbmc_metric_total entries: the denominator x of each ratio
-                            (lbmc_metric_terms), NaN for the quantiles */
-  const double *sums;    /* lbmc_tick_width(J, K) raw sums over its measured period */
+  const double *values;  /* lbmc_metric_run_total entries: its own ratios y / x (NaN when
+                            x = 0) and quantiles of its retained customers (the pair
+                            statistics, which need several units, NaN) */
+  const double *weights; /* lbmc_metric_run_total entries: the denominator x of each ratio
+                            (lbmc_metric_terms), NaN for the quantiles and the pair
+                            statistics */
+  const double *sums;    /* lbmc_run_segment_width raw sums over its measured period */
 } lbmc_point_replica_info;
 
 typedef struct lbmc_point_ lbmc_point;
@@ -198,6 +252,9 @@ int lbmc_point_ready(const lbmc_point *p, long R);
 lbmc_err lbmc_point_reduce(lbmc_point *p, long R);
 const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p);
 const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p);
+/** The pair statistics of the last reduction (NaN before one); NULL when the point's run
+ *  does not record them (run.pairs off). */
+const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p);
 /** Replica i as the point keeps it (present = 0 if it is not in). */
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info);
 

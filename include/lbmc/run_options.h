@@ -63,10 +63,14 @@ typedef struct {
                               customers in the system grew from each quarter of the
                               measured period to the next by more than this fraction
                               of the customers admitted (see lbmc_point_unstable) */
+  int pairs;               /* 1: record the pair statistics (run.pairs, --pairs): the joint
+                              law of two servers' queue lengths lumped at tail_k, and the
+                              metrics pair_tv, pair_corr (docs/model.md) */
 } lbmc_run_options;
 
 /** Defaults: warmup 100, time 1000, batches 20, confidence 0.95, tail_k 10,
- *  max_customers 0 (default cap), engine auto, init empty, runaway_fraction 0.02. */
+ *  max_customers 0 (default cap), engine auto, init empty, runaway_fraction 0.02,
+ *  pairs off. */
 void lbmc_run_options_default(lbmc_run_options *o);
 
 /** Check every setting; `where` prefixes the key names in the messages: "--" names

@@ -31,6 +31,15 @@ extern "C" {
  *  message. Errors: LBMC_ERR_LIMIT. */
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where);
 
+/** Most doubles the pair statistics may add to a tick record (run.pairs): per pool
+ *  (K + 1)(K + 2) / 2, per two pools (K + 1)^2, for K = tail_k. */
+#define LBMC_PAIRS_MAX_WIDTH 65536
+
+/** With o->pairs, check that the pair statistics of model m fit in LBMC_PAIRS_MAX_WIDTH
+ *  doubles per tick (J pools, o->tail_k levels); nothing without. `where` prefixes the
+ *  key as for lbmc_run_options_check ("--" names --pairs). Errors: LBMC_ERR_LIMIT. */
+lbmc_err lbmc_run_check_pairs(const lbmc_model *m, const lbmc_run_options *o, const char *where);
+
 /** Name of the engine that will simulate model m (set up) under o ("occupancy",
  *  "servers", "general"; static): o->engine if it applies, or with auto the first of
  *  occupancy, servers, general that applies; NULL if none, and why[len] then says why

@@ -57,11 +57,20 @@ const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, doubl
                           double bound, unsigned flags);
 /** The status line (and "run longer" with the suggested time) of a verdict. */
 void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v);
-/** The table of a point's estimates: one row per entry, its cell, std err and a note. */
-void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e);
+/** The table of a point's estimates: one row per entry, its cell, the limit (n -> inf)
+ *  when `limit` is not NULL (lbmc_limit_values' layout), std err and a note. */
+void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
+                          const double *limit);
 /** The estimates as JSON: per metric, mean, half_width, std_err, lower, upper, upper_bound
- *  (null where they do not exist) and flags (lists of names), in the metric's shape. */
-json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K);
+ *  (null where they do not exist) and flags (lists of names), in the metric's shape; with
+ *  `limit` (not NULL), "limit" in the same shape (null where unknown, "inf" where
+ *  infinite) and "limit_source" (text, or null), from lbmc_limit_values. */
+json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const double *limit,
+                                const char *const *sources);
+/** The pair statistics' tables as JSON (lbmc/point.h): per table ("joint", ...), its
+ *  parts ("mean", "lower", "upper", "std_err") as nested lists [j][a][b] (within a
+ *  pool) or [i][j][a][b] (across pools), null where a value does not exist. */
+json_t *lbmc_cli_json_pairs(const lbmc_pair_estimates *pe);
 /** The verdict's evidence as JSON. */
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 
@@ -78,7 +87,35 @@ json_t *lbmc_cli_json_model(const lbmc_model_description *d);
  *  table, or as JSON with json = 1. Errors: LBMC_ERR_INTERRUPTED after a signal (the
  *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY. */
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json);
+                            const char *engine, int json, int limit);
+
+/* ---- the limit column (limits.c; docs/limits.md) ---- */
+
+struct lbmc_results_;
+
+/** A point's parameters as python3 -m lbmc_analysis limit reads them (docs/limits.md,
+ *  "The point and the result"): policy, lambda, n, routers, stale, sampling, K and pools
+ *  [{beta, mu or mu_k, buffer, service}]; caller-owned. From a model's description with K
+ *  tail levels, or from point i of a results file. */
+json_t *lbmc_limit_point(const lbmc_model_description *d, long K);
+json_t *lbmc_limit_point_of(const struct lbmc_results_ *res, long i);
+/** The limits of `points` (a JSON list of lbmc_limit_point objects), by one call of
+ *  python3 -m lbmc_analysis limit [extra...] --json POINTS: *answers is its list of
+ *  results, one per point (caller's; json_decref). `what` names the option in messages
+ *  ("--limit"); extra: more arguments (e.g. "--refined", "20"), NULL-terminated, or NULL.
+ *  Errors: those of lbmc_python_run (the package missing, python3 failing: the message
+ *  says where it looked and what python3 said); LBMC_ERR_FILE when the answer is not one
+ *  result per point. Not collective. */
+lbmc_err lbmc_limit_answers(const char *what, json_t *points, const char *const *extra,
+                            json_t **answers);
+/** One result laid out as a flat metric vector of `total` entries (J pools, K levels):
+ *  values NaN where unknown, +-INFINITY where infinite; sources (if not NULL;
+ *  lbmc_metric_count_in entries) the source of each metric's limit, strings owned by
+ *  answer, NULL where unknown. */
+void lbmc_limit_values(const json_t *answer, int J, long K, size_t total, double *values,
+                       const char **sources);
+/** A limit as the tables print it: "%.6g", "inf", or "-" when unknown. Returns buf. */
+const char *lbmc_limit_cell(double x, char *buf, size_t len);
 
 /** Install the handlers of SIGINT and SIGTERM (and SIGUSR1 if usr1) that set the
  *  returned flag to 1 (the program's one global: a handler can reach nothing else).

@@ -21,6 +21,7 @@ static void lbmc_info_usage(FILE *f)
 {
   fputs("usage: lbmc info FILE.h5 [--format table|csv|json] [--metrics M1,M2,...]\n"
         "                         [--where AXIS=VALUE,...] [--width N] [--compare A,B]\n"
+        "                         [--limit]\n"
         "\n"
         "Print a results file as tidy rows: one per grid point, metric and entry, with the\n"
         "point's grid axes as columns, then mean, half_width, std_err, replicas and status\n"
@@ -45,6 +46,9 @@ static void lbmc_info_usage(FILE *f)
         "                   A / B with paired intervals (the policies of a scenario share\n"
         "                   their random numbers replica by replica), and the unpaired\n"
         "                   half-width for comparison\n"
+        "  --limit          a column with the n -> inf limit of each estimate where one is\n"
+        "                   known (and its source in csv and json), from the Python\n"
+        "                   package (lbmc_analysis.limits, docs/limits.md)\n"
         "  -h, --help       this help\n",
         f);
 }
@@ -210,16 +214,17 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
 /* The options of lbmc info; --where and --metrics are kept to be read with the file. */
 typedef struct {
   const char *where[16], *metrics[16], *compare;
-  int nwhere, nmetrics, help;
+  int nwhere, nmetrics, help, limit;
 } lbmc_info_args;
 
-enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH, OPT_COMPARE };
+enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH, OPT_COMPARE, OPT_LIMIT };
 
 const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
                                         {"format", required_argument, 0, OPT_FORMAT},
                                         {"where", required_argument, 0, OPT_WHERE},
                                         {"width", required_argument, 0, OPT_WIDTH},
                                         {"compare", required_argument, 0, OPT_COMPARE},
+                                        {"limit", no_argument, 0, OPT_LIMIT},
                                         {"help", no_argument, 0, 'h'},
                                         {0, 0, 0, 0}};
 
@@ -255,6 +260,7 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
       info->width = (int)width;
       break;
     case OPT_COMPARE: a->compare = optarg; break;
+    case OPT_LIMIT: a->limit = 1; break;
     case 'h': a->help = 1; return LBMC_SUCCESS;
     case ':':
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc info --help)",
@@ -303,7 +309,7 @@ int lbmc_cmd_info(int argc, char **argv)
   lbmc_info_args a;
   lbmc_info info;
   lbmc_table *rows = NULL;
-  lbmc_err err;
+  lbmc_err err, limit_err = LBMC_SUCCESS;
   memset(&a, 0, sizeof a);
   memset(&info, 0, sizeof info);
   info.width = LBMC_INFO_WIDTH;
@@ -314,6 +320,17 @@ int lbmc_cmd_info(int argc, char **argv)
   }
   if (lbmc_checkpoint_is(info.path)) return lbmc_exit_status(lbmc_info_checkpoint(info.path));
   err = lbmc_info_open(&a, &info);
+  if (!err && a.limit && a.compare)
+    err = LBMC_ERROR(LBMC_ERR_ARG, "--limit: not with --compare (the limits are of the points, "
+                                   "not of their differences)");
+  if (!err && a.limit) {
+    /* the rows are shown without the column if the package fails; exit status 1 then */
+    limit_err = lbmc_info_limits(&info);
+    if (limit_err) {
+      free(info.limit);
+      info.limit = NULL;
+    }
+  }
   /* the view: the tidy rows, or the paired comparisons */
   if (!err)
     err = a.compare ? lbmc_info_compare(&info, a.compare, &rows) : lbmc_info_rows(&info, &rows);
@@ -329,7 +346,10 @@ int lbmc_cmd_info(int argc, char **argv)
   lbmc_grid_destroy(&info.own_grid);
   lbmc_results_destroy(&info.res);
   free(info.keep);
-  return lbmc_exit_status(err);
+  free(info.limit);
+  free(info.limit_source);
+  json_decref(info.limit_answers);
+  return lbmc_exit_status(err ? err : limit_err);
 }
 
 int lbmc_cmd_merge(int argc, char **argv)

@@ -124,9 +124,10 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
   memset(opts, 0, sizeof opts);
   for (int id = 0; id < LBMC_INPUTS; id++)
     if (lbmc_inputs[id].flag)
-      opts[n++] = (struct option){
-          lbmc_inputs[id].flag,
-          lbmc_inputs[id].type == LBMC_IT_FLAG ? no_argument : required_argument, NULL, 256 + id};
+      opts[n++] = (struct option){lbmc_inputs[id].flag,
+                                  lbmc_input_takes_value(&lbmc_inputs[id]) ? required_argument
+                                                                           : no_argument,
+                                  NULL, 256 + id};
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -322,6 +323,7 @@ static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
                                const lbmc_run_options *o)
 {
   LBMC_CALL(lbmc_run_check_size(m, o, "--time/--warmup"));
+  LBMC_CALL(lbmc_run_check_pairs(m, o, "--"));
   for (int j = 0; j < lbmc_model_pools(m); j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
     if (w)
@@ -385,7 +387,7 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
   LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
   LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
-  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON]);
+  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON], a.given[LBMC_IN_LIMIT]);
 done:
   lbmc_model_destroy(&m);
   lbmc_job_destroy(&job);

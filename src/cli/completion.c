@@ -71,7 +71,7 @@ static void lbmc_valued(FILE *f)
 {
   fputs("  case \"$prev\" in\n    ", f);
   for (int id = 0, first = 1; id < LBMC_INPUTS; id++)
-    if (lbmc_inputs[id].flag && lbmc_inputs[id].type != LBMC_IT_FLAG)
+    if (lbmc_inputs[id].flag && lbmc_input_takes_value(&lbmc_inputs[id]))
       fprintf(f, "%s--%s", first ? "" : " | ", lbmc_inputs[id].flag), first = 0;
   for (const lbmc_command *c = lbmc_commands; c->name; c++)
     for (const struct option *o = c->opts; o && o->name; o++)

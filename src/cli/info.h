@@ -29,6 +29,11 @@ typedef struct {
   int nmetrics; /* 0: the format's default */
   lbmc_format format;
   int width; /* of the text form; 0: no limit */
+  /* --limit: P x total limits in the estimates' layout (NaN unknown) and P x
+   * LBMC_METRICS sources (NULL unknown; strings of limit_answers), or NULL */
+  double *limit;
+  const char **limit_source;
+  json_t *limit_answers;
 } lbmc_info;
 
 /** Column name of a grid axis in the tidy rows: "pools[2].mu" -> "mu_2", "run.time" ->
@@ -44,8 +49,8 @@ lbmc_err lbmc_info_where(lbmc_info *info, const char *spec);
 lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec);
 /** The tidy rows of the kept points and chosen metrics (caller-owned): point, the grid
  *  axes (one column each), metric, entry, pool, k, level, mean, half_width, std_err (and
- *  the other estimate parts the file holds), engine, replicas, status, reason. Errors:
- *  LBMC_ERR_MEMORY. */
+ *  the other estimate parts the file holds), with info->limit the limit (n -> inf) and
+ *  (CSV, JSON) its source, engine, replicas, status, reason. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
 /** Paired comparisons (info_compare.c): for each scenario (the grid point
  *  without its routing axes) with a point of policy A and one of policy B (spec "A,B",
@@ -58,6 +63,11 @@ lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
  *  with both policies, a file of layout 1 without the replicas' weights),
  *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table **t);
+
+/** --limit: the limits of the kept points into info->limit and info->limit_source, by
+ *  one call of the Python package (lbmc_limit_answers). Errors: those of
+ *  lbmc_limit_answers (the package missing, python3 failing), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_limits(lbmc_info *info);
 
 /** The first column of the grid axes in the rows' table (point is column 0). */
 #define LBMC_INFO_FIRST_AXIS 1

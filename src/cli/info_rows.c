@@ -171,7 +171,8 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
     if (info->nmetrics == LBMC_INFO_MAX_METRICS)
       return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: more than %d names are not allowed",
                         LBMC_INFO_MAX_METRICS);
-    LBMC_CALL(lbmc_metric_parse("--metrics", tok, info->res->J, info->res->K, LBMC_METRIC_WHOLE,
+    LBMC_CALL(lbmc_metric_parse("--metrics", tok, info->res->J, info->res->K,
+                                LBMC_METRIC_WHOLE | (info->res->pairs ? LBMC_METRIC_PAIRS : 0),
                                 &m->metric, &m->entry));
     info->nmetrics++;
   }
@@ -179,6 +180,12 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
 }
 
 /* ---- rows ---- */
+
+/* The columns of --limit: none, its value (text form), or its value and source. */
+static int lbmc_info_limit_columns(const lbmc_info *info)
+{
+  return !info->limit ? 0 : info->format == LBMC_FORMAT_TABLE ? 1 : 2;
+}
 
 /* The columns: point, the axes, the entry's names, the estimate parts the file holds,
  * then (text form) the estimate with its interval as one cell, or (CSV, JSON) the
@@ -205,15 +212,17 @@ static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
     if (has) digits[n - 1 - A - 5] = lbmc_info_parts[p].digits, cols[n++] = lbmc_info_parts[p].name;
   }
   cols[n++] = info->format == LBMC_FORMAT_TABLE ? "estimate [interval]" : "flags";
+  if (info->limit) cols[n++] = info->format == LBMC_FORMAT_TABLE ? "limit (n -> inf)" : "limit";
+  if (info->limit && info->format != LBMC_FORMAT_TABLE) cols[n++] = "limit_source";
   cols[n++] = "engine";
   cols[n++] = "replicas";
   cols[n++] = "status";
   cols[n++] = "reason";
   if (!err) err = lbmc_table_create(n, cols, t);
-  for (int c = 0; !err && c < n; c++) {
+  for (int c = 0, last = n - 5 - lbmc_info_limit_columns(info); !err && c < n; c++) {
     (*t)->col[c].hidden = (c > A && c <= A + 5 && c != A + 2) || c == n - 1 ||
-                          (c > A + 5 && c < n - 5 && info->format == LBMC_FORMAT_TABLE);
-    if (c > A + 5 && c < n - 5) (*t)->col[c].digits = digits[c - A - 6];
+                          (c > A + 5 && c < last && info->format == LBMC_FORMAT_TABLE);
+    if (c > A + 5 && c < last) (*t)->col[c].digits = digits[c - A - 6];
   }
   free(axis);
   free(cols);
@@ -279,6 +288,7 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
   const lbmc_estimates *est = &res->est;
   const int A = info->grid ? info->grid->A : 0;
   const size_t k = (size_t)i * res->total + lbmc_metric_offset(m, res->J, res->K) + (size_t)e;
+  const int col = t->ncols - 5 - lbmc_info_limit_columns(info); /* estimate, or flags */
   LBMC_CALL(lbmc_table_add_row(t));
   lbmc_table_int(t, 0, p->index);
   for (int a = 0; a < A; a++)
@@ -291,20 +301,56 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
   if (info->format == LBMC_FORMAT_TABLE) {
     char cell[160];
     LBMC_CALL(
-        lbmc_table_text(t, t->ncols - 5,
+        lbmc_table_text(t, col,
                         p->v.status == LBMC_STATUS_UNSTABLE
                             ? "-"
                             : lbmc_cli_cell(cell, sizeof cell, est->estimate[k], est->lower[k],
                                             est->upper[k], est->upper_bound[k], est->flags[k])));
   } else if (est->flags[k]) {
     char names[256];
-    LBMC_CALL(lbmc_table_text(t, t->ncols - 5,
-                              lbmc_interval_flag_names(est->flags[k], names, sizeof names)));
+    LBMC_CALL(
+        lbmc_table_text(t, col, lbmc_interval_flag_names(est->flags[k], names, sizeof names)));
+  }
+  if (info->limit) {
+    const double x = info->limit[k];
+    const char *source = info->limit_source[(size_t)i * LBMC_METRICS + (size_t)m];
+    char text[32];
+    if (info->format == LBMC_FORMAT_TABLE || isinf(x))
+      LBMC_CALL(lbmc_table_text(t, col + 1, lbmc_limit_cell(x, text, sizeof text)));
+    else
+      lbmc_table_real(t, col + 1, x);
+    if (info->format != LBMC_FORMAT_TABLE && source) LBMC_CALL(lbmc_table_text(t, col + 2, source));
   }
   LBMC_CALL(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
   lbmc_table_int(t, t->ncols - 3, p->v.replicas);
   LBMC_CALL(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->v.status)));
   return lbmc_table_text(t, t->ncols - 1, p->v.reason);
+}
+
+lbmc_err lbmc_info_limits(lbmc_info *info)
+{
+  const lbmc_results *res = info->res;
+  json_t *points = json_array();
+  long *at = malloc(sizeof *at * ((size_t)res->P + 1)), count = 0;
+  lbmc_err err = LBMC_SUCCESS;
+  info->limit = malloc(sizeof *info->limit * ((size_t)res->P * res->total + 1));
+  info->limit_source = calloc((size_t)res->P * LBMC_METRICS + 1, sizeof *info->limit_source);
+  if (!points || !at || !info->limit || !info->limit_source)
+    err = LBMC_ERROR(LBMC_ERR_MEMORY, "--limit: out of memory");
+  for (size_t k = 0; !err && k < (size_t)res->P * res->total; k++) info->limit[k] = NAN;
+  for (long i = 0; !err && i < res->P; i++) /* the kept points, in one call */
+    if (info->keep[i]) {
+      json_array_append_new(points, lbmc_limit_point_of(res, i));
+      at[count++] = i;
+    }
+  if (!err && count) err = lbmc_limit_answers("--limit", points, NULL, &info->limit_answers);
+  for (long c = 0; !err && c < count; c++)
+    lbmc_limit_values(json_array_get(info->limit_answers, (size_t)c), res->J, res->K, res->total,
+                      info->limit + (size_t)at[c] * res->total,
+                      info->limit_source + (size_t)at[c] * LBMC_METRICS);
+  json_decref(points);
+  free(at);
+  return err;
 }
 
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t)
@@ -317,7 +363,8 @@ lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t)
   for (int a = 0; !err && a < A; a++) kinds[a] = lbmc_info_axis_kind(info->grid, a);
   for (long i = 0; !err && i < res->P; i++) {
     if (!info->keep[i]) continue;
-    for (int s = 0; !err && s < (info->nmetrics ? info->nmetrics : LBMC_METRICS); s++) {
+    for (int s = 0; !err && s < (info->nmetrics ? info->nmetrics : lbmc_metric_count(res->pairs));
+         s++) {
       const int m = info->nmetrics ? info->metric[s].metric : s;
       const long e = info->nmetrics ? info->metric[s].entry : -1;
       const long size = (long)lbmc_metric_size(m, res->J, res->K);

@@ -72,12 +72,15 @@ void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
             v->suggested_time);
 }
 
-void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e)
+void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
+                          const double *limit)
 {
   const int J = lbmc_model_pools(m);
-  char label[96], cell[160];
-  fprintf(f, "  %-28s %-44s %12s  %s\n", "metric", "estimate [interval]", "std err", "note");
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  char label[96], cell[160], lim[32];
+  fprintf(f, "  %-28s %-44s", "metric", "estimate [interval]");
+  if (limit) fprintf(f, " %-16s", "limit (n -> inf)");
+  fprintf(f, " %12s  %s\n", "std err", "note");
+  for (int i = 0; i < lbmc_metric_count_in(e->total, J, (int)K); i++) {
     const size_t off = lbmc_metric_offset(i, J, (int)K), len = lbmc_metric_size(i, J, (int)K);
     for (size_t k = 0; k < len; k++) {
       const size_t x = off + k;
@@ -88,9 +91,11 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
         snprintf(se, sizeof se, "%s", "");
       else
         snprintf(se, sizeof se, "%.4g", e->std_err[x]);
-      fprintf(f, "  %-28s %-44s %12s  %s\n",
-              lbmc_metric_entry_name(i, (long)k, J, (int)K, label, sizeof label), cell, se,
-              lbmc_note(e->flags[x])); /* named as lbmc info --metrics reads it */
+      fprintf(f, "  %-28s %-44s",
+              lbmc_metric_entry_name(i, (long)k, J, (int)K, label, sizeof label),
+              cell); /* named as lbmc info --metrics reads it */
+      if (limit) fprintf(f, " %-16s", lbmc_limit_cell(limit[x], lim, sizeof lim));
+      fprintf(f, " %12s  %s\n", se, lbmc_note(e->flags[x]));
     }
   }
 }
@@ -98,6 +103,12 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
 /* ---- JSON ---- */
 
 static json_t *lbmc_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+/* A limit: a number, "inf" / "-inf", or null when unknown. */
+static json_t *lbmc_json_limit(double x)
+{
+  return isinf(x) ? json_string(x > 0 ? "inf" : "-inf") : lbmc_json_num(x);
+}
 
 static json_t *lbmc_json_flags(unsigned flags)
 {
@@ -107,34 +118,42 @@ static json_t *lbmc_json_flags(unsigned flags)
   return a;
 }
 
-/* One field of a metric in its shape: doubles x, or flags (x NULL). */
-static json_t *lbmc_json_field(const double *x, const unsigned *flags, lbmc_shape shape, int J,
-                               long K)
+/* One field of a metric in its shape: doubles x as numbers (as limits with lim = 1), or
+ * flags (x NULL). */
+static json_t *lbmc_json_field_of(const double *x, const unsigned *flags, lbmc_shape shape, int J,
+                                  long K, int lim)
 {
+  json_t *(*num)(double) = lim ? lbmc_json_limit : lbmc_json_num;
   json_t *a;
-  if (shape == LBMC_SHAPE_SCALAR) return x ? lbmc_json_num(x[0]) : lbmc_json_flags(flags[0]);
+  if (shape == LBMC_SHAPE_SCALAR) return x ? num(x[0]) : lbmc_json_flags(flags[0]);
   a = json_array();
   if (shape == LBMC_SHAPE_QUANTILE || shape == LBMC_SHAPE_POOL) {
     const int n = shape == LBMC_SHAPE_QUANTILE ? LBMC_QUANTILES : J;
-    for (int k = 0; k < n; k++)
-      json_array_append_new(a, x ? lbmc_json_num(x[k]) : lbmc_json_flags(flags[k]));
+    for (int k = 0; k < n; k++) json_array_append_new(a, x ? num(x[k]) : lbmc_json_flags(flags[k]));
     return a;
   }
   for (int j = 0; j < J; j++) {
     json_t *row = json_array();
     for (long k = 0; k < K; k++) {
       const size_t i = (size_t)j * (size_t)K + (size_t)k;
-      json_array_append_new(row, x ? lbmc_json_num(x[i]) : lbmc_json_flags(flags[i]));
+      json_array_append_new(row, x ? num(x[i]) : lbmc_json_flags(flags[i]));
     }
     json_array_append_new(a, row);
   }
   return a;
 }
 
-json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K)
+static json_t *lbmc_json_field(const double *x, const unsigned *flags, lbmc_shape shape, int J,
+                               long K)
+{
+  return lbmc_json_field_of(x, flags, shape, J, K, 0);
+}
+
+json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const double *limit,
+                                const char *const *sources)
 {
   json_t *est = json_object();
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  for (int i = 0; i < lbmc_metric_count_in(e->total, J, (int)K); i++) {
     const lbmc_metric_info *info = lbmc_metric_get(i);
     const size_t off = lbmc_metric_offset(i, J, (int)K);
     json_t *o = json_object();
@@ -147,9 +166,55 @@ json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K)
     json_object_set_new(o, "upper_bound",
                         lbmc_json_field(e->upper_bound + off, NULL, info->shape, J, K));
     json_object_set_new(o, "flags", lbmc_json_field(NULL, e->flags + off, info->shape, J, K));
+    if (limit) {
+      json_object_set_new(o, "limit", lbmc_json_field_of(limit + off, NULL, info->shape, J, K, 1));
+      json_object_set_new(o, "limit_source",
+                          sources && sources[i] ? json_string(sources[i]) : json_null());
+    }
     json_object_set_new(est, info->name, o);
   }
   return est;
+}
+
+/* n C x C blocks of x as nested lists, [block][a][b]. */
+static json_t *lbmc_json_blocks(const double *x, size_t n, int C)
+{
+  json_t *out = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *block = json_array();
+    for (int a = 0; a < C; a++) {
+      json_t *row = json_array();
+      for (int b = 0; b < C; b++)
+        json_array_append_new(
+            row, lbmc_json_num(x[(i * (size_t)C + (size_t)a) * (size_t)C + (size_t)b]));
+      json_array_append_new(block, row);
+    }
+    json_array_append_new(out, block);
+  }
+  return out;
+}
+
+json_t *lbmc_cli_json_pairs(const lbmc_pair_estimates *pe)
+{
+  json_t *out = json_object();
+  for (int t = 0; t < LBMC_PAIR_TABLES; t++) {
+    json_t *table = json_object();
+    for (int k = 0; k < LBMC_PAIR_PARTS; k++) {
+      json_t *v;
+      if (!lbmc_pair_table_across(t)) {
+        v = lbmc_json_blocks(pe->v[t][k], (size_t)pe->J, pe->C);
+      } else { /* [i][j][a][b]: J rows of J blocks */
+        v = json_array();
+        for (int i = 0; i < pe->J; i++)
+          json_array_append_new(v, lbmc_json_blocks(pe->v[t][k] + (size_t)i * (size_t)pe->J *
+                                                                      (size_t)pe->C * (size_t)pe->C,
+                                                    (size_t)pe->J, pe->C));
+      }
+      json_object_set_new(table, lbmc_pair_part_name(k), v);
+    }
+    json_object_set_new(out, lbmc_pair_table_name(t), table);
+  }
+  return out;
 }
 
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)

@@ -29,6 +29,12 @@ typedef struct {
   double cpu;
   int tty; /* progress on a terminal */
   double t0, shown;
+  /* --limit: the limits in the estimates' layout, their sources, the answer holding them */
+  int limit;
+  double *limit_values;
+  const char *limit_sources[LBMC_METRICS];
+  json_t *limit_answer;
+  lbmc_err limit_err;
 } lbmc_sim_run;
 
 /* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
@@ -147,7 +153,23 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   if (s->interrupted) json_object_set_new(root, "interrupted", json_true());
   json_object_set_new(root, "verdict", lbmc_cli_json_verdict(v));
   json_object_set_new(root, "estimates",
-                      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), d.J, s->o.tail_k));
+                      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), d.J, s->o.tail_k,
+                                              s->limit_values, s->limit_sources));
+  if (s->limit) { /* where the limit column comes from, or why it is missing */
+    json_t *lim = json_object(), *notes = json_object_get(s->limit_answer, "notes");
+    json_object_set_new(lim, "source",
+                        json_string("lbmc_analysis.limits (python3 -m lbmc_analysis limit; "
+                                    "docs/limits.md)"));
+    json_object_set_new(lim, "notes", notes ? json_incref(notes) : json_array());
+    json_object_set_new(lim, "error",
+                        s->limit_err ? json_string("the limits could not be "
+                                                   "computed: see the message "
+                                                   "on stderr")
+                                     : json_null());
+    json_object_set_new(root, "limit", lim);
+  }
+  if (lbmc_point_pairs(s->acc))
+    json_object_set_new(root, "pairs", lbmc_cli_json_pairs(lbmc_point_pairs(s->acc)));
   json_object_set_new(root, "replicas", json_integer(v->replicas));
   json_object_set_new(root, "events", json_integer(s->events));
   json_object_set_new(root, "cpu_seconds", json_real(s->cpu));
@@ -185,9 +207,35 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
   if (v->status == LBMC_STATUS_UNSTABLE) return;
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(s->o.confidence, lv, sizeof lv),
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
-  lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc));
+  lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc), s->limit_values);
+  if (s->limit_values && !s->limit_err)
+    printf("limit (n -> inf): lbmc_analysis.limits (docs/limits.md); '-' where none is known\n");
   printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)s->events, s->cpu,
          s->cpu > 0 ? (double)s->events / s->cpu : 0.0);
+}
+
+/* --limit: the point's limits (one call of the Python package) into s; on failure the
+ * column stays unknown and s->limit_err says why (the estimates are printed all the
+ * same). */
+static void lbmc_sim_limits(lbmc_sim_run *s)
+{
+  const lbmc_estimates *e = lbmc_point_estimates(s->acc);
+  lbmc_model_description d;
+  json_t *points = json_array();
+  lbmc_model_describe(s->m, &d);
+  s->limit_values = malloc(sizeof *s->limit_values * (e->total + 1));
+  if (!s->limit_values || !points) {
+    json_decref(points);
+    s->limit_err = LBMC_ERROR(LBMC_ERR_MEMORY, "--limit: out of memory");
+    return;
+  }
+  for (size_t k = 0; k < e->total; k++) s->limit_values[k] = NAN;
+  json_array_append_new(points, lbmc_limit_point(&d, s->o.tail_k));
+  s->limit_err = lbmc_limit_answers("--limit", points, NULL, &s->limit_answer);
+  if (!s->limit_err)
+    lbmc_limit_values(json_array_get(s->limit_answer, 0), d.J, s->o.tail_k, e->total,
+                      s->limit_values, s->limit_sources);
+  json_decref(points);
 }
 
 /* Run the point (rounds, a signal's partial results), then print it. */
@@ -206,15 +254,16 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
     fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
             s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
+  if (s->limit) lbmc_sim_limits(s);
   if (json)
     lbmc_sim_print_json(s);
   else
     lbmc_sim_print_table(s);
-  return s->interrupted ? LBMC_ERR_INTERRUPTED : LBMC_SUCCESS;
+  return s->interrupted ? LBMC_ERR_INTERRUPTED : s->limit_err;
 }
 
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json)
+                            const char *engine, int json, int limit)
 {
   const double cost = 1; /* one point: any cost */
   lbmc_sim_run s;
@@ -224,6 +273,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.m = m;
   s.o = *o;
   s.engine = engine;
+  s.limit = limit;
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
   LBMC_CALL_GOTO(
       err,
@@ -238,5 +288,7 @@ done:
   lbmc_replica_destroy(&s.rep);
   lbmc_schedule_destroy(&s.sched);
   lbmc_point_destroy(&s.acc);
+  free(s.limit_values);
+  json_decref(s.limit_answer);
   return err;
 }

@@ -138,6 +138,11 @@ lbmc_err lbmc_metric_parse(const char *where, const char *text, int J, int K, in
   n = lbmc_metric_brackets(text + len, idx);
   if (i < 0 || n < 0) return lbmc_metric_unknown(where, text, name);
   m = lbmc_metric_get(i);
+  if (i >= LBMC_M_PAIRS_FIRST && !(flags & LBMC_METRIC_PAIRS))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: '%s' is recorded only by runs with pair statistics (run.pairs: true "
+                      "in a job file, --pairs for lbmc sim)",
+                      where, text);
   *metric = i;
   *entry = m->shape == LBMC_SHAPE_SCALAR ? 0 : -1;
   if (n == 0 && (m->shape == LBMC_SHAPE_SCALAR || whole)) return LBMC_SUCCESS;

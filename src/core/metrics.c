@@ -50,7 +50,19 @@ size_t lbmc_metric_offset(int i, int J, int K)
   return off;
 }
 
-size_t lbmc_metric_total(int J, int K) { return lbmc_metric_offset(LBMC_METRICS, J, K); }
+size_t lbmc_metric_total(int J, int K) { return lbmc_metric_offset(LBMC_M_PAIRS_FIRST, J, K); }
+
+int lbmc_metric_count(int pairs) { return pairs ? LBMC_METRICS : LBMC_M_PAIRS_FIRST; }
+
+size_t lbmc_metric_run_total(int J, int K, int pairs)
+{
+  return lbmc_metric_offset(lbmc_metric_count(pairs), J, K);
+}
+
+int lbmc_metric_count_in(size_t total, int J, int K)
+{
+  return lbmc_metric_count(total == lbmc_metric_run_total(J, K, 1));
+}
 
 lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K, const long *N,
                                  long n, double *y, double *x)
@@ -92,14 +104,17 @@ lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K,
     }
     *y = S[lbmc_tk_admitted(J, K, j)], *x = admitted;
     return LBMC_TERM_TRIALS;
-  default: return LBMC_TERM_QUANTILE; /* from histograms or class counts, not from sums */
+  case LBMC_M_SOJOURN_QUANTILES:
+  case LBMC_M_WAIT_QUANTILES:
+    return LBMC_TERM_QUANTILE;    /* from histograms or class counts, not from sums */
+  default: return LBMC_TERM_PAIR; /* from the units together: src/sim/point_pairs.c */
   }
 }
 
 void lbmc_metrics_from_sums(const double *S, int J, int K, const long *N, long n, double *out,
                             double *weights)
 {
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++) {
     const size_t off = lbmc_metric_offset(i, J, K), len = lbmc_metric_size(i, J, K);
     for (size_t e = 0; e < len; e++) {
       double y, x;

@@ -50,6 +50,9 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: empty, meanfield",
                       LBMC_KEY("init"), o->init);
   LBMC_CALL(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
+  if (o->pairs != 0 && o->pairs != 1)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: true, false",
+                      LBMC_KEY("pairs"), o->pairs);
 #undef LBMC_KEY
   return LBMC_SUCCESS;
 }

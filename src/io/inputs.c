@@ -23,7 +23,13 @@ int lbmc_input_is_run_option(const lbmc_input *row)
 {
   return row->type == LBMC_IT_RUN_REAL || row->type == LBMC_IT_RUN_INT ||
          row->type == LBMC_IT_RUN_COUNT || row->type == LBMC_IT_WARMUP ||
-         row->type == LBMC_IT_CHOICE || row->type == LBMC_IT_ENGINE;
+         row->type == LBMC_IT_CHOICE || row->type == LBMC_IT_ENGINE ||
+         row->type == LBMC_IT_RUN_SWITCH;
+}
+
+int lbmc_input_takes_value(const lbmc_input *row)
+{
+  return row->type != LBMC_IT_FLAG && row->type != LBMC_IT_RUN_SWITCH;
 }
 
 /* Index of text among the ", "-separated words of choices, or -1. */
@@ -84,6 +90,10 @@ lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *
                       "%s: an empty path is not allowed; %s is required (or leave the key out)",
                       where, row->what);
   case LBMC_IT_FLAG: v->l = 1; return LBMC_SUCCESS;
+  case LBMC_IT_RUN_SWITCH: /* lbmc sim's flag has no text */
+    v->l = !text || strcmp(text, "true") == 0;
+    if (!text || v->l || strcmp(text, "false") == 0) return LBMC_SUCCESS;
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; allowed: true, false", where, text);
   default: return LBMC_SUCCESS; /* text kept as written */
   }
 }
@@ -110,7 +120,8 @@ void lbmc_input_apply(const lbmc_input *row, const lbmc_input_value *v, lbmc_run
     break;
   }
   case LBMC_IT_CHOICE:
-  case LBMC_IT_ENGINE: {
+  case LBMC_IT_ENGINE:
+  case LBMC_IT_RUN_SWITCH: {
     int c = (int)v->l;
     memcpy(at, &c, sizeof c);
     break;

@@ -45,7 +45,9 @@ typedef enum {
   LBMC_IT_PATH,      /* a non-empty file path */
   LBMC_IT_TEXTS,     /* text, repeatable at most hi times */
   LBMC_IT_LINKS,     /* together: groups of settings varied together (job_links.c) */
-  LBMC_IT_FLAG       /* a command-line flag without a value */
+  LBMC_IT_FLAG,      /* a command-line flag without a value */
+  LBMC_IT_RUN_SWITCH /* a run option, int at `opt`: on by lbmc sim's flag without a value,
+                        or true/false in job files */
 } lbmc_input_type;
 
 /** One value of an input. */
@@ -201,6 +203,11 @@ typedef struct {
   X(TAIL_K, .key = "run.tail_k", .flag = "tail-k", .arg = "K", .type = LBMC_IT_RUN_INT,            \
     .opt = offsetof(lbmc_run_options, tail_k), .help = "tail levels k = 1..K",                     \
     .what = "an integer >= 1")                                                                     \
+  X(PAIRS, .key = "run.pairs", .flag = "pairs", .type = LBMC_IT_RUN_SWITCH,                        \
+    .opt = offsetof(lbmc_run_options, pairs), .def = "off",                                        \
+    .help = "pair statistics: the joint law of two servers' queue\n"                               \
+            "lengths (HDF5 /pairs), pair_tv and pair_corr (docs/model.md)",                        \
+    .what = "true or false (pair statistics)")                                                     \
   X(MAX_CUSTOMERS, .key = "run.max_customers", .flag = "max-customers", .arg = "M",                \
     .type = LBMC_IT_RUN_COUNT, .opt = offsetof(lbmc_run_options, max_customers),                   \
     .def = "0: 1000 n + 1e5, at most 2^26 per-server",                                             \
@@ -241,6 +248,10 @@ typedef struct {
     .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
+  X(LIMIT, .flag = "limit", .type = LBMC_IT_FLAG,                                                  \
+    .help = "the n -> inf limit of each estimate where one is known, from\n"                       \
+            "the Python package (lbmc_analysis.limits, docs/limits.md):\n"                         \
+            "a column, or \"limit\" in each estimate of --json")                                   \
   X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")
 
 typedef enum {
@@ -276,6 +287,8 @@ extern const lbmc_input lbmc_inputs[LBMC_INPUTS];
 
 /** 1 if the row's values go to lbmc_run_options (at row->opt). */
 int lbmc_input_is_run_option(const lbmc_input *row);
+/** 1 if the row's lbmc sim flag takes a value (not LBMC_IT_FLAG or LBMC_IT_RUN_SWITCH). */
+int lbmc_input_takes_value(const lbmc_input *row);
 
 /** Convert one value of `row` from text into v (v->x or v->l; text is not copied);
  *  `where` names the value in messages ("--n", "jobs/x.yaml:7: system.n"). The checks

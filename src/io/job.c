@@ -317,6 +317,7 @@ lbmc_err lbmc_job_check_points(const lbmc_job *job)
       char where[1100];
       snprintf(where, sizeof where, "%s: run.", origin);
       err = lbmc_run_check_engine(m, &o, where, NULL);
+      if (!err) err = lbmc_run_check_pairs(m, &o, where);
     }
     lbmc_model_destroy(&m);
     LBMC_CALL(err);
@@ -340,7 +341,8 @@ lbmc_err lbmc_job_resolve_precision(lbmc_job *job)
   if (max_time->given) job->precision.max_time = max_time->v[0].x;
   lbmc_job_shared_options(job, &o);
   LBMC_CALL(lbmc_metric_parse(lbmc_job_where(job, metric, metric->v[0].line, where, sizeof where),
-                              metric->v[0].text, job->J, (int)o.tail_k, 0, &job->precision.metric,
+                              metric->v[0].text, job->J, (int)o.tail_k,
+                              o.pairs ? LBMC_METRIC_PAIRS : 0, &job->precision.metric,
                               &job->precision.index));
   if (job->precision.max_replicas < lbmc_job_replicas(job))
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %ld is not allowed; allowed: at least %s = %ld",

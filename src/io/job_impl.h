@@ -134,6 +134,8 @@ const char *lbmc_job_yaml_where(const lbmc_job_reader *c, int line, const char *
 /** Describes a node that is not the scalar it should be: "a mapping", "a list", "a
  *  boolean (true)", "an empty value"; NULL for a usable scalar. */
 const char *lbmc_job_yaml_not_scalar(const yaml_node_t *node);
+/** 1 for a plain true (true, True, TRUE), 0 for a plain false, -1 for anything else. */
+int lbmc_job_yaml_boolean(const yaml_node_t *node);
 /** What a node is, for messages: "a mapping", "a list", "an empty list", "a boolean
  *  (true)", "an empty value" or "a single value". */
 const char *lbmc_job_yaml_describe(const yaml_node_t *node);

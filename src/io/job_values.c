@@ -83,7 +83,11 @@ static lbmc_err lbmc_job_value_one(const lbmc_job_reader *c, const yaml_node_t *
 {
   const char *text;
   char where[512];
-  LBMC_CALL(lbmc_job_yaml_scalar(c, node, s->key, what, &text));
+  const int boolean = row->type == LBMC_IT_RUN_SWITCH ? lbmc_job_yaml_boolean(node) : -1;
+  if (boolean >= 0)
+    text = boolean ? "true" : "false"; /* a switch takes YAML's booleans */
+  else
+    LBMC_CALL(lbmc_job_yaml_scalar(c, node, s->key, what, &text));
   v->line = lbmc_job_yaml_line(node);
   LBMC_CALL(lbmc_job_value_text(c, s, text, v));
   return lbmc_job_value_judge(c, row, lbmc_job_yaml_where(c, v->line, s->key, where, sizeof where),

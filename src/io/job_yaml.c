@@ -110,11 +110,24 @@ static int lbmc_job_yaml_is(const char *text, const char *const *words)
   return 0;
 }
 
+static const char *const lbmc_job_yaml_trues[] = {"true", "True", "TRUE", NULL};
+static const char *const lbmc_job_yaml_falses[] = {"false", "False", "FALSE", NULL};
+
+int lbmc_job_yaml_boolean(const yaml_node_t *node)
+{
+  const char *text = (const char *)node->data.scalar.value;
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+    return -1;
+  return lbmc_job_yaml_is(text, lbmc_job_yaml_trues)    ? 1
+         : lbmc_job_yaml_is(text, lbmc_job_yaml_falses) ? 0
+                                                        : -1;
+}
+
 const char *lbmc_job_yaml_not_scalar(const yaml_node_t *node)
 {
   static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-  static const char *const trues[] = {"true", "True", "TRUE", NULL};
-  static const char *const falses[] = {"false", "False", "FALSE", NULL};
+  static const char *const *const trues = lbmc_job_yaml_trues, *const *const falses =
+                                                                   lbmc_job_yaml_falses;
   const char *text;
   if (node->type == YAML_MAPPING_NODE) return "a mapping";
   if (node->type == YAML_SEQUENCE_NODE) return "a list";

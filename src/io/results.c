@@ -65,6 +65,24 @@ long lbmc_results_replicas(const lbmc_results *res)
   return R;
 }
 
+/* The pair tables of r (r->pairs): one block of P x their sizes, NaN. 0, or -1. */
+static int lbmc_results_pairs(lbmc_results *r)
+{
+  size_t total = 0, at = 0;
+  double *block;
+  for (int t = 0; t < LBMC_PAIR_TABLES; t++)
+    total += (size_t)r->P * lbmc_pair_table_size(t, r->J, r->K + 1) * LBMC_PAIR_PARTS;
+  if (!r->pairs) return 0;
+  if (!(block = malloc(sizeof *block * (total + 1)))) return -1;
+  for (size_t i = 0; i < total; i++) block[i] = NAN;
+  for (int t = 0; t < LBMC_PAIR_TABLES; t++)
+    for (int k = 0; k < LBMC_PAIR_PARTS; k++) {
+      r->pair[t][k] = block + at;
+      at += (size_t)r->P * lbmc_pair_table_size(t, r->J, r->K + 1);
+    }
+  return 0;
+}
+
 /* The per-point arrays of r (P points, J pools), every value missing (exponential
  * service, NaN speeds and verdict numbers): 0, or -1 when out of memory. */
 static int lbmc_results_points(lbmc_results *r)
@@ -85,7 +103,7 @@ static int lbmc_results_points(lbmc_results *r)
   return 0;
 }
 
-lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
+lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_results **out)
 {
   lbmc_results *r = calloc(1, sizeof *r);
   lbmc_err err;
@@ -94,11 +112,12 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   r->J = J;
   r->K = K;
   r->layout = LBMC_LAYOUT_VERSION;
-  r->total = lbmc_metric_total(J, K);
+  r->pairs = pairs;
+  r->total = lbmc_metric_run_total(J, K, pairs);
   snprintf(r->lbmc_version, sizeof r->lbmc_version, "%s", LBMC_VERSION);
   snprintf(r->revision, sizeof r->revision, "%s", lbmc_revision());
   snprintf(r->build_type, sizeof r->build_type, "%s", lbmc_build_type());
-  err = lbmc_results_points(r)
+  err = lbmc_results_points(r) || lbmc_results_pairs(r)
             ? LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points", P)
             : lbmc_estimates_alloc(&r->est, (size_t)P * r->total);
   if (!err) err = lbmc_results_reserve(r, R < 1 ? 1 : R);
@@ -124,6 +143,7 @@ void lbmc_results_destroy(lbmc_results **r)
   free((*r)->service);
   free((*r)->slots);
   free((*r)->mu_k);
+  free((*r)->pair[0][0]); /* the one block of the pair tables */
   free(*r);
   *r = NULL;
 }
@@ -208,6 +228,14 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   res->pt[p].v = *v;
   lbmc_estimates_copy(&res->est, (size_t)p * res->total, lbmc_point_estimates(acc), 0, res->total);
   for (long r = 0; r < v->replicas; r++) lbmc_results_put_replica(res, p, r, acc, v->warmup_used);
+  if (res->pairs && lbmc_point_pairs(acc)) {
+    const lbmc_pair_estimates *pe = lbmc_point_pairs(acc);
+    for (int k = 0; k < LBMC_PAIR_TABLES; k++) {
+      const size_t size = lbmc_pair_table_size(k, res->J, res->K + 1);
+      for (int part = 0; part < LBMC_PAIR_PARTS; part++)
+        memcpy(res->pair[k][part] + (size_t)p * size, pe->v[k][part], sizeof(double) * size);
+    }
+  }
   return LBMC_SUCCESS;
 }
 
@@ -230,6 +258,12 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
   memcpy(dst->slots + (size_t)to * J, src->slots + (size_t)from * J, sizeof(int) * J);
   memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
          sizeof(double) * J * LBMC_MAX_RATES);
+  for (int k = 0; dst->pairs && src->pairs && k < LBMC_PAIR_TABLES; k++) {
+    const size_t size = lbmc_pair_table_size(k, src->J, src->K + 1);
+    for (int part = 0; part < LBMC_PAIR_PARTS; part++)
+      memcpy(dst->pair[k][part] + (size_t)to * size, src->pair[k][part] + (size_t)from * size,
+             sizeof(double) * size);
+  }
   return LBMC_SUCCESS;
 }
 
@@ -238,7 +272,7 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   lbmc_results *r;
   long k = 0;
   lbmc_err err;
-  LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, &r));
+  LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, res->pairs, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
   if (!r->job_text) {
     lbmc_results_destroy(&r);

@@ -58,6 +58,8 @@ typedef struct lbmc_results_ {
   long seed, mpi_ranks;
   double wall_seconds, confidence;
   int J, K, complete;  /* complete: every point of the job (or shard) is in */
+  int pairs;           /* 1: the run recorded the pair statistics (run.pairs): the pair
+                          metrics and the tables of /pairs */
   int layout;          /* layout version of a file read (LBMC_LAYOUT_VERSION when written) */
   size_t total;        /* entries of the metric vector */
   long P, Rmax;        /* points held; replica slots per point (grown by lbmc_results_reserve) */
@@ -70,6 +72,8 @@ typedef struct lbmc_results_ {
   int64_t *rep_events;          /* P x Rmax, -1 where no replica */
   int8_t *rep_unstable;         /* P x Rmax, -1 where no replica */
   lbmc_estimates est;           /* P x total: point i's entries from i x total */
+  /* With pairs: P x lbmc_pair_table_size(t, J, K + 1) each (lbmc/point.h), one block */
+  double *pair[LBMC_PAIR_TABLES][LBMC_PAIR_PARTS];
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
   char **service; /* P x J: canonical text, "lognormal:scv=4" (malloc'ed; NULL: the
@@ -146,14 +150,14 @@ size_t lbmc_point_column_text(const lbmc_point_column *c);
 
 /* ---- the per-replica arrays and the other /replicas datasets (results_columns.c) ---- */
 
-/** One per-replica array of lbmc_results: P x Rmax slots of lbmc_metric_total entries
+/** One per-replica array of lbmc_results: P x Rmax slots of `total` entries
  *  (per_metric) or of one. An empty slot holds NaN (LBMC_COL_F64) or -1 (the integers). */
 typedef struct {
   const char *name;        /* its /replicas dataset; NULL for the values and weights,
                               written per metric as /replicas/M and /replicas/M_weight */
   lbmc_col_type type;      /* LBMC_COL_F64, LBMC_COL_I64 or LBMC_COL_I8 */
   size_t offset;           /* of the array's pointer in lbmc_results */
-  int per_metric;          /* 1: lbmc_metric_total entries per slot; 0: one */
+  int per_metric;          /* 1: `total` entries per slot; 0: one */
   const char *units;       /* "1", "time", "s" */
   const char *description; /* of the dataset (NULL for the values and weights) */
 } lbmc_replica_column;
@@ -192,9 +196,10 @@ void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
 int lbmc_grid_write(hid_t file, const lbmc_grid *g);
 int lbmc_grid_read(hid_t file, lbmc_grid **g);
 
-/** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point;
- *  values NaN. Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **res);
+/** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point,
+ *  with the pair statistics (pairs = 1, run.pairs) or without; values NaN.
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_results **res);
 void lbmc_results_destroy(lbmc_results **res);
 /** At least R replica slots per point (slots double as needed; the values move).
  *  Errors: LBMC_ERR_MEMORY. */

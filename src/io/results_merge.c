@@ -21,8 +21,9 @@ static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, con
                       "%s and %s have different layouts (%d and %d): they were written by "
                       "different versions of lbmc; rerun the older part",
                       pa, pb, a->layout, b->layout);
-  if (a->J != b->J || a->K != b->K || a->confidence != b->confidence)
-    return LBMC_ERROR(LBMC_ERR_MISMATCH, "%s and %s differ in pools, tail_k or confidence", pa, pb);
+  if (a->J != b->J || a->K != b->K || a->confidence != b->confidence || a->pairs != b->pairs)
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s and %s differ in pools, tail_k, confidence or pair statistics", pa, pb);
   if (!b->complete)
     return LBMC_ERROR(
         LBMC_ERR_MISMATCH,
@@ -107,7 +108,7 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
   LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
-  LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
+  LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, parts[0]->pairs, &m));
   m->job_text = strdup(parts[0]->job_text ? parts[0]->job_text : "");
   if (!m->job_text) {
     lbmc_results_destroy(&m);

@@ -221,7 +221,7 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
   double *buf = malloc(sizeof *buf * (rows * res->total + (size_t)res->P * res->total + 1));
   char name[160];
   int rc = !buf;
-  for (int i = 0; !rc && i < LBMC_METRICS; i++) {
+  for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
     const char *m = lbmc_metric_get(i)->name;
     snprintf(name, sizeof name, "estimates/%s", m);
     if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: stays NaN */
@@ -237,6 +237,11 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
   }
   for (int k = 0; !rc && k < lbmc_replica_columns(); k++) /* the others: per metric, above */
     if (lbmc_replica_column_get(k)->name) rc = lbmc_read_replica_column(f, res, k);
+  for (int t = 0; !rc && res->pairs && t < LBMC_PAIR_TABLES; t++)
+    for (int k = 0; !rc && k < LBMC_PAIR_PARTS; k++) {
+      snprintf(name, sizeof name, "pairs/%s/%s", lbmc_pair_table_name(t), lbmc_pair_part_name(k));
+      rc = lbmc_h5_read(f, name, H5T_NATIVE_DOUBLE, res->pair[t][k]);
+    }
   free(buf);
   return rc;
 }
@@ -277,8 +282,8 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   } else if (lbmc_h5_read_attr_i64(f, "tail_k", &K) || lbmc_h5_dims(f, "points/beta", dims) != 2 ||
              lbmc_h5_dims(f, "replicas/warmup", pr) != 2) {
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
-  } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K, &res)) ==
-             LBMC_SUCCESS) {
+  } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K,
+                                        lbmc_h5_exists(f, "pairs"), &res)) == LBMC_SUCCESS) {
     res->layout = (int)layout;
     if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
         lbmc_grid_read(f, &res->grid)) {

@@ -255,11 +255,13 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
 {
   hid_t g = H5Gcreate2(file, "estimates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t P = (hsize_t)res->P, dims[4];
-  /* the metric table, for readers: the metrics in order, their shapes, the flags' names */
-  int rc = g < 0 || lbmc_attr_names(g, "metrics", LBMC_METRICS, lbmc_metric_name) ||
-           lbmc_attr_names(g, "shapes", LBMC_METRICS, lbmc_metric_shape) ||
+  /* the metric table, for readers: the metrics in order (those the run recorded), their
+   * shapes, the flags' names */
+  const int nm = lbmc_metric_count(res->pairs);
+  int rc = g < 0 || lbmc_attr_names(g, "metrics", nm, lbmc_metric_name) ||
+           lbmc_attr_names(g, "shapes", nm, lbmc_metric_shape) ||
            lbmc_attr_names(g, "flag_names", lbmc_interval_flags(), lbmc_interval_flag_name);
-  for (int i = 0; !rc && i < LBMC_METRICS; i++) {
+  for (int i = 0; !rc && i < nm; i++) {
     const lbmc_metric_info *info = lbmc_metric_get(i);
     hid_t m = H5Gcreate2(g, info->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rank = lbmc_metric_dims(res, i, 1, &P, dims);
@@ -303,7 +305,10 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
   char desc[512], name[96];
   snprintf(desc, sizeof desc,
            "per-replica values (NaN where a point has fewer replicas, or where the replica had "
-           "no observations) of: %s",
+           "no observations%s) of: %s",
+           i >= LBMC_M_PAIRS_FIRST ? "; NaN for every replica: a pair statistic needs several "
+                                     "independent units"
+                                   : "",
            info->description);
   lbmc_metric_slice(res, values, rows, i, scratch);
   rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
@@ -312,7 +317,7 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
     rc = d < 0 || lbmc_write_levels(d);
     if (d >= 0) H5Dclose(d);
   }
-  if (rc || info->shape == LBMC_SHAPE_QUANTILE) return rc;
+  if (rc || info->shape == LBMC_SHAPE_QUANTILE || i >= LBMC_M_PAIRS_FIRST) return rc;
   snprintf(name, sizeof name, "%s_weight", info->name);
   snprintf(desc, sizeof desc,
            "the denominator of each replica's %s (arrivals, departures, time x servers, ...): its "
@@ -355,11 +360,47 @@ static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scra
   int rc = g < 0 || lbmc_h5_attr_strs(g, "extras", lbmc_replica_extras(extras), extras);
   lbmc_gather_replicas(res, res->values, sizeof(double), res->total, R, values);
   lbmc_gather_replicas(res, res->weights, sizeof(double), res->total, R, weights);
-  for (int i = 0; !rc && i < LBMC_METRICS; i++)
+  for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++)
     rc = lbmc_write_replica_metric(g, res, i, R, values, weights, scratch);
   for (int k = 0; !rc && k < lbmc_replica_columns(); k++)
     if (lbmc_replica_column_get(k)->name)
       rc = lbmc_write_replica_column(g, res, lbmc_replica_column_get(k), R, scratch);
+  if (g >= 0) H5Gclose(g);
+  return rc;
+}
+
+/* /pairs (runs with run.pairs): a group per table of the pair statistics (lbmc/point.h),
+ * each with mean, lower, upper and std_err of shape P x J x C x C (within a pool) or
+ * P x J x J x C x C (across pools), C = K + 1 levels (attribute levels). */
+static int lbmc_write_pairs(hid_t file, const lbmc_results *res)
+{
+  static const char *const what[LBMC_PAIR_PARTS] = {
+      "the estimate, pooled over the replicas (or the batches of one replica)",
+      "lower end of the two-sided interval at level `confidence` (root attribute)",
+      "upper end of the two-sided interval at level `confidence`",
+      "standard error of the estimate"};
+  const hsize_t C = (hsize_t)res->K + 1, J = (hsize_t)res->J;
+  char desc[768], levels[64];
+  hid_t g;
+  int rc;
+  if (!res->pairs) return 0;
+  g = H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  snprintf(levels, sizeof levels, "0 .. %d customers, then at least %d", res->K - 1, res->K);
+  rc = g < 0 || lbmc_h5_attr_str(g, "levels", levels);
+  for (int t = 0; !rc && t < LBMC_PAIR_TABLES; t++) {
+    const int across = lbmc_pair_table_across(t);
+    hsize_t dims[5] = {(hsize_t)res->P, J, across ? J : C, C, C};
+    hid_t m = H5Gcreate2(g, lbmc_pair_table_name(t), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    rc = m < 0 || lbmc_h5_attr_str(m, "units", "1") ||
+         lbmc_h5_attr_str(m, "description", lbmc_pair_table_description(t));
+    for (int k = 0; !rc && k < LBMC_PAIR_PARTS; k++) {
+      snprintf(desc, sizeof desc, "%s: %s (NaN where it does not exist)", what[k],
+               lbmc_pair_table_description(t));
+      rc = lbmc_h5_write_f64(m, lbmc_pair_part_name(k), across ? 5 : 4, dims, res->pair[t][k], "1",
+                             desc);
+    }
+    if (m >= 0) H5Gclose(m);
+  }
   if (g >= 0) H5Gclose(g);
   return rc;
 }
@@ -407,7 +448,8 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
   }
   rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
        lbmc_write_estimates(file, res, scratch) ||
-       lbmc_write_replicas(file, res, scratch, gather) || lbmc_grid_write(file, res->grid);
+       lbmc_write_replicas(file, res, scratch, gather) || lbmc_grid_write(file, res->grid) ||
+       lbmc_write_pairs(file, res);
   free(scratch), free(gather);
   if (H5Fclose(file) < 0) rc = 1;
   if (rc) {

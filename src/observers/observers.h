@@ -18,6 +18,11 @@ const lbmc_observer_type *lbmc_observer_get(int i);
  *  tick record (0 when none). */
 size_t lbmc_observers_width(const lbmc_model *m, const lbmc_run_options *o);
 
+/** The offset of observer `type`'s block after the fixed part of the tick record of a
+ *  run of model m with settings o; (size_t)-1 when the run does not ask for it. */
+size_t lbmc_observers_offset(const lbmc_model *m, const lbmc_run_options *o,
+                             const lbmc_observer_type *type);
+
 /** The observers that a run of model m (set up) with settings o asks for, in registry
  *  order, each given its block's offset after the fixed part of the tick record; *out is
  *  NULL when none is asked for. Errors: LBMC_ERR_MEMORY (and an observer's). */

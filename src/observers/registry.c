@@ -17,7 +17,7 @@
 #endif
 
 /* The registry: one line per observer, in the order of their blocks. */
-#define LBMC_OBSERVER_LIST(X) LBMC_OBSERVER_LIST_TEST(X)
+#define LBMC_OBSERVER_LIST(X) X(lbmc_observer_pairs) LBMC_OBSERVER_LIST_TEST(X)
 
 #define LBMC_X_DECLARE(type) extern const lbmc_observer_type type;
 LBMC_OBSERVER_LIST(LBMC_X_DECLARE)
@@ -51,6 +51,18 @@ struct lbmc_observers_ {
   int count;
   lbmc_observer_slot slot[]; /* count */
 };
+
+size_t lbmc_observers_offset(const lbmc_model *m, const lbmc_run_options *o,
+                             const lbmc_observer_type *type)
+{
+  size_t w = 0;
+  for (int i = 0; i < lbmc_observer_count(); i++) {
+    if (!lbmc_observer_types[i]->wanted(m, o)) continue;
+    if (lbmc_observer_types[i] == type) return w;
+    w += lbmc_observer_types[i]->width(m, (int)o->tail_k);
+  }
+  return (size_t)-1;
+}
 
 size_t lbmc_observers_width(const lbmc_model *m, const lbmc_run_options *o)
 {

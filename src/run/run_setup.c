@@ -145,7 +145,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   lbmc_run_options o;
   lbmc_err err;
   LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
-                                (int)run->opts.tail_k, &run->res));
+                                (int)run->opts.tail_k, run->opts.pairs, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
   LBMC_CALL(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
@@ -197,7 +197,8 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
   lbmc_job_point_options(run->job, 0, &run->opts);
   run->Rmax = lbmc_job_replicas_max(run->job);
   run->first_round = lbmc_job_replicas(run->job);
-  run->total = lbmc_metric_total(lbmc_job_pools(run->job), (int)run->opts.tail_k);
+  run->total =
+      lbmc_metric_run_total(lbmc_job_pools(run->job), (int)run->opts.tail_k, run->opts.pairs);
   run->cost = malloc(sizeof *run->cost * (size_t)(run->P ? run->P : 1));
   if (!run->cost) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
   for (long i = 0; i < run->P; i++) run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);

@@ -130,7 +130,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->J = lbmc_model_pools(m);
   p->K = (int)o->tail_k;
   p->W = lbmc_run_segment_width(m, o);
-  p->total = lbmc_metric_total(p->J, p->K);
+  p->total = lbmc_metric_run_total(p->J, p->K, o->pairs);
   p->n = lbmc_model_n(m);
   for (int j = 0; j < p->J; j++) p->N[j] = lbmc_model_pool_servers(m, j);
   p->first_round = first_round < 1 ? 1 : first_round;
@@ -142,6 +142,13 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   }
   p->v.status = LBMC_STATUS_OK;
+  if (o->pairs) {
+    err = lbmc_point_pairs_create(p);
+    if (err) {
+      lbmc_point_destroy(&p);
+      return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
+    }
+  }
   *out = p;
   return LBMC_SUCCESS;
 }
@@ -162,6 +169,7 @@ void lbmc_point_destroy(lbmc_point **p)
   lbmc_estimates_free(&(*p)->est);
   free((*p)->work);
   free((*p)->hist);
+  lbmc_point_pairs_destroy(*p);
   free(*p);
   *p = NULL;
 }
@@ -389,6 +397,8 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   lbmc_point_rep_parts(p, r, &rec);
   kept->growth = lbmc_point_rep_growth(r);
   lbmc_metrics_from_sums(sums, p->J, p->K, p->N, p->n, values, weights);
+  for (size_t k = lbmc_metric_total(p->J, p->K); k < p->total; k++)
+    values[k] = weights[k] = NAN; /* the pair statistics: from several units only */
   if (p->qkind == LBMC_QK_HIST) {
     LBMC_CALL(lbmc_point_rep_hists(p, &rec, &used));
     lbmc_point_rep_quantiles(p, values);
@@ -477,6 +487,7 @@ int lbmc_point_ready(const lbmc_point *p, long R)
 
 const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }
 const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p) { return &p->est; }
+const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p) { return p->pe; }
 
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
 {

@@ -5,6 +5,7 @@
 #define LBMC_POINT_IMPL_H
 
 #include "../stats/dhist.h"
+#include "../stats/estimators.h"
 #include "lbmc/point.h"
 #include "record.h"
 
@@ -69,7 +70,32 @@ struct lbmc_point_ {
   double *work;
   size_t work_len;
   lbmc_dhist *hist; /* 3: pooled sojourn, pooled wait, one unit */
+  /* pair statistics (run.pairs; point_pairs.c) */
+  size_t pair_at;          /* offset of their block in a record's W doubles */
+  lbmc_pair_estimates *pe; /* NULL without */
+  double *pwork;           /* their work space, pwork_len doubles */
+  size_t pwork_len;
 };
+
+/** The units of a reduction (point_reduce.c): the replicas' sums, or the batches of
+ *  replica 0; rows of W doubles. */
+typedef struct {
+  size_t U;                /* units */
+  double *row;             /* U x W: the units' raw sums */
+  double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches */
+} lbmc_units;
+
+/** The pair statistics' tables of a point with run.pairs (p->pe, p->pair_at), NaN.
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_pairs_create(lbmc_point *p);
+void lbmc_point_pairs_destroy(lbmc_point *p);
+/** Every table NaN (a reduction starts, or finds the point unstable). */
+void lbmc_point_pairs_clear(lbmc_point *p);
+/** The pair metrics and tables from the units (batches: merged as the batch rule merges
+ *  the customers per server). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_pairs_reduce(lbmc_point *p, const lbmc_units *u, int batches);
+/** Store interval iv as entry k of the point's estimates. */
+void lbmc_point_put(lbmc_point *p, size_t k, const lbmc_interval *iv);
 
 /** Add the segments [from, to) of a record of the point into out (W doubles). */
 void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,

@@ -21,13 +21,6 @@
 #include "lbmc/sim.h"
 #include "point_impl.h"
 
-/* Work space of a reduction, in p->work. */
-typedef struct {
-  size_t U;                /* units */
-  double *row;             /* U x W: the units' raw sums */
-  double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches */
-} lbmc_units;
-
 /* The units: the R replicas' sums, or the batches of replica 0's measured period (as
  * equal as whole segments allow; at most one per segment). */
 static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
@@ -79,7 +72,7 @@ static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, in
   iv->flags |= flags;
 }
 
-static void lbmc_point_put(lbmc_point *p, size_t k, const lbmc_interval *iv)
+void lbmc_point_put(lbmc_point *p, size_t k, const lbmc_interval *iv)
 {
   p->est.estimate[k] = iv->estimate;
   p->est.half_width[k] = iv->half_width;
@@ -491,6 +484,7 @@ static void lbmc_point_conclude(lbmc_point *p)
     v->status = LBMC_STATUS_UNSTABLE;
     for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
     memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
+    lbmc_point_pairs_clear(p);
     return;
   }
   if (!(v->evidence & longer)) return;
@@ -517,6 +511,7 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   v->warmup_near_cap = p->near_cap;
   for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
   memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
+  lbmc_point_pairs_clear(p);
   if (p->near_cap && R > 0) {
     v->evidence |= LBMC_EV_NEAR_CAP;
     lbmc_reason(v,
@@ -526,10 +521,10 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   }
 }
 
-/* Every metric entry but the quantiles. */
+/* Every metric entry but the quantiles and the pair statistics. */
 static void lbmc_point_entries(lbmc_point *p, lbmc_units *u, int batches)
 {
-  for (int i = 0; i < LBMC_METRICS; i++) {
+  for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++) {
     const size_t off = lbmc_metric_offset(i, p->J, p->K), len = lbmc_metric_size(i, p->J, p->K);
     if (lbmc_metric_get(i)->shape == LBMC_SHAPE_QUANTILE) continue;
     for (size_t e = 0; e < len; e++) {
@@ -560,6 +555,7 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     if (R == 1) lbmc_point_halves_one(p, &u);
     lbmc_point_empty(p, &u);
     lbmc_point_entries(p, &u, R == 1);
+    if (p->pe) LBMC_CALL(lbmc_point_pairs_reduce(p, &u, R == 1));
     if (p->qkind != LBMC_QK_NONE) LBMC_CALL(lbmc_point_quantiles(p, R));
   }
   lbmc_point_conclude(p);

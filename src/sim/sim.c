@@ -88,6 +88,7 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
   lbmc_err err;
   LBMC_CALL(lbmc_run_options_check(o, ""));
   LBMC_CALL(lbmc_run_check_size(m, o, "run"));
+  LBMC_CALL(lbmc_run_check_pairs(m, o, "run."));
   r = calloc(1, sizeof *r);
   if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory");
   r->m = m;

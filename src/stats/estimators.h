@@ -68,6 +68,13 @@ typedef struct {
 
 /* ---- ratio estimators (ratio.c) ---------------------------------------------------- */
 
+/** An interval without ends into out: estimate r, the rest unknown (NaN), `units` and
+ *  `flags` as given. */
+void lbmc_iv_point(lbmc_interval *out, double r, long units, unsigned flags);
+/** The symmetric t interval estimate +/- t_dof se at the two-sided level into out (its
+ *  estimate already set): std_err, dof, lower, upper, half_width. */
+void lbmc_iv_t(lbmc_interval *out, double se, double dof, double level);
+
 /** Ratio of sums over units with the delta-method (Taylor) interval.
  *  y, x: numerators and denominators of `units` units, unit i at [i * stride]
  *  (x_i >= 0, y_i >= 0). Estimate r = sum y / sum x. With residuals e_i = y_i - r x_i, the

@@ -37,8 +37,7 @@ const char *lbmc_iv_flag_meaning(unsigned flags)
   return b < 0 ? "" : lbmc_iv_meanings[b];
 }
 
-/* An interval without ends: estimate r, everything else unknown. */
-static void lbmc_iv_point(lbmc_interval *out, double r, long units, unsigned flags)
+void lbmc_iv_point(lbmc_interval *out, double r, long units, unsigned flags)
 {
   out->estimate = r;
   out->std_err = out->lower = out->upper = out->half_width = NAN;
@@ -47,8 +46,7 @@ static void lbmc_iv_point(lbmc_interval *out, double r, long units, unsigned fla
   out->flags = flags;
 }
 
-/* The symmetric t interval r +/- t_dof se at level into out (estimate, se already set). */
-static void lbmc_iv_t(lbmc_interval *out, double se, double dof, double level)
+void lbmc_iv_t(lbmc_interval *out, double se, double dof, double level)
 {
   double hw = gsl_cdf_tdist_Pinv(0.5 + 0.5 * level, dof) * se;
   out->std_err = se;

@@ -48,6 +48,7 @@ EXPECTED = {
     "finite-buffers": ["p_block", "p_wait_or_block"],
     "balanced-heavy-traffic": ["workload", "scaled_workload"],
     "general-service": ["mean_sojourn", "p_wait", "sojourn_p99"],
+    "asymptotic-independence": ["vs_limit", "scaled_error", "pair_dependence"],
 }
 # notebook -> further jobs whose results it reads (tests/analysis/jobs/<job>.yaml, results <job>.h5)
 COMPANIONS = {
@@ -63,6 +64,7 @@ GRID = {
     "finite-buffers": (["scale", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
     "balanced-heavy-traffic": (["lambda_", "policy"], 'dsw.sel(policy=f"balanced({c})")'),
     "general-service": (["n", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
+    "asymptotic-independence": (["scale", "service", "policy"], 'ds.sel(service=svc, policy=pol)'),
 }
 VERDICT = "CLAIM "  # every notebook's last cell prints "CLAIM HOLDS ..." or "CLAIM DOES NOT FULLY HOLD ..."
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

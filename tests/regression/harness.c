@@ -44,7 +44,7 @@ int th_simulate_noted(const lbmc_model *m, const lbmc_run_options *given, long p
   memset(res, 0, sizeof *res);
   res->J = lbmc_model_pools(m);
   res->K = (int)o->tail_k;
-  res->total = lbmc_metric_total(res->J, res->K);
+  res->total = lbmc_metric_run_total(res->J, res->K, o->pairs);
   res->replicas = replicas;
   res->mean = malloc(sizeof *res->mean * res->total * 6);
   if (!res->mean) return 1;

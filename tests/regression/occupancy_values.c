@@ -84,7 +84,7 @@ static void ov_compare(th_family *f, const th_result *a, const th_result *b, con
   double *mean = malloc(sizeof *mean * a->total * 2);
   d.mean = mean;
   d.se = mean + a->total;
-  for (int mi = 0; mi < LBMC_METRICS; mi++) {
+  for (int mi = 0; mi < lbmc_metric_count_in(a->total, a->J, a->K); mi++) {
     const lbmc_metric_info *info = lbmc_metric_get(mi);
     size_t off = lbmc_metric_offset(mi, a->J, a->K), size = lbmc_metric_size(mi, a->J, a->K);
     for (size_t e = 0; e < size; e++) {

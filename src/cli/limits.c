@@ -1,0 +1,149 @@
+/* The limit column of lbmc sim --limit and lbmc info --limit: the n -> infinity limit of
+ * each metric where one is known, from the one implementation, the Python package's
+ * lbmc_analysis.limits (docs/limits.md), reached as lbmc plot reaches it (python.h):
+ * `python3 -m lbmc_analysis limit --json POINTS` with the points' parameters as JSON, its
+ * answer read back and laid out in the metric order of the estimates. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/results.h"
+#include "cli.h"
+#include "lbmc/metrics.h"
+#include "python.h"
+
+/* One pool as the point's JSON gives it: beta, mu or mu_k, buffer, service. */
+static json_t *lbmc_limit_pool(double beta, double mu, long buffer, int L, const double *mu_k,
+                               const char *service)
+{
+  json_t *pool = json_object();
+  json_object_set_new(pool, "beta", json_real(beta));
+  if (L > 1) {
+    json_t *speeds = json_array();
+    for (int k = 0; k < L; k++) json_array_append_new(speeds, json_real(mu_k[k]));
+    json_object_set_new(pool, "mu_k", speeds);
+  } else {
+    json_object_set_new(pool, "mu", json_real(mu));
+  }
+  json_object_set_new(pool, "buffer",
+                      buffer == LBMC_BUFFER_INF ? json_string("inf") : json_integer(buffer));
+  json_object_set_new(pool, "service", json_string(service));
+  return pool;
+}
+
+/* The settings of a point every view shares. */
+static json_t *lbmc_limit_head(const char *policy, double lambda, long long n, long routers,
+                               const char *stale, const char *sampling, long K)
+{
+  json_t *point = json_object();
+  json_object_set_new(point, "policy", json_string(policy));
+  json_object_set_new(point, "lambda", json_real(lambda));
+  json_object_set_new(point, "n", json_integer(n));
+  json_object_set_new(point, "routers", json_integer(routers));
+  if (*stale) json_object_set_new(point, "stale", json_string(stale));
+  if (*sampling) json_object_set_new(point, "sampling", json_string(sampling));
+  json_object_set_new(point, "K", json_integer(K));
+  return point;
+}
+
+json_t *lbmc_limit_point(const lbmc_model_description *d, long K)
+{
+  json_t *point = lbmc_limit_head(d->policy, d->lambda, d->n, d->routers, d->stale, d->sampling, K);
+  json_t *pools = json_array();
+  for (int j = 0; j < d->J; j++) {
+    const lbmc_pool_description *p = &d->pool[j];
+    json_array_append_new(
+        pools, lbmc_limit_pool(p->beta, p->mu, p->buffer, p->L, p->mu_k, p->service->text));
+  }
+  json_object_set_new(point, "pools", pools);
+  return point;
+}
+
+json_t *lbmc_limit_point_of(const lbmc_results *res, long i)
+{
+  const lbmc_point_info *p = &res->pt[i];
+  json_t *point =
+      lbmc_limit_head(p->policy, p->lambda, p->n, p->routers, p->stale, p->sampling, res->K);
+  json_t *pools = json_array();
+  for (int j = 0; j < res->J; j++)
+    json_array_append_new(pools,
+                          lbmc_limit_pool(p->beta[j], p->mu[j], p->buffer[j],
+                                          res->slots[(size_t)i * (size_t)res->J + (size_t)j],
+                                          LBMC_RES_MU_K(res, i, j), LBMC_RES_SERVICE(res, i, j)));
+  json_object_set_new(point, "pools", pools);
+  return point;
+}
+
+lbmc_err lbmc_limit_answers(const char *what, json_t *points, const char *const *extra,
+                            json_t **answers)
+{
+  const char *args[64] = {"limit"};
+  char *text = NULL, *list = json_dumps(points, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  json_error_t jerr;
+  int n = 1;
+  lbmc_err err;
+  *answers = NULL;
+  if (!list) return LBMC_ERROR(LBMC_ERR_MEMORY, "%s: out of memory", what);
+  for (; extra && *extra && n < 60; extra++) args[n++] = *extra;
+  args[n++] = "--json";
+  args[n++] = list;
+  args[n] = NULL;
+  err = lbmc_python_run(what, args, &text);
+  free(list);
+  if (err) return err;
+  *answers = json_loads(text, JSON_ALLOW_NUL, &jerr);
+  free(text);
+  if (!*answers || !json_is_array(*answers) ||
+      json_array_size(*answers) != json_array_size(points)) {
+    json_decref(*answers);
+    *answers = NULL;
+    return LBMC_ERROR(LBMC_ERR_FILE,
+                      "%s: python3 -m lbmc_analysis limit did not answer with one result per "
+                      "point (a package of another version?)",
+                      what);
+  }
+  return LBMC_SUCCESS;
+}
+
+/* A JSON value as a limit: a number, "inf" or "-inf", else NaN (unknown). */
+static double lbmc_limit_number(const json_t *v)
+{
+  const char *s = json_string_value(v);
+  if (json_is_number(v)) return json_number_value(v);
+  if (s && strcmp(s, "inf") == 0) return INFINITY;
+  if (s && strcmp(s, "-inf") == 0) return -INFINITY;
+  return NAN;
+}
+
+void lbmc_limit_values(const json_t *answer, int J, long K, size_t total, double *values,
+                       const char **sources)
+{
+  const json_t *metrics = json_object_get(answer, "metrics"),
+               *source = json_object_get(answer, "source");
+  for (size_t k = 0; k < total; k++) values[k] = NAN;
+  for (int i = 0; i < lbmc_metric_count_in(total, J, (int)K); i++) {
+    const lbmc_metric_info *info = lbmc_metric_get(i);
+    const json_t *v = json_object_get(metrics, info->name);
+    const size_t off = lbmc_metric_offset(i, J, (int)K), len = lbmc_metric_size(i, J, (int)K);
+    if (sources) sources[i] = json_string_value(json_object_get(source, info->name));
+    for (size_t e = 0; v && e < len; e++) {
+      const json_t *x = v;
+      if (info->shape == LBMC_SHAPE_POOL_K)
+        x = json_array_get(json_array_get(v, e / (size_t)K), e % (size_t)K);
+      else if (info->shape != LBMC_SHAPE_SCALAR)
+        x = json_array_get(v, e);
+      values[off + e] = lbmc_limit_number(x);
+    }
+  }
+}
+
+const char *lbmc_limit_cell(double x, char *buf, size_t len)
+{
+  if (isnan(x))
+    snprintf(buf, len, "-");
+  else if (isinf(x))
+    snprintf(buf, len, "%s", x > 0 ? "inf" : "-inf");
+  else
+    snprintf(buf, len, "%.6g", x);
+  return buf;
+}

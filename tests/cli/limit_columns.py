@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""The limit column (n -> inf) of lbmc sim --limit and lbmc info --limit, from the Python
+package (lbmc_analysis.limits, docs/limits.md): the column in lbmc sim's table, "limit"
+(the shape of "mean", null where unknown) and "limit_source" in each estimate of --json;
+the column in lbmc info's text, and limit, limit_source in its CSV and JSON; the values
+those of the closed forms (JSQ(d) with exponential service: P(Q >= k) = lambda^((d^k - 1)
+/ (d - 1)), so p_wait = lambda^d; random routing: M/M/1); a missing package is a clear
+error (exit status 1) after the estimates, which are not lost.
+
+Usage: limit_columns.py LBMC
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+LBMC = sys.argv[1]
+SIM = ["--n", "200", "--lambda", "0.9", "--pools", "1:1:inf", "--time", "100", "--warmup", "20",
+       "--tail-k", "3", "--policy", "jsq(2)"]
+JOB = """system:
+  n: 100
+  lambda: 0.8
+  pools: [{beta: 1, mu: 1}]
+policy: [jsq(2), random]
+run: {replicas: 3, time: 100, warmup: 20, tail_k: 3}
+"""
+failures = []
+
+
+def run(args, env=None, **kw):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(args, capture_output=True, text=True, timeout=900, env=e, **kw)
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def close(x, y, tol=1e-9):
+    return x is not None and abs(x - y) <= tol
+
+
+# ---- lbmc sim --limit ----
+r = run([LBMC, "sim", *SIM, "--limit"])
+check(r.returncode == 0, f"lbmc sim --limit: exit 0 ({r.stderr.strip()[:300]})")
+lines = r.stdout.splitlines()
+head = next((line for line in lines if "estimate [interval]" in line), "")
+check("limit (n -> inf)" in head, "lbmc sim --limit: the column 'limit (n -> inf)'")
+row = next((line.split() for line in lines if line.strip().startswith("p_wait ")), [])
+check("0.81" in row, f"its p_wait row shows lambda^2 = 0.81: {row}")
+r = run([LBMC, "sim", *SIM, "--limit", "--json", "--pairs"])
+d = json.loads(r.stdout)
+est = d["estimates"]
+check(all("limit" in e and "limit_source" in e for e in est.values()), "--json: limit and limit_source in every estimate")
+check(all(np.shape(e["limit"]) == np.shape(e["mean"]) for e in est.values()), "--json: limit has the shape of mean")
+check(close(est["p_wait"]["limit"], 0.81) and close(est["tail"]["limit"][0][2], 0.9 ** 7),
+      "--json: p_wait = lambda^2, tail[1][3] = lambda^7 (JSQ(2), exponential)")
+check(est["p_block"]["limit"] == 0 and isinstance(est["p_wait"]["limit_source"], str),
+      "--json: p_block 0, the source named")
+check(est["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (pair_tv_scaled)")
+check(d["limit"]["error"] is None and "lbmc_analysis" in d["limit"]["source"], "--json: the root names the source")
+plain = json.loads(run([LBMC, "sim", *SIM, "--json"]).stdout)
+check("limit" not in plain and "limit" not in plain["estimates"]["p_wait"], "without --limit: no limit fields")
+
+# ---- the package missing: a clear error, the estimates kept ----
+r = run([LBMC, "sim", *SIM, "--limit"], env={"LBMC_ANALYSIS_DIR": "/nonexistent"})
+check(r.returncode == 1 and "lbmc_analysis" in r.stderr and "LBMC_ANALYSIS_DIR" in r.stderr,
+      f"no package: exit 1 and a message naming it: {r.stderr.strip()[:200]}")
+check(any(line.strip().startswith("p_wait ") for line in r.stdout.splitlines()),
+      "no package: the estimates are still printed")
+r = run([LBMC, "sim", *SIM, "--limit", "--json"], env={"LBMC_ANALYSIS_DIR": "/nonexistent"})
+d = json.loads(r.stdout)
+check(r.returncode == 1 and d["estimates"]["p_wait"]["limit"] is None and d["estimates"]["p_wait"]["mean"] > 0
+      and d["limit"]["error"], "no package, --json: valid JSON, the estimates, limit null, the error said")
+
+# ---- lbmc info --limit ----
+with tempfile.TemporaryDirectory() as tmp:
+    job, out = os.path.join(tmp, "job.yaml"), os.path.join(tmp, "out.h5")
+    with open(job, "w") as fh:
+        fh.write(JOB)
+    run([LBMC, "run", job, "-o", out, "--quiet"])
+    r = run([LBMC, "info", out, "--limit", "--metrics", "p_wait,mean_queue"])
+    check(r.returncode == 0 and "limit (n -> inf)" in r.stdout, "lbmc info --limit: the text column")
+    r = run([LBMC, "info", out, "--limit", "--metrics", "p_wait,mean_queue", "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    lim = {(row["policy"], row["entry"]): row for row in rows}
+    check(len(rows) == 4 and "limit" in rows[0] and "limit_source" in rows[0], "lbmc info --limit --format csv: limit, limit_source")
+    check(close(float(lim["jsq(2)", "p_wait"]["limit"]), 0.64) and close(float(lim["random", "p_wait"]["limit"]), 0.8)
+          and close(float(lim["random", "mean_queue[1]"]["limit"]), 4.0),
+          "CSV: jsq(2) p_wait = 0.64, random p_wait = 0.8 and mean_queue = 4 (M/M/1)")
+    r = run([LBMC, "info", out, "--limit", "--metrics", "p_wait", "--format", "json"])
+    rows = json.loads(r.stdout)["rows"]
+    check(all("limit" in row and "limit_source" in row for row in rows) and close(rows[1]["limit"], 0.8),
+          "lbmc info --limit --format json: limit and limit_source in each row")
+    r = run([LBMC, "info", out, "--limit"], env={"LBMC_ANALYSIS_DIR": "/nonexistent"})
+    check(r.returncode == 1 and "p_wait_or_block" in r.stdout and "lbmc_analysis" in r.stderr,
+          "lbmc info --limit without the package: the rows, a clear error, exit 1")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
