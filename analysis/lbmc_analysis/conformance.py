@@ -29,6 +29,8 @@ import re
 import h5py
 import numpy as np
 
+from ._h5 import LbmcDamagedError
+from ._h5 import verify as _verify
 from .io import METRICS, POINTS, SUPPORTED_LAYOUT_VERSIONS
 from .policies import _as_list, allowed_policies
 
@@ -154,7 +156,15 @@ def check_file(path) -> list[str]:
     if not h5py.is_hdf5(path):
         return [f"{path}: not an HDF5 file"]
     problems: list[str] = []
-    with h5py.File(path, "r") as f:
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        return [f"{path}: damaged: the HDF5 library cannot open it ({exc})"]
+    with f:
+        try:
+            _verify(f, path)
+        except LbmcDamagedError as exc:
+            problems.append(str(exc))
         _check(f, problems)
     return problems
 

@@ -20,13 +20,16 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._h5 import GridWarning, _py, _read_array
+from ._h5 import SEAL_ATTR, GridWarning, LbmcDamagedError, LbmcFormatError, UnverifiedWarning, _py, _read_array
+from ._h5 import verify as _verify
 from .grid import flatten, grid_dims, to_grid
 
 __all__ = [
     "GridWarning",
+    "LbmcDamagedError",
     "LbmcFormatError",
     "PartialResultsWarning",
+    "UnverifiedWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "METRICS",
     "FLAG_NAMES",
@@ -117,10 +120,6 @@ def flag_names(flags, names=None) -> list:
     return [n for b, n in enumerate(names) if value >> b & 1]
 
 
-class LbmcFormatError(ValueError):
-    """A file is not an lbmc results file this reader can load (the message says why)."""
-
-
 class PartialResultsWarning(UserWarning):
     """The file holds the partial results of an interrupted run (root attribute ``complete = 0``)."""
 
@@ -131,7 +130,7 @@ class PartialResultsWarning(UserWarning):
 
 
 def _dset_attrs(dset) -> dict:
-    return {k: _py(v) for k, v in dset.attrs.items()}
+    return {k: _py(v) for k, v in dset.attrs.items() if k != SEAL_ATTR}
 
 
 def _fail(path, msg):
@@ -212,8 +211,16 @@ def load(path, grid: bool = True) -> xr.Dataset:
         under ``/estimates`` whose shape is P, P x J or P x J x K are loaded like the
         known metrics.
 
+    Checksums
+        Every value is checked first against the file's checksums (docs/results-format.md,
+        "Checksums": Fletcher32 on numeric datasets, a SHA-256 per dataset and of the
+        whole content): a damaged file raises :class:`LbmcDamagedError` naming the
+        dataset. A file without checksums (written by an lbmc before they were added)
+        loads with an :class:`UnverifiedWarning`.
+
     Raises
-        ``FileNotFoundError`` if ``path`` does not exist; :class:`LbmcFormatError`
+        ``FileNotFoundError`` if ``path`` does not exist; :class:`LbmcDamagedError` (a
+        :class:`LbmcFormatError`) if it fails its checksums; :class:`LbmcFormatError`
         (a ``ValueError``) if it is not an HDF5 file, not an lbmc results file (no
         root attribute ``layout_version``), has an unsupported ``layout_version``, or
         breaks the layout in a way that prevents loading. The message names the
@@ -234,8 +241,13 @@ def load(path, grid: bool = True) -> xr.Dataset:
     try:
         fh = h5py.File(path, "r")
     except OSError as exc:
-        raise LbmcFormatError(f"{path}: the HDF5 library cannot open it ({exc})") from exc
+        raise LbmcDamagedError(f"{path} is damaged: it starts as an HDF5 file, but the HDF5 library cannot "
+                               f"open it ({exc}); rerun the job (or shard) that made it, or restore the file "
+                               f"from a copy") from exc
     with fh:
+        if not _verify(fh, path):
+            warnings.warn(UnverifiedWarning(f"{path} has no checksums (written by an lbmc before they were "
+                                            f"added): its numbers cannot be verified"), stacklevel=2)
         flat = _read(fh, path)
         if not grid:
             return flat

@@ -90,6 +90,22 @@ const lbmc_precision *lbmc_job_precision(const lbmc_job *job);
 /** Output path from the file (may be NULL when the file has none). */
 const char *lbmc_job_output(const lbmc_job *job);
 
+/** The first difference lbmc_job_compare finds: the key ("run.time", "system.pools[2].mu",
+ *  or the grid's axes) and its values in each job as written ("400", "[10, 20]", "not
+ *  given"), cut to fit. */
+typedef struct {
+  char key[96];
+  char a[256], b[256];
+} lbmc_job_difference;
+
+/** 0 if jobs a and b define the same runs: every setting has the same parsed value
+ *  (0.8, 4/5 and 8e-1 are one value; a setting left out equals its default where it has
+ *  one; comments and layout do not count; the output path is not compared), the same
+ *  number of pools, and the grid's axes come in the same order and groups, so that
+ *  their points are numbered alike. 1 if not, with the first difference in *d. Used
+ *  by lbmc run --resume (the checkpoint's job, a complete output's) and lbmc merge. */
+int lbmc_job_compare(const lbmc_job *a, const lbmc_job *b, lbmc_job_difference *d);
+
 #ifdef __cplusplus
 }
 #endif

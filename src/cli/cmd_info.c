@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../io/checkpoint.h"
 #include "cli.h"
@@ -347,7 +348,12 @@ int lbmc_cmd_merge(int argc, char **argv)
     return 2;
   }
   err = lbmc_check_output_path(argv[1], (const char *const *)(argv + 2), n);
-  if (!err) err = lbmc_results_probe(argv[1]); /* HDF5 can create and lock files there */
+  if (!err) { /* the merge is about as large as its parts */
+    double bytes = 0;
+    struct stat st;
+    for (int p = 0; p < n; p++) bytes += stat(argv[2 + p], &st) == 0 ? (double)st.st_size : 0;
+    err = lbmc_results_probe(argv[1], bytes);
+  }
   if (err) return lbmc_exit_status(err);
   parts = calloc((size_t)n, sizeof *parts);
   if (!parts) return lbmc_exit_status(LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory"));

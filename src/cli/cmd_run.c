@@ -152,6 +152,17 @@ static void lbmc_run_output(lbmc_run_args *a, const lbmc_job *job)
     snprintf(a->output, sizeof a->output, "%s.h5", stem);
 }
 
+/* An estimate of the results file's size: the points of the run (a shard about its
+ * share), the first round of replicas. */
+static double lbmc_run_output_bytes(const lbmc_run_args *a, const lbmc_job *job)
+{
+  lbmc_run_options o;
+  long P = lbmc_job_points(job);
+  if (a->set.shard_count > 0) P = (P + a->set.shard_count - 1) / a->set.shard_count;
+  lbmc_job_point_options(job, 0, &o);
+  return lbmc_results_bytes(P, lbmc_job_replicas(job), lbmc_job_pools(job), (int)o.tail_k);
+}
+
 static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
 {
   lbmc_run_args a;
@@ -180,7 +191,7 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
     if (rank == 0) {
       lbmc_err e = lbmc_check_output_path(a.output, inputs, 1);
       if (!e) e = lbmc_check_output_path(ckpt, inputs, 2);
-      if (!e) e = lbmc_results_probe(a.output); /* HDF5 can create and lock files there */
+      if (!e) e = lbmc_results_probe(a.output, lbmc_run_output_bytes(&a, job));
       code = (int)e;
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, comm);

@@ -7,15 +7,40 @@
 #include "lbmc/job.h"
 #include "results.h"
 
-static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, const lbmc_results *b,
-                                      const char *pb)
+/* Parts a and b come from one job: the same text, or texts whose parsed settings are the
+ * same (lbmc_job_compare: a comment or 4/5 for 0.8 does not count); job_a is a's job,
+ * parsed (NULL if its text does not parse). */
+static lbmc_err lbmc_merge_same_job(const lbmc_results *a, const lbmc_job *job_a, const char *pa,
+                                    const lbmc_results *b, const char *pb)
 {
-  if (strcmp(a->job_text ? a->job_text : "", b->job_text ? b->job_text : "") != 0 ||
-      a->seed != b->seed)
+  const char *ta = a->job_text ? a->job_text : "", *tb = b->job_text ? b->job_text : "";
+  lbmc_job *job_b = NULL;
+  lbmc_job_difference d;
+  int differ = 1;
+  if (strcmp(ta, tb) == 0) return LBMC_SUCCESS;
+  if (job_a && lbmc_job_parse_text(tb, pb, &job_b) == LBMC_SUCCESS) {
+    differ = lbmc_job_compare(job_a, job_b, &d);
+    lbmc_job_destroy(&job_b);
+  } else {
+    snprintf(d.key, sizeof d.key, "the job text (it does not parse)");
+    snprintf(d.a, sizeof d.a, "-"), snprintf(d.b, sizeof d.b, "-");
+  }
+  if (!differ) return LBMC_SUCCESS;
+  return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                    "%s and %s come from different jobs: %s is %s in %s and %s in %s; only parts "
+                    "of one job can be merged",
+                    pa, pb, d.key, d.a, pa, d.b, pb);
+}
+
+static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const lbmc_job *job_a, const char *pa,
+                                      const lbmc_results *b, const char *pb)
+{
+  LBMC_CALL(lbmc_merge_same_job(a, job_a, pa, b, pb));
+  if (a->seed != b->seed)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
-                      "%s and %s come from different jobs (their job text or seed differ); only "
+                      "%s and %s come from different jobs: their seeds differ (%ld and %ld); only "
                       "parts of one job can be merged",
-                      pa, pb);
+                      pa, pb, a->seed, b->seed);
   if (a->layout != b->layout)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
                       "%s and %s have different layouts (%d and %d): they were written by "
@@ -77,14 +102,27 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
   lbmc_job *job = NULL;
   lbmc_err err;
   if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
+  if (lbmc_job_parse_text(parts[0]->job_text ? parts[0]->job_text : "", "(job text of the parts)",
+                          &job) != LBMC_SUCCESS)
+    job = NULL; /* the parts must then have the same text */
   for (int p = 0; p < n; p++) {
-    LBMC_CALL(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
+    err = lbmc_merge_check_part(parts[0], job, paths[0], parts[p], paths[p]);
+    if (err) {
+      lbmc_job_destroy(&job);
+      return err;
+    }
     P += parts[p]->P;
     wall += parts[p]->wall_seconds;
     if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
-  LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
-  LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
+  if ((err = lbmc_merge_check_shards(parts, paths, n)) != LBMC_SUCCESS) {
+    lbmc_job_destroy(&job);
+    return err;
+  }
+  if ((err = lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m)) != LBMC_SUCCESS) {
+    lbmc_job_destroy(&job);
+    return err;
+  }
   m->job_text = strdup(parts[0]->job_text);
   m->seed = parts[0]->seed;
   m->confidence = parts[0]->confidence;
@@ -95,6 +133,7 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     long *next = calloc((size_t)n, sizeof *next);
     if (!next) {
       lbmc_results_destroy(&m);
+      lbmc_job_destroy(&job);
       return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
     }
     for (; k < P; k++) {
@@ -107,19 +146,21 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
         long dup = parts[best]->pt[next[best]].index;
         free(next);
         lbmc_results_destroy(&m);
+        lbmc_job_destroy(&job);
         return LBMC_ERROR(LBMC_ERR_MISMATCH, "grid point %ld is in more than one part (%s)", dup,
                           paths[best]);
       }
       if (lbmc_results_copy_point(m, k, parts[best], next[best]++)) {
         free(next);
         lbmc_results_destroy(&m);
+        lbmc_job_destroy(&job);
         return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
       }
     }
     free(next);
   }
   /* complete if every grid point of the job is here */
-  if (lbmc_job_parse_text(m->job_text, "(job text of the parts)", &job) == LBMC_SUCCESS) {
+  if (job) {
     grid_points = lbmc_job_points(job);
     m->complete = grid_points == P;
   }

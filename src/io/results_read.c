@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "h5seal.h"
 #include "h5util.h"
 #include "lbmc/metrics.h"
 #include "results.h"
@@ -214,6 +215,30 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
   return rc;
 }
 
+/* 1 if the file starts with HDF5's signature (lbmc writes no user block). */
+static int lbmc_results_hdf5_signature(const char *path)
+{
+  unsigned char head[8] = {0};
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+  if (f) fclose(f);
+  return got == 8 && memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+/* The checksums of an open results file (h5seal.h); a file written before lbmc had
+ * them is read with a note. */
+static lbmc_err lbmc_results_verify(hid_t f, const char *path)
+{
+  int sealed;
+  LBMC_CALL(lbmc_h5_verify(f, path, &sealed));
+  if (!sealed && lbmc_h5_exists(f, "points"))
+    fprintf(stderr,
+            "lbmc: note: %s has no checksums (written by an lbmc before they were added): its "
+            "numbers cannot be verified\n",
+            path);
+  return LBMC_SUCCESS;
+}
+
 lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
 {
   hid_t f;
@@ -234,13 +259,21 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   H5Eget_auto2(H5E_DEFAULT, &func, &data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
   *out = NULL;
-  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); /* any file format HDF5 reads */
   if (f < 0) {
     err = lbmc_h5_file_error(path, "open", NULL); /* a lock or another system error: exit 1 */
     H5Eset_auto2(H5E_DEFAULT, func, data);
+    if (!err && lbmc_results_hdf5_signature(path))
+      err = LBMC_ERROR(LBMC_ERR_FILE,
+                       "%s is damaged: it starts as an HDF5 file, but HDF5 cannot open it (its "
+                       "superblock or root group is unreadable); rerun the job (or shard) that "
+                       "made it, or restore the file from a copy",
+                       path);
     return err ? err : lbmc_read_fail(path, "cannot open it as an HDF5 file");
   }
-  if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
+  if ((err = lbmc_results_verify(f, path)) != LBMC_SUCCESS) {
+    /* damaged: the message names the dataset */
+  } else if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");
   } else if (layout < 1 || layout > LBMC_LAYOUT_VERSION) {
     char why[96];

@@ -1,0 +1,59 @@
+/* Test-only LD_PRELOAD shim (tests/run/diskfull.sh): write() and pwrite() of files whose
+ * path contains LBMC_FAILWRITE_MATCH fail with the errno LBMC_FAILWRITE_ERRNO names
+ * (EIO, EDQUOT or ENOSPC; default EIO), as on a failing disk, a full quota or a full file
+ * system; with LBMC_FAILWRITE_AFTER=N only once N bytes were written to such files (a
+ * failure in the middle of a file). Other files are written as usual. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The errno to fail a write of count bytes to fd with, or 0 to write it. */
+static int lbmc_failwrite_errno(int fd, size_t count)
+{
+  static unsigned long long written = 0; /* bytes let through to matching files */
+  const char *after = getenv("LBMC_FAILWRITE_AFTER");
+  const char *match = getenv("LBMC_FAILWRITE_MATCH"), *name = getenv("LBMC_FAILWRITE_ERRNO");
+  char link[64], path[PATH_MAX];
+  ssize_t n;
+  if (!match || !*match) return 0;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  n = readlink(link, path, sizeof path - 1);
+  path[n > 0 ? n : 0] = '\0';
+  if (!strstr(path, match)) return 0;
+  if (after && written + count <= strtoull(after, NULL, 10)) {
+    written += count;
+    return 0;
+  }
+  if (name && strcmp(name, "EDQUOT") == 0) return EDQUOT;
+  if (name && strcmp(name, "ENOSPC") == 0) return ENOSPC;
+  return EIO;
+}
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+  ssize_t (*real)(int, const void *, size_t) =
+      (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+  int e = lbmc_failwrite_errno(fd, count);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return real(fd, buf, count);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
+{
+  ssize_t (*real)(int, const void *, size_t, off_t) =
+      (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  int e = lbmc_failwrite_errno(fd, count);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return real(fd, buf, count, offset);
+}
