@@ -178,8 +178,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     if (run->res->pt[i].surely_unstable) LBMC_CALL(lbmc_runner_settle(run, i));
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
-  return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job),
-                              lbmc_job_seed(run->job), run->total, run->opts.batches,
+  return lbmc_checkpoint_open(ckpt, run->set->resume, run->job, run->total, run->opts.batches,
                               lbmc_runner_replay, run, &run->ck);
 }
 
