@@ -28,8 +28,13 @@ extern "C" {
 
 typedef struct lbmc_job_ lbmc_job;
 
+/** The largest job file (bytes) lbmc reads: job files are short texts; this keeps
+ *  `lbmc run /dev/zero` or a wrong file from eating the memory. */
+#define LBMC_JOB_MAX_BYTES (16 << 20)
+
 /** Parse the job file at `path` (read whole, kept as the job's text). Errors name the
  *  file, the line, the key, the value and what is allowed: LBMC_ERR_FILE (unreadable),
+ *  LBMC_ERR_LIMIT (larger than LBMC_JOB_MAX_BYTES),
  *  LBMC_ERR_PARSE (not YAML, or not a mapping at the top), LBMC_ERR_ARG (unknown key,
  *  wrong type, impossible value, empty grid, a grid point whose model is invalid),
  *  LBMC_ERR_LIMIT (more random streams than SPRNG has). *job is caller-owned. */

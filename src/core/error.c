@@ -3,9 +3,11 @@
  * where an error is detected, a traceback with LBMC_TRACE set. */
 #include "lbmc/error.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const lbmc_messages[] = {
 #define LBMC_X_MSG(name, status, msg) msg,
@@ -37,15 +39,53 @@ static int lbmc_trace_on(void)
   return v && *v && *v != '0';
 }
 
+/* Print a message with every quoted value ('...': a quote not after a letter or digit,
+ * so the apostrophe of "job's" opens none) longer than LBMC_QUOTE_MAX characters cut to
+ * its start and its length, and the rest of a message beyond LBMC_MESSAGE_MAX cut but
+ * its end: a value of 100 kB from a job file is named, not echoed. */
+#define LBMC_QUOTE_MAX   160
+#define LBMC_MESSAGE_MAX 4000
+static void lbmc_error_print(const char *msg)
+{
+  char out[LBMC_MESSAGE_MAX + 512];
+  size_t used = 0;
+  const char *p = msg;
+  while (*p && used < LBMC_MESSAGE_MAX) {
+    const int opens = *p == '\'' && (p == msg || !isalnum((unsigned char)p[-1]));
+    const char *close = opens ? strchr(p + 1, '\'') : NULL;
+    if (close && (size_t)(close - p - 1) > LBMC_QUOTE_MAX) {
+      used += (size_t)snprintf(out + used, sizeof out - used, "'%.100s...' (%zu characters, cut)",
+                               p + 1, (size_t)(close - p - 1));
+      p = close + 1;
+    } else {
+      out[used++] = *p++;
+    }
+  }
+  out[used] = '\0';
+  if (*p) {
+    const size_t rest = strlen(p);
+    snprintf(out + used, sizeof out - used, " [... %zu characters cut ...] %s", rest,
+             rest > 200 ? p + rest - 200 : p);
+  }
+  fprintf(stderr, "lbmc: error: %s\n", out);
+}
+
 lbmc_err lbmc_error_raise(const char *file, int line, const char *func, lbmc_err code,
                           const char *fmt, ...)
 {
-  va_list ap;
-  fputs("lbmc: error: ", stderr);
+  va_list ap, again;
+  char small[1024], *msg = small;
+  int n;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  va_copy(again, ap);
+  n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+    vsnprintf(msg, (size_t)n + 1, fmt, again);
+  if (!msg) msg = small; /* out of memory: the start of it */
+  va_end(again);
   va_end(ap);
-  fputc('\n', stderr);
+  lbmc_error_print(msg);
+  if (msg != small) free(msg);
   if (lbmc_trace_on())
     fprintf(stderr, "  [%s] raised at %s:%d in %s()\n", lbmc_strerror(code), file, line, func);
   return code;

@@ -256,6 +256,12 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
                       "the run with lbmc run JOB.yaml -o OUT.h5 --resume (lbmc info %s says what "
                       "it holds)",
                       path, path);
+  if (strlen(path) > 5 && strcmp(path + strlen(path) - 5, ".ckpt") == 0 &&
+      !lbmc_results_hdf5_signature(path))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s is not a readable lbmc checkpoint: it does not start with LBMCCKP (its "
+                      "first bytes are damaged, or it is another file); it cannot be resumed",
+                      path);
   H5Eget_auto2(H5E_DEFAULT, &func, &data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
   *out = NULL;

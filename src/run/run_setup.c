@@ -300,5 +300,11 @@ lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)
   err = lbmc_results_write(out, run->set->output);
   if (out != res) lbmc_results_destroy(&out);
   if (!err) lbmc_checkpoint_close(&run->ck, complete);
+  if (err && run->ck) /* the checkpoint stays whole: nothing is simulated again */
+    lbmc_log(MPI_COMM_NULL, stderr,
+             "lbmc run: the finished replicas are safe in %s.ckpt; once the cause is fixed, "
+             "write the results with lbmc run JOB.yaml -o %s --resume (nothing is simulated "
+             "again)\n",
+             run->set->output, run->set->output);
   return err;
 }
