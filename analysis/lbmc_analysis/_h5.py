@@ -196,7 +196,8 @@ def verify(f, path) -> bool:
             obj = f[p]
             digests[p] = object_digest(obj)
         except (OSError, KeyError, RuntimeError) as exc:
-            what = "fails its Fletcher32 checksum" if "filter" in str(exc).lower() else "cannot be read back"
+            what = ("fails its Fletcher32 checksum" if "fletcher32" in str(exc).lower() or "filter" in str(exc).lower()
+                    else "cannot be read back")
             raise _damaged(path, f"/{p} {what} (HDF5: {exc})") from exc
         stored = _stored_hex(obj, SEAL_ATTR)
         if stored is None:

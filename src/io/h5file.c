@@ -26,11 +26,12 @@ hid_t lbmc_h5_fapl(void)
 
 /* File creation properties: B-tree nodes of chunked datasets for 2 x 2 chunks (HDF5's
  * default, 2 x 32, makes every small chunked dataset cost about 4 kB of metadata; most
- * of lbmc's datasets are one chunk). */
+ * of lbmc's datasets are one chunk); the root's links and attributes compact
+ * (lbmc_h5_compact). */
 static hid_t lbmc_h5_fcpl(void)
 {
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-  if (fcpl >= 0 && H5Pset_istore_k(fcpl, 2) < 0) {
+  if (fcpl >= 0 && (H5Pset_istore_k(fcpl, 2) < 0 || lbmc_h5_compact(fcpl))) {
     H5Pclose(fcpl);
     return -1;
   }

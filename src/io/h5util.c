@@ -109,6 +109,31 @@ int lbmc_h5_attr_f64(hid_t loc, const char *name, double value)
   return lbmc_h5_attr(loc, name, H5T_NATIVE_DOUBLE, &value);
 }
 
+/* Links and attributes stay in their object's header (compact storage) up to these
+ * counts, where HDF5's own checksum covers them (file format 1.8 and later, h5file.c):
+ * in dense storage (a fractal heap, past 8 by default) a damaged entry can crash HDF5
+ * 1.10 when the group is listed, instead of failing its checksum. */
+#define LBMC_H5_MAX_COMPACT 1024
+#define LBMC_H5_MIN_DENSE   1000
+
+hid_t lbmc_h5_group(hid_t loc, const char *name)
+{
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+  if (gcpl >= 0 && H5Pset_link_phase_change(gcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) >= 0 &&
+      H5Pset_attr_phase_change(gcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) >= 0)
+    g = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  if (gcpl >= 0) H5Pclose(gcpl);
+  return g;
+}
+
+int lbmc_h5_compact(hid_t fcpl)
+{
+  return H5Pset_link_phase_change(fcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) < 0 ||
+                 H5Pset_attr_phase_change(fcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) < 0
+             ? -1
+             : 0;
+}
+
 /* Dataset creation properties: numbers in chunks of at most about 1 MiB, each with
  * HDF5's Fletcher32 checksum (checked by HDF5 on every read); HDF5 allows no filter on
  * variable-length strings, nor chunks on an empty dataset: those stay contiguous (their
@@ -119,6 +144,10 @@ static hid_t lbmc_h5_dcpl(hid_t filetype, int rank, const hsize_t *dims)
   hsize_t chunk[H5S_MAX_RANK], elems = 1;
   const hsize_t target = (1u << 20) / 8; /* elements of about 1 MiB */
   int empty = 0;
+  if (dcpl >= 0 && H5Pset_attr_phase_change(dcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) < 0) {
+    H5Pclose(dcpl);
+    return -1;
+  }
   if (dcpl < 0 || H5Tis_variable_str(filetype) > 0 || rank < 1 || rank > H5S_MAX_RANK) return dcpl;
   for (int i = 0; i < rank; i++) empty |= dims[i] == 0;
   if (empty) return dcpl;

@@ -32,6 +32,12 @@ int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const 
 /** The same with `rank` dims (data in C order), e.g. P x J. */
 int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dims,
                        const char *const *data, const char *units, const char *description);
+/** Create group `name` in loc (close with H5Gclose; -1 on failure), its links and
+ *  attributes kept in its object header (compact storage, checksummed by HDF5). */
+hid_t lbmc_h5_group(hid_t loc, const char *name);
+/** The same compact storage for the root group: on a file creation property list.
+ *  0, or -1 on failure. */
+int lbmc_h5_compact(hid_t fcpl);
 /** 1 if loc holds a link (dataset or group) `name`, 0 if not. */
 int lbmc_h5_exists(hid_t loc, const char *name);
 

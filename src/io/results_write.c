@@ -86,7 +86,7 @@ static int lbmc_write_column(hid_t g, const lbmc_results *res, const lbmc_point_
 
 static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
 {
-  hid_t g = H5Gcreate2(file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = lbmc_h5_group(file, "points");
   const int L = lbmc_rates_width(res);
   const char *families[64], *messages[64];
   char desc[512];
@@ -211,12 +211,12 @@ static int lbmc_write_flags(hid_t m, const lbmc_results *res, int i, int rank, c
 
 static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scratch)
 {
-  hid_t g = H5Gcreate2(file, "estimates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = lbmc_h5_group(file, "estimates");
   hsize_t P = (hsize_t)res->P, dims[4];
   int rc = g < 0;
   for (int i = 0; !rc && i < LBMC_METRICS; i++) {
     const lbmc_metric_info *info = lbmc_metric_get(i);
-    hid_t m = H5Gcreate2(g, info->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t m = lbmc_h5_group(g, info->name);
     int rank = lbmc_metric_dims(res, i, 1, &P, dims);
     rc = m < 0 || lbmc_h5_attr_str(m, "units", info->units) ||
          lbmc_h5_attr_str(m, "description", info->description);
@@ -280,7 +280,7 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
 
 static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch, void *gather)
 {
-  hid_t g = H5Gcreate2(file, "replicas", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = lbmc_h5_group(file, "replicas");
   const long R = lbmc_results_replicas(res);
   const size_t rows = (size_t)res->P * (size_t)R;
   hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R};
