@@ -110,6 +110,36 @@ const char *lbmc_model_sampling(const lbmc_model *m);
 /** 1 if the model is unstable for certain: rho >= 1 with every buffer unlimited. */
 int lbmc_model_surely_unstable(const lbmc_model *m);
 
+/** One pool of a set-up model, as lbmc_model_describe reads it. */
+typedef struct {
+  double beta, mu;             /* fraction of the servers; speed (mu_k[0] with a speed list) */
+  long buffer;                 /* customers a server holds, LBMC_BUFFER_INF: unlimited */
+  int64_t servers;             /* N_j, the pool's servers */
+  const lbmc_service *service; /* service distribution (owned by the model) */
+  int L;                       /* entries of the speed list, 1 for the constant speed mu */
+  const double *mu_k;          /* speeds with 1, ..., L customers (owned by the model) */
+} lbmc_pool_description;
+
+/** A set-up model as its views show it: lbmc sim's table and JSON, the /points row of a
+ *  results file. Each view formats these fields; none reads the model's getters, so a
+ *  new setting reaches every view through this struct. Texts and arrays are the model's
+ *  (valid while it lives). */
+typedef struct {
+  int64_t n;
+  double lambda, rho;
+  const char *policy;      /* canonical text, "jsq(2)" */
+  const char *policy_name; /* its family, "jsq" */
+  long d;                  /* the policy's parameter (lbmc_model_policy_param) */
+  long routers;
+  const char *stale, *sampling; /* "" for policies that do not read them */
+  int surely_unstable;          /* lbmc_model_surely_unstable */
+  int J;
+  lbmc_pool_description pool[LBMC_MAX_POOLS]; /* J of them */
+} lbmc_model_description;
+
+/** The description of a set-up model m into *d (the getters above, read once). */
+void lbmc_model_describe(const lbmc_model *m, lbmc_model_description *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,8 +41,13 @@ typedef struct {
   long index;        /* entry within the metric (0 for scalars; the level of a quantile) */
   double relative;   /* target relative half-width, > 0 */
   long max_replicas; /* budget, >= replicas */
-  double max_time;   /* longest run time per replica; 0: 16 x the time setting */
+  double max_time;   /* longest run time per replica; 0: LBMC_MAX_TIME_FACTOR x the time
+                        setting */
 } lbmc_precision;
+
+/** The default of lbmc_precision.max_time: this many times the time setting (a point not
+ *  yet stationary may have its run doubled four times). */
+#define LBMC_MAX_TIME_FACTOR 16
 
 /* X(enum suffix, bit, name, meaning): the evidence of a verdict, defined once. */
 #define LBMC_EVIDENCE_LIST(X)                                                                      \
@@ -73,6 +78,19 @@ enum {
 /** Names of the evidence bits set in `evidence`, comma-separated, into buf (len bytes). */
 const char *lbmc_evidence_names(unsigned evidence, char *buf, size_t len);
 
+/* The levels and limits of the verdict's tests (docs/model.md, "Verdicts"), named once:
+ * the tests (src/sim/point_reduce.c) and the descriptions of a results file's columns
+ * read them. */
+/** Level of the halves test and of the eighths' correlation test ("run longer"). */
+#define LBMC_STATIONARITY_ALPHA 0.01
+/** The eighths' correlation test is made with fewer replicas than this; with more, the
+ *  replica means are close to normal even when short (measured: docs/model.md). */
+#define LBMC_SHORT_MAX_REPLICAS 30
+/** Level of the drift test for `unstable` (its false-alarm rate on stable systems). */
+#define LBMC_DRIFT_ALPHA 1e-3
+/** Deceleration constant of the drift test (lbmc_growth_test: sqrt(t) filling gives 0.82). */
+#define LBMC_DRIFT_DECEL 0.85
+
 /** The verdict of a point and its evidence. Times are in the model's unit. */
 typedef struct {
   lbmc_status status;    /* ok, unstable, not_stationary (precision_not_met: lbmc_point_next) */
@@ -102,6 +120,11 @@ typedef struct {
   double *estimate, *half_width, *std_err, *lower, *upper, *upper_bound;
   unsigned *flags;
 } lbmc_estimates;
+
+/** The double arrays of lbmc_estimates, estimate .. upper_bound: a point keeps them, and
+ *  a results object its per-point copies (mean .. upper_bound), in this order in one
+ *  block of LBMC_ESTIMATE_ARRAYS arrays. */
+#define LBMC_ESTIMATE_ARRAYS 6
 
 /** Names of the interval flags set in `flags` ("none_observed,upper_open"), into buf. */
 const char *lbmc_interval_flag_names(unsigned flags, char *buf, size_t len);

@@ -62,6 +62,11 @@ lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, c
  *  LBMC_MAX_SEGMENTS. */
 long lbmc_run_segments(const lbmc_run_options *o);
 
+/** Doubles of one segment of a replica record of model m (set up) under o: the tick
+ *  record's fixed sums (src/core/ticks.h: J pools, o->tail_k levels), then the blocks
+ *  of the observers o asks for (src/observers/). */
+size_t lbmc_run_segment_width(const lbmc_model *m, const lbmc_run_options *o);
+
 /** The time scale of a model's histograms: 1 / sum_j beta_j mu_j(L_j), the mean
  *  service time of a capacity-weighted server at its saturated speed (time). */
 double lbmc_model_time_scale(const lbmc_model *m);
@@ -82,8 +87,9 @@ const char *lbmc_replica_engine(const lbmc_replica *r);
 const char *lbmc_replica_init_note(const lbmc_replica *r);
 
 /** A function called after every tick of a replica (LBMC_TICKS_PER_SEGMENT per segment,
- *  and at most about 1000 times during a fixed warm-up), e.g. to serve MPI requests or
- *  to notice a signal; returning non-zero abandons the replica, which then returns
+ *  and at most about 1000 times during a fixed warm-up) and every few thousand arrivals
+ *  inside the engine (LBMC_TALLY_POLL_ARRIVALS arrivals), e.g. to serve MPI requests or to notice
+ *  a signal; returning non-zero abandons the replica, which then returns
  *  LBMC_ERR_INTERRUPTED (without printing anything). NULL (the default) for none. */
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx);
 

@@ -15,7 +15,8 @@ static void lbmc_jc_value(const lbmc_input *row, const lbmc_input_value *v, char
   case LBMC_IT_INT:
   case LBMC_IT_RUN_INT:
   case LBMC_IT_RUN_COUNT:
-  case LBMC_IT_CHOICE: snprintf(buf, len, "%ld", v->l); break;
+  case LBMC_IT_CHOICE:
+  case LBMC_IT_ENGINE: snprintf(buf, len, "%ld", v->l); break;
   case LBMC_IT_BUFFER: snprintf(buf, len, v->l == LBMC_BUFFER_INF ? "inf" : "%ld", v->l); break;
   case LBMC_IT_POSITIVE:
   case LBMC_IT_RUN_REAL:
@@ -71,7 +72,8 @@ static int lbmc_jc_default(int id, const lbmc_input *row, char *buf, size_t len)
     v.l = (long)c;
     break;
   }
-  case LBMC_IT_CHOICE: {
+  case LBMC_IT_CHOICE:
+  case LBMC_IT_ENGINE: {
     int c;
     memcpy(&c, at, sizeof c);
     v.l = c;

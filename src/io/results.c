@@ -94,7 +94,7 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   snprintf(r->revision, sizeof r->revision, "%s", lbmc_revision());
   snprintf(r->build_type, sizeof r->build_type, "%s", lbmc_build_type());
   r->pt = calloc((size_t)P ? (size_t)P : 1, sizeof *r->pt);
-  r->mean = malloc(sizeof *r->mean * (PT * 6 + 1));
+  r->mean = malloc(sizeof *r->mean * (PT * LBMC_ESTIMATE_ARRAYS + 1));
   r->flags = calloc(PT + 1, sizeof *r->flags);
   r->service = calloc((size_t)P * (size_t)J * LBMC_SERVICE_TEXT + 1, 1);
   r->slots = malloc(sizeof *r->slots * ((size_t)P * (size_t)J + 1));
@@ -110,7 +110,7 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   r->lower = r->std_err + PT;
   r->upper = r->lower + PT;
   r->upper_bound = r->upper + PT;
-  for (size_t i = 0; i < PT * 6; i++) r->mean[i] = NAN;
+  for (size_t i = 0; i < PT * LBMC_ESTIMATE_ARRAYS; i++) r->mean[i] = NAN;
   for (size_t i = 0; i < (size_t)P * (size_t)J; i++) {
     snprintf(r->service + i * LBMC_SERVICE_TEXT, LBMC_SERVICE_TEXT, "exponential");
     r->slots[i] = 1;
@@ -148,42 +148,38 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
                             const lbmc_run_options *o)
 {
   lbmc_point_info *p = &res->pt[i];
+  lbmc_model_description d;
+  const char *engine = lbmc_run_engine(m, o, NULL, 0); /* checked with the job: not NULL */
+  lbmc_model_describe(m, &d);
   p->index = grid_index;
-  p->n = lbmc_model_n(m);
-  p->lambda = lbmc_model_lambda(m);
-  p->rho = lbmc_model_rho(m);
-  p->d = lbmc_model_policy_param(m);
-  p->routers = lbmc_model_routers(m);
+  p->n = d.n;
+  p->lambda = d.lambda;
+  p->rho = d.rho;
+  p->d = d.d;
+  p->routers = d.routers;
   p->batches = o->batches;
   p->time = o->time;
   p->warmup = o->warmup_auto ? NAN : o->warmup;
-  snprintf(p->policy, sizeof p->policy, "%s", lbmc_model_policy(m));
-  snprintf(p->policy_name, sizeof p->policy_name, "%s", lbmc_model_policy_name(m));
-  snprintf(p->sampling, sizeof p->sampling, "%s", lbmc_model_sampling(m));
-  snprintf(p->stale, sizeof p->stale, "%s", lbmc_model_stale(m));
-  {
-    const char *engine = lbmc_run_engine(m, o, NULL, 0); /* checked with the job: not NULL */
-    snprintf(p->engine, sizeof p->engine, "%s", engine ? engine : "");
-  }
+  snprintf(p->policy, sizeof p->policy, "%s", d.policy);
+  snprintf(p->policy_name, sizeof p->policy_name, "%s", d.policy_name);
+  snprintf(p->sampling, sizeof p->sampling, "%s", d.sampling);
+  snprintf(p->stale, sizeof p->stale, "%s", d.stale);
+  snprintf(p->engine, sizeof p->engine, "%s", engine ? engine : "");
   snprintf(p->init, sizeof p->init, "%s", lbmc_init_kind_names[o->init]);
   for (int j = 0; j < res->J; j++) {
-    p->beta[j] = lbmc_model_beta(m, j);
-    p->mu[j] = lbmc_model_mu(m, j);
-    p->buffer[j] = lbmc_model_buffer(m, j);
-    p->pool_servers[j] = lbmc_model_pool_servers(m, j);
-    {
-      const double *rates;
-      int L = lbmc_model_rates(m, j, &rates);
-      double *mu_k = LBMC_RES_MU_K(res, i, j);
-      snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s",
-               lbmc_model_service(m, j)->text);
-      res->slots[(size_t)i * res->J + j] = L;
-      for (int k = 0; k < LBMC_MAX_RATES; k++) mu_k[k] = k < L ? rates[k] : NAN;
-    }
+    const lbmc_pool_description *pool = &d.pool[j];
+    double *mu_k = LBMC_RES_MU_K(res, i, j);
+    p->beta[j] = pool->beta;
+    p->mu[j] = pool->mu;
+    p->buffer[j] = pool->buffer;
+    p->pool_servers[j] = pool->servers;
+    snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s", pool->service->text);
+    res->slots[(size_t)i * res->J + j] = pool->L;
+    for (int k = 0; k < LBMC_MAX_RATES; k++) mu_k[k] = k < pool->L ? pool->mu_k[k] : NAN;
   }
   p->status = LBMC_STATUS_OK;
   p->reason[0] = '\0';
-  p->surely_unstable = lbmc_model_surely_unstable(m);
+  p->surely_unstable = d.surely_unstable;
 }
 
 /* Replica i of acc into slot r of point p. */
@@ -261,7 +257,7 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
            (const unsigned char *)*b[k].arr + (size_t)from * (size_t)src->Rmax * row,
            (size_t)src->Rmax * row);
   }
-  for (int k = 0; k < 6; k++) /* mean .. upper_bound, P x total apart */
+  for (int k = 0; k < LBMC_ESTIMATE_ARRAYS; k++) /* mean .. upper_bound, P x total apart */
     memcpy(dst->mean + (size_t)k * (size_t)dst->P * t + (size_t)to * t,
            src->mean + (size_t)k * (size_t)src->P * t + (size_t)from * t, sizeof(double) * t);
   memcpy(dst->flags + (size_t)to * t, src->flags + (size_t)from * t, sizeof(int64_t) * t);

@@ -76,7 +76,8 @@ typedef struct lbmc_results_ {
   double *rep_growth;           /* P x Rmax (lbmc_point_replica_info.growth) */
   int64_t *rep_events;          /* P x Rmax, -1 where no replica */
   int8_t *rep_unstable;         /* P x Rmax, -1 where no replica */
-  double *mean, *half_width, *std_err, *lower, *upper, *upper_bound; /* P x total each */
+  /* P x total each, in one block of LBMC_ESTIMATE_ARRAYS arrays (lbmc/point.h) */
+  double *mean, *half_width, *std_err, *lower, *upper, *upper_bound;
   int64_t *flags; /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
@@ -129,12 +130,16 @@ typedef struct {
   size_t size;             /* bytes of one value (a string's capacity) */
   int optional;            /* absent from files written before it existed */
   const char *units;       /* "1", "time", "1/time" */
-  const char *description; /* NULL: built by the writer (policy_name: the registry) */
+  const char *description; /* NULL: built (lbmc_point_column_description) */
 } lbmc_point_column;
 
 /** Number of /points columns and column i, in the order they are written. */
 int lbmc_point_columns(void);
 const lbmc_point_column *lbmc_point_column_get(int i);
+/** The description of column c: its text, or one built into buf (len bytes) from the
+ *  constants of the code it names (the verdict's levels, lbmc/point.h); NULL for
+ *  policy_name, whose writer lists the policy families of the registry. */
+const char *lbmc_point_column_description(const lbmc_point_column *c, char *buf, size_t len);
 /** The value of column c at point i, pool j (0 for LBMC_COL_POINT), speed k (0 unless
  *  LBMC_COL_POOL_RATES): a pointer to its C type (lbmc_field_kind). */
 void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k);
@@ -170,7 +175,8 @@ void lbmc_results_destroy(lbmc_results **res);
 /** At least R replica slots per point (slots double as needed; the values move).
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_reserve(lbmc_results *res, long R);
-/** Fill point i's parameters from a set-up model and its run options. */
+/** Fill point i's parameters from a set-up model (its description, lbmc_model_describe)
+ *  and its run options. */
 void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
                             const lbmc_run_options *o);
 /** Store the reduction of point i (lbmc_point_reduce done; verdict, estimates, and the

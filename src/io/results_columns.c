@@ -3,7 +3,10 @@
  * A column's values live in lbmc_point_info (one field per point, or an array of J per
  * point) or, for the per-pool service and speeds, in the arrays of lbmc_results. */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "lbmc/point.h"
 #include "results.h"
 
 /* A field of lbmc_point_info: its place and, for strings, its capacity. */
@@ -12,6 +15,27 @@
 /* A per-pool array field of lbmc_point_info: its place and the size of one entry. */
 #define LBMC_PT_POOL(field)                                                                        \
   LBMC_STORE_POINT, offsetof(lbmc_point_info, field), sizeof(((lbmc_point_info *)0)->field[0])
+
+/* The columns whose descriptions name levels and limits of the verdict's tests
+ * (lbmc/point.h): the text, with the constants written in at each %g. */
+static const struct {
+  const char *name, *format;
+  double a, b;
+} lbmc_described[] = {
+    {"halves_p",
+     "p-value of the test that the halves of the measured period have the same customers per "
+     "server (not_stationary below %g); NaN if not made",
+     LBMC_STATIONARITY_ALPHA, 0},
+    {"short_p",
+     "p-value of the test that the eighths of the replicas' measured periods are uncorrelated "
+     "(made with 2 to %g replicas; not_stationary below %g); NaN if not made",
+     LBMC_SHORT_MAX_REPLICAS - 1, LBMC_STATIONARITY_ALPHA},
+    {"growth_lower", "drift test: one-sided lower bound of growth at level 1 - %g",
+     LBMC_DRIFT_ALPHA, 0},
+    {"decel_lower",
+     "drift test: lower bound of Delta4 - %g Delta3 (positive: the growth is not slowing down)",
+     LBMC_DRIFT_DECEL, 0},
+};
 
 /* {name, HDF5 type, shape, C type, store, offset, size, optional, units, description};
  * optional: files written before the column existed lack it (the reader keeps the
@@ -66,9 +90,8 @@ static const lbmc_point_column lbmc_columns[] = {
     {"replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(replicas), 0, "1",
      "replicas run for the point"},
     {"engine", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(engine), 1, "1",
-     "the engine that simulated the point: occupancy (counts of servers per pool and level), "
-     "servers (per-server, exponential service) or general (per-server, any service); "
-     "docs/model.md, Engines"},
+     "the engine that simulated the point, by its --engine name (lbmc sim --help lists the "
+     "engines; docs/model.md, Engines)"},
     {"init", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(init), 1, "1",
      "how replicas started: empty, or meanfield (near the mean-field fixed point; engines "
      "without one, and systems whose ODE does not settle, start empty)"},
@@ -95,19 +118,28 @@ static const lbmc_point_column lbmc_columns[] = {
     {"warmup_near_cap", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(warmup_near_cap), 1,
      "1", "1 if MSER truncated in the last fifth before its cap (half the run)"},
     {"halves_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(halves_p), 1, "1",
-     "p-value of the test that the halves of the measured period have the same customers per "
-     "server (not_stationary below 0.01); NaN if not made"},
+     NULL /* built: lbmc_described */},
     {"short_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(short_p), 1, "1",
-     "p-value of the test that the eighths of the replicas' measured periods are uncorrelated "
-     "(made with 2 to 29 replicas; not_stationary below 0.01); NaN if not made"},
+     NULL /* built: lbmc_described */},
     {"growth", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(growth), 1, "1",
      "drift test: customers accumulated per arrival in the last quarter of the run, pooled over "
      "the replicas; NaN if not made"},
     {"growth_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(growth_lower), 1, "1",
-     "drift test: one-sided lower bound of growth at level 1 - 0.001"},
+     NULL /* built: lbmc_described */},
     {"decel_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(decel_lower), 1, "1",
-     "drift test: lower bound of Delta4 - 0.85 Delta3 (positive: the growth is not slowing down)"},
+     NULL /* built: lbmc_described */},
 };
+
+const char *lbmc_point_column_description(const lbmc_point_column *c, char *buf, size_t len)
+{
+  if (c->description) return c->description;
+  for (size_t i = 0; i < sizeof lbmc_described / sizeof lbmc_described[0]; i++)
+    if (strcmp(c->name, lbmc_described[i].name) == 0) {
+      snprintf(buf, len, lbmc_described[i].format, lbmc_described[i].a, lbmc_described[i].b);
+      return buf;
+    }
+  return NULL;
+}
 
 int lbmc_point_columns(void) { return (int)(sizeof lbmc_columns / sizeof lbmc_columns[0]); }
 

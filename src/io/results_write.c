@@ -91,11 +91,13 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
   const char *families[64], *messages[64];
   char desc[512];
   const int nfamilies = lbmc_policy_families(families, messages, 64, desc, sizeof desc);
+  char built[512];
   int rc = g < 0;
   for (int i = 0; !rc && i < lbmc_point_columns(); i++) {
     const lbmc_point_column *c = lbmc_point_column_get(i);
-    rc = lbmc_write_column(g, res, c, L, c->description ? c->description : desc, scratch);
-    if (!rc && !c->description) { /* policy_name: the known families and their messages */
+    const char *text = lbmc_point_column_description(c, built, sizeof built);
+    rc = lbmc_write_column(g, res, c, L, text ? text : desc, scratch);
+    if (!rc && !text) { /* policy_name: the known families and their messages */
       hid_t d = H5Dopen2(g, c->name, H5P_DEFAULT);
       rc = d < 0 || lbmc_h5_attr_strs(d, "allowed", nfamilies, families) ||
            lbmc_h5_attr_strs(d, "messages_per_arrival", nfamilies, messages);

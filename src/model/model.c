@@ -352,3 +352,28 @@ int lbmc_model_surely_unstable(const lbmc_model *m)
     if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
   return lbmc_model_rho(m) >= 1;
 }
+
+void lbmc_model_describe(const lbmc_model *m, lbmc_model_description *d)
+{
+  memset(d, 0, sizeof *d);
+  d->n = lbmc_model_n(m);
+  d->lambda = lbmc_model_lambda(m);
+  d->rho = lbmc_model_rho(m);
+  d->policy = lbmc_model_policy(m);
+  d->policy_name = lbmc_model_policy_name(m);
+  d->d = lbmc_model_policy_param(m);
+  d->routers = lbmc_model_routers(m);
+  d->stale = lbmc_model_stale(m);
+  d->sampling = lbmc_model_sampling(m);
+  d->surely_unstable = lbmc_model_surely_unstable(m);
+  d->J = lbmc_model_pools(m);
+  for (int j = 0; j < d->J; j++) {
+    lbmc_pool_description *p = &d->pool[j];
+    p->beta = lbmc_model_beta(m, j);
+    p->mu = lbmc_model_mu(m, j);
+    p->buffer = lbmc_model_buffer(m, j);
+    p->servers = lbmc_model_pool_servers(m, j);
+    p->service = lbmc_model_service(m, j);
+    p->L = lbmc_model_rates(m, j, &p->mu_k);
+  }
+}

@@ -77,7 +77,7 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
       best = s; /* reservoir choice: each tied server kept with probability 1/ties */
     }
   }
-  st->c.messages += 2 * (int64_t)c;
+  st->tally.c.messages += 2 * (int64_t)c;
   return best;
 }
 
@@ -150,7 +150,7 @@ static lbmc_occ_class lbmc_balanced_occ_route(lbmc_occ_state *st, void *ws, uint
       best = cl; /* reservoir choice: each tied server kept with probability 1/ties */
     }
   }
-  st->c.messages += 2 * (uint64_t)c;
+  st->tally.c.messages += 2 * (uint64_t)c;
   return best;
 }
 

@@ -131,7 +131,7 @@ static uint32_t lbmc_pull_take(lbmc_pull_ws *w, uint32_t r, uint32_t i)
 static void lbmc_pull_send(lbmc_state *st, lbmc_pull_ws *w, uint32_t s)
 {
   uint32_t r = w->R > 1 ? lbmc_uint(st->s_route, w->R) : 0;
-  if (lbmc_pull_put(w, r, s) != 0) st->overflow = 1; /* out of memory: stop the replica */
+  if (lbmc_pull_put(w, r, s) != 0) lbmc_tally_out_of_memory(&st->tally); /* stop: an error */
 }
 
 static void lbmc_pull_reset(lbmc_state *st, void *ws)
@@ -153,8 +153,8 @@ static uint32_t lbmc_pull_route(lbmc_state *st, void *ws, uint32_t r)
   if (w->withdraw && w->held[s] > 0) { /* idle slots: one of its messages is elsewhere */
     const lbmc_msg_loc *at = w->loc + (size_t)s * w->L + (w->held[s] - 1);
     lbmc_pull_take(w, at->router, at->pos);
-    st->c.messages++;
-    st->c.withdrawals++;
+    st->tally.c.messages++;
+    st->tally.c.withdrawals++;
   }
   return s;
 }
@@ -162,7 +162,7 @@ static uint32_t lbmc_pull_route(lbmc_state *st, void *ws, uint32_t r)
 static void lbmc_pull_on_idle(lbmc_state *st, void *ws, uint32_t s)
 {
   lbmc_pull_send(st, ws, s);
-  st->c.messages++;
+  st->tally.c.messages++;
 }
 
 /* jiq (join-idle-queue, Lu et al. 2011): pull with stale keep. */
@@ -321,8 +321,8 @@ static lbmc_occ_class lbmc_pull_occ_route(lbmc_occ_state *st, void *ws, uint32_t
   if (c.k == 0) { /* idle: its message, at another router, is withdrawn */
     idle = Q - st->off[c.j] - st->pool[c.j].G[1]; /* its rank among the pool's idle servers */
     lbmc_pull_occ_move(w, c.j, lbmc_pull_occ_router(w, c.j, idle), -1);
-    st->c.messages++;
-    st->c.withdrawals++;
+    st->tally.c.messages++;
+    st->tally.c.withdrawals++;
   }
   return c;
 }
@@ -330,7 +330,7 @@ static lbmc_occ_class lbmc_pull_occ_route(lbmc_occ_state *st, void *ws, uint32_t
 static void lbmc_pull_occ_on_idle(lbmc_occ_state *st, void *ws, uint32_t j)
 {
   lbmc_pull_occ_ws *w = ws;
-  st->c.messages++;
+  st->tally.c.messages++;
   if (w) lbmc_pull_occ_move(w, j, (uint32_t)lbmc_occ_uint(st->s_route, w->R), 1); /* uniform */
 }
 

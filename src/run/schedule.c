@@ -1,5 +1,5 @@
-/* The schedule of a run (schedule.h): which (point, replica, level) units to hand out
- * next, costliest points first, and when a point's round is complete. */
+/* Sequential mode's driver (schedule.h): which (point, replica, level) units to hand out
+ * next, costliest points first, when a point's round is complete, and what then. */
 #include "schedule.h"
 
 #include <math.h>
@@ -134,3 +134,20 @@ void lbmc_schedule_finish(lbmc_schedule *s, long p)
 }
 
 int lbmc_schedule_all_finished(const lbmc_schedule *s) { return s->points_finished == s->P; }
+
+lbmc_err lbmc_schedule_settle(lbmc_schedule *s, long p, long R, lbmc_point *acc,
+                              const lbmc_precision *prec, lbmc_next *what, char *why, size_t len)
+{
+  long next;
+  LBMC_CALL(lbmc_point_reduce(acc, R));
+  *what = lbmc_point_next(acc, prec, &next, why, len);
+  if (*what == LBMC_NEXT_MORE) {
+    lbmc_schedule_more(s, p, next);
+  } else if (*what == LBMC_NEXT_LONGER) {
+    lbmc_point_set_level(acc, lbmc_point_level(acc) + 1);
+    lbmc_schedule_longer(s, p, next);
+  } else {
+    lbmc_schedule_finish(s, p);
+  }
+  return LBMC_SUCCESS;
+}

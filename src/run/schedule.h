@@ -1,20 +1,25 @@
-/* Private: which work unit (point, replica, level) to run next, and when a point's round
- * is complete. Pure bookkeeping on rank 0, no MPI.
+/* Private: sequential mode's driver: which work unit (point, replica, level) to run
+ * next, when a point's round is complete, and what then (lbmc_schedule_settle). Pure
+ * bookkeeping, no MPI: lbmc run's runner (rank 0) and lbmc sim drive their points
+ * through it.
  *
  * Units are issued costliest point first (cost ~ n x simulated time). A point is run in
  * rounds: first `replicas` replicas; when a round is complete the runner reduces the
  * point (lbmc/point.h) and tells the schedule what next (lbmc_point_next): finished, a
  * round of more replicas (lbmc_schedule_more), or, for a point that is not yet
  * stationary, its replicas again from replica 0 with the run doubled (lbmc_schedule_longer,
- * the next level). A round is always completed, even after an unstable replica, and every
- * decision depends only on the replicas of complete rounds: so the replicas run for a
- * point, and their values, do not depend on the number of ranks or on the timing. */
+ * the next level); lbmc_schedule_settle does all of it. A round is always completed, even after an
+ * unstable replica, and every decision depends only on the replicas of complete rounds: so the
+ * replicas run for a point, and their values, do not depend on the number of ranks or on the
+ * timing. */
 #ifndef LBMC_SCHEDULE_H
 #define LBMC_SCHEDULE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lbmc/error.h"
+#include "lbmc/point.h"
 
 typedef struct {
   long P, Rmax;
@@ -54,5 +59,16 @@ void lbmc_schedule_longer(lbmc_schedule *s, long point, long R);
 void lbmc_schedule_finish(lbmc_schedule *s, long point);
 /** 1 when every point is finished. */
 int lbmc_schedule_all_finished(const lbmc_schedule *s);
+
+/** Sequential mode once point p's round of R replicas is complete (lbmc_schedule_round;
+ *  R = 0 for a point with nothing to simulate, rho >= 1 with unlimited buffers): reduce
+ *  acc, the point's replicas (lbmc_point_reduce), decide what next under prec
+ *  (lbmc_point_next: *what, and why[len] gets one line saying which and why) and
+ *  follow the decision: another round (lbmc_schedule_more), the next level of the point
+ *  and of the schedule (lbmc_point_set_level, lbmc_schedule_longer), or finished
+ *  (lbmc_schedule_finish; storing the point is the caller's). Errors: those of
+ *  lbmc_point_reduce. */
+lbmc_err lbmc_schedule_settle(lbmc_schedule *s, long p, long R, lbmc_point *acc,
+                              const lbmc_precision *prec, lbmc_next *what, char *why, size_t len);
 
 #endif

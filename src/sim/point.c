@@ -9,6 +9,7 @@
 
 #include "../core/ticks.h"
 #include "lbmc/metrics.h"
+#include "lbmc/sim.h"
 #include "point_impl.h"
 
 static const char *const lbmc_ev_names[] = {
@@ -73,13 +74,13 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->o = *o;
   p->J = lbmc_model_pools(m);
   p->K = (int)o->tail_k;
-  p->W = lbmc_tick_width(p->J, p->K);
+  p->W = lbmc_run_segment_width(m, o);
   p->total = lbmc_metric_total(p->J, p->K);
   p->n = lbmc_model_n(m);
   for (int j = 0; j < p->J; j++) p->N[j] = lbmc_model_pool_servers(m, j);
   p->first_round = first_round < 1 ? 1 : first_round;
   p->est.total = p->total;
-  p->est.estimate = malloc(sizeof(double) * 6 * p->total);
+  p->est.estimate = malloc(sizeof(double) * LBMC_ESTIMATE_ARRAYS * p->total);
   p->est.flags = calloc(p->total, sizeof *p->est.flags);
   p->hist = malloc(sizeof *p->hist * 3);
   if (!p->est.estimate || !p->est.flags || !p->hist) {
@@ -91,7 +92,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->est.lower = p->est.std_err + p->total;
   p->est.upper = p->est.lower + p->total;
   p->est.upper_bound = p->est.upper + p->total;
-  for (size_t i = 0; i < 6 * p->total; i++) p->est.estimate[i] = NAN;
+  for (size_t i = 0; i < LBMC_ESTIMATE_ARRAYS * p->total; i++) p->est.estimate[i] = NAN;
   p->v.status = LBMC_STATUS_OK;
   *out = p;
   return LBMC_SUCCESS;
@@ -209,9 +210,11 @@ static size_t lbmc_point_part(const lbmc_point *p, int k)
  * in the last quarter, from its parts. */
 static double lbmc_point_rep_growth(const lbmc_point_rep *r)
 {
+  const int third = 2 * LBMC_PARTS_PER_QUARTER, last = 3 * LBMC_PARTS_PER_QUARTER;
   double n3 = 0, l3 = 0, n4 = 0, l4 = 0, a4 = 0;
-  for (int k = 4; k < 6; k++) n3 += r->parts[k][LBMC_PART_AREA], l3 += r->parts[k][LBMC_PART_LEN];
-  for (int k = 6; k < 8; k++) {
+  for (int k = third; k < last; k++)
+    n3 += r->parts[k][LBMC_PART_AREA], l3 += r->parts[k][LBMC_PART_LEN];
+  for (int k = last; k < LBMC_PARTS; k++) {
     n4 += r->parts[k][LBMC_PART_AREA], l4 += r->parts[k][LBMC_PART_LEN];
     a4 += r->parts[k][LBMC_PART_ARRIVALS];
   }
@@ -446,7 +449,7 @@ lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next,
 {
   lbmc_verdict *v = &p->v;
   const double max_time =
-      prec && prec->max_time > 0 ? prec->max_time : 16 * p->o.time; /* the default budget */
+      prec && prec->max_time > 0 ? prec->max_time : LBMC_MAX_TIME_FACTOR * p->o.time;
   double rel, want;
   long R = v->replicas, Rmax = prec ? prec->max_replicas : R;
   *next = R;

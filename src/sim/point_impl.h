@@ -12,20 +12,16 @@
  *  and quarters are unions of them, and their lag-1 correlation says whether the replicas
  *  are short against the relaxation time. */
 #define LBMC_PARTS 8
+/** Quarters of the measured period (the drift test's units and a replica's own growth),
+ *  each LBMC_PARTS_PER_QUARTER consecutive parts. */
+#define LBMC_QUARTERS          4
+#define LBMC_PARTS_PER_QUARTER (LBMC_PARTS / LBMC_QUARTERS)
 /** Fields of a part: its time, integral of customers in the system, arrivals. */
 enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
 
-/* ---- the tests of the verdict (docs/model.md, "Verdicts"; constants named once) ---- */
+/* ---- the tests of the verdict (docs/model.md, "Verdicts"; constants named once; the
+ * levels and limits that results files describe are in lbmc/point.h) ---- */
 
-/** Level of the halves test and of the eighths' correlation test ("run longer"). */
-#define LBMC_STATIONARITY_ALPHA 0.01
-/** The eighths' correlation test is made with fewer replicas than this; with more, the
- *  replica means are close to normal even when short (measured: docs/model.md). */
-#define LBMC_SHORT_MAX_REPLICAS 30
-/** Level of the drift test for `unstable` (its false-alarm rate on stable systems). */
-#define LBMC_DRIFT_ALPHA 1e-3
-/** Deceleration constant of the drift test (lbmc_growth_test: sqrt(t) filling gives 0.82). */
-#define LBMC_DRIFT_DECEL 0.85
 /** A not-stationary point is suggested a run this many times longer. */
 #define LBMC_SUGGEST_FACTOR 4
 /** A point with no customers is suggested a run with about this many arrivals. */

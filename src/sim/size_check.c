@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "../engine/engine.h"
+#include "lbmc/engines.h"
 #include "lbmc/sim.h"
 
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where)
@@ -30,7 +31,7 @@ const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char
   if (t) return t->name;
   if (kind != LBMC_ENGINE_AUTO)
     snprintf(why, len, "%s cannot simulate this model (%s); engines that apply: %s",
-             lbmc_engine_kind_names[kind], reasons, *apply ? apply : "none");
+             lbmc_engine_kind_name(kind), reasons, *apply ? apply : "none");
   else
     snprintf(why, len, "no engine can simulate this model (%s)", reasons);
   return NULL;

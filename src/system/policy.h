@@ -11,7 +11,7 @@
  * a server's idleness grows, and on_change after every change of a server's customer
  * count. A policy reads the state (queue lengths, pools, the model's parameters
  * through st->m); it changes only its own workspace and the message counters
- * st->c.messages / st->c.withdrawals, which it increments where messages are sent
+ * st->tally.c.messages / st->tally.c.withdrawals, which it increments where messages are sent
  * (never from a formula; docs/model.md, "Metrics"). Randomness comes from st->s_route
  * only.
  */

@@ -9,15 +9,7 @@
 #include "lbmc/job.h"
 #include "lbmc/metrics.h"
 
-static int failures = 0;
-
-#define EXPECT(cond)                                                                               \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                              \
-      failures++;                                                                                  \
-    }                                                                                              \
-  } while (0)
+#include "expect.h"
 
 static const char *const grid_text = "# a 2 x 3 grid\n"
                                      "system:\n"
