@@ -14,6 +14,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -615,11 +616,20 @@ static lbmc_err lbmc_ckpt_existing(lbmc_checkpoint *ck, int resume, const lbmc_j
   lbmc_ckpt_parse_header(map.m, map.size, &hd);
   if (hd.kind == LBMC_CKPT_GOOD && hd.format == '4')
     lbmc_ckpt_owner_read(ck->fd, owner, sizeof owner);
-  if (owner[0] && (hd.kind == LBMC_CKPT_GOOD))
+  if (owner[0] && hd.kind == LBMC_CKPT_GOOD && resume)
     fprintf(stderr,
             "lbmc run: note: %s was left by a run that stopped without closing it (%s; killed, "
             "or its machine failed); taking it over\n",
             ck->path, lbmc_ckpt_owner_words(owner, words, sizeof words));
+  if (hd.kind == LBMC_CKPT_GOOD && hd.format == '4' && resume) { /* ours from now on */
+    char slot[LBMC_CKPT_OWNER];
+    lbmc_ckpt_owner_text(slot);
+    if (lbmc_ckpt_pwrite(ck->fd, slot, sizeof slot, 8)) {
+      lbmc_ckpt_unmap(&map);
+      return LBMC_ERROR(LBMC_ERR_FILE, "cannot write to the checkpoint %s: %s", ck->path,
+                        strerror(errno));
+    }
+  }
   if (hd.kind == LBMC_CKPT_INCOMPLETE) {
     fprintf(stderr,
             "lbmc run: note: %s is incomplete: its header was never fully written (the run "
@@ -702,10 +712,14 @@ lbmc_err lbmc_checkpoint_open(const char *path, int resume, const lbmc_job *job,
 
 lbmc_err lbmc_checkpoint_append(lbmc_checkpoint *ck, const void *record, size_t size)
 {
-  const uint32_t crc = lbmc_ckpt_crc(record, size);
-  if (lbmc_ckpt_pwrite(ck->fd, record, size, ck->end) ||
-      lbmc_ckpt_pwrite(ck->fd, &crc, sizeof crc, ck->end + (off_t)size)) {
-    const int e = errno;
+  uint32_t crc = lbmc_ckpt_crc(record, size);
+  struct iovec iov[2] = {{(void *)record, size}, {&crc, sizeof crc}};
+  ssize_t n;
+  do /* the record and its CRC in one call */
+    n = pwritev(ck->fd, iov, 2, ck->end);
+  while (n < 0 && errno == EINTR);
+  if (n != (ssize_t)(size + sizeof crc)) {
+    const int e = n < 0 ? errno : ENOSPC; /* a short write to a file: the disk filled */
     if (ftruncate(ck->fd, ck->end) != 0) {
       /* a half record stays: the replay drops it as cut short */
     }

@@ -67,6 +67,18 @@ partial_write_fails() { # SIGUSR1, and the partial results cannot be written
 }
 check "SIGUSR1 whose partial write fails: exit 1 with the system error, checkpoint kept" partial_write_fails
 
+ckpt_fills() { # the checkpoint's disk fills during the run: exit 1, its records kept
+  local out="$WORK/ck.h5" rc
+  LD_PRELOAD=$FAIL LBMC_FAILWRITE_MATCH="ck.h5.ckpt" LBMC_FAILWRITE_ERRNO=ENOSPC LBMC_FAILWRITE_AFTER=20000 \
+    "$LBMC" run "$job" -o "$out" --quiet 2>"$WORK/err" >/dev/null
+  rc=$?
+  [ "$rc" -eq 1 ] && grep -qF "cannot append to the checkpoint $out.ckpt: No space left on device" "$WORK/err" &&
+    "$LBMC" info "$out.ckpt" | grep -qE "It holds [1-9][0-9]* finished replicas" ||
+    { echo "exit $rc"; cat "$WORK/err"; return 1; }
+  "$LBMC" run "$job" -o "$out" --resume --quiet 2>/dev/null && compare "$WORK/ref.h5" "$out" >/dev/null
+}
+check "the checkpoint's disk fills during the run: exit 1, ENOSPC, the records kept, resume" ckpt_fills
+
 # A real full file system: a tmpfs of 256 kB. The probe's estimate of the small job's
 # results (about 100 kB) fits; its checkpoint (about 85 kB) and results (about 200 kB)
 # do not both.

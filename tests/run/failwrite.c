@@ -1,4 +1,4 @@
-/* Test-only LD_PRELOAD shim (tests/run/diskfull.sh): write() and pwrite() of files whose
+/* Test-only LD_PRELOAD shim (tests/run/diskfull.sh): write(), pwrite() and pwritev() of files whose
  * path contains LBMC_FAILWRITE_MATCH fail with the errno LBMC_FAILWRITE_ERRNO names
  * (EIO, EDQUOT or ENOSPC; default EIO), as on a failing disk, a full quota or a full file
  * system; with LBMC_FAILWRITE_AFTER=N only once N bytes were written to such files (a
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* The errno to fail a write of count bytes to fd with, or 0 to write it. */
@@ -56,4 +57,19 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
     return -1;
   }
   return real(fd, buf, count, offset);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+{
+  ssize_t (*real)(int, const struct iovec *, int, off_t) =
+      (ssize_t(*)(int, const struct iovec *, int, off_t))dlsym(RTLD_NEXT, "pwritev");
+  size_t count = 0;
+  int e;
+  for (int i = 0; i < iovcnt; i++) count += iov[i].iov_len;
+  e = lbmc_failwrite_errno(fd, count);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return real(fd, iov, iovcnt, offset);
 }
