@@ -17,7 +17,7 @@ void lbmc_h5_guard_exit(void) { H5dont_atexit(); }
 hid_t lbmc_h5_fapl(void)
 {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl >= 0 && H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0) {
+  if (fapl >= 0 && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST) < 0) {
     H5Pclose(fapl);
     return -1;
   }

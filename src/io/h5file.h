@@ -27,9 +27,10 @@ typedef struct {
   char path[4096], tmp[4200];
 } lbmc_h5_out;
 
-/** File access properties of every file lbmc writes: the file format of HDF5 1.8 and
- *  later, whose object headers (attributes, dataset layouts) carry checksums. Close
- *  with H5Pclose; -1 on failure. */
+/** File access properties of every file lbmc writes: the file format of HDF5 1.10 and
+ *  later, whose object headers (attributes, links, dataset layouts) and chunk indexes
+ *  carry checksums (the 1.8 format's chunk B-trees have none: a damaged one made HDF5
+ *  allocate gigabytes). Close with H5Pclose; -1 on failure. */
 hid_t lbmc_h5_fapl(void);
 
 /** Create the temporary of `path` (PATH.tmp.PID). Errors: LBMC_ERR_FILE naming the

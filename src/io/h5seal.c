@@ -216,7 +216,7 @@ static int lbmc_seal_object(hid_t obj, unsigned char digest[32])
 }
 
 /* A fixed-length attribute of 64 characters (a digest in hexadecimal): kept in the
- * object's header, which HDF5 checksums itself (file format of HDF5 1.8 and later). */
+ * object's header, which HDF5 checksums itself (file format of HDF5 1.10, h5file.c). */
 static int lbmc_seal_write_hex(hid_t obj, const char *name, const unsigned char digest[32])
 {
   char hex[65];

@@ -110,7 +110,7 @@ int lbmc_h5_attr_f64(hid_t loc, const char *name, double value)
 }
 
 /* Links and attributes stay in their object's header (compact storage) up to these
- * counts, where HDF5's own checksum covers them (file format 1.8 and later, h5file.c):
+ * counts, where HDF5's own checksum covers them (file format 1.10, h5file.c):
  * in dense storage (a fractal heap, past 8 by default) a damaged entry can crash HDF5
  * 1.10 when the group is listed, instead of failing its checksum. */
 #define LBMC_H5_MAX_COMPACT 1024
