@@ -6,7 +6,11 @@ warnings of :func:`lbmc_analysis.load`."""
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
+import subprocess
+import sys
+import threading
 
 import h5py
 import numpy as np
@@ -184,16 +188,16 @@ def _damaged(path, what):
 
 
 def verify(f, path) -> bool:
-    """Check the checksums of an open results file (every value is read once): True if it has them
-    and they hold, False if it has none (written by an lbmc before checksums). Raises
-    :class:`LbmcDamagedError` naming the first damaged dataset (a Fletcher32 failure, a value or
-    attribute that does not match its ``sha256``), or the root attributes."""
+    """Check the checksums of an open results file, reading every value once: True if it has them
+    and they hold, False if it has none (written by an lbmc before checksums; its values are read
+    all the same, nothing compared). Raises :class:`LbmcDamagedError` naming the first damaged
+    dataset (a Fletcher32 failure, a value that cannot be read, a value or attribute that does not
+    match its ``sha256``), or the root attributes."""
     try:
-        if ROOT_ATTR not in f.attrs:
-            return False
+        sealed = ROOT_ATTR in f.attrs
+        stored_root = _stored_hex(f, ROOT_ATTR) if sealed else None
     except (OSError, KeyError, RuntimeError) as exc:
         raise _damaged(path, f"its root attributes cannot be read ({exc})") from exc
-    stored_root = _stored_hex(f, ROOT_ATTR)
     digests = {}
     try:
         paths = _object_paths(f)
@@ -203,17 +207,94 @@ def verify(f, path) -> bool:
         try:
             obj = f[p]
             digests[p] = object_digest(obj)
-        except (OSError, KeyError, RuntimeError) as exc:
-            what = ("fails its Fletcher32 checksum" if "fletcher32" in str(exc).lower() or "filter" in str(exc).lower()
-                    else "cannot be read back")
+            stored = _stored_hex(obj, SEAL_ATTR) if sealed else None
+        except (OSError, KeyError, RuntimeError, ValueError, TypeError) as exc:
+            text = str(exc).lower()
+            what = "fails its Fletcher32 checksum" if "fletcher32" in text or "filter" in text else "cannot be read back"
             raise _damaged(path, f"/{p} {what} (HDF5: {exc})") from exc
-        stored = _stored_hex(obj, SEAL_ATTR)
+        if not sealed:
+            continue
         if stored is None:
             raise _damaged(path, f"/{p} has lost its {SEAL_ATTR} attribute")
         if digests[p].hex() != stored:
             raise _damaged(path, f"/{p} does not match its SHA-256 checksum (its values or attributes changed "
                                  f"after lbmc wrote them)")
-    if content_digest(f, digests).hex() != stored_root:
+    try:
+        root = content_digest(f, digests).hex()
+    except (OSError, KeyError, RuntimeError, ValueError, TypeError) as exc:
+        raise _damaged(path, f"its root attributes cannot be read ({exc})") from exc
+    if sealed and root != stored_root:
         raise _damaged(path, f"its root attributes (job, seed, ...) or its list of datasets changed after lbmc "
                              f"wrote it ({ROOT_ATTR} does not match)")
-    return True
+    return sealed
+
+
+def check_file(path) -> bool | None:
+    """:func:`verify` the file at ``path`` in a child process (where ``os.fork`` exists): the HDF5
+    library trusts some structures that carry no checksum (the global heap of variable-length
+    strings) and can crash on damaged ones; a crash of the child is reported as damage instead of
+    ending this process. True: checksums hold; False: the file has none; None: it cannot be opened
+    (the caller's own open says why). Raises :class:`LbmcDamagedError`."""
+
+    def run():
+        try:
+            fh = h5py.File(path, "r")
+        except OSError:
+            return None
+        with fh:
+            return verify(fh, path)
+
+    if not hasattr(os, "fork"):
+        return run()
+    if threading.active_count() > 1:  # fork is unsafe with threads (a Jupyter kernel): a new Python
+        return _check_in_subprocess(path)
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(rd)
+            result = run()
+            code = {True: 0, False: 3, None: 4}[result]
+        except LbmcDamagedError as exc:
+            os.write(wr, str(exc).encode("utf-8", "replace"))
+            code = 1
+        except BaseException as exc:  # anything else: report it, do not run the parent's code
+            os.write(wr, f"{path} is damaged: reading it failed ({type(exc).__name__}: {exc})".encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(wr)
+    chunks = []
+    while True:
+        chunk = os.read(rd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(rd)
+    _, status = os.waitpid(pid, 0)
+    message = b"".join(chunks).decode("utf-8", "replace")
+    if os.WIFSIGNALED(status):
+        raise _damaged(path, f"the HDF5 library crashed reading it (signal {os.WTERMSIG(status)}), in a process "
+                             f"of its own")
+    code = os.WEXITSTATUS(status)
+    if code == 1:
+        raise LbmcDamagedError(message)
+    return {0: True, 3: False, 4: None}.get(code)
+
+
+def _check_in_subprocess(path) -> bool | None:
+    """:func:`check_file` in a new Python process (where this one has threads)."""
+    code = ("import sys\nfrom lbmc_analysis import _h5\ntry:\n    r = _h5.check_file(sys.argv[1])\n"
+            "except _h5.LbmcDamagedError as exc:\n    sys.stderr.write(str(exc)); sys.exit(1)\n"
+            "sys.exit({True: 0, False: 3, None: 4}[r])\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    r = subprocess.run([sys.executable, "-c", code, os.fspath(path)], capture_output=True, text=True, env=env)
+    if r.returncode < 0:
+        raise _damaged(path, f"the HDF5 library crashed reading it (signal {-r.returncode}), in a process of its "
+                             f"own")
+    if r.returncode == 1:
+        raise LbmcDamagedError(r.stderr.strip())
+    if r.returncode not in (0, 3, 4):
+        raise _damaged(path, f"checking it failed: {r.stderr.strip()[-300:]}")
+    return {0: True, 3: False, 4: None}[r.returncode]

@@ -30,7 +30,7 @@ import h5py
 import numpy as np
 
 from ._h5 import LbmcDamagedError
-from ._h5 import verify as _verify
+from ._h5 import check_file as _check_file
 from .io import METRICS, POINTS, SUPPORTED_LAYOUT_VERSIONS
 from .policies import _as_list, allowed_policies
 
@@ -157,14 +157,14 @@ def check_file(path) -> list[str]:
         return [f"{path}: not an HDF5 file"]
     problems: list[str] = []
     try:
+        _check_file(path)  # in a process of its own: a damaged file may crash HDF5
+    except LbmcDamagedError as exc:
+        return [str(exc)]  # its layout is not read: damage can crash the HDF5 library
+    try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        return [f"{path}: damaged: the HDF5 library cannot open it ({exc})"]
+        return problems + [f"{path}: damaged: the HDF5 library cannot open it ({exc})"]
     with f:
-        try:
-            _verify(f, path)
-        except LbmcDamagedError as exc:
-            problems.append(str(exc))
         _check(f, problems)
     return problems
 

@@ -21,7 +21,7 @@ import pandas as pd
 import xarray as xr
 
 from ._h5 import SEAL_ATTR, GridWarning, LbmcDamagedError, LbmcFormatError, UnverifiedWarning, _py, _read_array
-from ._h5 import verify as _verify
+from ._h5 import check_file as _check_file
 from .grid import flatten, grid_dims, to_grid
 
 __all__ = [
@@ -238,6 +238,7 @@ def load(path, grid: bool = True) -> xr.Dataset:
             f"{path}: not an HDF5 file (it starts with {head!r}); expected an lbmc results "
             f"file written by `lbmc run` or `lbmc merge`"
         )
+    sealed = _check_file(path)  # every value read and checked, in a process of its own
     try:
         fh = h5py.File(path, "r")
     except OSError as exc:
@@ -245,7 +246,7 @@ def load(path, grid: bool = True) -> xr.Dataset:
                                f"open it ({exc}); rerun the job (or shard) that made it, or restore the file "
                                f"from a copy") from exc
     with fh:
-        if not _verify(fh, path):
+        if not sealed:
             warnings.warn(UnverifiedWarning(f"{path} has no checksums (written by an lbmc before they were "
                                             f"added): its numbers cannot be verified"), stacklevel=2)
         flat = _read(fh, path)

@@ -4,9 +4,13 @@
  * reader (analysis/lbmc_analysis/_h5.py) computes the same way. */
 #include "h5seal.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sha256.h"
 
@@ -327,7 +331,7 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
 {
   lbmc_names paths = {0};
   unsigned char *digests = NULL, root[32];
-  char stored[65], hex[65];
+  char stored[65] = "", hex[65];
   lbmc_err err = LBMC_SUCCESS;
   int rc = 0;
   const htri_t has = H5Aexists(file, LBMC_ROOT_ATTR);
@@ -337,8 +341,7 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
                       "%s is damaged: its root attributes cannot be read; rerun the job (or "
                       "shard) that made it, or restore the file from a copy",
                       path);
-  if (!*sealed) return LBMC_SUCCESS;
-  if (lbmc_seal_read_hex(file, LBMC_ROOT_ATTR, stored))
+  if (*sealed && lbmc_seal_read_hex(file, LBMC_ROOT_ATTR, stored))
     return LBMC_ERROR(LBMC_ERR_FILE, "%s is damaged: its root attribute %s cannot be read", path,
                       LBMC_ROOT_ATTR);
   if (lbmc_seal_objects(file, &paths) || !(digests = malloc(32 * (paths.n + 1)))) {
@@ -346,14 +349,15 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
     return LBMC_ERROR(LBMC_ERR_FILE,
                       "%s is damaged: the list of its groups and datasets cannot be read", path);
   }
+  /* every value is read, also in a file without checksums (then nothing is compared) */
   for (size_t i = 0; !err && i < paths.n; i++) {
     hid_t o = H5Oopen(file, paths.name[i], H5P_DEFAULT);
     if (o < 0 || lbmc_seal_object(o, digests + 32 * i)) {
       err = lbmc_seal_unreadable(path, paths.name[i]);
-    } else if (lbmc_seal_read_hex(o, LBMC_SEAL_ATTR, hex)) {
+    } else if (*sealed && lbmc_seal_read_hex(o, LBMC_SEAL_ATTR, hex)) {
       err = LBMC_ERROR(LBMC_ERR_FILE, "%s is damaged: /%s has lost its %s attribute", path,
                        paths.name[i], LBMC_SEAL_ATTR);
-    } else {
+    } else if (*sealed) {
       char mine[65];
       lbmc_sha256_hex(digests + 32 * i, mine);
       if (strcmp(mine, hex) != 0)
@@ -370,7 +374,7 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
     lbmc_sha256_hex(root, hex);
     if (rc)
       err = LBMC_ERROR(LBMC_ERR_FILE, "%s is damaged: its root attributes cannot be read", path);
-    else if (strcmp(hex, stored) != 0)
+    else if (*sealed && strcmp(hex, stored) != 0)
       err = LBMC_ERROR(LBMC_ERR_FILE,
                        "%s is damaged: its root attributes (job, seed, ...) or its list of "
                        "datasets changed after lbmc wrote it (%s does not match)",
@@ -379,4 +383,50 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
   free(digests);
   lbmc_names_free(&paths);
   return err;
+}
+
+/* Exit codes of the child of lbmc_h5_check_file: the file verified (sealed or not), or
+ * could not be opened (the parent opens it itself to say why); an error of code e is
+ * LBMC_CHECK_ERRORS + e. */
+enum {
+  LBMC_CHECK_SEALED = 0,
+  LBMC_CHECK_UNSEALED = 3,
+  LBMC_CHECK_UNOPENED = 4,
+  LBMC_CHECK_ERRORS = 16
+};
+
+lbmc_err lbmc_h5_check_file(const char *path, int *sealed)
+{
+  pid_t pid;
+  int status;
+  *sealed = 0;
+  fflush(NULL); /* no buffered output printed twice */
+  pid = fork();
+  if (pid < 0) return LBMC_ERROR(LBMC_ERR_FILE, "cannot check %s: fork: %s", path, strerror(errno));
+  if (pid == 0) { /* the child: open, read every value, check; never returns */
+    hid_t f;
+    lbmc_err err;
+    int s = 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) _exit(LBMC_CHECK_UNOPENED);
+    err = lbmc_h5_verify(f, path, &s);
+    fflush(stderr);
+    _exit(err ? LBMC_CHECK_ERRORS + (int)err : s ? LBMC_CHECK_SEALED : LBMC_CHECK_UNSEALED);
+  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return LBMC_ERROR(LBMC_ERR_FILE, "cannot check %s: waitpid: %s", path, strerror(errno));
+  if (WIFSIGNALED(status))
+    return LBMC_ERROR(LBMC_ERR_FILE,
+                      "%s is damaged: the HDF5 library crashed reading it (signal %d: %s), in a "
+                      "process of its own; rerun the job (or shard) that made it, or restore "
+                      "the file from a copy",
+                      path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (!WIFEXITED(status))
+    return LBMC_ERROR(LBMC_ERR_FILE, "cannot check %s: its checking process stopped", path);
+  status = WEXITSTATUS(status);
+  *sealed = status == LBMC_CHECK_SEALED;
+  if (status >= LBMC_CHECK_ERRORS) return (lbmc_err)(status - LBMC_CHECK_ERRORS); /* said */
+  return LBMC_SUCCESS;
 }

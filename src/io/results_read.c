@@ -225,12 +225,11 @@ static int lbmc_results_hdf5_signature(const char *path)
   return got == 8 && memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0;
 }
 
-/* The checksums of an open results file (h5seal.h); a file written before lbmc had
- * them is read with a note. */
-static lbmc_err lbmc_results_verify(hid_t f, const char *path)
+/* The checksums of an open results file (h5seal.h), checked by a child process that
+ * read every value before (lbmc_h5_check_file); a file written before lbmc had them is
+ * read with a note. */
+static lbmc_err lbmc_results_verify(hid_t f, const char *path, int sealed)
 {
-  int sealed;
-  LBMC_CALL(lbmc_h5_verify(f, path, &sealed));
   if (!sealed && lbmc_h5_exists(f, "points"))
     fprintf(stderr,
             "lbmc: note: %s has no checksums (written by an lbmc before they were added): its "
@@ -248,6 +247,7 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   lbmc_err err;
   H5E_auto2_t func;
   void *data;
+  int sealed;
   if (access(path, R_OK) != 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: no such file, or not readable", path);
   if (lbmc_checkpoint_is(path))
@@ -262,9 +262,10 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
                       "%s is not a readable lbmc checkpoint: it does not start with LBMCCKP (its "
                       "first bytes are damaged, or it is another file); it cannot be resumed",
                       path);
-  H5Eget_auto2(H5E_DEFAULT, &func, &data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
   *out = NULL;
+  LBMC_CALL(lbmc_h5_check_file(path, &sealed)); /* damage stops here, named */
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);          /* our messages instead of HDF5's stack dumps */
   f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); /* any file format HDF5 reads */
   if (f < 0) {
     err = lbmc_h5_file_error(path, "open", NULL); /* a lock or another system error: exit 1 */
@@ -277,7 +278,7 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
                        path);
     return err ? err : lbmc_read_fail(path, "cannot open it as an HDF5 file");
   }
-  if ((err = lbmc_results_verify(f, path)) != LBMC_SUCCESS) {
+  if ((err = lbmc_results_verify(f, path, sealed)) != LBMC_SUCCESS) {
     /* damaged: the message names the dataset */
   } else if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");
