@@ -407,6 +407,9 @@ lbmc_err lbmc_h5_check_file(const char *path, int *sealed)
     hid_t f;
     lbmc_err err;
     int s = 0;
+    const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t k = 0; k < sizeof crashes / sizeof *crashes; k++) /* not MPI's handlers: */
+      signal(crashes[k], SIG_DFL);                                /* the parent reports a crash */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) _exit(LBMC_CHECK_UNOPENED);
