@@ -34,6 +34,10 @@ struct lbmc_checkpoint_ {
   size_t total;
   long batches;
   off_t end; /* where the next record goes */
+  /* The owner slot as --resume found it (before taking it): a damaged file is kept aside
+   * byte for byte as found. */
+  char found_owner[LBMC_CKPT_OWNER];
+  int has_found_owner;
 };
 
 /* ---- reading and writing whole buffers ---- */
@@ -515,6 +519,8 @@ static lbmc_err lbmc_ckpt_rewrite(lbmc_checkpoint *ck, const lbmc_job *job,
     at += (off_t)sc->spans[i].len;
   }
   if (!rc) rc = fsync(fd) != 0;
+  if (!rc && aside && ck->has_found_owner) /* the damaged file as found, not taken over */
+    rc = lbmc_ckpt_pwrite(ck->fd, ck->found_owner, sizeof ck->found_owner, 8);
   if (!rc && aside) rc = lbmc_ckpt_keep_aside(ck->path, map, aside);
   if (!rc) rc = rename(tmp, ck->path) != 0;
   if (rc) e = errno;
@@ -624,6 +630,8 @@ static lbmc_err lbmc_ckpt_existing(lbmc_checkpoint *ck, int resume, const lbmc_j
   if (hd.kind == LBMC_CKPT_GOOD && hd.format == '4' && resume) { /* ours from now on */
     char slot[LBMC_CKPT_OWNER];
     lbmc_ckpt_owner_text(slot);
+    ck->has_found_owner =
+        pread(ck->fd, ck->found_owner, sizeof ck->found_owner, 8) == LBMC_CKPT_OWNER;
     if (lbmc_ckpt_pwrite(ck->fd, slot, sizeof slot, 8)) {
       lbmc_ckpt_unmap(&map);
       return LBMC_ERROR(LBMC_ERR_FILE, "cannot write to the checkpoint %s: %s", ck->path,
