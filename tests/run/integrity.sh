@@ -5,9 +5,9 @@
 # seed) of a small file: lbmc info, lbmc merge and the Python loader either refuse the
 # copy (lbmc: exit 1 or 2, no crash; a damaged dataset named) or give exactly the
 # original's numbers (a flip in unused bytes). A file without checksums (an older lbmc's)
-# still reads, with a note. HDF5 crashing on a file (it trusts the unchecksummed global heap
-# of strings) is reported as damage: the files are checked in a process of their own. About
-# 10 s of CPU.
+# still reads, with a note; --resume of a damaged complete output is refused. HDF5
+# crashing on a file (it trusts the unchecksummed global heap of strings) is reported as
+# damage: the files are checked in a process of their own. About 10 s of CPU.
 . "$(dirname "$0")/lib.sh"
 job="$HERE/small.yaml"
 check "reference run" "$LBMC" run "$job" -o "$WORK/ref.h5" --quiet
@@ -176,4 +176,14 @@ with h5py.File(sys.argv[1], 'a') as f:
     { cat "$WORK/err"; return 1; }
 }
 check "a number changed after writing is refused naming /estimates/p_wait/mean" edited_value_named
+
+resume_refuses_damage() { # --resume of a damaged complete output: refused, named, left alone
+  local rc before
+  before=$(md5sum <"$WORK/edited.h5")
+  "$LBMC" run "$job" -o "$WORK/edited.h5" --resume --quiet 2>"$WORK/err"
+  rc=$?
+  [ "$rc" -eq 1 ] && grep -qF "edited.h5 is damaged: /estimates/p_wait/mean" "$WORK/err" &&
+    [ "$(md5sum <"$WORK/edited.h5")" = "$before" ] || { echo "exit $rc"; cat "$WORK/err"; return 1; }
+}
+check "--resume of a damaged complete output is refused naming the dataset" resume_refuses_damage
 finish
