@@ -135,9 +135,16 @@ lbmc_err lbmc_h5_out_commit(lbmc_h5_out *out, int failed, const char *what)
   }
   out->file = -1;
   failed |= !sealed;
-  if (!failed && (rc = lbmc_fsync_file(out->tmp)) != 0) failed = 1;
-  if (!failed && (rc = lbmc_fsync_dir(out->tmp)) != 0) failed = 1;
-  if (rc) snprintf(system, sizeof system, "%s", strerror(rc));
+  if (!failed && (rc = lbmc_fsync_file(out->tmp)) != 0) {
+    failed = 1;
+    snprintf(system, sizeof system, "syncing it to disk: %s", strerror(rc));
+  }
+  if (!failed && (rc = lbmc_fsync_dir(out->tmp)) != 0) {
+    char dir[4200];
+    failed = 1;
+    lbmc_dir_of(out->tmp, dir, sizeof dir);
+    snprintf(system, sizeof system, "syncing its directory %.100s to disk: %s", dir, strerror(rc));
+  }
   if (failed) {
     unlink(out->tmp);
     lbmc_free_note(out->tmp, note, sizeof note);

@@ -46,13 +46,13 @@ fsync_fails() { # fsync DESCRIPTION MATCH TEXT: the flush before or after the re
   LD_PRELOAD=$FAIL LBMC_FAILWRITE_FSYNC="$2" LBMC_FAILWRITE_ERRNO=EIO \
     "$LBMC" run "$job" -o "$out" --quiet 2>"$WORK/err"
   rc=$?
-  [ "$rc" -eq 1 ] && says "$WORK/err" "Input/output error" "$3" &&
+  [ "$rc" -eq 1 ] && says "$WORK/err" "$3" "the finished replicas are safe in $out.ckpt" &&
     "$LBMC" info "$out.ckpt" | grep -q "It holds 18 finished replicas" || { echo "exit $rc"; return 1; }
 }
 check "the results file is synced to disk before its rename: a failed fsync is a failed write" \
-  fsync_fails file ".tmp." "the finished replicas are safe in $WORK/sync/o.h5.ckpt"
+  fsync_fails file ".tmp." "syncing it to disk: Input/output error"
 check "and its directory: a failed fsync of the directory is reported" \
-  fsync_fails dir "$WORK/sync\$" "$WORK/sync/o.h5"
+  fsync_fails dir "$WORK/sync\$" "syncing its directory $WORK/sync to disk: Input/output error"
 
 merge_fails() {
   local rc
