@@ -1,7 +1,9 @@
-"""Low-level readers of lbmc results files shared by :mod:`lbmc_analysis.io` and
-:mod:`lbmc_analysis.grid` (the layer below both): HDF5 values as plain Python, datasets
-as arrays (strings as str), the checksums of a file (:func:`verify`), and the errors and
-warnings of :func:`lbmc_analysis.load`."""
+"""Low-level readers of lbmc results files shared by :mod:`lbmc_analysis.io`,
+:mod:`lbmc_analysis.grid` and :mod:`lbmc_analysis.layout` (the layer below them): HDF5
+values as plain Python, datasets as arrays (strings as str), the checksums of a file
+(:func:`verify`, :func:`check_file`), and the errors and warnings of
+:func:`lbmc_analysis.load`. A module private to the package: its names are public to the
+package's modules."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ class UnverifiedWarning(UserWarning):
     """The file has no checksums (written by an lbmc before they were added): loaded unchecked."""
 
 
-def _py(value):
+def py_value(value):
     """HDF5 attribute value -> plain Python (str, int, float) or numpy array."""
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
@@ -53,7 +55,7 @@ def _py(value):
     return value
 
 
-def _read_array(dset: h5py.Dataset) -> np.ndarray:
+def read_array(dset: h5py.Dataset) -> np.ndarray:
     """Read a dataset; strings (variable- or fixed-length) come back as object arrays of str."""
     if h5py.check_string_dtype(dset.dtype) is not None:
         # h5py >= 3 returns bytes for string *datasets* unless asked for str

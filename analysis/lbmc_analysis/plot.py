@@ -64,7 +64,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from . import meanfield, metrics, policies
-from .io import _FRAME_FIXED, to_frame
+from .io import FRAME_FIXED, to_frame
 
 __all__ = ["metric_vs_n", "deviation_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
            "add_legend_entries"]
@@ -119,7 +119,7 @@ def frame_of(data) -> pd.DataFrame:
 
 
 def _param_columns(df):
-    return [c for c in df.columns if c not in _FRAME_FIXED and c != "point"]
+    return [c for c in df.columns if c not in FRAME_FIXED and c != "point"]
 
 
 def _col_name(c):
@@ -290,7 +290,7 @@ def _group_label(keys, by):
 def fixed_parameters(rows: pd.DataFrame, exclude: Sequence[str] = ()) -> str:
     """The parameters with one value over ``rows``, as a line: ``n = 100, λ = 0.9, β = (0.5, 0.5), ...``."""
     parts = []
-    cols = [c for c in rows.columns if c not in _FRAME_FIXED and c != "point"]
+    cols = [c for c in rows.columns if c not in FRAME_FIXED and c != "point"]
     for base in _CAPTION:
         if base in exclude:
             continue

@@ -1,5 +1,5 @@
-/* Service-requirement distributions (issue #6). A customer's service requirement S has
- * mean 1; at a server of pool j it takes S / mu_j time units (or S / mu_j(q) with
+/* Service-requirement distributions (docs/job-files.md, "Service"). A customer's service
+ * requirement S has mean 1; at a server of pool j it takes S / mu_j time units (or S / mu_j(q) with
  * queue-length-dependent speeds). Every distribution is parameterised so that
  * E[S] = 1; its squared coefficient of variation scv = Var[S] / E[S]^2 is given or
  * implied by the parameters.

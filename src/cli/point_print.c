@@ -160,7 +160,7 @@ json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)
   for (char *save = NULL, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
     json_array_append_new(ev, json_string(tok));
   json_object_set_new(o, "evidence", ev);
-  json_object_set_new(o, "level", json_integer(v->level));
+  json_object_set_new(o, "level", json_integer(v->doubling)); /* the key as before */
   json_object_set_new(o, "time", lbmc_json_num(v->time));
   json_object_set_new(o, "warmup_used", lbmc_json_num(v->warmup_used));
   json_object_set_new(o, "time_used", lbmc_json_num(v->time_used));

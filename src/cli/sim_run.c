@@ -21,7 +21,7 @@ typedef struct {
   const char *engine;   /* the engine that runs the replicas */
   lbmc_replica *rep;    /* NULL when there is nothing to simulate */
   lbmc_point *acc;      /* the replicas so far */
-  lbmc_schedule *sched; /* sequential mode's rounds and levels, of one point */
+  lbmc_schedule *sched; /* sequential mode's rounds and doublings, of one point */
   char init_note[256];  /* why the replicas did not start as asked ("" if they did) */
   long done;            /* replicas of the estimates after an interruption */
   int interrupted;
@@ -54,7 +54,7 @@ static void lbmc_sim_progress(lbmc_sim_run *s, int force)
     return;
   }
   fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", done + 1, target,
-          lbmc_point_level(s->acc) ? " (a longer run)" : "", el,
+          lbmc_point_doubling(s->acc) ? " (a longer run)" : "", el,
           done > 0 ? el / (double)done * (double)(target - done) : 0.0);
   fflush(stderr);
 }
@@ -72,15 +72,15 @@ static lbmc_err lbmc_sim_settle(lbmc_sim_run *s, long R)
   return LBMC_SUCCESS;
 }
 
-/* Replica r at `level` into the point; a signal stops it (s->interrupted). */
-static lbmc_err lbmc_sim_replica(lbmc_sim_run *s, long r, int level)
+/* Replica r at `doubling` into the point; a signal stops it (s->interrupted). */
+static lbmc_err lbmc_sim_replica(lbmc_sim_run *s, long r, int doubling)
 {
   const lbmc_unit u = {0,
                        0,
                        r,
                        lbmc_job_replicas_max(s->job),
                        lbmc_job_seed(s->job),
-                       level,
+                       doubling,
                        lbmc_job_replicas(s->job) == 1};
   const void *rec;
   size_t size;
@@ -103,10 +103,10 @@ static lbmc_err lbmc_sim_replica(lbmc_sim_run *s, long r, int level)
 static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
 {
   long p, r, R;
-  int level;
+  int doubling;
   if (!s->rep) return lbmc_sim_settle(s, 0); /* rho >= 1 with unlimited buffers */
-  while (lbmc_schedule_next(s->sched, &p, &r, &level)) {
-    LBMC_CALL(lbmc_sim_replica(s, r, level));
+  while (lbmc_schedule_next(s->sched, &p, &r, &doubling)) {
+    LBMC_CALL(lbmc_sim_replica(s, r, doubling));
     if (s->interrupted) return LBMC_SUCCESS;
     if ((R = lbmc_schedule_round(s->sched, 0)) > 0) LBMC_CALL(lbmc_sim_settle(s, R));
   }

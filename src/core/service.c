@@ -14,8 +14,8 @@
 #include "lbmc/check.h"
 #include "sampler.h"
 
-/* Mean-1 hyperexponential weights must match within this (issue #6: "explicit
- * probabilities and rates"). */
+/* Mean-1 hyperexponential weights given as explicit probabilities and rates must match
+ * within this. */
 #define LBMC_HYPER_MEAN_TOL 1e-9
 /* Largest hyperexponential scv: the short-phase probability 1/(2 (C + 1)) must stay far
  * above the 2^-53 resolution of the uniforms (else the sampled mean drifts to 1/2). */

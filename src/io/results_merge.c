@@ -18,7 +18,12 @@ static lbmc_err lbmc_merge_same_job(const lbmc_results *a, const lbmc_job *job_a
   lbmc_job_difference d;
   int differ = 1;
   if (strcmp(ta, tb) == 0) return LBMC_SUCCESS;
-  if (job_a && lbmc_job_parse_text(tb, pb, &job_b) == LBMC_SUCCESS) {
+  if (job_a) {
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE); /* said below */
+    if (lbmc_job_parse_text(tb, pb, &job_b) != LBMC_SUCCESS) job_b = NULL;
+    lbmc_error_set_mode(was);
+  }
+  if (job_b) {
     differ = lbmc_job_compare(job_a, job_b, &d);
     lbmc_job_destroy(&job_b);
   } else {
@@ -93,37 +98,72 @@ static lbmc_err lbmc_merge_check_shards(lbmc_results *const *parts, const char *
   return err;
 }
 
+/* The grid of merge m (its points in, job_text set) and whether it is complete (every
+ * grid point of the job in): the first part's /grid, or for parts written before it
+ * existed the grid of their job text. That text is parsed only then, with the error
+ * handler in store mode: a job this lbmc no longer reads leaves the merge without a grid
+ * and incomplete, and is no error of the merge. */
+static lbmc_err lbmc_merge_grid(lbmc_results *m, const lbmc_results *first)
+{
+  lbmc_job *job = NULL;
+  lbmc_error_mode was;
+  lbmc_err err;
+  if (first->grid) {
+    m->complete = lbmc_grid_cells(first->grid) == m->P;
+    return lbmc_grid_copy(first->grid, &m->grid);
+  }
+  was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  err = lbmc_job_parse_text(m->job_text, "(job text of the parts)", &job);
+  lbmc_error_set_mode(was);
+  if (err) return LBMC_SUCCESS;
+  m->complete = lbmc_job_points(job) == m->P;
+  err = lbmc_grid_from_job(job, &m->grid);
+  lbmc_job_destroy(&job);
+  return err;
+}
+
+/* The parsed job of the first part when another part's job text differs from it (its
+ * settings are then compared), else NULL; parsed with the error handler in store mode: a
+ * text this lbmc does not read gives NULL (the texts must then be the same). */
+static lbmc_job *lbmc_merge_first_job(lbmc_results *const *parts, int n)
+{
+  const char *t0 = parts[0]->job_text ? parts[0]->job_text : "";
+  lbmc_job *job = NULL;
+  for (int p = 1; p < n; p++)
+    if (strcmp(t0, parts[p]->job_text ? parts[p]->job_text : "") != 0) {
+      lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+      if (lbmc_job_parse_text(t0, "(job text of the parts)", &job) != LBMC_SUCCESS) job = NULL;
+      lbmc_error_set_mode(was);
+      break;
+    }
+  return job;
+}
+
 lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths, int n,
                             lbmc_results **out)
 {
-  long P = 0, Rmax = 0, k = 0, grid_points;
+  long P = 0, Rmax = 0, k = 0;
   double wall = 0;
   lbmc_results *m;
-  lbmc_job *job = NULL;
-  lbmc_err err;
+  lbmc_job *job;
+  lbmc_err err = LBMC_SUCCESS;
   if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
-  if (lbmc_job_parse_text(parts[0]->job_text ? parts[0]->job_text : "", "(job text of the parts)",
-                          &job) != LBMC_SUCCESS)
-    job = NULL; /* the parts must then have the same text */
-  for (int p = 0; p < n; p++) {
+  job = lbmc_merge_first_job(parts, n);
+  for (int p = 0; !err && p < n; p++) {
     err = lbmc_merge_check_part(parts[0], job, paths[0], parts[p], paths[p]);
-    if (err) {
-      lbmc_job_destroy(&job);
-      return err;
-    }
     P += parts[p]->P;
     wall += parts[p]->wall_seconds;
     if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
-  if ((err = lbmc_merge_check_shards(parts, paths, n)) != LBMC_SUCCESS) {
-    lbmc_job_destroy(&job);
-    return err;
+  lbmc_job_destroy(&job);
+  if (err) return err;
+  LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
+  LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
+  m->job_text = strdup(parts[0]->job_text ? parts[0]->job_text : "");
+  if (!m->job_text) {
+    lbmc_results_destroy(&m);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory for the job text");
   }
-  if ((err = lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m)) != LBMC_SUCCESS) {
-    lbmc_job_destroy(&job);
-    return err;
-  }
-  m->job_text = strdup(parts[0]->job_text);
   m->seed = parts[0]->seed;
   m->confidence = parts[0]->confidence;
   m->mpi_ranks = 1;
@@ -133,7 +173,6 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     long *next = calloc((size_t)n, sizeof *next);
     if (!next) {
       lbmc_results_destroy(&m);
-      lbmc_job_destroy(&job);
       return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
     }
     for (; k < P; k++) {
@@ -146,32 +185,21 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
         long dup = parts[best]->pt[next[best]].index;
         free(next);
         lbmc_results_destroy(&m);
-        lbmc_job_destroy(&job);
         return LBMC_ERROR(LBMC_ERR_MISMATCH, "grid point %ld is in more than one part (%s)", dup,
                           paths[best]);
       }
       if (lbmc_results_copy_point(m, k, parts[best], next[best]++)) {
         free(next);
         lbmc_results_destroy(&m);
-        lbmc_job_destroy(&job);
         return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory");
       }
     }
     free(next);
   }
-  /* complete if every grid point of the job is here */
-  if (job) {
-    grid_points = lbmc_job_points(job);
-    m->complete = grid_points == P;
-  }
-  /* the parts' /grid, or for parts written before it existed the job's */
-  err = parts[0]->grid ? lbmc_grid_copy(parts[0]->grid, &m->grid)
-        : job          ? lbmc_grid_from_job(job, &m->grid)
-                       : LBMC_SUCCESS;
-  lbmc_job_destroy(&job);
+  err = lbmc_merge_grid(m, parts[0]);
   if (err) {
     lbmc_results_destroy(&m);
-    return err;
+    return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   }
   {
     time_t now = time(NULL);

@@ -283,7 +283,7 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
   if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
   LBMC_CALL(lbmc_runner_acc(run, i));
   LBMC_CALL(lbmc_point_add(run->acc[i], record, size, &used));
-  if (!used) return LBMC_SUCCESS; /* of a level the point has left */
+  if (!used) return LBMC_SUCCESS; /* of a doubling the point has left */
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
   if (run->ck && live) LBMC_CALL(lbmc_checkpoint_append(run->ck, record, size));
   lbmc_schedule_done(run->sched, i, (long)rec.h.replica, live && run->ck != NULL);

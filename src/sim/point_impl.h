@@ -29,18 +29,15 @@ enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
 
 /** What a point keeps of one replica. */
 typedef struct {
-  int present;
+  int present;         /* its record is in */
   unsigned char *full; /* the whole record, until summarised (replica 0 of a one-replica
                           point keeps it: its batches and quantile groups) */
   size_t full_size;
-  int summarised;
-  int unstable;  /* hit the customer cap */
-  double t_stop; /* when */
-  int64_t cap;   /* the cap */
-  int64_t events;
-  double cpu, growth;
-  double *sums;   /* W: raw sums over the measured period */
-  double *values; /* total: its own values */
+  lbmc_point_replica_info kept; /* once summarised (kept.present): what lbmc_point_replica
+                                   gives; its sums, values and weights live in `block` */
+  double *block;                /* W + 2 total: sums, values, weights */
+  double t_stop;                /* when it hit the customer cap (kept.unstable) */
+  int64_t cap;                  /* the cap */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
   unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
                            packed (qsize 0: none retained) */
@@ -54,8 +51,8 @@ struct lbmc_point_ {
   size_t W, total;
   long n, N[LBMC_MAX_POOLS];
   long first_round;
-  int level;
-  long nrep; /* slots allocated in rep */
+  int doubling; /* sequential mode's doublings of the run */
+  long nrep;    /* slots allocated in rep */
   lbmc_point_rep *rep;
   /* the layout of the records (from the first one) and the warm-up */
   int have_layout;

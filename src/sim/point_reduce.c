@@ -44,7 +44,7 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
   memset(u->row, 0, sizeof *u->row * u->U * p->W);
   if (R >= 2) {
     for (long i = 0; i < R; i++)
-      memcpy(u->row + (size_t)i * p->W, p->rep[i].sums, sizeof(double) * p->W);
+      memcpy(u->row + (size_t)i * p->W, p->rep[i].kept.sums, sizeof(double) * p->W);
   } else if (R == 1) {
     lbmc_record rec;
     lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
@@ -456,7 +456,7 @@ static int lbmc_point_surely(lbmc_point *p, long R)
     return 1;
   }
   for (long i = 0; i < R; i++)
-    if (p->rep[i].unstable) {
+    if (p->rep[i].kept.unstable) {
       p->v.evidence |= LBMC_EV_CAP;
       lbmc_reason(&p->v,
                   "replica %ld: the customers in the system exceeded the cap of %lld "
@@ -508,8 +508,8 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   memset(v, 0, sizeof *v);
   v->status = LBMC_STATUS_OK;
   v->replicas = R;
-  v->level = p->level;
-  v->time = ldexp(p->o.time, p->level);
+  v->doubling = p->doubling;
+  v->time = ldexp(p->o.time, p->doubling);
   v->warmup_used = p->o.warmup_auto ? (double)p->d * p->seg_len : p->o.warmup;
   v->time_used = (double)(p->S - p->d) * p->seg_len;
   v->suggested_time = v->halves_p = v->short_p = NAN;
