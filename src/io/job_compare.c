@@ -2,6 +2,7 @@
  * setting compared as its parsed value, so that comments, layout and spellings of one
  * number (0.8, 4/5, 8e-1) do not matter; the grid's axes compared in order. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,7 +30,20 @@ static void lbmc_jc_value(const lbmc_input *row, const lbmc_input_value *v, char
                                i ? "," : "", v->vec[i]);
     if (!v->vec_len) snprintf(buf, len, "%s", v->text ? v->text : "");
     break;
-  case LBMC_IT_SERVICE: snprintf(buf, len, "%s", v->svc ? v->svc->text : v->text); break;
+  case LBMC_IT_SERVICE: { /* the law as parsed (its canonical text), else as written */
+    const char *t = v->svc ? v->svc->text : v->text ? v->text : "";
+    size_t n = strlen(t);
+    if (n < len) {
+      memcpy(buf, t, n + 1);
+    } else { /* too long to hold (a phase-type law): its start and a hash of the whole */
+      uint64_t h = 1469598103934665603u; /* FNV-1a */
+      for (const char *c = t; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211u;
+      n = len > 40 ? len - 40 : 0;
+      memcpy(buf, t, n);
+      snprintf(buf + n, len - n, "...#%016llx", (unsigned long long)h);
+    }
+    break;
+  }
   case LBMC_IT_POLICY: /* the text without blanks: "jsq( 2 )" is "jsq(2)" */
     for (const char *t = v->text ? v->text : ""; *t && used + 1 < len; t++)
       if (*t != ' ' && *t != '\t') buf[used++] = *t;
