@@ -35,6 +35,8 @@ import re
 import h5py
 import numpy as np
 
+from ._h5 import LbmcDamagedError
+from ._h5 import check_file as _check_file
 from .layout import (DOC_METRICS, DOC_POINTS, DOC_REPLICA_EXTRAS, SUPPORTED_LAYOUT_VERSIONS, metrics_of,
                      point_columns_of, replica_extras_of)
 from .policies import allowed_policies, as_list
@@ -162,7 +164,15 @@ def check_file(path) -> list[str]:
     if not h5py.is_hdf5(path):
         return [f"{path}: not an HDF5 file"]
     problems: list[str] = []
-    with h5py.File(path, "r") as f:
+    try:
+        _check_file(path)  # in a process of its own: a damaged file may crash HDF5
+    except LbmcDamagedError as exc:
+        return [str(exc)]  # its layout is not read: damage can crash the HDF5 library
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        return problems + [f"{path}: damaged: the HDF5 library cannot open it ({exc})"]
+    with f:
         _check(f, problems)
     return problems
 

@@ -22,15 +22,18 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._h5 import GridWarning, py_value, read_array
+from ._h5 import SEAL_ATTR, GridWarning, LbmcDamagedError, LbmcFormatError, UnverifiedWarning, py_value, read_array
+from ._h5 import check_file as _check_file
 from .grid import flatten, grid_dims, to_grid
 from .layout import (DOC_FLAG_NAMES, DOC_METRICS, DOC_POINTS, DOC_REPLICA_EXTRAS, SUPPORTED_LAYOUT_VERSIONS,
                      flag_names_of, metric_order, metrics_of, point_columns_of, replica_extras_of)
 
 __all__ = [
     "GridWarning",
+    "LbmcDamagedError",
     "LbmcFormatError",
     "PartialResultsWarning",
+    "UnverifiedWarning",
     "SUPPORTED_LAYOUT_VERSIONS",
     "METRICS",
     "FLAG_NAMES",
@@ -82,10 +85,6 @@ def flag_names(flags, names=None) -> list:
     return [n for b, n in enumerate(names) if value >> b & 1]
 
 
-class LbmcFormatError(ValueError):
-    """A file is not an lbmc results file this reader can load (the message says why)."""
-
-
 class PartialResultsWarning(UserWarning):
     """The file holds the partial results of an interrupted run (root attribute ``complete = 0``)."""
 
@@ -96,7 +95,7 @@ class PartialResultsWarning(UserWarning):
 
 
 def _dset_attrs(dset) -> dict:
-    return {k: py_value(v) for k, v in dset.attrs.items()}
+    return {k: py_value(v) for k, v in dset.attrs.items() if k != SEAL_ATTR}
 
 
 def _fail(path, msg):
@@ -180,8 +179,16 @@ def load(path, grid: bool = True) -> xr.Dataset:
         under ``/estimates`` whose shape is P, P x J or P x J x K are loaded like the
         known metrics.
 
+    Checksums
+        Every value is checked first against the file's checksums (docs/results-format.md,
+        "Checksums": Fletcher32 on numeric datasets, a SHA-256 per dataset and of the
+        whole content): a damaged file raises :class:`LbmcDamagedError` naming the
+        dataset. A file without checksums (written by an lbmc before they were added)
+        loads with an :class:`UnverifiedWarning`.
+
     Raises
-        ``FileNotFoundError`` if ``path`` does not exist; :class:`LbmcFormatError`
+        ``FileNotFoundError`` if ``path`` does not exist; :class:`LbmcDamagedError` (a
+        :class:`LbmcFormatError`) if it fails its checksums; :class:`LbmcFormatError`
         (a ``ValueError``) if it is not an HDF5 file, not an lbmc results file (no
         root attribute ``layout_version``), has an unsupported ``layout_version``, or
         breaks the layout in a way that prevents loading. The message names the
@@ -199,11 +206,17 @@ def load(path, grid: bool = True) -> xr.Dataset:
             f"{path}: not an HDF5 file (it starts with {head!r}); expected an lbmc results "
             f"file written by `lbmc run` or `lbmc merge`"
         )
+    sealed = _check_file(path)  # every value read and checked, in a process of its own
     try:
         fh = h5py.File(path, "r")
     except OSError as exc:
-        raise LbmcFormatError(f"{path}: the HDF5 library cannot open it ({exc})") from exc
+        raise LbmcDamagedError(f"{path} is damaged: it starts as an HDF5 file, but the HDF5 library cannot "
+                               f"open it ({exc}); rerun the job (or shard) that made it, or restore the file "
+                               f"from a copy") from exc
     with fh:
+        if not sealed:
+            warnings.warn(UnverifiedWarning(f"{path} has no checksums (written by an lbmc before they were "
+                                            f"added): its numbers cannot be verified"), stacklevel=2)
         flat = _read(fh, path)
         if not grid:
             return flat

@@ -18,6 +18,12 @@ import pytest  # noqa: E402
 import fakefile  # noqa: E402
 
 
+def pytest_configure(config):
+    # fakefile's files are unsealed by default, like those of an lbmc before checksums: their
+    # UnverifiedWarning is expected (test_integrity.py checks it is given)
+    config.addinivalue_line("filterwarnings", "ignore::lbmc_analysis.UnverifiedWarning")
+
+
 @pytest.fixture
 def fake(tmp_path):
     """The default fake results file (mixed grid, NaN padding, an unstable point)."""

@@ -29,7 +29,7 @@ import h5py
 import numpy as np
 from scipy import stats
 
-from lbmc_analysis import limits, meanfield
+from lbmc_analysis import _h5, limits, meanfield
 
 STR = h5py.string_dtype("utf-8")
 
@@ -247,9 +247,12 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
                   quantile_levels: Sequence[float] | None = None, extras: bool = False, int_pad: int = -1,
                   long_job: bool = False, omit: Sequence[str] = (), shard: str = "", job: str | None = None,
                   grid_group: dict | None = None, upper_bound: bool = False,
-                  policy_attrs: dict | None = None) -> Expected:
+                  policy_attrs: dict | None = None, seal: bool = False) -> Expected:
     """Write a results file following docs/results-format.md; return what was written.
 
+    ``seal``: add the checksums as lbmc writes them (``sha256`` on every object,
+    ``content_sha256`` on the root); without, the file is like one of an lbmc before
+    checksums, which loads with an UnverifiedWarning.
     ``job``: the job text (default a fake one without axes); ``grid_group``: datasets of a
     ``/grid`` group to write (as :func:`grid_points` returns); ``upper_bound``: also write
     ``/estimates/M/upper_bound`` (a rule-of-three bound where the mean is 0, NaN elsewhere);
@@ -438,6 +441,8 @@ def write_results(path, points: Sequence[dict] | None = None, *, K: int = 10, la
             _dset(rg, "odd_replica", np.ones((P, R, 5)), "1", "unknown per-replica shape")
             ng = f.create_group("provenance")
             _dset(ng, "hosts", np.array(["node1", "node2"], dtype=object), "1", "hosts", dtype=STR)
+        if seal:
+            _h5.seal(f)
     os.replace(tmp, path)
 
     reps_out = {**reps, **extra}

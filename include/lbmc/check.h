@@ -45,9 +45,15 @@ lbmc_err lbmc_parse_real(const char *where, const char *text, double *v);
 int lbmc_read_real(const char *text, double *v);
 /** Parse a whole string as a (long) integer; integral reals such as 1e6 are accepted.
  *  Errors: LBMC_ERR_ARG "<where>: '<text>' is not an integer", or, for an integer
- *  beyond the range of long, "... is not allowed; an integer from LONG_MIN to
- *  LONG_MAX is required". */
+ *  beyond the range of long, "... is not allowed: it is far too large" (the caller's
+ *  range check words the limit of a value in range). */
 lbmc_err lbmc_parse_long(const char *where, const char *text, long *v);
+/** lbmc_parse_long on the first len characters of text for a value whose limits the
+ *  caller knows: an integer beyond the range of long is refused with "<where>: '<text>'
+ *  is not allowed; <allowed> is required", e.g. allowed = "an integer from 1 to 10^12
+ *  (servers)". */
+lbmc_err lbmc_parse_long_allowed(const char *where, const char *text, size_t len,
+                                 const char *allowed, long *v);
 /** lbmc_parse_long on the first len characters of text (an integer inside a larger
  *  text, e.g. the d of "jsq(d)"); text need not be NUL-terminated after them. */
 lbmc_err lbmc_parse_long_n(const char *where, const char *text, size_t len, long *v);

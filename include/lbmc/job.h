@@ -28,8 +28,13 @@ extern "C" {
 
 typedef struct lbmc_job_ lbmc_job;
 
+/** The largest job file (bytes) lbmc reads: job files are short texts; this keeps
+ *  `lbmc run /dev/zero` or a wrong file from eating the memory. */
+#define LBMC_JOB_MAX_BYTES (16 << 20)
+
 /** Parse the job file at `path` (read whole, kept as the job's text). Errors name the
  *  file, the line, the key, the value and what is allowed: LBMC_ERR_FILE (unreadable),
+ *  LBMC_ERR_LIMIT (larger than LBMC_JOB_MAX_BYTES),
  *  LBMC_ERR_PARSE (not YAML, or not a mapping at the top), LBMC_ERR_ARG (unknown key,
  *  wrong type, impossible value, empty grid, a grid point whose model is invalid),
  *  LBMC_ERR_LIMIT (more random streams than SPRNG has). *job is caller-owned. */
@@ -89,6 +94,22 @@ long lbmc_job_seed(const lbmc_job *job);
 const lbmc_precision *lbmc_job_precision(const lbmc_job *job);
 /** Output path from the file (may be NULL when the file has none). */
 const char *lbmc_job_output(const lbmc_job *job);
+
+/** The first difference lbmc_job_compare finds: the key ("run.time", "system.pools[2].mu",
+ *  or the grid's axes) and its values in each job as written ("400", "[10, 20]", "not
+ *  given"), cut to fit. */
+typedef struct {
+  char key[96];
+  char a[256], b[256];
+} lbmc_job_difference;
+
+/** 0 if jobs a and b define the same runs: every setting has the same parsed value
+ *  (0.8, 4/5 and 8e-1 are one value; a setting left out equals its default where it has
+ *  one; comments and layout do not count; the output path is not compared), the same
+ *  number of pools, and the grid's axes come in the same order and groups, so that
+ *  their points are numbered alike. 1 if not, with the first difference in *d. Used
+ *  by lbmc run --resume (the checkpoint's job, a complete output's) and lbmc merge. */
+int lbmc_job_compare(const lbmc_job *a, const lbmc_job *b, lbmc_job_difference *d);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../io/checkpoint.h"
 #include "cli.h"
@@ -173,6 +174,28 @@ static void lbmc_info_print_compare(FILE *f, const lbmc_info *info, const lbmc_t
                        info->width);
 }
 
+/* lbmc info on a checkpoint: who holds it (a live run, or one that was killed) and
+ * whether it is damaged. */
+static void lbmc_info_checkpoint_state(const char *path, const lbmc_ckpt_summary *sum)
+{
+  if (sum->live == 1)
+    printf("A run is writing it now (%s).\n",
+           sum->owner[0] ? sum->owner : "its PID not yet written");
+  else if (sum->owner[0])
+    printf("Its last run stopped without closing it (%s: killed, or its machine failed).\n",
+           sum->owner);
+  if (sum->damaged)
+    printf("It is DAMAGED: %ld stretch%s of %zu bytes in all (about %ld replica record%s) fail "
+           "their checksums.\n--resume skips them and keeps every good record (the replicas lost "
+           "are simulated again); the damaged file is then kept aside as %s.damaged.\n",
+           sum->damaged, sum->damaged == 1 ? "" : "es", sum->damaged_bytes, sum->damaged_records,
+           sum->damaged_records == 1 ? "" : "s", path);
+  if (sum->torn_bytes)
+    printf("Its last record was cut short (%zu bytes: the run was stopped while writing it); "
+           "--resume drops it.\n",
+           sum->torn_bytes);
+}
+
 /* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
  * its run. */
 static lbmc_err lbmc_info_checkpoint(const char *path)
@@ -188,19 +211,26 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
   if (!sum.complete_header) {
     printf("It is incomplete: its header was never fully written (the run stopped as it started),\n"
            "so it holds no replicas; lbmc run starts afresh over it (or delete it).\n");
+  } else if (sum.damaged_header) {
+    lbmc_info_checkpoint_state(path, &sum);
+    printf("It is DAMAGED: its header (the job it was made for) fails its checksum, so its\n"
+           "replicas cannot be trusted to belong to a job: it cannot be resumed. Move it aside\n"
+           "or delete it, and run the job afresh.\n");
   } else if (!sum.job_text) {
     printf("It was written by another version of lbmc (checkpoint format %c): this one cannot\n"
            "resume it; finish the run with the version that wrote it, or rerun without --resume\n"
            "to start afresh (the checkpoint is replaced), or delete it.\n",
            sum.format);
   } else {
-    printf("It holds %ld finished replica%s of %ld point%s (seed %ld). Finish the run with\n"
+    printf("It holds %ld finished replica%s of %ld point%s (seed %ld).\n", sum.replicas,
+           sum.replicas == 1 ? "" : "s", sum.points, sum.points == 1 ? "" : "s", sum.seed);
+    lbmc_info_checkpoint_state(path, &sum);
+    printf("Finish the run with\n"
            "  lbmc run JOB.yaml -o %s --resume\n"
            "with the job file it was started with (its text is below); the finished replicas are\n"
            "not simulated again. Points finished before the run stopped are in %s if it exists\n"
            "(lbmc info %s).\njob:\n",
-           sum.replicas, sum.replicas == 1 ? "" : "s", sum.points, sum.points == 1 ? "" : "s",
-           sum.seed, out, out, out);
+           out, out, out);
     for (const char *line = sum.job_text; *line;) {
       size_t n = strcspn(line, "\n");
       printf("  %.*s\n", (int)n, line);
@@ -371,7 +401,12 @@ int lbmc_cmd_merge(int argc, char **argv)
     return 2;
   }
   err = lbmc_check_output_path(argv[1], (const char *const *)(argv + 2), n);
-  if (!err) err = lbmc_results_probe(argv[1]); /* HDF5 can create and lock files there */
+  if (!err) { /* the merge is about as large as its parts */
+    double bytes = 0;
+    struct stat st;
+    for (int p = 0; p < n; p++) bytes += stat(argv[2 + p], &st) == 0 ? (double)st.st_size : 0;
+    err = lbmc_results_probe(argv[1], bytes);
+  }
   if (err) return lbmc_exit_status(err);
   parts = calloc((size_t)n, sizeof *parts);
   if (!parts) return lbmc_exit_status(LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory"));

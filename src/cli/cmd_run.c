@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../io/results.h"
 #include "cli.h"
@@ -22,7 +23,8 @@ static void lbmc_run_usage(FILE *f)
         "costliest first; rank 0 also simulates. Random streams depend only on (point,\n"
         "replica, seed), so results are the same on any number of ranks.\n"
         "\n"
-        "  -o, --output OUT.h5   results file (default: the job's `output`, else JOB.h5)\n"
+        "  -o, --output OUT.h5   results file, as given (default: the job's `output`, as\n"
+        "                        given, else JOB.h5)\n"
         "  --resume              continue an interrupted run from OUT.h5.ckpt\n"
         "  --dry-run             print the grid, the work units and a cost estimate\n"
         "  --quiet               no progress lines on stderr\n"
@@ -30,6 +32,9 @@ static void lbmc_run_usage(FILE *f)
         "                        combine the parts with lbmc merge\n"
         "  --progress SECONDS    seconds between progress lines (default 10)\n"
         "  -h, --help            this help\n"
+        "\n"
+        "A run locks OUT.h5.ckpt: a second run (or --resume) of an output a live run\n"
+        "is writing is refused. --resume of a complete output does nothing (exit 0).\n"
         "\n"
         "SIGINT, SIGTERM or SIGUSR1 stop the run: finished points are written to OUT.h5\n"
         "(attribute complete = 0), finished replicas stay in OUT.h5.ckpt, and the exit\n"
@@ -124,32 +129,104 @@ static lbmc_err lbmc_run_load_job(const char *path, MPI_Comm comm, lbmc_job **jo
   return err;
 }
 
-/* Output: -o, else the job's output, else the job file's name with .h5; shards get
- * ".shard-I-of-K" before the extension unless -o names the part. */
+/* Output: -o as given; else the job's output as given (a shard's part gets
+ * ".shard-I-of-K" before the name's extension, or at its end without one); else the job
+ * file's name without .yaml/.yml, with .h5 (and a shard's ".shard-I-of-K" before it).
+ * Nothing is appended to a name the user gave: lbmc_check_output_path judges it. */
 static void lbmc_run_output(lbmc_run_args *a, const lbmc_job *job)
 {
-  const char *base;
-  char stem[4096];
+  const char *base, *given = lbmc_job_output(job);
+  char stem[4096], ext[4096] = ".h5";
   size_t len;
   if (a->output[0]) return;
-  if (lbmc_job_output(job)) {
-    snprintf(stem, sizeof stem, "%s", lbmc_job_output(job));
+  if (given) {
+    const char *slash = strrchr(given, '/'), *dot = strrchr(slash ? slash + 1 : given, '.');
+    if (a->set.shard_count <= 0) {
+      snprintf(a->output, sizeof a->output, "%s", given);
+      return;
+    }
+    /* "res.hdf5" -> "res.shard-1-of-2.hdf5"; "res" -> "res.shard-1-of-2"; ".h5" has no stem */
+    if (!dot || dot == (slash ? slash + 1 : given)) dot = given + strlen(given);
+    snprintf(stem, sizeof stem, "%.*s", (int)(dot - given), given);
+    snprintf(ext, sizeof ext, "%s", dot);
   } else {
     base = strrchr(a->job_path, '/');
     snprintf(stem, sizeof stem, "%s", base ? base + 1 : a->job_path);
+    len = strlen(stem);
+    if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0)
+      stem[len - 5] = '\0';
+    else if (len > 4 && strcmp(stem + len - 4, ".yml") == 0)
+      stem[len - 4] = '\0';
   }
-  len = strlen(stem);
-  if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0)
-    stem[len - 5] = '\0';
-  else if (len > 4 && strcmp(stem + len - 4, ".yml") == 0)
-    stem[len - 4] = '\0';
-  else if (len > 3 && strcmp(stem + len - 3, ".h5") == 0)
-    stem[len - 3] = '\0';
   if (a->set.shard_count > 0)
-    snprintf(a->output, sizeof a->output, "%s.shard-%ld-of-%ld.h5", stem, a->set.shard_index,
-             a->set.shard_count);
+    snprintf(a->output, sizeof a->output, "%s.shard-%ld-of-%ld%s", stem, a->set.shard_index,
+             a->set.shard_count, ext);
   else
-    snprintf(a->output, sizeof a->output, "%s.h5", stem);
+    snprintf(a->output, sizeof a->output, "%s%s", stem, ext);
+}
+
+/* An estimate of the results file's size: the points of the run (a shard about its
+ * share), the first round of replicas. */
+static double lbmc_run_output_bytes(const lbmc_run_args *a, const lbmc_job *job)
+{
+  lbmc_run_options o;
+  long P = lbmc_job_points(job);
+  if (a->set.shard_count > 0) P = (P + a->set.shard_count - 1) / a->set.shard_count;
+  lbmc_job_point_options(job, 0, &o);
+  return lbmc_results_bytes(P, lbmc_job_replicas(job), lbmc_job_pools(job), (int)o.tail_k);
+}
+
+/* --resume without a checkpoint: if the output exists and holds the complete results of
+ * this job (or shard) -- read with its checksums checked -- there is nothing to do
+ * (*complete = 1, said on stderr); results of another job are refused, naming the
+ * setting that differs; partial results without their checkpoint are computed afresh. */
+static lbmc_err lbmc_run_resume_complete(const lbmc_run_args *a, const lbmc_job *job,
+                                         const char *ckpt, int *complete)
+{
+  lbmc_results *res = NULL;
+  lbmc_job *theirs = NULL;
+  lbmc_job_difference d;
+  char shard[64] = "";
+  int differ = 0;
+  *complete = 0;
+  if (access(ckpt, F_OK) == 0 || access(a->output, F_OK) != 0) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_results_read(a->output, &res));
+  if (a->set.shard_count > 0)
+    snprintf(shard, sizeof shard, "%ld/%ld", a->set.shard_index, a->set.shard_count);
+  if (strcmp(res->job_text ? res->job_text : "", lbmc_job_text(job)) != 0) {
+    if (lbmc_job_parse_text(res->job_text ? res->job_text : "", a->output, &theirs) == 0) {
+      differ = lbmc_job_compare(theirs, job, &d);
+      lbmc_job_destroy(&theirs);
+    } else {
+      differ = 1;
+      snprintf(d.key, sizeof d.key, "the job text");
+      snprintf(d.a, sizeof d.a, "one that does not parse");
+      snprintf(d.b, sizeof d.b, "another");
+    }
+  }
+  if (!differ && strcmp(res->shard, shard) != 0) {
+    differ = 1;
+    snprintf(d.key, sizeof d.key, "the shard");
+    snprintf(d.a, sizeof d.a, "%s", res->shard[0] ? res->shard : "the whole job");
+    snprintf(d.b, sizeof d.b, "%s", shard[0] ? shard : "the whole job");
+  }
+  *complete = !differ && res->complete;
+  lbmc_results_destroy(&res);
+  if (differ)
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s holds the results of another run: %s is %s there and %s here (%s); "
+                      "there is nothing to resume: rerun without --resume to replace them, or "
+                      "choose another output (-o)",
+                      a->output, d.key, d.a, d.b, a->job_path);
+  if (*complete)
+    fprintf(stderr, "lbmc run: %s holds the complete results of this %s already: nothing to do\n",
+            a->output, shard[0] ? "shard" : "job");
+  else
+    fprintf(stderr,
+            "lbmc run: note: %s holds partial results, but its checkpoint %s is gone: running "
+            "the %s afresh\n",
+            a->output, ckpt, shard[0] ? "shard" : "job");
+  return LBMC_SUCCESS;
 }
 
 static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
@@ -178,15 +255,17 @@ static lbmc_err lbmc_run_main(int argc, char **argv, MPI_Comm comm, int *help)
     inputs[1] = a.output;
     code = 0;
     if (rank == 0) {
+      int complete = 0;
       lbmc_err e = lbmc_check_output_path(a.output, inputs, 1);
       if (!e) e = lbmc_check_output_path(ckpt, inputs, 2);
-      if (!e) e = lbmc_results_probe(a.output); /* HDF5 can create and lock files there */
-      code = (int)e;
+      if (!e && a.set.resume) e = lbmc_run_resume_complete(&a, job, ckpt, &complete);
+      if (!e && !complete) e = lbmc_results_probe(a.output, lbmc_run_output_bytes(&a, job));
+      code = e ? (int)e : complete ? -1 : 0;
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, comm);
-    if (code) {
+    if (code) { /* -1: the output is complete already */
       lbmc_job_destroy(&job);
-      return (lbmc_err)code;
+      return code < 0 ? LBMC_SUCCESS : (lbmc_err)code;
     }
   }
   a.set.output = a.output;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../io/h5file.h"
 #include "cli.h"
 #include "lbmc/version.h"
 
@@ -35,6 +36,7 @@ static void lbmc_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+  lbmc_h5_guard_exit(); /* before any HDF5 call: no crash at exit after a failed close */
   if (argc < 2) {
     lbmc_usage(stderr);
     return 2;

@@ -183,13 +183,18 @@ static lbmc_num lbmc_read_long_span(const char *s, size_t len, long *v)
   return r;
 }
 
+/* An integer that cannot be read: not one (what: "an integer"), or beyond the range of
+ * long, worded with what the value allows (`allowed`, e.g. "an integer from 1 to 10^12";
+ * NULL: the setting's own check gives its range, so only say it is too large). */
 static lbmc_err lbmc_long_error(const char *where, const char *text, size_t len, lbmc_num r,
-                                const char *what)
+                                const char *what, const char *allowed)
 {
+  if (r == LBMC_NUM_OVERFLOW && allowed)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%.*s' is not allowed; %s is required", where, (int)len,
+                      text, allowed);
   if (r == LBMC_NUM_OVERFLOW)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: '%.*s' is not allowed; an integer from %ld to %ld is required", where,
-                      (int)len, text, LONG_MIN, LONG_MAX);
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%.*s' is not allowed: it is far too large", where,
+                      (int)len, text);
   return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%.*s' is not %s", where, (int)len, text, what);
 }
 
@@ -198,10 +203,18 @@ lbmc_err lbmc_parse_long(const char *where, const char *text, long *v)
   return lbmc_parse_long_n(where, text ? text : "", text ? strlen(text) : 0, v);
 }
 
+lbmc_err lbmc_parse_long_allowed(const char *where, const char *text, size_t len,
+                                 const char *allowed, long *v)
+{
+  lbmc_num r = lbmc_read_long_span(text, len, v);
+  return r == LBMC_NUM_OK ? LBMC_SUCCESS
+                          : lbmc_long_error(where, text, len, r, "an integer", allowed);
+}
+
 lbmc_err lbmc_parse_long_n(const char *where, const char *text, size_t len, long *v)
 {
   lbmc_num r = lbmc_read_long_span(text, len, v);
-  return r == LBMC_NUM_OK ? LBMC_SUCCESS : lbmc_long_error(where, text, len, r, "an integer");
+  return r == LBMC_NUM_OK ? LBMC_SUCCESS : lbmc_long_error(where, text, len, r, "an integer", NULL);
 }
 
 int lbmc_scan_long(const char *text, size_t len, long *v)
@@ -219,8 +232,9 @@ lbmc_err lbmc_parse_buffer(const char *where, const char *text, long *v)
   if (!text) text = "";
   r = lbmc_read_long_span(text, strlen(text), v);
   if (r != LBMC_NUM_OK)
-    return lbmc_long_error(where, text, strlen(text), r,
-                           "a buffer; write an integer >= 1 or 'inf'");
+    return lbmc_long_error(where, text, strlen(text), r, "a buffer; write an integer >= 1 or 'inf'",
+                           "an integer >= 1 (customers per server, the one in service included) "
+                           "or 'inf'");
   if (*v < 1) /* -1 is the internal code of 'inf', not a value to write */
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "%s: %ld is not allowed; a buffer is an integer >= 1 (customers per server, "

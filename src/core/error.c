@@ -4,9 +4,11 @@
  * kept for lbmc_error_message, a traceback with LBMC_TRACE set (print mode). */
 #include "lbmc/error.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const lbmc_messages[] = {
 #define LBMC_X_MSG(name, status, msg) msg,
@@ -64,21 +66,56 @@ static int lbmc_trace_on(void)
   return lbmc_handler.mode == LBMC_ERRORS_PRINT && v && *v && *v != '0';
 }
 
+/* A message into out (LBMC_MESSAGE_MAX + 512 bytes) with every quoted value ('...': a
+ * quote not after a letter or digit, so the apostrophe of "job's" opens none) longer than
+ * LBMC_QUOTE_MAX characters cut to its start and its length, and the rest of a message
+ * beyond LBMC_MESSAGE_MAX cut but its end: a value of 100 kB from a job file is named,
+ * not echoed. */
+#define LBMC_QUOTE_MAX   160
+#define LBMC_MESSAGE_MAX 4000
+static void lbmc_error_cut(const char *msg, char out[LBMC_MESSAGE_MAX + 512])
+{
+  const size_t size = LBMC_MESSAGE_MAX + 512;
+  size_t used = 0;
+  const char *p = msg;
+  while (*p && used < LBMC_MESSAGE_MAX) {
+    const int opens = *p == '\'' && (p == msg || !isalnum((unsigned char)p[-1]));
+    const char *close = opens ? strchr(p + 1, '\'') : NULL;
+    if (close && (size_t)(close - p - 1) > LBMC_QUOTE_MAX) {
+      used += (size_t)snprintf(out + used, size - used, "'%.100s...' (%zu characters, cut)", p + 1,
+                               (size_t)(close - p - 1));
+      p = close + 1;
+    } else {
+      out[used++] = *p++;
+    }
+  }
+  out[used] = '\0';
+  if (*p) {
+    const size_t rest = strlen(p);
+    snprintf(out + used, size - used, " [... %zu characters cut ...] %s", rest,
+             rest > 200 ? p + rest - 200 : p);
+  }
+}
+
 lbmc_err lbmc_error_raise(const char *file, int line, const char *func, lbmc_err code,
                           const char *fmt, ...)
 {
   va_list ap, again;
+  char small[1024], *msg = small, cut[LBMC_MESSAGE_MAX + 512];
+  int n;
   va_start(ap, fmt);
   va_copy(again, ap);
-  vsnprintf(lbmc_handler.message, sizeof lbmc_handler.message, fmt, ap);
-  lbmc_handler.code = code;
-  if (lbmc_handler.mode == LBMC_ERRORS_PRINT) { /* whole, however long */
-    fputs("lbmc: error: ", stderr);
-    vfprintf(stderr, fmt, again);
-    fputc('\n', stderr);
-  }
+  n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+    vsnprintf(msg, (size_t)n + 1, fmt, again);
+  if (!msg) msg = small; /* out of memory: the start of it */
   va_end(again);
   va_end(ap);
+  lbmc_error_cut(msg, cut);
+  if (msg != small) free(msg);
+  snprintf(lbmc_handler.message, sizeof lbmc_handler.message, "%s", cut);
+  lbmc_handler.code = code;
+  if (lbmc_handler.mode == LBMC_ERRORS_PRINT) fprintf(stderr, "lbmc: error: %s\n", cut);
   if (lbmc_trace_on())
     fprintf(stderr, "  [%s] raised at %s:%d in %s()\n", lbmc_strerror(code), file, line, func);
   return code;

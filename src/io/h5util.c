@@ -6,42 +6,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a walk of HDF5's error stack found: the system error text, and whether any
- * entry was about file locking. */
+/* What a walk of HDF5's error stack found: the system error text, and whether the call
+ * that failed with it was a file lock. */
 typedef struct {
   char system[160];
   int lock;
 } lbmc_h5_cause;
 
-/* HDF5 writes a system error as "..., errno = 37, error message = 'No locks available'". */
+/* HDF5 writes a system error as "..., errno = 37, error message = 'No locks available'";
+ * a lock that failed as "unable to lock file, errno = ...". The first system error on
+ * the stack is the one that made the call fail (a full disk while creating a file is
+ * not a lock failure, even when an entry above it mentions locks). */
 static herr_t lbmc_h5_cause_visit(unsigned n, const H5E_error2_t *e, void *data)
 {
   lbmc_h5_cause *cause = data;
   const char *desc = e->desc ? e->desc : "", *msg = strstr(desc, "error message = '");
   (void)n;
-  if (strstr(desc, "lock")) cause->lock = 1;
   if (msg && !cause->system[0]) {
+    const size_t len = (size_t)(msg - desc);
+    cause->lock = strstr(desc, "lock") && (size_t)(strstr(desc, "lock") - desc) < len;
     msg += strlen("error message = '");
     snprintf(cause->system, sizeof cause->system, "%.*s", (int)strcspn(msg, "'"), msg);
   }
   return 0;
 }
 
-lbmc_err lbmc_h5_file_error(const char *path, const char *doing, const char *about)
+int lbmc_h5_system_error(char *buf, size_t len, int *lock)
 {
   lbmc_h5_cause cause = {"", 0};
-  char context[4200] = "";
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, lbmc_h5_cause_visit, &cause);
-  if (!cause.system[0]) return LBMC_SUCCESS;
+  if (len) snprintf(buf, len, "%s", cause.system);
+  if (lock) *lock = cause.lock;
+  return cause.system[0] != '\0';
+}
+
+lbmc_err lbmc_h5_file_error(const char *path, const char *doing, const char *about)
+{
+  char system[160], context[4200] = "";
+  int lock;
+  if (!lbmc_h5_system_error(system, sizeof system, &lock)) return LBMC_SUCCESS;
   if (about) snprintf(context, sizeof context, " (%s)", about);
-  if (!cause.lock)
-    return LBMC_ERROR(LBMC_ERR_FILE, "cannot %s %s%s: %s", doing, path, context, cause.system);
+  if (!lock) return LBMC_ERROR(LBMC_ERR_FILE, "cannot %s %s%s: %s", doing, path, context, system);
   return LBMC_ERROR(LBMC_ERR_FILE,
                     "cannot %s %s%s: HDF5 could not lock it: %s; if the file system has no file "
                     "locks (NFS without lockd, some Lustre mounts), run with "
                     "HDF5_USE_FILE_LOCKING=FALSE in the environment; if another program holds "
                     "the file open, close it",
-                    doing, path, context, cause.system);
+                    doing, path, context, system);
 }
 
 hid_t lbmc_h5_vlstr(void)
@@ -98,13 +109,67 @@ int lbmc_h5_attr_f64(hid_t loc, const char *name, double value)
   return lbmc_h5_attr(loc, name, H5T_NATIVE_DOUBLE, &value);
 }
 
+/* Links and attributes stay in their object's header (compact storage) up to these
+ * counts, where HDF5's own checksum covers them (file format 1.10, h5file.c):
+ * in dense storage (a fractal heap, past 8 by default) a damaged entry can crash HDF5
+ * 1.10 when the group is listed, instead of failing its checksum. */
+#define LBMC_H5_MAX_COMPACT 1024
+#define LBMC_H5_MIN_DENSE   1000
+
+hid_t lbmc_h5_group(hid_t loc, const char *name)
+{
+  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+  if (gcpl >= 0 && H5Pset_link_phase_change(gcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) >= 0 &&
+      H5Pset_attr_phase_change(gcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) >= 0)
+    g = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+  if (gcpl >= 0) H5Pclose(gcpl);
+  return g;
+}
+
+int lbmc_h5_compact(hid_t fcpl)
+{
+  return H5Pset_link_phase_change(fcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) < 0 ||
+                 H5Pset_attr_phase_change(fcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) < 0
+             ? -1
+             : 0;
+}
+
+/* Dataset creation properties: numbers in chunks of at most about 1 MiB, each with
+ * HDF5's Fletcher32 checksum (checked by HDF5 on every read); HDF5 allows no filter on
+ * variable-length strings, nor chunks on an empty dataset: those stay contiguous (their
+ * `sha256` attribute covers them, h5seal.h). */
+static hid_t lbmc_h5_dcpl(hid_t filetype, int rank, const hsize_t *dims)
+{
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[H5S_MAX_RANK], elems = 1;
+  const hsize_t target = (1u << 20) / 8; /* elements of about 1 MiB */
+  int empty = 0;
+  if (dcpl >= 0 && H5Pset_attr_phase_change(dcpl, LBMC_H5_MAX_COMPACT, LBMC_H5_MIN_DENSE) < 0) {
+    H5Pclose(dcpl);
+    return -1;
+  }
+  if (dcpl < 0 || H5Tis_variable_str(filetype) > 0 || rank < 1 || rank > H5S_MAX_RANK) return dcpl;
+  for (int i = 0; i < rank; i++) empty |= dims[i] == 0;
+  if (empty) return dcpl;
+  for (int i = rank - 1; i >= 0; i--) { /* whole trailing dimensions, then a slice */
+    hsize_t room = target / elems;
+    chunk[i] = dims[i] <= room ? dims[i] : room ? room : 1;
+    elems *= chunk[i];
+  }
+  if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_fletcher32(dcpl) < 0) {
+    H5Pclose(dcpl);
+    return -1;
+  }
+  return dcpl;
+}
+
 static int lbmc_h5_write(hid_t loc, const char *name, hid_t filetype, hid_t memtype, int rank,
                          const hsize_t *dims, const void *data, const char *units,
                          const char *description)
 {
-  hid_t space = H5Screate_simple(rank, dims, NULL), d;
+  hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = lbmc_h5_dcpl(filetype, rank, dims), d;
   int rc = -1;
-  d = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  d = dcpl < 0 ? -1 : H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (d >= 0) {
     hsize_t count = 1;
     for (int i = 0; i < rank; i++) count *= dims[i];
@@ -113,6 +178,7 @@ static int lbmc_h5_write(hid_t loc, const char *name, hid_t filetype, hid_t memt
     if (rc == 0) rc = lbmc_h5_attr_str(d, "description", description);
     H5Dclose(d);
   }
+  if (dcpl >= 0) H5Pclose(dcpl);
   H5Sclose(space);
   return rc;
 }

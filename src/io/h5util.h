@@ -1,9 +1,11 @@
 /* Private: small HDF5 helpers (datasets with units and description, attributes,
- * variable-length UTF-8 strings). Each returns 0 on success, -1 on an HDF5 failure. */
+ * variable-length UTF-8 strings). Each returns 0 on success, -1 on an HDF5 failure.
+ * Numeric datasets are written in chunks with HDF5's Fletcher32 checksum. */
 #ifndef LBMC_H5UTIL_H
 #define LBMC_H5UTIL_H
 
 #include <hdf5.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lbmc/error.h"
@@ -30,6 +32,12 @@ int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const 
 /** The same with `rank` dims (data in C order), e.g. P x J. */
 int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dims,
                        const char *const *data, const char *units, const char *description);
+/** Create group `name` in loc (close with H5Gclose; -1 on failure), its links and
+ *  attributes kept in its object header (compact storage, checksummed by HDF5). */
+hid_t lbmc_h5_group(hid_t loc, const char *name);
+/** The same compact storage for the root group: on a file creation property list.
+ *  0, or -1 on failure. */
+int lbmc_h5_compact(hid_t fcpl);
 /** 1 if loc holds a link (dataset or group) `name`, 0 if not. */
 int lbmc_h5_exists(hid_t loc, const char *name);
 
@@ -41,6 +49,12 @@ int lbmc_h5_exists(hid_t loc, const char *name);
  *  closing the program that holds the file); LBMC_SUCCESS if HDF5 recorded none (the
  *  caller words the failure). Reads HDF5's default error stack. */
 lbmc_err lbmc_h5_file_error(const char *path, const char *doing, const char *about);
+
+/** The system error HDF5 recorded on its default error stack (after a call failed, before
+ *  the next HDF5 call clears it), e.g. "No space left on device", into buf; *lock (if
+ *  not NULL) = 1 when the call that failed with it was a file lock. Returns 1 if there
+ *  was one, 0 if not (buf ""). */
+int lbmc_h5_system_error(char *buf, size_t len, int *lock);
 
 /** Read attributes; *value of lbmc_h5_read_attr_str is malloc'ed. Missing: -1. */
 int lbmc_h5_read_attr_str(hid_t loc, const char *name, char **value);

@@ -52,7 +52,14 @@ lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *
   switch (row->type) {
   case LBMC_IT_INT:
   case LBMC_IT_RUN_INT:
-  case LBMC_IT_RUN_COUNT: return lbmc_parse_long(where, text, &v->l);
+  case LBMC_IT_RUN_COUNT: { /* too large for any integer: say the setting's real limits */
+    char allowed[256];
+    if (row->what)
+      snprintf(allowed, sizeof allowed, "%s", row->what);
+    else
+      snprintf(allowed, sizeof allowed, "an integer from %ld to %ld", row->lo, row->hi);
+    return lbmc_parse_long_allowed(where, text, strlen(text), allowed, &v->l);
+  }
   case LBMC_IT_POSITIVE:
   case LBMC_IT_RUN_REAL: return lbmc_parse_real(where, text, &v->x);
   case LBMC_IT_BETA:

@@ -194,7 +194,7 @@ typedef struct {
        .what = "a positive finite number (measured time)")                                         \
   X(BATCHES, .key = "run.batches", .flag = "batches", .arg = "B", .type = LBMC_IT_RUN_INT,         \
     .opt = offsetof(lbmc_run_options, batches), .help = "batch means per replica",                 \
-    .what = "an integer >= 2")                                                                     \
+    .what = "an integer from 2 to 100000")                                                         \
   X(CONFIDENCE, .key = "run.confidence", .flag = "confidence", .arg = "C",                         \
     .type = LBMC_IT_RUN_REAL, .opt = offsetof(lbmc_run_options, confidence),                       \
     .help = "interval level", .what = "a level between 0 and 1")                                   \
@@ -202,7 +202,7 @@ typedef struct {
     .hi = LBMC_SEED_MAX, .def = LBMC_IN_TEXT(LBMC_DEFAULT_SEED), .help = "seed 0..2147483647")     \
   X(TAIL_K, .key = "run.tail_k", .flag = "tail-k", .arg = "K", .type = LBMC_IT_RUN_INT,            \
     .opt = offsetof(lbmc_run_options, tail_k), .help = "tail levels k = 1..K",                     \
-    .what = "an integer >= 1")                                                                     \
+    .what = "an integer from 1 to 100000")                                                         \
   X(PAIRS, .key = "run.pairs", .flag = "pairs", .type = LBMC_IT_RUN_SWITCH,                        \
     .opt = offsetof(lbmc_run_options, pairs), .def = "off",                                        \
     .help = "pair statistics: the joint law of two servers' queue\n"                               \
@@ -211,7 +211,8 @@ typedef struct {
   X(MAX_CUSTOMERS, .key = "run.max_customers", .flag = "max-customers", .arg = "M",                \
     .type = LBMC_IT_RUN_COUNT, .opt = offsetof(lbmc_run_options, max_customers),                   \
     .def = "0: 1000 n + 1e5, at most 2^26 per-server",                                             \
-    .help = "runaway cap on customers in the system", .what = "an integer >= 0 (0: default cap)")  \
+    .help = "runaway cap on customers in the system",                                              \
+    .what = "an integer from 0 (the default cap) to 2^62")                                         \
   X(ENGINE, .key = "run.engine", .flag = "engine", .arg = "E", .type = LBMC_IT_ENGINE,             \
     .opt = offsetof(lbmc_run_options, engine), .def = "auto",                                      \
     .help = "auto (the first of these engines that applies) or one\n"                              \

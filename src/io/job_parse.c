@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "job_impl.h"
 #include "lbmc/check.h"
@@ -269,17 +270,34 @@ lbmc_err lbmc_job_parse_text(const char *text, const char *name, lbmc_job **out)
   return LBMC_SUCCESS;
 }
 
-/* The whole file into a NUL-terminated buffer; *len excludes the terminator. */
+/* The whole file into a NUL-terminated buffer; *len excludes the terminator. At most
+ * LBMC_JOB_MAX_BYTES: a device or a huge file is refused without reading it all. */
 static lbmc_err lbmc_job_parse_read(const char *path, char **text, size_t *len)
 {
   FILE *f = fopen(path, "rb");
   size_t cap = 4096, n;
   char *buf = NULL, *bigger;
+  struct stat st;
   *text = NULL;
   *len = 0;
   if (!f)
     return LBMC_ERROR(LBMC_ERR_FILE, "%s: cannot read the job file: %s", path, strerror(errno));
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > LBMC_JOB_MAX_BYTES) {
+    fclose(f);
+    return LBMC_ERROR(LBMC_ERR_LIMIT,
+                      "%s: the job file is %lld bytes; at most %d MiB is allowed (a job file is "
+                      "a short YAML text: is it the right file?)",
+                      path, (long long)st.st_size, LBMC_JOB_MAX_BYTES >> 20);
+  }
   for (;;) {
+    if (*len > LBMC_JOB_MAX_BYTES) {
+      free(buf);
+      fclose(f);
+      return LBMC_ERROR(LBMC_ERR_LIMIT,
+                        "%s: the job file is longer than %d MiB, the most allowed (a job file is "
+                        "a short YAML text: is it the right file?)",
+                        path, LBMC_JOB_MAX_BYTES >> 20);
+    }
     bigger = realloc(buf, cap + 1);
     if (!bigger) {
       free(buf);

@@ -227,16 +227,22 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
  *  else of res). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out);
 
-/** Write the results to `path` atomically: a temporary file in the same directory
- *  (PATH.tmp.PID), then rename; on failure the temporary is removed. After the rename,
- *  temporaries of `path` left by processes no longer running on this host are removed
- *  (lbmc_results_remove_stale). Errors: LBMC_ERR_HDF5, LBMC_ERR_FILE (naming the
- *  system error, and for a file lock the remedy: lbmc_h5_file_error). */
+/** Write the results to `path` atomically and durably (h5file.h): a temporary file in
+ *  the same directory (PATH.tmp.PID), numeric datasets with Fletcher32, every object
+ *  with its SHA-256 (h5seal.h), fsync, then rename; on failure the temporary is
+ *  removed. After the rename, temporaries of `path` left by processes no longer running
+ *  on this host are removed (lbmc_results_remove_stale). Errors: LBMC_ERR_HDF5,
+ *  LBMC_ERR_FILE (naming the system error, e.g. "No space left on device", and for a
+ *  file lock the remedy: lbmc_h5_file_error). */
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path);
-/** Before computing anything: create an HDF5 file next to `path` (PATH.probe.PID) and
- *  remove it, so that a directory where HDF5 cannot write or lock files is reported
- *  now, not after the run. Errors: LBMC_ERR_FILE, as lbmc_results_write. */
-lbmc_err lbmc_results_probe(const char *path);
+/** An estimate (bytes, a little low rather than high) of the results file of P points,
+ *  R replicas per point, J pools and K tail levels. */
+double lbmc_results_bytes(long P, long R, int J, int K);
+/** Before computing anything: the file system of `path` has `bytes` free (an estimate,
+ *  lbmc_results_bytes; 0: not checked), and HDF5 can create (and lock) a file next to
+ *  it (lbmc_h5_probe), so that a full disk or a directory where HDF5 cannot write or
+ *  lock files is reported now, not after the run. Errors: LBMC_ERR_FILE. */
+lbmc_err lbmc_results_probe(const char *path, double bytes);
 /** Remove the temporaries of `path` (PATH.tmp.PID, PATH.probe.PID) whose process PID is
  *  not running on this host (kill(PID, 0) fails with ESRCH), saying so on stderr. A
  *  process of another host sharing the directory cannot be seen: its temporaries are

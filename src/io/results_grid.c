@@ -194,7 +194,7 @@ int lbmc_grid_write(hid_t file, const lbmc_grid *g)
   if (!g) return 0;
   A = (hsize_t)g->A, V = (hsize_t)g->V, D = (hsize_t)g->D;
   ints = malloc(sizeof *ints * (A + 1));
-  grp = H5Gcreate2(file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  grp = lbmc_h5_group(file, "grid");
   rc =
       !ints || grp < 0 ||
       lbmc_h5_attr_str(grp, "description",

@@ -7,15 +7,45 @@
 #include "lbmc/job.h"
 #include "results.h"
 
-static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const char *pa, const lbmc_results *b,
-                                      const char *pb)
+/* Parts a and b come from one job: the same text, or texts whose parsed settings are the
+ * same (lbmc_job_compare: a comment or 4/5 for 0.8 does not count); job_a is a's job,
+ * parsed (NULL if its text does not parse). */
+static lbmc_err lbmc_merge_same_job(const lbmc_results *a, const lbmc_job *job_a, const char *pa,
+                                    const lbmc_results *b, const char *pb)
 {
-  if (strcmp(a->job_text ? a->job_text : "", b->job_text ? b->job_text : "") != 0 ||
-      a->seed != b->seed)
+  const char *ta = a->job_text ? a->job_text : "", *tb = b->job_text ? b->job_text : "";
+  lbmc_job *job_b = NULL;
+  lbmc_job_difference d;
+  int differ = 1;
+  if (strcmp(ta, tb) == 0) return LBMC_SUCCESS;
+  if (job_a) {
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE); /* said below */
+    if (lbmc_job_parse_text(tb, pb, &job_b) != LBMC_SUCCESS) job_b = NULL;
+    lbmc_error_set_mode(was);
+  }
+  if (job_b) {
+    differ = lbmc_job_compare(job_a, job_b, &d);
+    lbmc_job_destroy(&job_b);
+  } else {
+    snprintf(d.key, sizeof d.key, "the job text (it does not parse)");
+    snprintf(d.a, sizeof d.a, "-"), snprintf(d.b, sizeof d.b, "-");
+  }
+  if (!differ) return LBMC_SUCCESS;
+  return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                    "%s and %s come from different jobs: %s is %s in %s and %s in %s; only parts "
+                    "of one job can be merged",
+                    pa, pb, d.key, d.a, pa, d.b, pb);
+}
+
+static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const lbmc_job *job_a, const char *pa,
+                                      const lbmc_results *b, const char *pb)
+{
+  LBMC_CALL(lbmc_merge_same_job(a, job_a, pa, b, pb));
+  if (a->seed != b->seed)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
-                      "%s and %s come from different jobs (their job text or seed differ); only "
+                      "%s and %s come from different jobs: their seeds differ (%ld and %ld); only "
                       "parts of one job can be merged",
-                      pa, pb);
+                      pa, pb, a->seed, b->seed);
   if (a->layout != b->layout)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
                       "%s and %s have different layouts (%d and %d): they were written by "
@@ -93,20 +123,41 @@ static lbmc_err lbmc_merge_grid(lbmc_results *m, const lbmc_results *first)
   return err;
 }
 
+/* The parsed job of the first part when another part's job text differs from it (its
+ * settings are then compared), else NULL; parsed with the error handler in store mode: a
+ * text this lbmc does not read gives NULL (the texts must then be the same). */
+static lbmc_job *lbmc_merge_first_job(lbmc_results *const *parts, int n)
+{
+  const char *t0 = parts[0]->job_text ? parts[0]->job_text : "";
+  lbmc_job *job = NULL;
+  for (int p = 1; p < n; p++)
+    if (strcmp(t0, parts[p]->job_text ? parts[p]->job_text : "") != 0) {
+      lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+      if (lbmc_job_parse_text(t0, "(job text of the parts)", &job) != LBMC_SUCCESS) job = NULL;
+      lbmc_error_set_mode(was);
+      break;
+    }
+  return job;
+}
+
 lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths, int n,
                             lbmc_results **out)
 {
   long P = 0, Rmax = 0, k = 0;
   double wall = 0;
   lbmc_results *m;
-  lbmc_err err;
+  lbmc_job *job;
+  lbmc_err err = LBMC_SUCCESS;
   if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
-  for (int p = 0; p < n; p++) {
-    LBMC_CALL(lbmc_merge_check_part(parts[0], paths[0], parts[p], paths[p]));
+  job = lbmc_merge_first_job(parts, n);
+  for (int p = 0; !err && p < n; p++) {
+    err = lbmc_merge_check_part(parts[0], job, paths[0], parts[p], paths[p]);
     P += parts[p]->P;
     wall += parts[p]->wall_seconds;
     if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
+  lbmc_job_destroy(&job);
+  if (err) return err;
   LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
   LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, parts[0]->pairs, &m));
   m->job_text = strdup(parts[0]->job_text ? parts[0]->job_text : "");

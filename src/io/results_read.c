@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "h5seal.h"
 #include "h5util.h"
 #include "lbmc/metrics.h"
 #include "results.h"
@@ -246,6 +247,29 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
   return rc;
 }
 
+/* 1 if the file starts with HDF5's signature (lbmc writes no user block). */
+static int lbmc_results_hdf5_signature(const char *path)
+{
+  unsigned char head[8] = {0};
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+  if (f) fclose(f);
+  return got == 8 && memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+/* The checksums of an open results file (h5seal.h), checked by a child process that
+ * read every value before (lbmc_h5_check_file); a file written before lbmc had them is
+ * read with a note. */
+static lbmc_err lbmc_results_verify(hid_t f, const char *path, int sealed)
+{
+  if (!sealed && lbmc_h5_exists(f, "points"))
+    fprintf(stderr,
+            "lbmc: note: %s has no checksums (written by an lbmc before they were added): its "
+            "numbers cannot be verified\n",
+            path);
+  return LBMC_SUCCESS;
+}
+
 lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
 {
   hid_t f;
@@ -255,6 +279,7 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   lbmc_err err;
   H5E_auto2_t func;
   void *data;
+  int sealed;
   if (access(path, R_OK) != 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: no such file, or not readable", path);
   if (lbmc_checkpoint_is(path))
@@ -263,16 +288,31 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
                       "the run with lbmc run JOB.yaml -o OUT.h5 --resume (lbmc info %s says what "
                       "it holds)",
                       path, path);
-  H5Eget_auto2(H5E_DEFAULT, &func, &data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages instead of HDF5's stack dumps */
+  if (strlen(path) > 5 && strcmp(path + strlen(path) - 5, ".ckpt") == 0 &&
+      !lbmc_results_hdf5_signature(path))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s is not a readable lbmc checkpoint: it does not start with LBMCCKP (its "
+                      "first bytes are damaged, or it is another file); it cannot be resumed",
+                      path);
   *out = NULL;
-  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  LBMC_CALL(lbmc_h5_check_file(path, &sealed)); /* damage stops here, named */
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);          /* our messages instead of HDF5's stack dumps */
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); /* any file format HDF5 reads */
   if (f < 0) {
     err = lbmc_h5_file_error(path, "open", NULL); /* a lock or another system error: exit 1 */
     H5Eset_auto2(H5E_DEFAULT, func, data);
+    if (!err && lbmc_results_hdf5_signature(path))
+      err = LBMC_ERROR(LBMC_ERR_FILE,
+                       "%s is damaged: it starts as an HDF5 file, but HDF5 cannot open it (its "
+                       "superblock or root group is unreadable); rerun the job (or shard) that "
+                       "made it, or restore the file from a copy",
+                       path);
     return err ? err : lbmc_read_fail(path, "cannot open it as an HDF5 file");
   }
-  if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
+  if ((err = lbmc_results_verify(f, path, sealed)) != LBMC_SUCCESS) {
+    /* damaged: the message names the dataset */
+  } else if (lbmc_h5_read_attr_i64(f, "layout_version", &layout)) {
     err = lbmc_read_fail(path, "it has no layout_version attribute (not written by lbmc run)");
   } else if (layout < 1 || layout > LBMC_LAYOUT_VERSION) {
     char why[96];

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../policies/registry.h"
+#include "h5file.h"
 #include "h5util.h"
 #include "lbmc/metrics.h"
 #include "results.h"
@@ -115,7 +116,7 @@ static const char *lbmc_point_column_shape(int i)
 
 static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
 {
-  hid_t g = H5Gcreate2(file, "points", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = lbmc_h5_group(file, "points");
   const int L = lbmc_rates_width(res);
   const char *families[64], *messages[64];
   char desc[512];
@@ -253,7 +254,7 @@ static const char *lbmc_metric_shape(int i)
 
 static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scratch)
 {
-  hid_t g = H5Gcreate2(file, "estimates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = lbmc_h5_group(file, "estimates");
   hsize_t P = (hsize_t)res->P, dims[4];
   /* the metric table, for readers: the metrics in order (those the run recorded), their
    * shapes, the flags' names */
@@ -263,7 +264,7 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
            lbmc_attr_names(g, "flag_names", lbmc_interval_flags(), lbmc_interval_flag_name);
   for (int i = 0; !rc && i < nm; i++) {
     const lbmc_metric_info *info = lbmc_metric_get(i);
-    hid_t m = H5Gcreate2(g, info->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t m = lbmc_h5_group(g, info->name);
     int rank = lbmc_metric_dims(res, i, 1, &P, dims);
     rc = m < 0 || lbmc_h5_attr_str(m, "units", info->units) ||
          lbmc_h5_attr_str(m, "description", info->description);
@@ -352,7 +353,7 @@ static int lbmc_replica_extras(const char **names)
 
 static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch, void *gather)
 {
-  hid_t g = H5Gcreate2(file, "replicas", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = lbmc_h5_group(file, "replicas");
   const long R = lbmc_results_replicas(res);
   const size_t rows = (size_t)res->P * (size_t)R;
   double *values = gather, *weights = values + rows * res->total;
@@ -384,13 +385,13 @@ static int lbmc_write_pairs(hid_t file, const lbmc_results *res)
   hid_t g;
   int rc;
   if (!res->pairs) return 0;
-  g = H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  g = lbmc_h5_group(file, "pairs");
   snprintf(levels, sizeof levels, "0 .. %d customers, then at least %d", res->K - 1, res->K);
   rc = g < 0 || lbmc_h5_attr_str(g, "levels", levels);
   for (int t = 0; !rc && t < LBMC_PAIR_TABLES; t++) {
     const int across = lbmc_pair_table_across(t);
     hsize_t dims[5] = {(hsize_t)res->P, J, across ? J : C, C, C};
-    hid_t m = H5Gcreate2(g, lbmc_pair_table_name(t), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t m = lbmc_h5_group(g, lbmc_pair_table_name(t));
     rc = m < 0 || lbmc_h5_attr_str(m, "units", "1") ||
          lbmc_h5_attr_str(m, "description", lbmc_pair_table_description(t));
     for (int k = 0; !rc && k < LBMC_PAIR_PARTS; k++) {
@@ -424,65 +425,42 @@ static int lbmc_write_root(hid_t file, const lbmc_results *res)
 
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
 {
-  char tmp[4096];
   const size_t rows = (size_t)res->P * (size_t)lbmc_results_replicas(res);
   size_t need = rows * res->total + (size_t)res->P * 3 + 64;
   size_t need_mu_k = (size_t)res->P * (size_t)res->J * LBMC_MAX_RATES + 64; /* /points/mu_k */
   void *scratch = malloc(sizeof(double) * (need > need_mu_k ? need : need_mu_k));
   void *gather = malloc(sizeof(double) * (2 * rows * res->total + 1));
-  hid_t file;
+  lbmc_h5_out out;
+  lbmc_err err;
   int rc;
   if (!scratch || !gather) {
     free(scratch), free(gather);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);
   }
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* our messages, not HDF5's error stack */
-  file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0) {
-    lbmc_err err = lbmc_h5_file_error(tmp, "create", NULL);
+  if ((err = lbmc_h5_out_create(&out, path)) != LBMC_SUCCESS) {
     free(scratch), free(gather);
-    unlink(tmp); /* HDF5 may have created it before failing to lock it */
-    return err ? err
-               : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", tmp);
+    return err;
   }
-  rc = lbmc_write_root(file, res) || lbmc_write_points(file, res, scratch) ||
-       lbmc_write_estimates(file, res, scratch) ||
-       lbmc_write_replicas(file, res, scratch, gather) || lbmc_grid_write(file, res->grid) ||
-       lbmc_write_pairs(file, res);
+  rc = lbmc_write_root(out.file, res) || lbmc_write_points(out.file, res, scratch) ||
+       lbmc_write_estimates(out.file, res, scratch) ||
+       lbmc_write_replicas(out.file, res, scratch, gather) ||
+       lbmc_grid_write(out.file, res->grid) || lbmc_write_pairs(out.file, res);
   free(scratch), free(gather);
-  if (H5Fclose(file) < 0) rc = 1;
-  if (rc) {
-    unlink(tmp);
-    return LBMC_ERROR(LBMC_ERR_HDF5, "writing the results to %s failed", tmp);
-  }
-  if (rename(tmp, path) != 0) {
-    unlink(tmp);
-    return LBMC_ERROR(LBMC_ERR_FILE, "cannot rename %s to %s", tmp, path);
-  }
+  LBMC_CALL(lbmc_h5_out_commit(&out, rc, "the results"));
   lbmc_results_remove_stale(path);
   return LBMC_SUCCESS;
 }
 
-lbmc_err lbmc_results_probe(const char *path)
+double lbmc_results_bytes(long P, long R, int J, int K)
 {
-  char probe[4096], about[4200];
-  hid_t file;
-  snprintf(probe, sizeof probe, "%s.probe.%ld", path, (long)getpid());
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  file = H5Fcreate(probe, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0) {
-    lbmc_err err;
-    snprintf(about, sizeof about, "a test that HDF5 can write %s, made before computing", path);
-    err = lbmc_h5_file_error(probe, "create", about);
-    unlink(probe);
-    return err ? err
-               : LBMC_ERROR(LBMC_ERR_FILE, "cannot create %s (is the directory writable?)", probe);
-  }
-  H5Fclose(file);
-  unlink(probe);
-  return LBMC_SUCCESS;
+  /* per replica slot: values and weights of every metric entry, five per-replica
+   * numbers; per point: six estimate parts and the flags, the /points row (short texts);
+   * HDF5's metadata (about a kilobyte for each of some hundred datasets) */
+  const double total = (double)lbmc_metric_total(J, K);
+  return (double)P * ((double)R * (16 * total + 33) + 56 * total + 512 + 200.0 * J) + 65536;
 }
+
+lbmc_err lbmc_results_probe(const char *path, double bytes) { return lbmc_h5_probe(path, bytes); }
 
 /* The process number of a temporary file of `base` ("OUT.h5.tmp.PID",
  * "OUT.h5.probe.PID"), or 0 if name is not one. */

@@ -141,8 +141,10 @@ static lbmc_err lbmc_policy_split(const char *where, const char *text, char *nam
     const char *end = strchr(p + 1, ')');
     char pwhere[256];
     if (!end || end == p + 1) return lbmc_policy_list_error(where, text, "bad parameter");
-    snprintf(pwhere, sizeof pwhere, "%s: '%s': the parameter", where, text);
-    LBMC_CALL(lbmc_parse_long_n(pwhere, p + 1, (size_t)(end - (p + 1)), param));
+    snprintf(pwhere, sizeof pwhere, "%s: '%.*s%s': the parameter", where, 60, text,
+             strlen(text) > 60 ? "..." : ""); /* its value is quoted next, cut if long */
+    LBMC_CALL(lbmc_parse_long_allowed(pwhere, p + 1, (size_t)(end - (p + 1)),
+                                      "an integer from 1 to n (the number of servers)", param));
     *has_param = 1;
     p = end + 1;
     while (isspace((unsigned char)*p)) p++;

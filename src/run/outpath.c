@@ -21,6 +21,12 @@ static int lbmc_ours(const char *path)
           (memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0 || memcmp(head, "LBMCCKP", 7) == 0));
 }
 
+static int lbmc_ends_with(const char *s, const char *end)
+{
+  const size_t n = strlen(s), m = strlen(end);
+  return n >= m && strcmp(s + n - m, end) == 0;
+}
+
 /* 1 if a and b name the same existing file. */
 static int lbmc_same_file(const struct stat *a, const char *b)
 {
@@ -32,8 +38,14 @@ lbmc_err lbmc_check_output_path(const char *path, const char *const *inputs, int
 {
   struct stat st;
   char copy[4096], dir[4096];
+  const char *slash = path ? strrchr(path, '/') : NULL, *base = slash ? slash + 1 : path;
   if (!path || !*path)
     return LBMC_ERROR(LBMC_ERR_ARG, "output: an empty path is not allowed; name an .h5 file");
+  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "output: %s names a directory, not a file; name a file in it, e.g. "
+                      "%s%sresults.h5",
+                      path, path, *base ? "/" : "");
   snprintf(copy, sizeof copy, "%s", path);
   snprintf(dir, sizeof dir, "%s", dirname(copy)); /* dirname may modify its argument */
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -56,6 +68,12 @@ lbmc_err lbmc_check_output_path(const char *path, const char *const *inputs, int
                         "output: %s is also an input (%s); refusing to overwrite it, choose "
                         "another output name",
                         path, inputs[i]);
+  if (!lbmc_ours(path) && lbmc_ends_with(path, ".ckpt"))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "output: %s exists and is not an lbmc checkpoint (it does not start with "
+                      "LBMCCKP): if it is the checkpoint of a run whose first bytes were "
+                      "damaged, it cannot be resumed; move it aside or delete it",
+                      path);
   if (!lbmc_ours(path))
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "output: %s exists and is not an HDF5 file (lbmc only replaces its own "

@@ -176,8 +176,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     if (run->res->pt[i].surely_unstable) LBMC_CALL(lbmc_runner_settle(run, i));
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
-  return lbmc_checkpoint_open(ckpt, run->set->resume, lbmc_job_text(run->job),
-                              lbmc_job_seed(run->job), run->total, run->opts.batches,
+  return lbmc_checkpoint_open(ckpt, run->set->resume, run->job, run->total, run->opts.batches,
                               lbmc_runner_replay, run, &run->ck);
 }
 
@@ -315,5 +314,11 @@ lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)
   err = lbmc_results_write(out, run->set->output);
   if (out != res) lbmc_results_destroy(&out);
   if (!err) lbmc_checkpoint_close(&run->ck, complete);
+  if (err && run->ck) /* the checkpoint stays whole: nothing is simulated again */
+    lbmc_log(MPI_COMM_NULL, stderr,
+             "lbmc run: the finished replicas are safe in %s.ckpt; once the cause is fixed, "
+             "write the results with lbmc run JOB.yaml -o %s --resume (nothing is simulated "
+             "again)\n",
+             run->set->output, run->set->output);
   return err;
 }

@@ -132,12 +132,14 @@ expect 2 "--time: '1e300/1e-300' is not allowed; a number of magnitude at most" 
 expect 2 "pool 1: mu: '1/1e-400' is not allowed; a number is 0 or of magnitude at least" sim --n 10 --lambda 0.5 --pools 1:1/1e-400:inf
 expect 2 "--lambda: '0.5/2x' is not a number" sim $ok --lambda 0.5/2x
 expect 2 "--lambda: '100000000000000000000000000000000000000000000000000000000000000x/2' is not a number" sim $ok --lambda "100000000000000000000000000000000000000000000000000000000000000x/2"
-expect 2 "--n: '99999999999999999999' is not allowed; an integer from -9223372036854775808 to 9223372036854775807 is required" sim --n 99999999999999999999 --lambda 0.5 --pools 1:1:inf
-expect 2 "--seed: '1e19' is not allowed; an integer from -9223372036854775808 to 9223372036854775807" sim $ok --seed 1e19
+expect 2 "--n: '99999999999999999999' is not allowed; an integer from 1 to 10\\^12 \\(servers\\) is required" sim --n 99999999999999999999 --lambda 0.5 --pools 1:1:inf
+expect 2 "--seed: '1e19' is not allowed; an integer from 0 to 2147483647 is required" sim $ok --seed 1e19
 expect 2 "--warmup: '1e-400' is not allowed" sim $ok --warmup 1e-400
 expect 2 "--replicas: '1e-400' is not an integer" sim $ok --replicas 1e-400
-expect 2 "--batches: '1e400' is not allowed; an integer from" sim $ok --batches 1e400
-expect 2 "pool 1: buffer: '1e30' is not allowed; an integer from" sim --n 10 --lambda 0.5 --pools 1:1:1e30
+expect 2 "--batches: '1e400' is not allowed; an integer from 2 to 100000 is required" sim $ok --batches 1e400
+expect 2 "--max-customers: '1e30' is not allowed; an integer from 0 \\(the default cap\\) to 2\\^62 is required" sim $ok --max-customers 1e30
+expect 2 "policy: 'jsq\\(1e30\\)': the parameter: '1e30' is not allowed; an integer from 1 to n" sim $ok --policy 'jsq(1e30)'
+expect 2 "pool 1: buffer: '1e30' is not allowed; an integer >= 1 \\(customers per server" sim --n 10 --lambda 0.5 --pools 1:1:1e30
 expect 2 "--service: scv: '1e-400' is not allowed; a number is 0 or of magnitude at least" sim $ok --service lognormal:scv=1e-400
 # good input still works: status ok needs a run long against the relaxation time (each
 # server is an M/M/1 queue at rho = 0.5 under random routing, relaxation about 12): the

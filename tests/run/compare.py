@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Compare two lbmc results files bit for bit.
 
-usage: compare.py A.h5 B.h5 [--groups points,estimates,replicas]
+usage: compare.py [--ignore-job] A.h5 B.h5 [--groups points,estimates,replicas]
 
 Every dataset of the chosen groups must have the same shape, dtype and bytes (so
 NaN == NaN and -0.0 != 0.0): per-replica values must be bit-identical across rank
 counts, shards and resumed runs. Run-specific data (cpu_seconds, wall time, creation
-time, rank count) are not compared. Exit 0 if equal, 1 with the differences listed.
+time, rank count) are not compared; with --ignore-job, neither is the job's text (a run
+resumed with a job spelled differently). Exit 0 if equal, 1 with the differences listed.
 """
 import sys
 
@@ -26,13 +27,15 @@ def datasets(f, group):
 
 
 def main(argv):
+    ignore_job = "--ignore-job" in argv
+    argv = [a for a in argv if a != "--ignore-job"]
     a_path, b_path = argv[1], argv[2]
     groups = ["points", "estimates", "replicas"]
     if len(argv) > 4 and argv[3] == "--groups":
         groups = argv[4].split(",")
     bad = []
     with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
-        for attr in ("job", "seed", "confidence", "tail_k"):
+        for attr in ("seed", "confidence", "tail_k") + (() if ignore_job else ("job",)):
             if a.attrs.get(attr) != b.attrs.get(attr):
                 bad.append(f"root attribute {attr} differs")
         for g in groups:

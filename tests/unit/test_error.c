@@ -68,17 +68,45 @@ static void test_error_store_mode(void)
            "clear forgets the error");
 }
 
-/* A long message is kept cut, never overflowing; printed whole in print mode. */
+/* A long message is cut, never overflowing: printed as its first 4000 characters, the
+ * count cut and its last 200; kept the same, to the handler's 2047 bytes. */
 static void test_error_long_message(void)
 {
   static char text[5000], said[6000];
+  const char *cut = " [... 1001 characters cut ...] ";
   const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_PRINT);
   memset(text, 'a', sizeof text - 1);
   text[sizeof text - 1] = '\0';
-  ut_raise_captured(LBMC_ERR_LIMIT, text, 1, said, sizeof said);
-  UT_CHECK(strlen(said) == strlen("lbmc: error: ") + sizeof text - 1 + 2 + 1,
+  ut_raise_captured(LBMC_ERR_LIMIT, text, 1, said, sizeof said); /* 4999 a's and " 1" */
+  UT_CHECK(strlen(said) == strlen("lbmc: error: ") + 4000 + strlen(cut) + 200 + 1 &&
+               strstr(said, cut) == said + strlen("lbmc: error: ") + 4000 &&
+               strcmp(said + strlen(said) - 4, "a 1\n") == 0,
            "print mode wrote %zu bytes", strlen(said));
-  UT_CHECK(strlen(lbmc_error_message()) == 2047, "kept %zu bytes", strlen(lbmc_error_message()));
+  UT_CHECK(strlen(lbmc_error_message()) == 2047 &&
+               strncmp(lbmc_error_message(), said + strlen("lbmc: error: "), 2047) == 0,
+           "kept %zu bytes", strlen(lbmc_error_message()));
+  lbmc_error_set_mode(was);
+  lbmc_error_clear();
+}
+
+/* A quoted value over 160 characters is cut to its first 100 and its length, in the
+ * printed and the kept message; an apostrophe inside a word opens no quote. */
+static void test_error_long_value(void)
+{
+  static char text[400], said[1000];
+  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_PRINT);
+  char expect[300];
+  memset(text, 'x', sizeof text);
+  memcpy(text, "job's n: '", 10);
+  text[10 + 300] = '\'';
+  text[10 + 301] = '\0';
+  ut_raise_captured(LBMC_ERR_ARG, text, 2, said, sizeof said);
+  snprintf(expect, sizeof expect, "lbmc: error: job's n: '%.100s...' (300 characters, cut) 2\n",
+           text + 10);
+  UT_CHECK(strcmp(said, expect) == 0, "print mode wrote '%s'", said);
+  UT_CHECK(strncmp(lbmc_error_message(), expect + strlen("lbmc: error: "),
+                   strlen(expect) - strlen("lbmc: error: ") - 1) == 0,
+           "kept '%s'", lbmc_error_message());
   lbmc_error_set_mode(was);
   lbmc_error_clear();
 }
@@ -118,6 +146,7 @@ int ut_register_error(void)
   if (!CU_add_test(s, "print mode prints and keeps", test_error_print_mode) ||
       !CU_add_test(s, "store mode keeps, prints nothing", test_error_store_mode) ||
       !CU_add_test(s, "a long message is kept cut", test_error_long_message) ||
+      !CU_add_test(s, "a long quoted value is cut", test_error_long_value) ||
       !CU_add_test(s, "mode and last error per thread", test_error_per_thread))
     return -1;
   return 0;
