@@ -62,6 +62,12 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
 /** The estimates as JSON: per metric, mean, half_width, std_err, lower, upper, upper_bound
  *  (null where they do not exist) and flags (lists of names), in the metric's shape. */
 json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K);
+/** A transient run's estimates as JSON: time, replicas, band ("bonferroni") and per metric
+ *  mean, lower, upper, band_lower, band_upper, each with time the first axis, then pools,
+ *  then levels (null where undefined: the interval quantities at the first time). */
+json_t *lbmc_cli_json_transient(const lbmc_transient *t);
+/** The same as a table (at most about 40 rows: every step-th time and the last). */
+void lbmc_cli_print_transient(FILE *f, const lbmc_transient *t, double confidence);
 /** The verdict's evidence as JSON. */
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 

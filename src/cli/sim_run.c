@@ -29,6 +29,7 @@ typedef struct {
   double cpu;
   int tty; /* progress on a terminal */
   double t0, shown;
+  lbmc_transient trans; /* a transient run's estimates (times 0: none) */
 } lbmc_sim_run;
 
 /* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
@@ -163,6 +164,8 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   for (int i = 0; i < LBMC_QUANTILES; i++)
     json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
   json_object_set_new(root, "quantile_levels", levels);
+  if (s->trans.times > 0)
+    json_object_set_new(root, "transient", lbmc_cli_json_transient(&s->trans));
   json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
   fputc('\n', stdout);
   json_decref(root);
@@ -186,6 +189,7 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(s->o.confidence, lv, sizeof lv),
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
   lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc));
+  if (s->trans.times > 0) lbmc_cli_print_transient(stdout, &s->trans, s->o.confidence);
   printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)s->events, s->cpu,
          s->cpu > 0 ? (double)s->events / s->cpu : 0.0);
 }
@@ -206,6 +210,8 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
     fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
             s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
+  if (s->o.transient[2] > 0 && s->rep)
+    LBMC_CALL(lbmc_point_transient(s->acc, lbmc_point_verdict(s->acc)->replicas, &s->trans));
   if (json)
     lbmc_sim_print_json(s);
   else
@@ -238,5 +244,6 @@ done:
   lbmc_replica_destroy(&s.rep);
   lbmc_schedule_destroy(&s.sched);
   lbmc_point_destroy(&s.acc);
+  lbmc_transient_free(&s.trans);
   return err;
 }

@@ -5,6 +5,7 @@
 #include "observers.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/ticks.h"
 
@@ -17,7 +18,9 @@
 #endif
 
 /* The registry: one line per observer, in the order of their blocks. */
-#define LBMC_OBSERVER_LIST(X) LBMC_OBSERVER_LIST_TEST(X)
+#define LBMC_OBSERVER_LIST(X)                                                                      \
+  X(lbmc_observer_transient) /* transient runs: the state at each observation time */              \
+  LBMC_OBSERVER_LIST_TEST(X)
 
 #define LBMC_X_DECLARE(type) extern const lbmc_observer_type type;
 LBMC_OBSERVER_LIST(LBMC_X_DECLARE)
@@ -58,6 +61,18 @@ size_t lbmc_observers_width(const lbmc_model *m, const lbmc_run_options *o)
   for (int i = 0; i < lbmc_observer_count(); i++)
     if (lbmc_observer_types[i]->wanted(m, o)) w += lbmc_observer_types[i]->width(m, (int)o->tail_k);
   return w;
+}
+
+long lbmc_observers_offset(const lbmc_model *m, const lbmc_run_options *o, const char *name)
+{
+  size_t w = 0;
+  for (int i = 0; i < lbmc_observer_count(); i++) {
+    const lbmc_observer_type *t = lbmc_observer_types[i];
+    if (!t->wanted(m, o)) continue;
+    if (strcmp(t->name, name) == 0) return (long)w;
+    w += t->width(m, (int)o->tail_k);
+  }
+  return -1;
 }
 
 lbmc_err lbmc_observers_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_observers **out)

@@ -151,6 +151,7 @@ static void lbmc_point_rep_free(lbmc_point_rep *r)
   free(r->full);
   free(r->block);
   free(r->qdata);
+  free(r->trans);
   memset(r, 0, sizeof *r);
 }
 
@@ -387,6 +388,7 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   kept->events = (int64_t)(sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES]);
   kept->cpu_seconds = sums[LBMC_TK_CPU];
   lbmc_point_rep_parts(p, r, &rec);
+  LBMC_CALL(lbmc_point_trans_keep(p, r, &rec));
   kept->growth = lbmc_point_rep_growth(r);
   lbmc_metrics_from_sums(sums, p->J, p->K, p->N, p->n, values, weights);
   if (p->qkind == LBMC_QK_HIST) {

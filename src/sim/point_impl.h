@@ -42,6 +42,7 @@ typedef struct {
   unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
                            packed (qsize 0: none retained) */
   size_t qsize;
+  double *trans; /* a transient run: S x lbmc_point_trans_width values (point_transient.c) */
 } lbmc_point_rep;
 
 struct lbmc_point_ {
@@ -74,6 +75,13 @@ struct lbmc_point_ {
 /** Add the segments [from, to) of a record of the point into out (W doubles). */
 void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
                         double *out);
+
+/** A transient run: what the point keeps of each time of a replica (the observer's
+ *  block, then the interval's arrivals, blocked, waited, departures, messages). */
+size_t lbmc_point_trans_width(const lbmc_point *p);
+/** Keep a transient run's values of a record in r->trans (nothing for a steady-state run).
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_trans_keep(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec);
 
 /** Work space of at least n doubles in p->work. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_work(lbmc_point *p, size_t n);
