@@ -223,7 +223,7 @@ static lbmc_err lbmc_occ_set_tail(lbmc_occ *o, const lbmc_run_options *ro)
         return LBMC_ERROR(LBMC_ERR_ARG,
                           "--init tail:...: F_%u = %g > 0 but pool %u holds at most %u "
                           "customers per server",
-                          k, hi, j, B);
+                          k, hi, j + 1, B);
     }
   }
   return LBMC_SUCCESS;
