@@ -195,8 +195,10 @@ long lbmc_transient_index(int J, int K, const char *name, int j, int k);
 /** The transient metrics' names, NULL-terminated. */
 extern const char *const lbmc_transient_metric_names[];
 
-/** The transient estimates of replicas 0 .. R - 1 of a transient point (p's run options
- *  have transient DT > 0; ready as for lbmc_point_reduce), into *out (freed first).
+/** The transient estimates of a transient point (p's run options have transient DT > 0)
+ *  from the replicas folded so far, 0 .. R - 1 once replicas 0 .. R - 1 are in (the point
+ *  folds each in order as it arrives and keeps only running moments), into *out (freed
+ *  first).
  *  Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (not a transient run). Not collective. */
 lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out);
 void lbmc_transient_free(lbmc_transient *t);

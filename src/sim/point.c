@@ -163,6 +163,7 @@ void lbmc_point_destroy(lbmc_point **p)
   lbmc_estimates_free(&(*p)->est);
   free((*p)->work);
   free((*p)->hist);
+  lbmc_point_trans_forget(*p);
   free(*p);
   *p = NULL;
 }
@@ -181,6 +182,7 @@ int lbmc_point_doubling(const lbmc_point *p) { return p->doubling; }
 void lbmc_point_set_doubling(lbmc_point *p, int doubling)
 {
   for (long i = 0; i < p->nrep; i++) lbmc_point_rep_free(&p->rep[i]);
+  lbmc_point_trans_forget(p);
   p->doubling = doubling;
   p->have_layout = 0; /* the segments of a longer run are longer */
   p->decided = 0;
@@ -399,6 +401,7 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
     LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec));
   }
   kept->present = 1;
+  LBMC_CALL(lbmc_point_trans_fold(p));
   if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */
     free(r->full);
     r->full = NULL;

@@ -2,7 +2,8 @@
  * point keeps of each replica of a transient run (the transient observer's block at each
  * observation time, src/observers/transient.c, and the interval's counts from the tick
  * record) and, over replicas, a pointwise Student-t interval per time and a Bonferroni
- * band over the grid. The replicas are pooled in their order, so the result does not
+ * band over the grid. The replicas are folded into running moments in their order as
+ * they arrive (memory: one replica's values plus the moments), so the result does not
  * depend on the order records arrive in (or the number of ranks). */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
@@ -73,49 +74,105 @@ void lbmc_transient_free(lbmc_transient *t)
   memset(t, 0, sizeof *t);
 }
 
+void lbmc_point_trans_forget(lbmc_point *p)
+{
+  if (!p->tacc) return;
+  free(p->tacc->mean);
+  free(p->tacc);
+  p->tacc = NULL;
+}
+
+/* Pair k of the co-moments: (arrivals, waited), (arrivals, blocked), (arrivals, messages). */
+static const int lbmc_trans_pair[3] = {LBMC_TC_WAITED, LBMC_TC_BLOCKED, LBMC_TC_MESSAGES};
+
+/* One replica's values r (S x X) into the moments (Welford; co-moments C_n = C_{n-1} +
+ * (x - xbar_{n-1}) (y - ybar_n)). */
+static void lbmc_trans_add(const lbmc_point *p, lbmc_point_trans_acc *a, const double *r)
+{
+  const size_t X = lbmc_point_trans_width(p), V = lbmc_transient_values(p->J, p->K);
+  const double n = (double)++a->n;
+  for (size_t s = 0; s < p->S; s++) {
+    const double *x = r + s * X;
+    double *mean = a->mean + s * X, *m2 = a->m2 + s * X, *c = a->c + s * 3;
+    const double dx = x[V + LBMC_TC_ARRIVALS] - mean[V + LBMC_TC_ARRIVALS];
+    for (size_t v = 0; v < X; v++) {
+      const double d = x[v] - mean[v];
+      mean[v] += d / n;
+      m2[v] += d * (x[v] - mean[v]);
+    }
+    for (int k = 0; k < 3; k++)
+      c[k] += dx * (x[V + (size_t)lbmc_trans_pair[k]] - mean[V + (size_t)lbmc_trans_pair[k]]);
+  }
+}
+
+lbmc_err lbmc_point_trans_fold(lbmc_point *p)
+{
+  const size_t X = lbmc_point_trans_width(p);
+  lbmc_point_trans_acc *a = p->tacc;
+  if (!(p->o.transient[2] > 0)) return LBMC_SUCCESS;
+  if (!a) {
+    a = p->tacc = calloc(1, sizeof *a);
+    if (a) a->mean = calloc(p->S * (2 * X + 3), sizeof *a->mean);
+    if (!a || !a->mean) {
+      lbmc_point_trans_forget(p);
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a transient run");
+    }
+    a->m2 = a->mean + p->S * X;
+    a->c = a->m2 + p->S * X;
+  }
+  for (; a->folded < p->nrep && p->rep[a->folded].kept.present; a->folded++) {
+    lbmc_point_rep *r = &p->rep[a->folded];
+    if (r->kept.unstable || !r->trans)
+      a->unstable++;
+    else
+      lbmc_trans_add(p, a, r->trans);
+    free(r->trans);
+    r->trans = NULL;
+  }
+  return LBMC_SUCCESS;
+}
+
 /* Student t quantile of two-sided level `level` with df degrees of freedom (NaN if df < 1). */
 static double lbmc_trans_t(double level, long df)
 {
   return df >= 1 ? gsl_cdf_tdist_Pinv(0.5 + level / 2, (double)df) : NAN;
 }
 
-/* Row i, value v: mean and standard error over the n replicas in use[] of a per-replica
- * value (ratio < 0), or of the ratio of sums of y = column num over x = column den
- * (delta method: var(y - R x) / (n xbar^2)). */
-static void lbmc_trans_moments(const lbmc_point *p, const long *use, long n, size_t i, size_t X,
-                               long col, long num, long den, double scale, double *mean, double *se)
+/* Mean and standard error at time s of column v (scaled), or with den >= 0 of the ratio of
+ * the sums of column v over column den (pair k of the co-moments): R = ybar / xbar,
+ * var(y - R x) / (n xbar^2) (the delta method). */
+static void lbmc_trans_est(const lbmc_point *p, size_t s, size_t v, long den, int k, double scale,
+                           double *mean, double *se)
 {
-  double sx = 0, sy = 0, ss = 0, m;
-  for (long u = 0; u < n; u++) {
-    const double *row = p->rep[use[u]].trans + i * X;
-    sy += col >= 0 ? row[col] * scale : row[num];
-    sx += col >= 0 ? 1 : row[den];
+  const lbmc_point_trans_acc *a = p->tacc;
+  const size_t X = lbmc_point_trans_width(p);
+  const double n = (double)a->n, *m = a->mean + s * X, *m2 = a->m2 + s * X;
+  if (den < 0) {
+    *mean = m[v] * scale;
+    *se = a->n > 1 ? sqrt(m2[v] / (n - 1) / n) * scale : NAN;
+    return;
   }
-  m = sx > 0 ? sy / sx : NAN;
-  for (long u = 0; u < n && isfinite(m); u++) {
-    const double *row = p->rep[use[u]].trans + i * X;
-    const double d = col >= 0 ? row[col] * scale - m : row[num] - m * row[den];
-    ss += d * d;
-  }
-  *mean = m;
-  *se = n > 1 && isfinite(m) ? sqrt(ss / (double)(n - 1) / (double)n) / (sx / (double)n) : NAN;
+  *mean = m[den] > 0 ? m[v] / m[den] : NAN;
+  *se = a->n > 1 && m[den] > 0
+            ? sqrt(fmax(0, m2[v] - 2 * *mean * a->c[s * 3 + (size_t)k] + *mean * *mean * m2[den]) /
+                   (n - 1) / n) /
+                  m[den]
+            : NAN;
 }
 
 lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
 {
-  const size_t V = lbmc_transient_values(p->J, p->K), X = lbmc_point_trans_width(p);
+  const size_t V = lbmc_transient_values(p->J, p->K);
   const size_t Vall = V + LBMC_TRANSIENT_INTERVAL_METRICS;
-  const long T = lbmc_transient_times(&p->o);
-  long n = 0, *use;
+  const long T = lbmc_transient_times(&p->o), n = p->tacc ? p->tacc->n : 0;
+  const long A = (long)V + LBMC_TC_ARRIVALS;
   double tp, tb;
   lbmc_transient_free(out);
   if (T <= 0) return LBMC_ERROR(LBMC_ERR_ARG, "point: not a transient run");
-  if (R > p->nrep) R = p->nrep;
-  use = malloc(sizeof *use * (size_t)(R > 0 ? R : 1));
+  (void)R; /* the replicas folded so far: 0 .. R - 1 once they are all in */
   out->time = malloc(sizeof *out->time * (size_t)T);
   out->mean = malloc(sizeof *out->mean * 5 * (size_t)T * Vall);
-  if (!use || !out->time || !out->mean) {
-    free(use);
+  if (!out->time || !out->mean) {
     lbmc_transient_free(out);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for transient estimates");
   }
@@ -127,37 +184,29 @@ lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
   out->upper = out->lower + (size_t)T * Vall;
   out->band_lower = out->upper + (size_t)T * Vall;
   out->band_upper = out->band_lower + (size_t)T * Vall;
-  for (long i = 0; i < R; i++) {
-    const lbmc_point_rep *r = &p->rep[i];
-    if (!r->kept.present || !r->trans) continue;
-    if (r->kept.unstable)
-      out->unstable++;
-    else
-      use[n++] = i;
-  }
   out->replicas = n;
+  out->unstable = p->tacc ? p->tacc->unstable : 0;
   tp = lbmc_trans_t(p->o.confidence, n - 1);
   tb = lbmc_trans_t(1 - (1 - p->o.confidence) / (double)T, n - 1);
   for (long i = 0; i < T; i++) {
     out->time[i] =
         i + 1 < T ? p->o.transient[0] + (double)i * p->o.transient[2] : p->o.transient[1];
     for (size_t v = 0; v < Vall; v++) {
-      const size_t at = (size_t)i * Vall + v;
+      const size_t at = (size_t)i * Vall + v, s = (size_t)i;
       double m = NAN, se = NAN;
-      if (v < V)
-        lbmc_trans_moments(p, use, n, (size_t)i, X, (long)v, 0, 0, 1, &m, &se);
-      else if (i > 0 && v == V + 0) /* p_wait */
-        lbmc_trans_moments(p, use, n, (size_t)i, X, -1, (long)V + LBMC_TC_WAITED,
-                           (long)V + LBMC_TC_ARRIVALS, 1, &m, &se);
-      else if (i > 0 && v == V + 1) /* p_block */
-        lbmc_trans_moments(p, use, n, (size_t)i, X, -1, (long)V + LBMC_TC_BLOCKED,
-                           (long)V + LBMC_TC_ARRIVALS, 1, &m, &se);
-      else if (i > 0 && v == V + 2) /* throughput */
-        lbmc_trans_moments(p, use, n, (size_t)i, X, (long)V + LBMC_TC_DEPARTURES, 0, 0,
-                           1 / (out->time[i] - out->time[i - 1]), &m, &se);
-      else if (i > 0) /* messages per arrival */
-        lbmc_trans_moments(p, use, n, (size_t)i, X, -1, (long)V + LBMC_TC_MESSAGES,
-                           (long)V + LBMC_TC_ARRIVALS, 1, &m, &se);
+      if (n == 0 || (v >= V && (i == 0 || (size_t)i >= p->S)))
+        ; /* no replica, or no interval before the first time */
+      else if (v < V)
+        lbmc_trans_est(p, s, v, -1, 0, 1, &m, &se);
+      else if (v == V + 0) /* p_wait */
+        lbmc_trans_est(p, s, V + LBMC_TC_WAITED, A, 0, 1, &m, &se);
+      else if (v == V + 1) /* p_block */
+        lbmc_trans_est(p, s, V + LBMC_TC_BLOCKED, A, 1, 1, &m, &se);
+      else if (v == V + 2) /* throughput */
+        lbmc_trans_est(p, s, V + LBMC_TC_DEPARTURES, -1, 0, 1 / (out->time[i] - out->time[i - 1]),
+                       &m, &se);
+      else /* messages per arrival */
+        lbmc_trans_est(p, s, V + LBMC_TC_MESSAGES, A, 2, 1, &m, &se);
       out->mean[at] = m;
       out->lower[at] = m - tp * se;
       out->upper[at] = m + tp * se;
@@ -165,6 +214,5 @@ lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
       out->band_upper[at] = m + tb * se;
     }
   }
-  free(use);
   return LBMC_SUCCESS;
 }
