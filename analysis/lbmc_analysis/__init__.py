@@ -23,7 +23,7 @@ Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
 The model, metrics and references are described in docs/model.md and docs/results-format.md.
 """
 
-from . import derived, grid, layout, meanfield, metrics, notebook, policies
+from . import derived, grid, layout, meanfield, metrics, notebook, policies, transient
 from .compare import compare
 from .conformance import check_file
 from .grid import flatten, to_grid

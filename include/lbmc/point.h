@@ -218,6 +218,45 @@ typedef struct {
 
 typedef struct lbmc_point_ lbmc_point;
 
+/** The metrics of a transient run (--transient), in the order of lbmc_transient's
+ *  values: the state at each time (mean_queue: J, tail: J x K, customers: 1) and the
+ *  interval quantities over (t_{i-1}, t_i] (NaN at i = 0): p_wait, p_block (ratios of
+ *  sums over replicas, delta-method intervals), throughput (departures / DT) and
+ *  messages_per_arrival. */
+#define LBMC_TRANSIENT_INTERVAL_METRICS 4
+
+/** Estimates of a transient run: for each of `times` observation times and each of
+ *  `values` values (layout above: lbmc_transient_index), the mean over the replicas
+ *  that stayed below the runaway cap, a pointwise interval at the run's confidence c
+ *  (Student t, replicas - 1 degrees of freedom) and a simultaneous band over the grid:
+ *  Bonferroni, each time's interval at level 1 - (1 - c) / times, so that all the times
+ *  of one value are covered together with probability >= c. Arrays are times x values,
+ *  row-major; owned (lbmc_transient_free). */
+typedef struct {
+  long times;
+  size_t values;
+  int J, K;
+  long replicas; /* pooled (below the cap) */
+  long unstable; /* left out: they hit the runaway cap */
+  double *time;  /* times */
+  double *mean, *lower, *upper, *band_lower, *band_upper;
+} lbmc_transient;
+
+/** Index in a row of lbmc_transient of metric `name` ("mean_queue", "tail", "customers",
+ *  "p_wait", "p_block", "throughput", "messages_per_arrival") at pool j and level k (1..K;
+ *  ignored where the metric has no such axis); -1 for an unknown name. */
+long lbmc_transient_index(int J, int K, const char *name, int j, int k);
+/** The transient metrics' names, NULL-terminated. */
+extern const char *const lbmc_transient_metric_names[];
+
+/** The transient estimates of a transient point (p's run options have transient DT > 0)
+ *  from the replicas folded so far, 0 .. R - 1 once replicas 0 .. R - 1 are in (the point
+ *  folds each in order as it arrives and keeps only running moments), into *out (freed
+ *  first).
+ *  Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (not a transient run). Not collective. */
+lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out);
+void lbmc_transient_free(lbmc_transient *t);
+
 /** A point of model m (set up; it must outlive the point) under run options o (copied),
  *  whose first round has first_round >= 1 replicas. one_replica: the point's interval
  *  comes from the batch means of replica 0 when it has one replica (the point keeps that

@@ -38,11 +38,18 @@ typedef enum {
 /** How a replica starts (run.init, --init). */
 typedef enum {
   LBMC_INIT_EMPTY = 0,    /* every server idle at time 0 */
-  LBMC_INIT_MEANFIELD = 1 /* counts rounded from the mean-field fixed point (occupancy
+  LBMC_INIT_MEANFIELD = 1, /* counts rounded from the mean-field fixed point (occupancy
                              engine; docs/occupancy.md); other engines start empty */
+  LBMC_INIT_TAIL = 2       /* an explicit state: per pool the fractions F_k of its servers
+                              holding >= k customers (init_tail; occupancy engine) */
 } lbmc_init_kind;
-/** "empty", "meanfield", indexed by lbmc_init_kind. */
-extern const char *const lbmc_init_kind_names[2];
+/** "empty", "meanfield", "tail", indexed by lbmc_init_kind. */
+extern const char *const lbmc_init_kind_names[3];
+
+/** Most levels k = 1.. of an explicit start (--init tail:F1,F2,...) per pool. */
+#define LBMC_INIT_TAIL_LEVELS 64
+/** Most observation times of a transient run (--transient T0:T1:DT). */
+#define LBMC_TRANSIENT_MAX_TIMES 100001
 
 /** Run settings of a replica. Times are in the model's time unit. */
 typedef struct {
@@ -59,6 +66,13 @@ typedef struct {
                               LBMC_ENGINE_GENERAL to cross-check the servers engine);
                               lbmc_engine_kind_name gives its name */
   int init;                /* an lbmc_init_kind */
+  int init_levels;         /* LBMC_INIT_TAIL: levels given (the longest pool's list) */
+  double init_tail[LBMC_MAX_POOLS][LBMC_INIT_TAIL_LEVELS]; /* LBMC_INIT_TAIL: F_{k+1} of pool
+                              j at [j][k], non-increasing in k, 0 past the pool's list; a
+                              single list applies to every pool */
+  int init_pools;          /* LBMC_INIT_TAIL: lists given (1: one for every pool) */
+  double transient[3];     /* T0, T1, DT of a transient run (--transient); DT 0: a
+                              steady-state run */
   double runaway_fraction; /* a point is unstable if in most replicas the time-average
                               customers in the system grew from each quarter of the
                               measured period to the next by more than this fraction
@@ -77,6 +91,18 @@ void lbmc_run_options_default(lbmc_run_options *o);
  *  command-line flags (and writes tail_k as --tail-k), "jobs/x.yaml: " a job file.
  *  Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
+
+/** Observation times of a transient run, T0 + i DT for i = 0 .. count - 1 (the last is
+ *  T1); 0 for a steady-state run. */
+long lbmc_transient_times(const lbmc_run_options *o);
+
+/** Parse an --init value ("empty", "meanfield", "tail:F1,F2,...[;F1,...]") into o->init and
+ *  the tail start; `where` names the flag or key in messages. Errors: LBMC_ERR_ARG. */
+lbmc_err lbmc_run_options_parse_init(const char *where, const char *text, lbmc_run_options *o);
+/** Parse a --transient value "T0:T1:DT" into o->transient. Errors: LBMC_ERR_ARG (T0 >= 0,
+ *  T1 > T0, DT > 0 dividing T1 - T0, at most LBMC_TRANSIENT_MAX_TIMES times). */
+lbmc_err lbmc_run_options_parse_transient(const char *where, const char *text,
+                                          lbmc_run_options *o);
 
 /** The name of run option `name` ("max_customers") as a message writes it after the
  *  prefix `where` of lbmc_run_options_check: "--max-customers" for "--", else

@@ -71,6 +71,12 @@ json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const do
  *  parts ("mean", "lower", "upper", "std_err") as nested lists [j][a][b] (within a
  *  pool) or [i][j][a][b] (across pools), null where a value does not exist. */
 json_t *lbmc_cli_json_pairs(const lbmc_pair_estimates *pe);
+/** A transient run's estimates as JSON: time, replicas, band ("bonferroni") and per metric
+ *  mean, lower, upper, band_lower, band_upper, each with time the first axis, then pools,
+ *  then levels (null where undefined: the interval quantities at the first time). */
+json_t *lbmc_cli_json_transient(const lbmc_transient *t);
+/** The same as a table (at most about 40 rows: every step-th time and the last). */
+void lbmc_cli_print_transient(FILE *f, const lbmc_transient *t, double confidence);
 /** The verdict's evidence as JSON. */
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 

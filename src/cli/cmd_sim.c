@@ -350,6 +350,10 @@ static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, lbmc_job *job)
                         a->given[LBMC_IN_MAX_REPLICAS] ? "max-replicas" : "max-time");
     return LBMC_SUCCESS;
   }
+  if (LBMC_SIM_GIVEN(a, TRANSIENT))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--precision: not with --transient (a transient run has a fixed number of "
+                      "replicas: --replicas)");
   colon = strrchr(v->text, ':');
   if (!colon || colon == v->text || strlen(v->text) >= sizeof text)
     return LBMC_ERROR(LBMC_ERR_ARG,

@@ -35,6 +35,7 @@ typedef struct {
   const char *limit_sources[LBMC_METRICS];
   json_t *limit_answer;
   lbmc_err limit_err;
+  lbmc_transient trans; /* a transient run's estimates (times 0: none) */
 } lbmc_sim_run;
 
 /* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
@@ -185,6 +186,8 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   for (int i = 0; i < LBMC_QUANTILES; i++)
     json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
   json_object_set_new(root, "quantile_levels", levels);
+  if (s->trans.times > 0)
+    json_object_set_new(root, "transient", lbmc_cli_json_transient(&s->trans));
   json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
   fputc('\n', stdout);
   json_decref(root);
@@ -210,6 +213,7 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
   lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc), s->limit_values);
   if (s->limit_values && !s->limit_err)
     printf("limit (n -> inf): lbmc_analysis.limits (docs/limits.md); '-' where none is known\n");
+  if (s->trans.times > 0) lbmc_cli_print_transient(stdout, &s->trans, s->o.confidence);
   printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)s->events, s->cpu,
          s->cpu > 0 ? (double)s->events / s->cpu : 0.0);
 }
@@ -255,6 +259,8 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
             s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
   if (s->limit) lbmc_sim_limits(s);
+  if (s->o.transient[2] > 0 && s->rep)
+    LBMC_CALL(lbmc_point_transient(s->acc, lbmc_point_verdict(s->acc)->replicas, &s->trans));
   if (json)
     lbmc_sim_print_json(s);
   else
@@ -290,5 +296,6 @@ done:
   lbmc_point_destroy(&s.acc);
   free(s.limit_values);
   json_decref(s.limit_answer);
+  lbmc_transient_free(&s.trans);
   return err;
 }

@@ -3,12 +3,15 @@
  * (a "file: " prefix), so a value is judged, and its message worded, alike. */
 #include "lbmc/run_options.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lbmc/check.h"
 
-const char *const lbmc_init_kind_names[2] = {"empty", "meanfield"};
+const char *const lbmc_init_kind_names[3] = {"empty", "meanfield", "tail"};
 
 void lbmc_run_options_default(lbmc_run_options *o)
 {
@@ -46,13 +49,100 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
   if (o->engine < LBMC_ENGINE_AUTO) /* past the registry: when the engine is chosen */
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: an engine's name or auto",
                       LBMC_KEY("engine"), o->engine);
-  if (o->init != LBMC_INIT_EMPTY && o->init != LBMC_INIT_MEANFIELD)
-    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: empty, meanfield",
+  if (o->init != LBMC_INIT_EMPTY && o->init != LBMC_INIT_MEANFIELD && o->init != LBMC_INIT_TAIL)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: empty, meanfield, tail:...",
                       LBMC_KEY("init"), o->init);
+  if (o->transient[2] > 0 && o->warmup_auto)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: auto is not allowed with %s (a transient run is observed from its "
+                      "start; its warm-up is T0)",
+                      LBMC_KEY("warmup"), strcmp(where, "--") == 0 ? "--transient" : "transient");
   LBMC_CALL(lbmc_check_positive(LBMC_KEY("runaway_fraction"), o->runaway_fraction));
   if (o->pairs != 0 && o->pairs != 1)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: true, false",
                       LBMC_KEY("pairs"), o->pairs);
 #undef LBMC_KEY
+  return LBMC_SUCCESS;
+}
+
+long lbmc_transient_times(const lbmc_run_options *o)
+{
+  if (!(o->transient[2] > 0)) return 0;
+  return 1 + lround((o->transient[1] - o->transient[0]) / o->transient[2]);
+}
+
+/* A finite real at *p up to a character of `stop` (or the end); advances *p past it. */
+static int lbmc_parse_part(const char **p, const char *stop, double *x)
+{
+  char *end;
+  errno = 0;
+  *x = strtod(*p, &end);
+  if (end == *p || errno || !isfinite(*x) || (*end && !strchr(stop, *end))) return -1;
+  *p = end;
+  return 0;
+}
+
+lbmc_err lbmc_run_options_parse_transient(const char *where, const char *text, lbmc_run_options *o)
+{
+  const char *p = text;
+  double t[3], m;
+  for (int i = 0; i < 3; i++) {
+    if (lbmc_parse_part(&p, i < 2 ? ":" : "", &t[i]) != 0 || (i < 2 && *p++ != ':'))
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: '%s' is not allowed; allowed: T0:T1:DT, three numbers such as "
+                        "0:40:0.5 (observation times T0, T0 + DT, ..., T1)",
+                        where, text);
+  }
+  m = (t[1] - t[0]) / t[2];
+  if (t[0] < 0 || t[1] <= t[0] || t[2] <= 0)
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; allowed: 0 <= T0 < T1 and DT > 0",
+                      where, text);
+  if (fabs(m - round(m)) > 1e-9 * fmax(1, m) || round(m) + 1 > LBMC_TRANSIENT_MAX_TIMES)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: '%s' is not allowed; allowed: DT dividing T1 - T0 into at most %d "
+                      "steps",
+                      where, text, LBMC_TRANSIENT_MAX_TIMES - 1);
+  memcpy(o->transient, t, sizeof t);
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_run_options_parse_init(const char *where, const char *text, lbmc_run_options *o)
+{
+  const char *p = text + 5;
+  int j = 0, k = 0;
+  if (strcmp(text, "empty") == 0 || strcmp(text, "meanfield") == 0) {
+    o->init = text[0] == 'e' ? LBMC_INIT_EMPTY : LBMC_INIT_MEANFIELD;
+    o->init_levels = o->init_pools = 0;
+    return LBMC_SUCCESS;
+  }
+  if (strncmp(text, "tail:", 5) != 0)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: '%s' is not allowed; allowed: empty, meanfield, or tail:F1,F2,... "
+                      "(per pool separated by ';')",
+                      where, text);
+  memset(o->init_tail, 0, sizeof o->init_tail);
+  o->init_levels = 0;
+  for (;;) {
+    double f;
+    if (lbmc_parse_part(&p, ",;", &f) != 0 || !(f >= 0 && f <= 1) ||
+        (k > 0 && f > o->init_tail[j][k - 1]))
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: '%s' is not allowed; allowed: tail:F1,F2,... with 1 >= F1 >= F2 >= "
+                        "... >= 0 (F_k: the fraction of a pool's servers holding at least k "
+                        "customers), pools separated by ';'",
+                        where, text);
+    if (k >= LBMC_INIT_TAIL_LEVELS || j >= LBMC_MAX_POOLS)
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s': at most %d levels and %d pools", where, text,
+                        LBMC_INIT_TAIL_LEVELS, LBMC_MAX_POOLS);
+    o->init_tail[j][k++] = f;
+    if (k > o->init_levels) o->init_levels = k;
+    if (*p == '\0') break;
+    if (*p++ == ';') {
+      j++;
+      k = 0;
+    }
+  }
+  o->init = LBMC_INIT_TAIL;
+  o->init_pools = j + 1;
   return LBMC_SUCCESS;
 }

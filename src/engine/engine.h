@@ -57,10 +57,11 @@ double lbmc_engine_cpu(lbmc_engine *e);
  *  on; NULL stops recording. */
 void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist *wait);
 
-/** How the next resets start (run.init). Engines without a mean-field start start
+/** How the next resets start (o->init). Engines without a mean-field start start
  *  empty, and note[len] says so; with one whose ODE does not settle, note says why.
- *  note is "" otherwise. Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_engine_set_init(lbmc_engine *e, lbmc_init_kind init, char *note, size_t len);
+ *  note is "" otherwise. A tail start (LBMC_INIT_TAIL) on an engine that cannot hold it
+ *  is LBMC_ERR_ARG naming the engine. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG. */
+lbmc_err lbmc_engine_set_init(lbmc_engine *e, const lbmc_run_options *o, char *note, size_t len);
 
 /** An empty mixture of arrival classes (stats/mixture.h, caller-owned) if the engine
  *  gives per-customer quantiles that way (occupancy), else *mix = NULL (histograms).

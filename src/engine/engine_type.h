@@ -74,8 +74,10 @@ typedef struct lbmc_engine_type_ {
   /** How the next resets start (run.init). LBMC_INIT_MEANFIELD: from the mean-field
    *  fixed point, computed now (deterministic, once per workspace); if there is none
    *  (the ODE does not settle), replicas start empty and note[len] says why. NULL: the
-   *  engine starts empty only. Errors: LBMC_ERR_MEMORY. */
-  lbmc_err (*set_init)(void *ws, lbmc_init_kind init, char *note, size_t len);
+   *  engine starts empty only. LBMC_INIT_TAIL: from the state o->init_tail (every pool's
+   *  counts by the same randomised rounding). Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (a
+   *  tail start the model cannot hold). */
+  lbmc_err (*set_init)(void *ws, const lbmc_run_options *o, char *note, size_t len);
   /** With mixtures: an empty mixture for the engine's model (caller-owned).
    *  Errors: LBMC_ERR_MEMORY. */
   lbmc_err (*mixture_create)(const void *ws, lbmc_mixture **mix);

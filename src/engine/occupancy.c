@@ -193,12 +193,49 @@ static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_custome
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_occ_set_init(void *ws, lbmc_init_kind init, char *note, size_t len)
+/* The tail start (--init tail:...): the levels' fractions s_j(k) = F_k - F_{k+1} (F_0 = 1)
+ * of every pool in o->mf, as if it were the mean-field point, so that the same
+ * randomised rounding gives the counts: each count is the floor or ceiling of N_j s_j(k)
+ * with that mean, and exactly N_j s_j(k) when the N_j F_k are integers. */
+static lbmc_err lbmc_occ_set_tail(lbmc_occ *o, const lbmc_run_options *ro)
+{
+  const uint32_t J = o->st.J, levels = (uint32_t)ro->init_levels + 1;
+  if (ro->init_pools != 1 && ro->init_pools != (int)J)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--init tail:...: %d lists of fractions for %u pools (give one list, "
+                      "for every pool, or one per pool separated by ';')",
+                      ro->init_pools, J);
+  lbmc_occ_meanfield_free(&o->mf);
+  free(o->counts);
+  o->mf.s = calloc((size_t)J * levels, sizeof *o->mf.s);
+  o->counts = malloc(sizeof *o->counts * levels);
+  if (!o->mf.s || !o->counts) return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
+  o->mf.J = J;
+  o->mf.levels = levels;
+  o->mf.settled = 1;
+  for (uint32_t j = 0; j < J; j++) {
+    const double *F = ro->init_tail[ro->init_pools == 1 ? 0 : j];
+    const uint32_t B = o->st.pool[j].B;
+    for (uint32_t k = 0; k < levels; k++) {
+      const double hi = k == 0 ? 1 : F[k - 1], lo = k + 1 < levels ? F[k] : 0;
+      o->mf.s[j * levels + k] = hi - lo;
+      if (B != UINT32_MAX && k > B && hi > 0)
+        return LBMC_ERROR(LBMC_ERR_ARG,
+                          "--init tail:...: F_%u = %g > 0 but pool %u holds at most %u "
+                          "customers per server",
+                          k, hi, j + 1, B);
+    }
+  }
+  return LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_occ_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
 {
   lbmc_occ *o = ws;
-  o->init = init;
+  o->init = (lbmc_init_kind)ro->init;
   if (note && len) note[0] = '\0';
-  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  if (o->init == LBMC_INIT_TAIL) return lbmc_occ_set_tail(o, ro);
+  if (o->init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
   if (!o->mf.s) {
     LBMC_CALL(lbmc_occ_meanfield_solve(o->st.m, o->st.ops, &o->mf));
     free(o->counts);
@@ -243,7 +280,7 @@ static int lbmc_occ_initial(lbmc_occ *o)
   uint64_t in_system = 0;
   for (uint32_t j = 0; j < st->J; j++) {
     int64_t empty = st->pool[j].N;
-    if (o->init == LBMC_INIT_MEANFIELD && o->mf.settled) {
+    if (o->init != LBMC_INIT_EMPTY && o->mf.settled) {
       lbmc_occ_round(o->mf.s + j * o->mf.levels, o->mf.levels, st->pool[j].N, lbmc_u01(st->s_route),
                      o->counts);
       if (lbmc_occ_set_counts(st, j, o->counts, o->mf.levels) != 0) return -1;

@@ -23,8 +23,8 @@ int lbmc_input_is_run_option(const lbmc_input *row)
 {
   return row->type == LBMC_IT_RUN_REAL || row->type == LBMC_IT_RUN_INT ||
          row->type == LBMC_IT_RUN_COUNT || row->type == LBMC_IT_WARMUP ||
-         row->type == LBMC_IT_CHOICE || row->type == LBMC_IT_ENGINE ||
-         row->type == LBMC_IT_RUN_SWITCH;
+         row->type == LBMC_IT_CHOICE || row->type == LBMC_IT_ENGINE || row->type == LBMC_IT_INIT ||
+         row->type == LBMC_IT_TRANSIENT || row->type == LBMC_IT_RUN_SWITCH;
 }
 
 int lbmc_input_takes_value(const lbmc_input *row)
@@ -101,6 +101,13 @@ lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *
     v->l = !text || strcmp(text, "true") == 0;
     if (!text || v->l || strcmp(text, "false") == 0) return LBMC_SUCCESS;
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; allowed: true, false", where, text);
+  case LBMC_IT_INIT:
+  case LBMC_IT_TRANSIENT: {
+    lbmc_run_options o;
+    lbmc_run_options_default(&o);
+    return row->type == LBMC_IT_INIT ? lbmc_run_options_parse_init(where, text, &o)
+                                     : lbmc_run_options_parse_transient(where, text, &o);
+  }
   default: return LBMC_SUCCESS; /* text kept as written */
   }
 }
@@ -136,6 +143,12 @@ void lbmc_input_apply(const lbmc_input *row, const lbmc_input_value *v, lbmc_run
   case LBMC_IT_WARMUP:
     o->warmup_auto = (int)v->l;
     if (!v->l) o->warmup = v->x;
+    break;
+  case LBMC_IT_INIT: /* checked by lbmc_input_parse */
+    if (v->text) (void)lbmc_run_options_parse_init("", v->text, o);
+    break;
+  case LBMC_IT_TRANSIENT:
+    if (v->text) (void)lbmc_run_options_parse_transient("", v->text, o);
     break;
   default: break;
   }

@@ -38,6 +38,9 @@ typedef enum {
   LBMC_IT_RUN_INT,   /* a run option, long at `opt` */
   LBMC_IT_RUN_COUNT, /* a run option, long long at `opt` */
   LBMC_IT_WARMUP,    /* the run option warmup: a time, or 'auto' (l = 1) */
+  LBMC_IT_INIT,      /* the run option init: empty, meanfield or tail:F1,F2,... (applied
+                        from the text: lbmc_run_options_parse_init) */
+  LBMC_IT_TRANSIENT, /* the run option transient: T0:T1:DT (lbmc_run_options_parse_transient) */
   LBMC_IT_BETAS,     /* a vector of pool fractions, entries as system.pools[j].beta */
   LBMC_IT_SPEEDS,    /* a list of speeds, entries as system.pools[j].mu */
   LBMC_IT_SERVICE,   /* a service distribution: text, or a mapping in job files */
@@ -218,11 +221,17 @@ typedef struct {
     .help = "auto (the first of these engines that applies) or one\n"                              \
             "engine (docs/model.md, Engines)",                                                     \
     .what = "auto or an engine's name")                                                            \
-  X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_CHOICE,                   \
-    .choices = "empty, meanfield", .opt = offsetof(lbmc_run_options, init), .def = "empty",        \
-    .help = "empty, or meanfield: start each replica near the mean-field\n"                        \
-            "fixed point (occupancy engine; removes most of the warm-up)",                         \
-    .what = "empty or meanfield")                                                                  \
+  X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_INIT, .def = "empty",    \
+    .help = "empty; meanfield: start each replica near the mean-field\n"                           \
+            "fixed point (occupancy engine; removes most of the warm-up);\n"                       \
+            "tail:F1,F2,...[;F1,...]: per pool the fractions of servers\n"                         \
+            "holding >= k customers (occupancy engine)",                                           \
+    .what = "empty, meanfield or tail:F1,F2,...")                                                  \
+  X(TRANSIENT, .key = "run.transient", .flag = "transient", .arg = "T0:T1:DT",                     \
+    .type = LBMC_IT_TRANSIENT,                                                                     \
+    .help = "a transient run: replicas from the --init start observed at\n"                        \
+            "T0, T0 + DT, ..., T1 (pointwise intervals and a Bonferroni band)",                     \
+    .what = "T0:T1:DT such as 0:40:0.5")                                                           \
   X(PRECISION, .key = "run.precision", .type = LBMC_IT_SECTION)                                    \
   X(METRIC, .key = "run.precision.metric", .type = LBMC_IT_TEXT,                                   \
     .what = "a metric name such as p_wait",                                                        \

@@ -304,6 +304,11 @@ lbmc_err lbmc_job_check_points(const lbmc_job *job)
   snprintf(prefix, sizeof prefix, "%s: run.", job->name);
   lbmc_job_shared_options(job, &shared);
   LBMC_CALL(lbmc_run_options_check(&shared, prefix));
+  if (shared.transient[2] > 0) /* lbmc run writes steady-state results only */
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%stransient: transient runs write no results file yet (no /transient "
+                      "group): use lbmc sim --transient",
+                      prefix);
   for (long p = 0; p < job->P; p++) {
     lbmc_model *m;
     lbmc_run_options o;

@@ -10,6 +10,13 @@
 
 typedef struct lbmc_observers_ lbmc_observers;
 
+/** Doubles of the transient observer's block (src/observers/transient.c) for J pools and
+ *  K tail levels: J mean_queue, J x K tail, the customers in the system. */
+static inline size_t lbmc_transient_values(int J, int K) { return (size_t)J * (1 + (size_t)K) + 1; }
+
+/** The transient observer (transient.c), wanted by runs with run.transient. */
+extern const lbmc_observer_type lbmc_observer_transient;
+
 /** Observer types registered (LBMC_OBSERVER_LIST), and the i-th (NULL out of range). */
 int lbmc_observer_count(void);
 const lbmc_observer_type *lbmc_observer_get(int i);

@@ -5,6 +5,7 @@
 #include "observers.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/ticks.h"
 
@@ -17,7 +18,10 @@
 #endif
 
 /* The registry: one line per observer, in the order of their blocks. */
-#define LBMC_OBSERVER_LIST(X) X(lbmc_observer_pairs) LBMC_OBSERVER_LIST_TEST(X)
+#define LBMC_OBSERVER_LIST(X)                                                                      \
+  X(lbmc_observer_pairs)     /* pair statistics: the joint law of two servers */                   \
+  X(lbmc_observer_transient) /* transient runs: the state at each observation time */              \
+  LBMC_OBSERVER_LIST_TEST(X)
 
 #define LBMC_X_DECLARE(type) extern const lbmc_observer_type type;
 LBMC_OBSERVER_LIST(LBMC_X_DECLARE)

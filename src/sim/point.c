@@ -158,6 +158,7 @@ static void lbmc_point_rep_free(lbmc_point_rep *r)
   free(r->full);
   free(r->block);
   free(r->qdata);
+  free(r->trans);
   memset(r, 0, sizeof *r);
 }
 
@@ -170,6 +171,7 @@ void lbmc_point_destroy(lbmc_point **p)
   free((*p)->work);
   free((*p)->hist);
   lbmc_point_pairs_destroy(*p);
+  lbmc_point_trans_forget(*p);
   free(*p);
   *p = NULL;
 }
@@ -188,6 +190,7 @@ int lbmc_point_doubling(const lbmc_point *p) { return p->doubling; }
 void lbmc_point_set_doubling(lbmc_point *p, int doubling)
 {
   for (long i = 0; i < p->nrep; i++) lbmc_point_rep_free(&p->rep[i]);
+  lbmc_point_trans_forget(p);
   p->doubling = doubling;
   p->have_layout = 0; /* the segments of a longer run are longer */
   p->decided = 0;
@@ -395,6 +398,7 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   kept->events = (int64_t)(sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES]);
   kept->cpu_seconds = sums[LBMC_TK_CPU];
   lbmc_point_rep_parts(p, r, &rec);
+  LBMC_CALL(lbmc_point_trans_keep(p, r, &rec));
   kept->growth = lbmc_point_rep_growth(r);
   lbmc_metrics_from_sums(sums, p->J, p->K, p->N, p->n, values, weights);
   for (size_t k = lbmc_metric_total(p->J, p->K); k < p->total; k++)
@@ -407,6 +411,7 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
     LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec));
   }
   kept->present = 1;
+  LBMC_CALL(lbmc_point_trans_fold(p));
   if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */
     free(r->full);
     r->full = NULL;

@@ -43,7 +43,22 @@ typedef struct {
   unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
                            packed (qsize 0: none retained) */
   size_t qsize;
+  double *trans; /* a transient run: S x lbmc_point_trans_width values, until folded into
+                    the point's lbmc_point_trans_acc (point_transient.c) */
 } lbmc_point_rep;
+
+/** A transient run's moments over the replicas folded so far, in replica order (so the
+ *  result does not depend on the order records arrive in): per time, the mean and the sum
+ *  of squared deviations of every kept column (Welford), and the co-moments of the
+ *  interval's arrivals with its waited, blocked and messages (for ratio estimators). */
+typedef struct {
+  long folded;   /* replicas 0 .. folded - 1 are in */
+  long n;        /* of them below the runaway cap (the ones pooled) */
+  long unstable; /* of them at the cap (left out) */
+  double *mean;  /* S x lbmc_point_trans_width */
+  double *m2;    /* S x lbmc_point_trans_width */
+  double *c;     /* S x 3 */
+} lbmc_point_trans_acc;
 
 struct lbmc_point_ {
   const lbmc_model *m;
@@ -75,6 +90,7 @@ struct lbmc_point_ {
   lbmc_pair_estimates *pe; /* NULL without */
   double *pwork;           /* their work space, pwork_len doubles */
   size_t pwork_len;
+  lbmc_point_trans_acc *tacc; /* a transient run's moments, or NULL */
 };
 
 /** The units of a reduction (point_reduce.c): the replicas' sums, or the batches of
@@ -100,6 +116,18 @@ void lbmc_point_put(lbmc_point *p, size_t k, const lbmc_interval *iv);
 /** Add the segments [from, to) of a record of the point into out (W doubles). */
 void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
                         double *out);
+
+/** A transient run: what the point keeps of each time of a replica (the observer's
+ *  block, then the interval's arrivals, blocked, waited, departures, messages). */
+size_t lbmc_point_trans_width(const lbmc_point *p);
+/** Keep a transient run's values of a record in r->trans (nothing for a steady-state run).
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_trans_keep(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec);
+/** Fold the summarised replicas that follow the folded ones, in order, into p->tacc,
+ *  freeing their values (nothing for a steady-state run). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_trans_fold(lbmc_point *p);
+/** Forget the folded moments (a new doubling). */
+void lbmc_point_trans_forget(lbmc_point *p);
 
 /** Work space of at least n doubles in p->work. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_work(lbmc_point *p, size_t n);

@@ -52,6 +52,7 @@ struct lbmc_replica_ {
 
 long lbmc_run_segments(const lbmc_run_options *o)
 {
+  if (o->transient[2] > 0) return lbmc_transient_times(o); /* one tick per time */
   long S = LBMC_SEGMENTS_PER_BATCH * o->batches;
   return S < LBMC_MAX_SEGMENTS ? S : LBMC_MAX_SEGMENTS;
 }
@@ -106,8 +107,7 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica: out of memory for %zu segments", r->S);
   }
   err = lbmc_engine_create(m, r->K, (uint64_t)o->max_customers, (lbmc_engine_kind)o->engine, &r->e);
-  if (!err)
-    err = lbmc_engine_set_init(r->e, (lbmc_init_kind)o->init, r->init_note, sizeof r->init_note);
+  if (!err) err = lbmc_engine_set_init(r->e, o, r->init_note, sizeof r->init_note);
   if (!err) err = lbmc_observers_create(m, o, &r->obs);
   if (!err) {
     lbmc_engine_set_observers(r->e, r->obs);
@@ -242,6 +242,31 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
   return LBMC_SUCCESS;
 }
 
+/* A transient run's observation (--transient T0:T1:DT): segment i is the one tick that
+ * ends at time T0 + i DT (segment 0 the empty tick at T0, so that its block shows the state
+ * at T0), the observers' blocks showing the state then. The engine is only advanced to
+ * the times: observing draws no random numbers. Errors: the engine's,
+ * LBMC_ERR_INTERRUPTED. */
+static lbmc_err lbmc_replica_observe(lbmc_replica *r)
+{
+  const double T0 = r->o->transient[0], DT = r->o->transient[2];
+  memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
+  lbmc_engine_cpu(r->e);
+  if (r->mixtures)
+    lbmc_engine_set_mixture(r->e, r->mix[0]);
+  else
+    lbmc_engine_set_histograms(r->e, &r->h[0], &r->h[1]);
+  for (size_t s = 0; s < r->S && !lbmc_engine_overflowed(r->e); s++) {
+    const double t = s + 1 < r->S ? T0 + (double)s * DT : r->o->transient[1];
+    double *seg = r->seg + s * r->W;
+    LBMC_CALL(lbmc_engine_advance(r->e, t, seg));
+    seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e);
+    if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
+  }
+  lbmc_replica_detach(r);
+  return LBMC_SUCCESS;
+}
+
 /* Pack the record of the run into r->rec. */
 static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_start,
                                   double seg_len, size_t *size)
@@ -277,16 +302,18 @@ static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_
 lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **record, size_t *size)
 {
   const lbmc_run_options *o = r->o;
-  const double t_start = o->warmup_auto ? 0 : o->warmup;
-  const double seg_len = ldexp(o->time, u->doubling) / (double)r->S;
-  const double h = seg_len / LBMC_TICKS_PER_SEGMENT;
+  const int transient = o->transient[2] > 0;
+  const double t_start = transient ? o->transient[0] : o->warmup_auto ? 0 : o->warmup;
+  const double seg_len = transient ? o->transient[2] : ldexp(o->time, u->doubling) / (double)r->S;
+  const double h = transient ? seg_len : seg_len / LBMC_TICKS_PER_SEGMENT;
   lbmc_err err;
   *record = NULL;
   *size = 0;
-  LBMC_CALL(lbmc_replica_groups(r, u->one_replica));
+  LBMC_CALL(lbmc_replica_groups(r, transient ? 0 : u->one_replica));
   LBMC_CALL(lbmc_replica_start(r, u));
   err = lbmc_replica_warmup(r, t_start, h);
-  if (!err && !lbmc_engine_overflowed(r->e)) err = lbmc_replica_segments(r, t_start, h);
+  if (!err && !lbmc_engine_overflowed(r->e))
+    err = transient ? lbmc_replica_observe(r) : lbmc_replica_segments(r, t_start, h);
   if (err == LBMC_ERR_INTERRUPTED) {
     lbmc_replica_detach(r);
     return err; /* quietly, as the monitor asked */
