@@ -5,6 +5,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +28,8 @@ typedef struct {
   int interrupted;
   int64_t events;
   double cpu;
-  int tty; /* progress on a terminal */
+  long finished, rounds; /* replicas finished and rounds reduced, for LBMC_TEST_STOP */
+  int tty;               /* progress on a terminal */
   double t0, shown;
 } lbmc_sim_run;
 
@@ -39,6 +41,18 @@ static double lbmc_sim_now(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A test's Ctrl-C at a known moment, not after a sleep: LBMC_TEST_STOP=replicas=N raises
+ * SIGINT once N replicas have finished (0: before the first starts), reduction=N during
+ * the reduction of round N (from 1), as the real signal would arrive. */
+static void lbmc_sim_test_stop(const char *when, long count)
+{
+  const char *spec = getenv("LBMC_TEST_STOP");
+  const size_t len = strlen(when);
+  if (spec && strncmp(spec, when, len) == 0 && spec[len] == '=' &&
+      strtol(spec + len + 1, NULL, 10) == count)
+    raise(SIGINT);
 }
 
 /* "replica 12 of 40 (a longer run), 3.1 s, ETA 7 s" on a terminal, at most twice a
@@ -65,6 +79,7 @@ static lbmc_err lbmc_sim_settle(lbmc_sim_run *s, long R)
 {
   char why[256];
   lbmc_next what;
+  lbmc_sim_test_stop("reduction", ++s->rounds);
   LBMC_CALL(lbmc_schedule_settle(s->sched, 0, R, s->acc, lbmc_job_precision(s->job), &what, why,
                                  sizeof why));
   lbmc_sim_progress(s, 1);
@@ -95,6 +110,7 @@ static lbmc_err lbmc_sim_replica(lbmc_sim_run *s, long r, int doubling)
   LBMC_CALL(err);
   LBMC_CALL(lbmc_point_add(s->acc, rec, size, &used));
   lbmc_schedule_done(s->sched, 0, r, 1);
+  lbmc_sim_test_stop("replicas", ++s->finished);
   return LBMC_SUCCESS;
 }
 
@@ -105,6 +121,7 @@ static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
   long p, r, R;
   int doubling;
   if (!s->rep) return lbmc_sim_settle(s, 0); /* rho >= 1 with unlimited buffers */
+  lbmc_sim_test_stop("replicas", 0);
   while (lbmc_schedule_next(s->sched, &p, &r, &doubling)) {
     LBMC_CALL(lbmc_sim_replica(s, r, doubling));
     if (s->interrupted) return LBMC_SUCCESS;
@@ -199,7 +216,13 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
   s->t0 = s->shown = lbmc_sim_now();
   LBMC_CALL(lbmc_sim_rounds(s));
   if (s->interrupted && !lbmc_sim_partial(s)) {
-    fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
+    if (lbmc_point_doubling(s->acc) > 0) /* the shorter runs were not stationary */
+      fprintf(stderr,
+              "lbmc sim: interrupted before a replica of the longer run (time %g) finished; "
+              "the shorter runs were not stationary: nothing to show\n",
+              ldexp(s->o.time, lbmc_point_doubling(s->acc)));
+    else
+      fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
     return LBMC_ERR_INTERRUPTED;
   }
   if (s->interrupted)
