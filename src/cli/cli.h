@@ -76,9 +76,13 @@ json_t *lbmc_cli_json_model(const lbmc_model_description *d);
  *  point's model m (set up) and run options o, the engine that runs it; the replicas
  *  one after another through sequential mode's driver, then the point printed as a
  *  table, or as JSON with json = 1. Errors: LBMC_ERR_INTERRUPTED after a signal (the
- *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY. */
+ *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY.
+ *  progress: LBMC_SIM_PROGRESS_* (--progress). */
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json);
+                            const char *engine, int json, int progress);
+
+/** lbmc sim --progress, in the order of its choices (src/io/inputs.h). */
+enum { LBMC_SIM_PROGRESS_AUTO, LBMC_SIM_PROGRESS_ALWAYS, LBMC_SIM_PROGRESS_NEVER };
 
 /** Install the handlers of SIGINT and SIGTERM (and SIGUSR1 if usr1) that set the
  *  returned flag to 1 (the program's one global: a handler can reach nothing else).

@@ -24,17 +24,20 @@ typedef struct {
   lbmc_point *acc;      /* the replicas so far */
   lbmc_schedule *sched; /* sequential mode's rounds and doublings, of one point */
   char init_note[256];  /* why the replicas did not start as asked ("" if they did) */
+  int meanfield_advice; /* not stationary from empty, and a mean-field start applies */
   long done;            /* replicas of the estimates after an interruption */
   int interrupted;
   int64_t events;
   double cpu;
   long finished, rounds; /* replicas finished and rounds reduced, for LBMC_TEST_STOP */
-  int tty;               /* progress on a terminal */
+  int progress;          /* LBMC_SIM_PROGRESS_* */
+  int tty;               /* progress on a terminal: one live line */
+  volatile sig_atomic_t *stop;
   double t0, shown;
 } lbmc_sim_run;
 
-/* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
-static int lbmc_sim_monitor(void *ctx) { return *(volatile sig_atomic_t *)ctx != 0; }
+/* Seconds between two progress lines when stderr is not a terminal. */
+#define LBMC_SIM_LOG_EVERY 5.0
 
 static double lbmc_sim_now(void)
 {
@@ -55,22 +58,37 @@ static void lbmc_sim_test_stop(const char *when, long count)
     raise(SIGINT);
 }
 
-/* "replica 12 of 40 (a longer run), 3.1 s, ETA 7 s" on a terminal, at most twice a
- * second, before replica `done` of the round; force: clear the line. */
+/* "replica 12 of 40 (30%, a longer run), 3.1 s, ETA 7 s": on a terminal one live line,
+ * at most twice a second (force: clear it); otherwise a line every LBMC_SIM_LOG_EVERY
+ * seconds, the first once the run has lasted that long (--progress always: at once). The
+ * ETA is the round's, from the replicas done and the running one's simulated time. */
 static void lbmc_sim_progress(lbmc_sim_run *s, int force)
 {
   const long done = s->sched->done[0], target = s->sched->target[0];
-  double now = lbmc_sim_now(), el = now - s->t0;
-  if (!s->tty || (!force && now - s->shown < 0.5)) return;
+  const double now = lbmc_sim_now(), el = now - s->t0;
+  const double f = s->rep && done < target ? lbmc_replica_fraction(s->rep) : 0, got = done + f;
+  char eta[32] = "ETA unknown";
+  if (s->progress == LBMC_SIM_PROGRESS_NEVER || (!s->tty && force)) return;
+  if (now - s->shown < (s->tty ? 0.5 : LBMC_SIM_LOG_EVERY) && !force) return;
   s->shown = now;
   if (force) {
-    fprintf(stderr, "\r%70s\r", "");
+    fprintf(stderr, "\r%78s\r", "");
     return;
   }
-  fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", done + 1, target,
-          lbmc_point_doubling(s->acc) ? " (a longer run)" : "", el,
-          done > 0 ? el / (double)done * (double)(target - done) : 0.0);
+  if (got > 0.01) snprintf(eta, sizeof eta, "ETA %.0f s", el / got * ((double)target - got));
+  fprintf(stderr, "%slbmc sim: replica %ld of %ld (%.0f%%%s), %.1f s, %s%s", s->tty ? "\r" : "",
+          done < target ? done + 1 : target, target, 100 * f,
+          lbmc_point_doubling(s->acc) ? ", a longer run" : "", el, eta, s->tty ? "   " : "\n");
   fflush(stderr);
+}
+
+/* The replica driver's monitor, polled inside the engine: progress, and stop at SIGINT
+ * or SIGTERM. */
+static int lbmc_sim_monitor(void *ctx)
+{
+  lbmc_sim_run *s = ctx;
+  lbmc_sim_progress(s, 0);
+  return *s->stop != 0;
 }
 
 /* A round is complete (R replicas; 0 for a point with nothing to simulate): sequential
@@ -177,6 +195,7 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   json_object_set_new(root, "engine", json_string(s->engine));
   json_object_set_new(root, "init", json_string(lbmc_init_kind_names[s->o.init]));
   if (*s->init_note) json_object_set_new(root, "init_note", json_string(s->init_note));
+  if (s->meanfield_advice) json_object_set_new(root, "suggested_init", json_string("meanfield"));
   for (int i = 0; i < LBMC_QUANTILES; i++)
     json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
   json_object_set_new(root, "quantile_levels", levels);
@@ -199,6 +218,10 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
          lbmc_init_kind_names[s->o.init], s->interrupted ? " (interrupted: partial results)" : "");
   if (*s->init_note) printf("note: %s\n", s->init_note);
   lbmc_cli_print_verdict(stdout, v);
+  if (s->meanfield_advice)
+    printf("  or start near the mean-field fixed point: --init meanfield (the %s engine has "
+           "it; it removes most of the warm-up)\n",
+           s->engine);
   if (v->status == LBMC_STATUS_UNSTABLE) return;
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(s->o.confidence, lv, sizeof lv),
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
@@ -210,10 +233,11 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
 /* Run the point (rounds, a signal's partial results), then print it. */
 static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
 {
-  volatile sig_atomic_t *stop = lbmc_cli_catch_stop_signals(0);
-  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, (void *)stop);
+  s->stop = lbmc_cli_catch_stop_signals(0);
+  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, s);
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
+  if (s->progress == LBMC_SIM_PROGRESS_ALWAYS && !s->tty) s->shown -= LBMC_SIM_LOG_EVERY;
   LBMC_CALL(lbmc_sim_rounds(s));
   if (s->interrupted && !lbmc_sim_partial(s)) {
     if (lbmc_point_doubling(s->acc) > 0) /* the shorter runs were not stationary */
@@ -229,6 +253,9 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
     fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
             s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
+  s->meanfield_advice = lbmc_point_verdict(s->acc)->status == LBMC_STATUS_NOT_STATIONARY &&
+                        s->o.init == LBMC_INIT_EMPTY && s->rep &&
+                        lbmc_replica_meanfield_applies(s->rep);
   if (json)
     lbmc_sim_print_json(s);
   else
@@ -237,7 +264,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
 }
 
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json)
+                            const char *engine, int json, int progress)
 {
   const double cost = 1; /* one point: any cost */
   lbmc_sim_run s;
@@ -247,6 +274,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.m = m;
   s.o = *o;
   s.engine = engine;
+  s.progress = progress;
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
   LBMC_CALL_GOTO(
       err,
