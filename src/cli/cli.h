@@ -89,6 +89,11 @@ enum { LBMC_SIM_PROGRESS_AUTO, LBMC_SIM_PROGRESS_ALWAYS, LBMC_SIM_PROGRESS_NEVER
  *  Not collective; lbmc run calls it before MPI_Init. */
 volatile sig_atomic_t *lbmc_cli_catch_stop_signals(int usr1);
 
+/** The error for an argument `arg` that is not an option of lbmc `command` (opts: its
+ *  getopt_long table, ended by a NULL name), with "did you mean '--x'?" when arg looks
+ *  like a typo of one (lbmc_suggest). Returns LBMC_ERR_ARG. */
+lbmc_err lbmc_cli_unknown_option(const char *command, const char *arg, const struct option *opts);
+
 /** Help text of the policies, one per line, each starting with `indent`. */
 void lbmc_cli_print_policies(FILE *f, const char *indent);
 /** The engines of the registry, one per line: "<indent><name> <summary>", in the order

@@ -259,9 +259,7 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
     case ':':
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc info --help)",
                         argv[optind - 1]);
-    default:
-      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc info (see lbmc info --help)",
-                        argv[optind - 1]);
+    default: return lbmc_cli_unknown_option("info", argv[optind - 1], lbmc_info_opts);
     }
   }
   if (optind != argc - 1)

@@ -137,9 +137,7 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
     if (c == ':')
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)",
                         argv[optind - 1]);
-    if (c < 256)
-      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc sim (see lbmc sim --help)",
-                        argv[optind - 1]);
+    if (c < 256) return lbmc_cli_unknown_option("sim", argv[optind - 1], opts);
     LBMC_CALL(lbmc_sim_flag(a, c - 256, optarg));
   }
   if (optind < argc)
