@@ -370,16 +370,17 @@ static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const l
  * the replicas finished when a run is interrupted after the first one still reduce. */
 static void lbmc_point_drop_full(lbmc_point *p, long i)
 {
-  int others = 0;
-  for (long k = 1; k < p->nrep && !others; k++) others = p->rep[k].kept.present;
   if (i != 0) {
     free(p->rep[i].full);
     p->rep[i].full = NULL;
   }
-  if (p->first_round > 1 && others && p->rep[0].full && p->rep[0].kept.present) {
-    free(p->rep[0].full);
-    p->rep[0].full = NULL;
-  }
+  if (p->first_round == 1 || !p->rep[0].full || !p->rep[0].kept.present) return;
+  for (long k = 1; k < p->nrep; k++)
+    if (p->rep[k].kept.present) {
+      free(p->rep[0].full);
+      p->rep[0].full = NULL;
+      return;
+    }
 }
 
 /* What replica i keeps once the warm-up is known: its sums over the measured period, its
