@@ -8,12 +8,9 @@
 # Usage: bench_verdict.sh LBMC_BENCH
 set -u
 BENCH=${1:?usage: bench_verdict.sh LBMC_BENCH}
-fails=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+LBMC_TEST_NAME=bench-verdict
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 out=$("$BENCH" --precision --n 20000 --init meanfield --policies 'jsq(2)' --events 4e5)
 echo "$out"
 check "not stationary: the row says so, with no p_wait and no cost" \
@@ -29,5 +26,4 @@ out=$("$BENCH" --n 1000 --policies 'jsq(2)' --engine occupancy,servers --events 
 echo "$out"
 check "speed table: each engine's verdict" \
   grep -Eq "^jsq\(2\) +1 +1000 +[0-9.e+]+ +[0-9.]+ (ok|not_stationary) +[0-9.e+]+ +[0-9.]+ (ok|not_stationary) " <<<"$out"
-[ "$fails" -eq 0 ] && echo "all passed" || echo "$fails failure(s)"
-exit $((fails > 0))
+finish

@@ -8,14 +8,9 @@
 # Usage: sim_quick.sh LBMC
 set -u
 LBMC=${1:?usage: sim_quick.sh LBMC}
-WORK=$(mktemp -d /tmp/lbmc-sim-quick.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-fails=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+LBMC_TEST_NAME=sim-quick
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 quick=(--n 100 --lambda 0.9 --policy 'jsq(2)' --time 100 --warmup 10 --replicas 2)
 "$LBMC" sim "${quick[@]}" --json >"$WORK/default.json" 2>"$WORK/default.err"
 check "no --pools: exit 0" test $? -eq 0
@@ -53,5 +48,4 @@ check "with --init meanfield: ok" grep -q "^status: ok" "$WORK/mf.out"
 check "servers (no mean-field start), not stationary" grep -q "^status: not_stationary" "$WORK/srv.out"
 check "servers: no --init meanfield advice" test "$(grep -c "init meanfield" "$WORK/srv.out")" -eq 0
 
-[ "$fails" -eq 0 ] && echo "all passed" || echo "$fails failure(s)"
-exit $((fails > 0))
+finish

@@ -8,14 +8,9 @@
 # Usage: sim_stop.sh LBMC
 set -u
 LBMC=${1:?usage: sim_stop.sh LBMC}
-WORK=$(mktemp -d /tmp/lbmc-sim-stop.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-fails=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+LBMC_TEST_NAME=sim-stop
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 # The engines from lbmc sim --help (the registry's list), auto excepted.
 engines=$("$LBMC" sim --help | awk '/^  --engine/ {on = 1; next} on && /^  --/ {exit}
   on && substr($0, 1, 24) ~ /^ +$/ && substr($0, 25, 1) ~ /[a-z]/ {print $1}')
@@ -70,5 +65,4 @@ check "during the last reduction: exit 0" test $? -eq 0
 check "during the last reduction: complete, not marked partial" \
   grep -Eq "^run: 3 replicas.*start [a-z]+$" "$WORK/last.out"
 
-[ "$fails" -eq 0 ] && echo "all passed" || echo "$fails failure(s)"
-exit $((fails > 0))
+finish
