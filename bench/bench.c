@@ -19,11 +19,18 @@
  * --init meanfield starts the occupancy engine at the mean-field point (warm-up 0 unless
  *   --warmup is given); otherwise the warm-up is --warmup or max(20, 0.2 x the measured
  *   time).
+ *   When the engine has no mean-field start, replicas start empty, with the empty
+ *   start's warm-up, and a note says so.
+ * Each figure names the engine that ran and the verdict of its point (docs/model.md,
+ * "Verdicts"): a speed is a speed whatever the verdict, but a run that is not `ok` is
+ * marked.
  * --precision: instead, the cost per unit of precision of the first policy with the
  *   first engine: 10 replicas of about E events each (init as given; from the mean-field
  *   point with --init meanfield), the 95% interval of p_wait across them, and the CPU
  *   seconds a 1% relative half-width would take (CPU used x (half-width / 1%)^2: the
- *   variance falls as 1 / CPU time).
+ *   variance falls as 1 / CPU time). Only from a point whose verdict is ok: for any
+ *   other the estimate and the cost are refused (printed as "-") and the reason given,
+ *   since an interval from a run that has not reached its steady state measures nothing.
  */
 #include <getopt.h>
 #include <math.h>
@@ -42,6 +49,7 @@
 
 #define BENCH_ENGINES 2
 #define BENCH_REPS    10 /* replicas of --precision */
+#define BENCH_OUT     5  /* a measurement: ev/s, MiB, events, verdict, started as asked */
 
 typedef struct {
   const char *policy;
@@ -77,8 +85,10 @@ static lbmc_model *bench_model(const bench_case *c, long long n, const bench_opt
   return m;
 }
 
-/* Run options of one measurement: about `events` events in the measured period. */
-static void bench_options(const bench_opts *bo, int engine, long long n, lbmc_run_options *o)
+/* Run options of one measurement: about `events` events in the measured period; init:
+ * the start the replicas get (the asked one, or empty where it does not apply). */
+static void bench_options(const bench_opts *bo, int engine, long long n, int init,
+                          lbmc_run_options *o)
 {
   lbmc_run_options_default(o);
   o->pairs = engine < 0; /* bench_column: the first engine with the pair statistics */
@@ -87,15 +97,29 @@ static void bench_options(const bench_opts *bo, int engine, long long n, lbmc_ru
   if (bo->warmup >= 0)
     o->warmup = bo->warmup;
   else
-    o->warmup = bo->init == LBMC_INIT_MEANFIELD ? 0 : fmax(20.0, 0.2 * o->time);
+    o->warmup = init == LBMC_INIT_MEANFIELD ? 0 : fmax(20.0, 0.2 * o->time);
   o->batches = 2;
   o->engine = engine;
   o->init = bo->init;
 }
 
-/* One replica: out = {events per CPU second, peak MiB, events}. Returns 0 on success. */
+/* The replica of a measurement, in *r with its options in *o (kept: r points to them):
+ * when the asked start does not apply (the engine starts empty), the empty start's
+ * warm-up; *as_asked = 0 then, and the note is printed once to stderr. */
+static int bench_replica(const lbmc_model *m, const bench_opts *bo, int engine, long long n,
+                         lbmc_run_options *o, lbmc_replica **r, int *as_asked)
+{
+  bench_options(bo, engine, n, bo->init, o);
+  if (lbmc_replica_create(m, o, r)) return 1;
+  *as_asked = !*lbmc_replica_init_note(*r);
+  if (!*as_asked) bench_options(bo, engine, n, LBMC_INIT_EMPTY, o);
+  return 0;
+}
+
+/* One replica: out = {events per CPU second, peak MiB, events, the point's status, 1 if
+ * it started as asked}. Returns 0 on success. */
 static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int engine,
-                     double out[3])
+                     double out[BENCH_OUT])
 {
   lbmc_model *m = bench_model(c, n, bo);
   lbmc_run_options o;
@@ -106,18 +130,19 @@ static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int
   const void *rec;
   size_t size;
   struct rusage ru;
-  int bad, used;
+  int bad, used, as_asked = 1;
   if (!m) return 1;
-  bench_options(bo, engine, n, &o);
-  bad = lbmc_replica_create(m, &o, &r) || lbmc_replica_record(r, &u, &rec, &size) ||
-        lbmc_point_create(m, &o, 1, &p) || lbmc_point_add(p, rec, size, &used) ||
-        lbmc_point_reduce(p, 1);
+  bad = bench_replica(m, bo, engine, n, &o, &r, &as_asked) ||
+        lbmc_replica_record(r, &u, &rec, &size) || lbmc_point_create(m, &o, 1, &p) ||
+        lbmc_point_add(p, rec, size, &used) || lbmc_point_reduce(p, 1);
   if (!bad) {
     getrusage(RUSAGE_SELF, &ru);
     lbmc_point_replica(p, 0, &info);
     out[0] = (double)info.events / info.cpu_seconds;
     out[1] = (double)ru.ru_maxrss / 1024.0;
     out[2] = (double)info.events;
+    out[3] = lbmc_point_verdict(p)->status;
+    out[4] = as_asked;
     bad = lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE || info.unstable;
   }
   lbmc_point_destroy(&p);
@@ -128,27 +153,29 @@ static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int
 
 /* bench_one in a child process (its own peak memory); NaN on failure. */
 static void bench_child(const bench_case *c, long long n, const bench_opts *bo, int engine,
-                        double out[3])
+                        double out[BENCH_OUT])
 {
   int fd[2];
   pid_t pid;
-  out[0] = out[1] = out[2] = NAN;
+  for (int k = 0; k < BENCH_OUT; k++) out[k] = NAN;
   if (pipe(fd) != 0) return;
   fflush(stdout);
   pid = fork();
   if (pid == 0) {
     int bad = bench_one(c, n, bo, engine, out);
-    if (write(fd[1], out, sizeof(double) * 3) != (ssize_t)(sizeof(double) * 3)) bad = 1;
+    if (write(fd[1], out, sizeof(double) * BENCH_OUT) != (ssize_t)(sizeof(double) * BENCH_OUT))
+      bad = 1;
     _exit(bad);
   }
   close(fd[1]);
-  if (read(fd[0], out, sizeof(double) * 3) != (ssize_t)(sizeof(double) * 3)) out[0] = NAN;
+  if (read(fd[0], out, sizeof(double) * BENCH_OUT) != (ssize_t)(sizeof(double) * BENCH_OUT))
+    out[0] = NAN;
   close(fd[0]);
   waitpid(pid, NULL, 0);
 }
 
 /* --precision: CPU seconds for a 1% relative half-width on p_wait at n (the point's
- * pooled estimate and interval over BENCH_REPS replicas). */
+ * pooled estimate and interval over BENCH_REPS replicas), only from a point that is ok. */
 static int bench_precision(const bench_case *c, long long n, const bench_opts *bo)
 {
   lbmc_model *m = bench_model(c, n, bo);
@@ -159,11 +186,11 @@ static int bench_precision(const bench_case *c, long long n, const bench_opts *b
   const lbmc_estimates *e;
   double cpu = 0, mean, hw;
   size_t pw;
-  int bad;
+  int bad, as_asked = 1;
   if (!m) return 1;
-  bench_options(bo, bo->engine[0], n, &o);
+  bad = bench_replica(m, bo, bo->engine[0], n, &o, &r, &as_asked) ||
+        lbmc_point_create(m, &o, BENCH_REPS, &p);
   pw = lbmc_metric_offset(LBMC_M_P_WAIT, lbmc_model_pools(m), (int)o.tail_k);
-  bad = lbmc_replica_create(m, &o, &r) || lbmc_point_create(m, &o, BENCH_REPS, &p);
   for (int i = 0; !bad && i < BENCH_REPS; i++) {
     lbmc_unit u = {0, 0, i, BENCH_REPS, 1, 0, 0};
     const void *rec;
@@ -173,6 +200,7 @@ static int bench_precision(const bench_case *c, long long n, const bench_opts *b
   }
   bad = bad || lbmc_point_reduce(p, BENCH_REPS);
   if (!bad) {
+    const lbmc_verdict *v = lbmc_point_verdict(p);
     for (int i = 0; i < BENCH_REPS; i++) {
       lbmc_point_replica(p, i, &info);
       cpu += info.cpu_seconds;
@@ -180,8 +208,14 @@ static int bench_precision(const bench_case *c, long long n, const bench_opts *b
     e = lbmc_point_estimates(p);
     mean = e->estimate[pw];
     hw = e->half_width[pw];
-    printf("%-8s %3ld %14lld %-10s %10.6f %10.2e %10.2f %14.3g\n", c->policy, c->routers, n,
-           lbmc_replica_engine(r), mean, hw, cpu, cpu * pow(hw / (0.01 * mean), 2));
+    printf("%-8s %3ld %14lld %-10s %-14s ", c->policy, c->routers, n, lbmc_replica_engine(r),
+           lbmc_status_name(v->status));
+    if (v->status == LBMC_STATUS_OK)
+      printf("%10.6f %10.2e %10.2f %14.3g\n", mean, hw, cpu, cpu * pow(hw / (0.01 * mean), 2));
+    else
+      printf("%10s %10s %10.2f %14s\n  refused: %s%s%s\n", "-", "-", cpu, "-",
+             lbmc_status_name(v->status), *v->reason ? ": " : "", v->reason);
+    if (!as_asked) printf("  note: %s\n", lbmc_replica_init_note(r));
     fflush(stdout);
   }
   lbmc_point_destroy(&p);
@@ -278,34 +312,37 @@ int main(int argc, char **argv)
          bo.lambda, bo.pools, bo.events, bo.service ? bo.service : "exponential",
          lbmc_init_kind_names[bo.init]);
   if (precision) {
-    printf("%-8s %3s %14s %-10s %10s %10s %10s %14s\n", "policy", "R", "n", "engine", "p_wait",
-           "half-width", "CPU s", "CPU s for 1%");
+    printf("%-8s %3s %14s %-10s %-14s %10s %10s %10s %14s\n", "policy", "R", "n", "engine",
+           "verdict", "p_wait", "half-width", "CPU s", "CPU s for 1%");
     for (char *s = NULL, *tok = strtok_r(ns, ",", &s); tok; tok = strtok_r(NULL, ",", &s))
       if (bench_precision(&cases[0], (long long)atof(tok), &bo)) return 1;
     return 0;
   }
   printf("%-10s %3s %14s", "policy", "R", "n");
   for (int e = 0; e < bo.engines; e++)
-    printf(" %10s ev/s %8s MiB", bo.engine[e] < 0 ? "+pairs" : lbmc_engine_kind_name(bo.engine[e]),
-           "");
+    printf(" %10s ev/s %8s MiB %-14s",
+           bo.engine[e] < 0 ? "+pairs" : lbmc_engine_kind_name(bo.engine[e]), "", "verdict");
   printf("%s\n", bo.engines > 1 ? "    ratio" : "");
   for (int i = 0; i < ncases; i++) {
     char nbuf[512];
     snprintf(nbuf, sizeof nbuf, "%s", ns);
     for (char *s = NULL, *tok = strtok_r(nbuf, ",", &s); tok; tok = strtok_r(NULL, ",", &s)) {
       long long n = (long long)atof(tok);
-      double out[BENCH_ENGINES][3];
+      double out[BENCH_ENGINES][BENCH_OUT];
+      int empty = 0; /* an engine started empty though --init meanfield was asked */
       printf("%-10s %3ld %14lld", cases[i].policy, cases[i].routers, n);
       for (int e = 0; e < bo.engines; e++) {
         const int kind = bo.engine[e] < 0 ? bo.engine[0] : bo.engine[e];
         int per_server = kind == LBMC_ENGINE_SERVERS || kind == LBMC_ENGINE_GENERAL;
-        out[e][0] = out[e][1] = NAN;
+        for (int k = 0; k < BENCH_OUT; k++) out[e][k] = NAN;
         if (!per_server || n <= bo.servers_max)
           bench_child(&cases[i], n, &bo, bo.engine[e], out[e]);
-        printf(" %15.4g %12.1f", out[e][0], out[e][1]);
+        printf(" %15.4g %12.1f %-14s", out[e][0], out[e][1],
+               isnan(out[e][3]) ? "-" : lbmc_status_name((lbmc_status)out[e][3]));
+        empty |= out[e][4] == 0;
       }
       if (bo.engines > 1) printf(" %8.2f", out[0][0] / out[1][0]);
-      printf("\n");
+      printf("%s\n", empty ? "  (an engine without a mean-field start: started empty)" : "");
       fflush(stdout);
     }
   }

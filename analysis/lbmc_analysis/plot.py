@@ -18,16 +18,18 @@ What every figure shows, so that it can be published as it is:
   ``λ = 0.9`` (text values such as policies as they are);
 * one colour, marker and line style per series, and series offset slightly along x
   (a few percent, on log axes) so that equal values and their bars stay visible;
-* the interval of every estimate as a bar (or a band, ``bands=True``): the file's
-  Student-t half-width at its ``confidence``;
+* the interval of every estimate as a bar (or a band, ``bands=True``) from the file's
+  ``lower`` to its ``upper`` end at its ``confidence`` (not symmetric for proportions
+  and rare events; files without the ends: mean -/+ ``half_width``);
 * **none observed**: an estimate of exactly 0 with half-width 0 (the event never
   happened in any replica), or any estimate the file gives an ``upper_bound`` for, is
   drawn as a hollow downward triangle at that bound, never joined to the line. Without
   a bound in the file, probabilities of an arrival (``p_wait``, ``p_block``,
   ``p_wait_or_block``) get the one-sided bound ``-ln(1 - confidence) / arrivals`` with
   the expected arrivals ``lambda n time replicas`` ("rule of three"); other metrics
-  are marked on the bottom edge (log scale) or at 0;
-* unstable points (no estimate) as ``x`` on the bottom edge; estimates whose status is
+  are marked in the strip above the data area (log scale) or at 0;
+* unstable points (no estimate) as ``x`` in a strip above the data area (outside it, so
+  that no such mark reads as a value); estimates whose status is
   neither ``ok`` nor ``unstable`` (``precision_not_met``, ``not_stationary``) with
   hollow markers, their status named in the legend;
 * heat maps: zero cells white with a ``0``, unstable cells hatched, cells without a point
@@ -69,7 +71,7 @@ from .io import FRAME_FIXED, to_frame
 __all__ = ["metric_vs_n", "deviation_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
            "add_legend_entries"]
 
-_MARK_Y = 0.02  # axes fraction where "no value" markers sit
+_MARK_Y = 1.035  # axes fraction where "no value" markers sit: a strip above the data area
 _MARK_STEP = 0.035  # and how much higher each further series' markers sit
 _MARKERS = ("o", "s", "^", "D", "P", "X", "*", "h", "<", ">")
 _LINES = ("-", "--", "-.", ":")
@@ -277,14 +279,22 @@ def _value_text(col, v):
 
 
 def _entry_text(col, v):
-    """Legend entry of one value: ``λ = 0.9`` for numbers, the text itself for text (``pull``)."""
+    """Legend entry of one value: ``λ = 0.9`` for numbers, the text itself for text (``pull``);
+    "" for no value (a setting the point's policy does not read: empty text, NaN)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
     if isinstance(v, str):
-        return v
+        return v.strip()
     return f"{_symbol(col)} = {_value_text(col, v)}"
 
 
+def _join_entries(parts, fallback="(no parameters)"):
+    """Legend label from entry texts, without empty fields ("pull, withdraw, , pool 1" never)."""
+    return ", ".join(p for p in parts if p) or fallback
+
+
 def _group_label(keys, by):
-    return ", ".join(_entry_text(b, v) for b, v in zip(by, keys))
+    return _join_entries(_entry_text(b, v) for b, v in zip(by, keys))
 
 
 def fixed_parameters(rows: pd.DataFrame, exclude: Sequence[str] = ()) -> str:
@@ -338,10 +348,12 @@ def _title(ax, title, rows, exclude, caption=True):
     width_in = ax.get_position().width * fig.get_figwidth()
     chars = max(30, int(width_in * 11))  # about 11 characters per inch at the title's font size
     line = _wrap_parts(fixed_parameters(rows, exclude), chars) if caption else ""
+    strip = getattr(ax, "_lbmc_strip_rows", 0)  # rows of markers above the data area (_mark_bottom)
+    pad = 6 + (ax.bbox.height * (_MARK_Y - 1 + _MARK_STEP * strip) * 72 / fig.dpi + 6 if strip else 0)
     if title and line:
-        ax.set_title(f"{title}\n{line}", fontsize="medium")
+        ax.set_title(f"{title}\n{line}", fontsize="medium", pad=pad)
     elif title or line:
-        ax.set_title(title or line, fontsize="medium")
+        ax.set_title(title or line, fontsize="medium", pad=pad)
 
 
 _BOOKKEEPING = ("index", "point_replicas", "status", "reason", "replicas")
@@ -360,12 +372,15 @@ def _check_unique(g, x, by, params, what="series"):
 
 
 def _mark_bottom(ax, xs, marker, color, row=0, hollow=False):
-    """Markers on the bottom edge (axes fraction), row r a little higher so series do not hide each other."""
+    """Markers of points without a value to draw, in a strip above the data area (axes fraction > 1,
+    outside it, so that none reads as a value), row r a little higher so series do not hide each
+    other; the title moves up above the strip (_title)."""
     if len(xs) == 0:
         return
     trans = transforms.blended_transform_factory(ax.transData, ax.transAxes)
     ax.plot(xs, np.full(len(xs), _MARK_Y + _MARK_STEP * row), ls="none", marker=marker, color=color, ms=7,
-            mew=1.5, mfc="none" if hollow else color, transform=trans, clip_on=False, zorder=5)
+            mew=1.5, mfc="none" if hollow else color, transform=trans, clip_on=False, zorder=5, gid="strip")
+    ax._lbmc_strip_rows = max(getattr(ax, "_lbmc_strip_rows", 0), row + 1)
 
 
 def _arrival_bound(g, metric, level):
@@ -454,6 +469,14 @@ def _reference_values(g, reference, metric, K):
     return np.asarray(refs, dtype=float)
 
 
+def _interval_ends(g, mean, hw):
+    """The interval's ends: the file's ``lower`` and ``upper`` where it has them (intervals of
+    proportions and quantiles are not symmetric), else mean -/+ half_width (files of layout 1)."""
+    lo = g["lower"].to_numpy(dtype=float) if "lower" in g else np.full(len(g), np.nan)
+    hi = g["upper"].to_numpy(dtype=float) if "upper" in g else np.full(len(g), np.nan)
+    return np.where(np.isfinite(lo), lo, mean - hw), np.where(np.isfinite(hi), hi, mean + hw)
+
+
 def _draw_series(ax, g, *, i, m, label, x, metric, logx, logy, bands, legend, level, style=None,
                  reference=None, K=10, reference_label="reference (dashed): mean field or exact"):
     """One series: estimates with intervals, none-observed bounds, unstable marks, reference."""
@@ -470,14 +493,16 @@ def _draw_series(ax, g, *, i, m, label, x, metric, logx, logy, bands, legend, le
     none_seen = est & (np.isfinite(bound) | ((mean == 0) & ~(np.nan_to_num(hw, nan=0.0) > 0)))
     bound = np.where(np.isfinite(bound), bound, _arrival_bound(g, metric, level))
     shown = est & ~none_seen & ((mean > 0) if logy else True)
-    hw0 = np.nan_to_num(hw, nan=0.0)
-    lower = np.minimum(hw0, mean * (1 - 1e-9)) if logy else hw0  # bars stop above 0 on log y
+    lo_end, hi_end = _interval_ends(g, mean, hw)
+    up = np.clip(np.nan_to_num(hi_end - mean, nan=0.0), 0, None)
+    down = np.clip(np.nan_to_num(mean - lo_end, nan=0.0), 0, None)
+    lower = np.minimum(down, mean * (1 - 1e-9)) if logy else down  # a lower end at 0 stops above it on log y
     if shown.any():
         if bands:
             handle, = ax.plot(xs[shown], mean[shown], color=color, ls=ls, marker=marker, ms=5)
-            ax.fill_between(xs[shown], (mean - lower)[shown], (mean + hw0)[shown], color=color, alpha=0.18, lw=0)
+            ax.fill_between(xs[shown], (mean - lower)[shown], (mean + up)[shown], color=color, alpha=0.18, lw=0)
         else:
-            handle = ax.errorbar(xs[shown], mean[shown], yerr=[lower[shown], hw0[shown]], color=color, ls=ls,
+            handle = ax.errorbar(xs[shown], mean[shown], yerr=[lower[shown], up[shown]], color=color, ls=ls,
                                  marker=marker, ms=5, capsize=3, lw=1.4)
         legend.add(handle, label)
         flagged = shown & (status != "ok")
@@ -501,21 +526,21 @@ def _draw_series(ax, g, *, i, m, label, x, metric, logx, logy, bands, legend, le
         else:
             ax.plot(xs[no_bound], np.zeros(no_bound.sum()), ls="none", marker="v", ms=8, mfc="none", mew=1.5,
                     color=color, zorder=5)
-        legend.note("none observed (0, no bound)", Line2D([], [], ls="none", marker="v", mfc="none", mew=1.5,
+        legend.note("none observed (0, no bound; above the plot on a log axis)", Line2D([], [], ls="none", marker="v", mfc="none", mew=1.5,
                                                           color="0.3"))
     bad = ~est
     if bad.any():
         _mark_bottom(ax, xs[bad], "x", color, row)
-        legend.note("unstable or missing (no estimate)", Line2D([], [], ls="none", marker="x", mew=1.5,
+        legend.note("above the plot: unstable or missing (no estimate)", Line2D([], [], ls="none", marker="x", mew=1.5,
                                                                  color="0.3"))
     if reference is not None and reference is not False:
         refs = _reference_values(g, reference, metric, K)
         keep = np.isfinite(refs) & ((refs > 0) if logy else True)
         if keep.any():
-            ax.plot(xs_true[keep], refs[keep], ls=(0, (4, 2)), color=color, lw=1, alpha=0.85, zorder=1,
-                    gid="reference")
+            ax.plot(xs_true[keep], refs[keep], ls=(0, (4, 2)), color=color, lw=1.3, alpha=0.9, zorder=6,
+                    gid="reference")  # above the series, so a reference equal to the data stays visible
             legend.note(reference_label, Line2D([], [], ls=(0, (4, 2)), color="0.3", lw=1))
-    return {"shown": mean[shown], "lo": (mean - lower)[shown], "bound": bound[has_bound]}
+    return {"shown": mean[shown], "lo": (mean - lower)[shown], "bound": bound[has_bound]}  # lo: the bars' lower ends
 
 
 def _series(ax, rows, *, x, by, metric, pool, logx, logy, reference, bands, legend, level, start=0, style=None,
@@ -545,8 +570,10 @@ def _log_limits(ax, drawn):
     labels (0.6, 0.8 rather than 6 x 10^-1) when the range is under two decades."""
     vals = np.concatenate([np.concatenate([d["shown"], d["bound"]]) for d in drawn]) if drawn else np.array([])
     vals = vals[np.isfinite(vals) & (vals > 0)]
-    if vals.size:
-        lo = vals.min() / 4
+    ends = np.concatenate([d["lo"] for d in drawn]) if drawn else np.array([])
+    ends = ends[np.isfinite(ends) & (ends > 0)]
+    if vals.size:  # room for the bars' lower ends, down to 1/100 of the smallest estimate
+        lo = min(vals.min() / 4, max(ends.min() / 1.5, vals.min() / 100) if ends.size else np.inf)
         ax.set_ylim(bottom=max(lo, ax.get_ylim()[0]) if ax.get_ylim()[0] > 0 else lo)
     bottom, top = ax.get_ylim()
     if bottom > 0 and top / bottom < 100:
@@ -624,12 +651,12 @@ def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", poo
     a reference dict), the thin dashed line of the same colour is the file's half-width
     of each estimate: a deviation below it is within the noise of the estimate (the
     estimate's interval covers the reference), one above it is a real difference at that
-    n. A deviation of exactly 0 is marked on the bottom edge. ``guide=True`` adds a
+    n. A deviation of exactly 0 is marked in the strip above the data area. ``guide=True`` adds a
     grey dotted line proportional to 1/n through the largest deviation at the smallest n, the
     order at which finite-n corrections of mean-field limits usually vanish.
     An estimate of exactly 0 with no interval (none observed) has no deviation to draw
-    (hollow triangle on the bottom edge); unstable or missing points are left out
-    (``x`` on the bottom edge); a series
+    (hollow triangle above the data area); unstable or missing points are left out
+    (``x`` above the data area); a series
     without any reference (the callable returns None) is not drawn.
     """
     df = _apply_where(frame_of(data), where)
@@ -674,7 +701,7 @@ def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", poo
         zero = ok & (dev == 0)
         if zero.any():
             _mark_bottom(ax, xs[zero], marker, color, i % 6, hollow=True)
-            legend.note("hollow on the edge: deviation 0", Line2D([], [], ls="none", marker="o", mfc="none",
+            legend.note("hollow above the plot: deviation 0", Line2D([], [], ls="none", marker="o", mfc="none",
                                                                    color="0.3"))
         if none_seen.any():
             _mark_bottom(ax, xs[none_seen], "v", color, i % 6, hollow=True)
@@ -683,7 +710,7 @@ def deviation_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", poo
         bad = ~ok & ~none_seen
         if bad.any():
             _mark_bottom(ax, xs[bad], "x", color, i % 6)
-            legend.note("unstable or missing (no estimate)", Line2D([], [], ls="none", marker="x", mew=1.5,
+            legend.note("above the plot: unstable or missing (no estimate)", Line2D([], [], ls="none", marker="x", mew=1.5,
                                                                      color="0.3"))
         if shown.any():
             starts.append((xs[shown][0], dev[shown][0]))
@@ -766,7 +793,7 @@ def tail(data, *, where: Mapping[str, Any] | None = None, pool=None, meanfield_c
     [S15] and 0 beyond, random routing M/M/1(/B) ``(lambda/mu_j)^k``), or a callable
     ``f(params) -> array (J x K or K)``, an array (same curve for all), or ``None``.
     Levels never observed (estimate 0) are hollow triangles at the file's upper bound,
-    or on the bottom edge without one; a point without estimates (unstable) is listed
+    or above the data area without one; a point without estimates (unstable) is listed
     in the legend as such. Series entries name only the parameters that differ
     between the series; the others are in the line under the title.
     """
@@ -792,11 +819,12 @@ def tail(data, *, where: Mapping[str, Any] | None = None, pool=None, meanfield_c
     K = int(rows["k"].max())
     curves, drawn = [], []
     groups = list(rows.groupby(["point", "pool"], sort=True))
+    labels = [_join_entries([_entry_text(c, _row_params(g.iloc[0]).get(c)) for c in varying]
+                            + ([f"pool {int(pl)}"] if multi_pool else []), f"pool {int(pl)}") for (pt, pl), g in groups]
     for i, ((pt, pl), g) in enumerate(groups):
         g = g.sort_values("k")
         first = _row_params(g.iloc[0])
-        label = ", ".join([_entry_text(c, first.get(c)) for c in varying] + ([f"pool {int(pl)}"] if multi_pool else [])
-                          ) or f"pool {int(pl)}"
+        label = labels[i] + (f" (point {int(pt)})" if labels.count(labels[i]) > 1 else "")  # the same system twice
         drawn.append(_draw_series(ax, g, i=i, m=len(groups), label=label, x="k", metric="tail", logx=False, logy=True,
                                   bands=False, legend=legend, level=conf))
         curve = None
@@ -818,13 +846,13 @@ def tail(data, *, where: Mapping[str, Any] | None = None, pool=None, meanfield_c
     floor = shown.min() * 1e-3 if shown.size else 1e-15
     for kk, curve, color in curves:
         keep = np.isfinite(curve) & (curve > 0)
-        if keep.any():
-            # cut (not clip) the curve where it falls below the floor, so it does not squash the data
-            c = np.where(curve >= floor, curve, np.nan)
+        # cut (not clip) the curve where it falls below the floor, so it does not squash the data
+        c = np.where(curve >= floor, curve, np.nan)
+        if np.isfinite(c[keep]).any():  # named in the legend only when something of it is drawn
             single = np.isfinite(c[keep]).sum() == 1  # e.g. PULL: only x_1 > 0; draw a tick mark
-            ax.plot(kk[keep], c[keep], ls=(0, (4, 2)), color=color, lw=1, marker="_" if single else None, ms=16,
-                    mew=2, zorder=1, gid="reference")
-            legend.note("mean field (dashed)", Line2D([], [], ls=(0, (4, 2)), color="0.3", lw=1))
+            ax.plot(kk[keep], c[keep], ls=(0, (4, 2)), color=color, lw=1.3, marker="_" if single else None, ms=16,
+                    mew=2, zorder=6, gid="reference")  # above the data: never hidden under a series
+            legend.note("mean field (dashed)", Line2D([], [], ls=(0, (4, 2)), color="0.3", lw=1.3))
     ax.set_yscale("log", nonpositive="mask")
     _log_limits(ax, drawn)
     ax.set_xlabel("customers at a server, k")

@@ -133,9 +133,18 @@ def test_unstable_marked_not_drawn(tmp_path):
                                        else "ok")
     e = fakefile.write_results(tmp_path / "u.h5", pts, job=job)
     fig = _render(plot.metric_vs_n(e.path, "mean_sojourn", where={"lambda": 0.7}))
-    assert "unstable or missing (no estimate)" in _legend(fig.axes[0])[1]
+    assert "above the plot: unstable or missing (no estimate)" in _legend(fig.axes[0])[1]
     xs = [ln for ln in fig.axes[0].get_lines() if ln.get_marker() == "x"]
     assert len(xs) == 1 and len(xs[0].get_xdata()) == 1
+    # the mark is outside the data area (above it, in axes fraction), where no value is read,
+    # and the title sits above it
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    ax, canvas = fig.axes[0], FigureCanvasAgg(fig)
+    canvas.draw()
+    mark = xs[0].get_transform().transform(np.column_stack([xs[0].get_xdata(), xs[0].get_ydata()]))
+    assert (mark[:, 1] > ax.transAxes.transform((0, 1))[1]).all()
+    assert ax.title.get_window_extent(renderer=canvas.get_renderer()).y0 > mark[:, 1].max() + 3
 
 
 def test_reference_overlay(tmp_path):
@@ -164,7 +173,7 @@ def test_deviation_vs_n(tmp_path):
     assert ax.get_ylabel().startswith("|mean sojourn") and ax.get_ylabel().endswith("- limit|")
     title, entries = _legend(ax)
     assert title == "policy" and {"pull", "jsq(2)", "random", "dotted: slope 1/n"} <= set(entries)
-    assert "hollow on the edge: deviation 0" in entries and "unstable or missing (no estimate)" in entries
+    assert "hollow above the plot: deviation 0" in entries and "above the plot: unstable or missing (no estimate)" in entries
     solid = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
     pull = rows[rows["policy"] == "pull"].sort_values("n")
     want = np.abs(pull["mean"].to_numpy() - ref["pull"])[1:]  # n = 10 is the reference itself: 0
@@ -197,7 +206,7 @@ def test_tail_plot(fake, gridfile):
     assert "n = 1000" in fig.axes[0].get_title() and "jsq(2)" in fig.axes[0].get_title()
     # unstable point: listed, not drawn
     fig = _render(plot.tail(fake.path, where={"status": "unstable"}))
-    assert "unstable or missing (no estimate)" in _legend(fig.axes[0])[1]
+    assert "above the plot: unstable or missing (no estimate)" in _legend(fig.axes[0])[1]
     with pytest.raises(ValueError, match="max_series"):
         plot.tail(fake.path)
 

@@ -283,7 +283,9 @@ void lbmc_point_set_doubling(lbmc_point *p, int doubling);
  *  (a replica below R is missing), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_decide_early(lbmc_point *p, long R);
 
-/** 1 when replicas 0 .. R - 1 are all in (and the warm-up is decided). */
+/** 1 when replicas 0 .. R - 1 are all in (and the warm-up is decided); for R = 1, also
+ *  when replica 0's whole record is still kept for its batch means (it is until another
+ *  replica is summarised, so a run stopped after its first replica can still reduce). */
 int lbmc_point_ready(const lbmc_point *p, long R);
 
 /** Estimates and verdict from replicas 0 .. R - 1 (lbmc_point_ready). work buffers are

@@ -102,6 +102,17 @@ const char *lbmc_replica_init_note(const lbmc_replica *r);
  *  LBMC_ERR_INTERRUPTED (without printing anything). NULL (the default) for none. */
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx);
 
+/** How far the replica running (or the last one run) is: its simulated time over the
+ *  time it runs to (warm-up and measured period), in [0, 1]; 0 before the first. Cheap,
+ *  for a monitor's progress line. */
+double lbmc_replica_fraction(const lbmc_replica *r);
+
+/** 1 when r's engine can start its replicas near the mean-field fixed point for r's
+ *  model (run.init meanfield would not fall back to empty), else 0; r's own start is
+ *  unchanged. For advice after a run from empty that did not reach its steady state.
+ *  May solve the mean-field ODE (occupancy engine; kept for later replicas). */
+int lbmc_replica_meanfield_applies(lbmc_replica *r);
+
 /** A work unit: one replica of one point, and how to number and run it. */
 typedef struct {
   long point;        /* grid index: names the record (0 for lbmc sim) */

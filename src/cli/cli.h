@@ -91,9 +91,10 @@ json_t *lbmc_cli_json_model(const lbmc_model_description *d);
  *  point's model m (set up) and run options o, the engine that runs it; the replicas
  *  one after another through sequential mode's driver, then the point printed as a
  *  table, or as JSON with json = 1. Errors: LBMC_ERR_INTERRUPTED after a signal (the
- *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY. */
+ *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY.
+ *  progress: LBMC_SIM_PROGRESS_* (--progress). */
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json, int limit);
+                            const char *engine, int json, int limit, int progress);
 
 /* ---- the limit column (limits.c; docs/limits.md) ---- */
 
@@ -123,10 +124,18 @@ void lbmc_limit_values(const json_t *answer, int J, long K, size_t total, double
 /** A limit as the tables print it: "%.6g", "inf", or "-" when unknown. Returns buf. */
 const char *lbmc_limit_cell(double x, char *buf, size_t len);
 
+/** lbmc sim --progress, in the order of its choices (src/io/inputs.h). */
+enum { LBMC_SIM_PROGRESS_AUTO, LBMC_SIM_PROGRESS_ALWAYS, LBMC_SIM_PROGRESS_NEVER };
+
 /** Install the handlers of SIGINT and SIGTERM (and SIGUSR1 if usr1) that set the
  *  returned flag to 1 (the program's one global: a handler can reach nothing else).
  *  Not collective; lbmc run calls it before MPI_Init. */
 volatile sig_atomic_t *lbmc_cli_catch_stop_signals(int usr1);
+
+/** The error for an argument `arg` that is not an option of lbmc `command` (opts: its
+ *  getopt_long table, ended by a NULL name), with "did you mean '--x'?" when arg looks
+ *  like a typo of one (lbmc_suggest). Returns LBMC_ERR_ARG. */
+lbmc_err lbmc_cli_unknown_option(const char *command, const char *arg, const struct option *opts);
 
 /** Help text of the policies, one per line, each starting with `indent`. */
 void lbmc_cli_print_policies(FILE *f, const char *indent);

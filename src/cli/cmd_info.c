@@ -23,6 +23,7 @@ static void lbmc_info_usage(FILE *f)
   fputs("usage: lbmc info FILE.h5 [--format table|csv|json] [--metrics M1,M2,...]\n"
         "                         [--where AXIS=VALUE,...] [--width N] [--compare A,B]\n"
         "                         [--limit]\n"
+        "                         [--wide METRIC [--rows AXIS] [--columns AXIS]]\n"
         "\n"
         "Print a results file as tidy rows: one per grid point, metric and entry, with the\n"
         "point's grid axes as columns, then mean, half_width, std_err, replicas and status\n"
@@ -50,6 +51,11 @@ static void lbmc_info_usage(FILE *f)
         "  --limit          a column with the n -> inf limit of each estimate where one is\n"
         "                   known (and its source in csv and json), from the Python\n"
         "                   package (lbmc_analysis.limits, docs/limits.md)\n"
+        "  --wide METRIC    one metric entry (p_wait, utilization[2]) as a paper's table:\n"
+        "                   a row per value of --rows AXIS (default n), a column per value\n"
+        "                   of --columns AXIS (default policy), cells estimate [interval]\n"
+        "                   marked (n) when not_stationary; CSV and JSON give VALUE.mean,\n"
+        "                   .lower, .upper, .status; other axes must have one value (--where)\n"
         "  -h, --help       this help\n",
         f);
 }
@@ -196,6 +202,19 @@ static void lbmc_info_checkpoint_state(const char *path, const lbmc_ckpt_summary
            sum->torn_bytes);
 }
 
+/* The wide view: in text with the file's header and the legend under the table. */
+static void lbmc_info_print_wide(FILE *f, const lbmc_info *info, const lbmc_table *t,
+                                 const char *legend)
+{
+  if (info->format == LBMC_FORMAT_JSON) {
+    lbmc_info_print_json(f, info, t);
+    return;
+  }
+  if (info->format == LBMC_FORMAT_TABLE) lbmc_info_header(f, info, t->nrows);
+  lbmc_table_print(f, t, info->format);
+  if (info->format == LBMC_FORMAT_TABLE) lbmc_print_wrapped(f, "", 0, legend, info->width);
+}
+
 /* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
  * its run. */
 static lbmc_err lbmc_info_checkpoint(const char *path)
@@ -244,10 +263,20 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
 /* The options of lbmc info; --where and --metrics are kept to be read with the file. */
 typedef struct {
   const char *where[16], *metrics[16], *compare;
+  lbmc_info_wide_spec wide;
   int nwhere, nmetrics, help, limit;
 } lbmc_info_args;
 
-enum { OPT_FORMAT = 256, OPT_WHERE, OPT_WIDTH, OPT_COMPARE, OPT_LIMIT };
+enum {
+  OPT_FORMAT = 256,
+  OPT_WHERE,
+  OPT_WIDTH,
+  OPT_COMPARE,
+  OPT_LIMIT,
+  OPT_WIDE,
+  OPT_ROWS,
+  OPT_COLUMNS
+};
 
 const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
                                         {"format", required_argument, 0, OPT_FORMAT},
@@ -255,6 +284,9 @@ const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
                                         {"width", required_argument, 0, OPT_WIDTH},
                                         {"compare", required_argument, 0, OPT_COMPARE},
                                         {"limit", no_argument, 0, OPT_LIMIT},
+                                        {"wide", required_argument, 0, OPT_WIDE},
+                                        {"rows", required_argument, 0, OPT_ROWS},
+                                        {"columns", required_argument, 0, OPT_COLUMNS},
                                         {"help", no_argument, 0, 'h'},
                                         {0, 0, 0, 0}};
 
@@ -291,15 +323,22 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
       break;
     case OPT_COMPARE: a->compare = optarg; break;
     case OPT_LIMIT: a->limit = 1; break;
+    case OPT_WIDE: a->wide.metric = optarg; break;
+    case OPT_ROWS: a->wide.rows = optarg; break;
+    case OPT_COLUMNS: a->wide.columns = optarg; break;
     case 'h': a->help = 1; return LBMC_SUCCESS;
     case ':':
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc info --help)",
                         argv[optind - 1]);
-    default:
-      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc info (see lbmc info --help)",
-                        argv[optind - 1]);
+    default: return lbmc_cli_unknown_option("info", argv[optind - 1], lbmc_info_opts);
     }
   }
+  if ((a->wide.rows || a->wide.columns) && !a->wide.metric)
+    return LBMC_ERROR(LBMC_ERR_ARG, "--%s: applies only with --wide METRIC",
+                      a->wide.rows ? "rows" : "columns");
+  if (a->wide.metric && (a->compare || a->nmetrics))
+    return LBMC_ERROR(LBMC_ERR_ARG, "--wide: not allowed together with --%s",
+                      a->compare ? "compare" : "metrics");
   if (optind != argc - 1)
     return LBMC_ERROR(LBMC_ERR_ARG, "lbmc info takes one results file (see lbmc info --help)");
   info->path = argv[optind];
@@ -329,7 +368,7 @@ static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
   memset(info->keep, 1, (size_t)res->P + 1);
   for (int w = 0; w < a->nwhere; w++) LBMC_CALL(lbmc_info_where(info, a->where[w]));
   for (int m = 0; m < a->nmetrics; m++) LBMC_CALL(lbmc_info_metrics(info, a->metrics[m]));
-  if (!a->nmetrics && info->format == LBMC_FORMAT_TABLE)
+  if (!a->nmetrics && info->format == LBMC_FORMAT_TABLE && !a->wide.metric)
     LBMC_CALL(lbmc_info_metrics(info, LBMC_INFO_DEFAULT_METRICS));
   return LBMC_SUCCESS;
 }
@@ -339,6 +378,7 @@ int lbmc_cmd_info(int argc, char **argv)
   lbmc_info_args a;
   lbmc_info info;
   lbmc_table *rows = NULL;
+  char legend[1024] = "";
   lbmc_err err, limit_err = LBMC_SUCCESS;
   memset(&a, 0, sizeof a);
   memset(&info, 0, sizeof info);
@@ -361,10 +401,14 @@ int lbmc_cmd_info(int argc, char **argv)
       info.limit = NULL;
     }
   }
-  /* the view: the tidy rows, or the paired comparisons */
+  /* the view: the tidy rows, the paired comparisons, or one metric wide */
   if (!err)
-    err = a.compare ? lbmc_info_compare(&info, a.compare, &rows) : lbmc_info_rows(&info, &rows);
-  if (!err && a.compare)
+    err = a.compare       ? lbmc_info_compare(&info, a.compare, &rows)
+          : a.wide.metric ? lbmc_info_wide(&info, &a.wide, &rows, legend, sizeof legend)
+                          : lbmc_info_rows(&info, &rows);
+  if (!err && a.wide.metric)
+    lbmc_info_print_wide(stdout, &info, rows, legend);
+  else if (!err && a.compare)
     lbmc_info_print_compare(stdout, &info, rows);
   else if (!err && info.format == LBMC_FORMAT_TABLE)
     lbmc_info_print_text(stdout, &info, rows);

@@ -90,9 +90,7 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case ':':
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc run --help)",
                         argv[optind - 1]);
-    default:
-      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc run (see lbmc run --help)",
-                        argv[optind - 1]);
+    default: return lbmc_cli_unknown_option("run", argv[optind - 1], lbmc_run_opts);
     }
   }
   if (optind != argc - 1)

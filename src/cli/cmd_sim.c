@@ -60,8 +60,8 @@ static void lbmc_sim_usage(FILE *f)
       lbmc_sim_usage_row(f, row);
   }
   fputs("\n"
-        "Progress and an ETA go to stderr when it is a terminal. Ctrl-C stops the run\n"
-        "and prints the replicas finished so far (marked partial).\n"
+        "Progress and an ETA go to stderr (--progress). Ctrl-C stops the run and\n"
+        "prints the replicas finished so far (marked partial).\n"
         "Exit status: 0 on success (also for an unstable system, reported as such),\n"
         "2 for bad input, 130 when interrupted, 1 for other failures.\n",
         f);
@@ -138,9 +138,7 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
     if (c == ':')
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)",
                         argv[optind - 1]);
-    if (c < 256)
-      return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc sim (see lbmc sim --help)",
-                        argv[optind - 1]);
+    if (c < 256) return lbmc_cli_unknown_option("sim", argv[optind - 1], opts);
     LBMC_CALL(lbmc_sim_flag(a, c - 256, optarg));
   }
   if (optind < argc)
@@ -297,8 +295,9 @@ static lbmc_err lbmc_sim_job(const lbmc_sim_args *a, lbmc_job **job)
   long buffer[LBMC_MAX_POOLS];
   int J;
   lbmc_err err;
-  LBMC_CALL(
-      lbmc_cli_parse_pools("--pools", LBMC_SIM_GIVEN(a, POOLS_TEXT)->text, &J, beta, mu, buffer));
+  const lbmc_input_value *pools = LBMC_SIM_GIVEN(a, POOLS_TEXT);
+  LBMC_CALL(lbmc_cli_parse_pools(
+      "--pools", pools ? pools->text : lbmc_inputs[LBMC_IN_POOLS_TEXT].def, &J, beta, mu, buffer));
   LBMC_CALL(lbmc_job_build("command line", J, job));
   err = lbmc_sim_give(a, *job, J, beta, mu, buffer);
   if (err) lbmc_job_destroy(job);
@@ -381,9 +380,13 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   lbmc_model *m = NULL;
   lbmc_run_options o;
   const char *engine = NULL;
+  lbmc_input_value progress = {0}; /* auto */
   lbmc_err err = LBMC_SUCCESS;
   LBMC_CALL(lbmc_sim_parse(argc, argv, &a, help));
   if (*help) return LBMC_SUCCESS;
+  if (a.given[LBMC_IN_PROGRESS])
+    LBMC_CALL(lbmc_input_parse(&lbmc_inputs[LBMC_IN_PROGRESS], "--progress",
+                               a.val[LBMC_IN_PROGRESS].text, &progress));
   LBMC_CALL(lbmc_sim_job(&a, &job));
   lbmc_job_point_options(job, 0, &o);
   LBMC_CALL_GOTO(err, lbmc_job_point_model(job, 0, &m), done);
@@ -391,7 +394,8 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
   LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
   LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
-  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON], a.given[LBMC_IN_LIMIT]);
+  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON], a.given[LBMC_IN_LIMIT],
+                           (int)progress.l);
 done:
   lbmc_model_destroy(&m);
   lbmc_job_destroy(&job);

@@ -1,6 +1,7 @@
 /* Helpers the commands of the lbmc program share (cli.h): the --pools list, the model
  * as text (from its description, lbmc_model_describe), the table of estimates and the
  * list of policies (read from the policy registry, src/policies/registry.h). */
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -94,6 +95,20 @@ void lbmc_cli_print_engines(FILE *f, const char *indent)
 {
   for (int k = 1; k < lbmc_engine_kinds(); k++)
     fprintf(f, "%s%-12s %s\n", indent, lbmc_engine_kind_name(k), lbmc_engine_kind_summary(k));
+}
+
+lbmc_err lbmc_cli_unknown_option(const char *command, const char *arg, const struct option *opts)
+{
+  const char *names[128], *close;
+  char word[64], hint[96] = "";
+  int n = 0;
+  snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + strspn(arg, "-"), "="),
+           arg + strspn(arg, "-")); /* "--polcy=x" -> "polcy" */
+  for (; opts[n].name && n < 128; n++) names[n] = opts[n].name;
+  close = *word ? lbmc_suggest(word, names, n) : NULL;
+  if (close) snprintf(hint, sizeof hint, " (did you mean '--%s'?)", close);
+  return LBMC_ERROR(LBMC_ERR_ARG, "'%s' is not an option of lbmc %s%s (see lbmc %s --help)", arg,
+                    command, hint, command);
 }
 
 /* The program's one piece of global state: set by the stop signals (a signal handler can

@@ -39,6 +39,9 @@ typedef struct {
 /** Column name of a grid axis in the tidy rows: "pools[2].mu" -> "mu_2", "run.time" ->
  *  "time", other names unchanged (as lbmc_analysis.to_frame names them). */
 const char *lbmc_info_axis_column(const char *axis, char *buf, size_t len);
+/** The axis of g named `name` (its name, its key with "system.", or its column), or -1
+ *  (also for g NULL). */
+int lbmc_info_axis(const lbmc_grid *g, const char *name);
 /** Narrow info->keep to the points that match spec, "axis=value,axis=value,...": an
  *  axis by its name (pools[2].mu) or column (mu_2), a value as written in the job or
  *  the same number; several values of one axis are alternatives. Errors: LBMC_ERR_ARG
@@ -68,6 +71,23 @@ lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table *
  *  one call of the Python package (lbmc_limit_answers). Errors: those of
  *  lbmc_limit_answers (the package missing, python3 failing), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_limits(lbmc_info *info);
+/** lbmc info --wide: the metric entry and the axes of the rows and columns (NULL: the
+ *  defaults, n and policy). */
+typedef struct {
+  const char *metric, *rows, *columns;
+} lbmc_info_wide_spec;
+/** The wide view (info_wide.c): one metric entry (spec->metric, one entry: p_wait,
+ *  utilization[2]) of the kept points as a table with a row per value of the rows' axis
+ *  (default n, else the first axis) and per value of the columns' axis (default policy,
+ *  else the first axis varied apart from the rows; none for a one-axis grid) one cell,
+ *  "estimate [lower, upper]" with " (n)" for not_stationary and "unstable" (text form), or
+ *  the columns VALUE.mean, VALUE.lower, VALUE.upper, VALUE.status (CSV, JSON). Every other
+ *  axis must have one value among the kept points (--where). legend[len] gets a line
+ *  saying what the table shows and what its marks mean. Errors: LBMC_ERR_ARG (a metric
+ *  that is not one entry, an unknown axis, rows and columns varied together, another axis
+ *  with several values, no grid), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_wide(const lbmc_info *info, const lbmc_info_wide_spec *spec, lbmc_table **t,
+                        char *legend, size_t len);
 
 /** The first column of the grid axes in the rows' table (point is column 0). */
 #define LBMC_INFO_FIRST_AXIS 1

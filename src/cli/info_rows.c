@@ -46,8 +46,7 @@ const char *lbmc_info_axis_column(const char *axis, char *buf, size_t len)
 
 /* ---- --where ---- */
 
-/* The axis named `name` (its name, key or column), or -1. */
-static int lbmc_info_axis(const lbmc_grid *g, const char *name)
+int lbmc_info_axis(const lbmc_grid *g, const char *name)
 {
   char col[64];
   for (int a = 0; g && a < g->A; a++)

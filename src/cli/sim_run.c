@@ -5,6 +5,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,11 +24,15 @@ typedef struct {
   lbmc_point *acc;      /* the replicas so far */
   lbmc_schedule *sched; /* sequential mode's rounds and doublings, of one point */
   char init_note[256];  /* why the replicas did not start as asked ("" if they did) */
+  int meanfield_advice; /* not stationary from empty, and a mean-field start applies */
   long done;            /* replicas of the estimates after an interruption */
   int interrupted;
   int64_t events;
   double cpu;
-  int tty; /* progress on a terminal */
+  long finished, rounds; /* replicas finished and rounds reduced, for LBMC_TEST_STOP */
+  int progress;          /* LBMC_SIM_PROGRESS_* */
+  int tty;               /* progress on a terminal: one live line */
+  volatile sig_atomic_t *stop;
   double t0, shown;
   /* --limit: the limits in the estimates' layout, their sources, the answer holding them */
   int limit;
@@ -38,8 +43,8 @@ typedef struct {
   lbmc_transient trans; /* a transient run's estimates (times 0: none) */
 } lbmc_sim_run;
 
-/* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
-static int lbmc_sim_monitor(void *ctx) { return *(volatile sig_atomic_t *)ctx != 0; }
+/* Seconds between two progress lines when stderr is not a terminal. */
+#define LBMC_SIM_LOG_EVERY 5.0
 
 static double lbmc_sim_now(void)
 {
@@ -48,22 +53,49 @@ static double lbmc_sim_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* "replica 12 of 40 (a longer run), 3.1 s, ETA 7 s" on a terminal, at most twice a
- * second, before replica `done` of the round; force: clear the line. */
+/* A test's Ctrl-C at a known moment, not after a sleep: LBMC_TEST_STOP=replicas=N raises
+ * SIGINT once N replicas have finished (0: before the first starts), reduction=N during
+ * the reduction of round N (from 1), as the real signal would arrive. */
+static void lbmc_sim_test_stop(const char *when, long count)
+{
+  const char *spec = getenv("LBMC_TEST_STOP");
+  const size_t len = strlen(when);
+  if (spec && strncmp(spec, when, len) == 0 && spec[len] == '=' &&
+      strtol(spec + len + 1, NULL, 10) == count)
+    raise(SIGINT);
+}
+
+/* "replica 12 of 40 (30%, a longer run), 3.1 s, ETA 7 s": on a terminal one live line,
+ * at most twice a second (force: clear it); otherwise a line every LBMC_SIM_LOG_EVERY
+ * seconds, the first once the run has lasted that long (--progress always: at once). The
+ * ETA is the round's, from the replicas done and the running one's simulated time. */
 static void lbmc_sim_progress(lbmc_sim_run *s, int force)
 {
   const long done = s->sched->done[0], target = s->sched->target[0];
-  double now = lbmc_sim_now(), el = now - s->t0;
-  if (!s->tty || (!force && now - s->shown < 0.5)) return;
+  const double now = lbmc_sim_now(), el = now - s->t0;
+  const double f = s->rep && done < target ? lbmc_replica_fraction(s->rep) : 0, got = done + f;
+  char eta[32] = "ETA unknown";
+  if (s->progress == LBMC_SIM_PROGRESS_NEVER || (!s->tty && force)) return;
+  if (now - s->shown < (s->tty ? 0.5 : LBMC_SIM_LOG_EVERY) && !force) return;
   s->shown = now;
   if (force) {
-    fprintf(stderr, "\r%70s\r", "");
+    fprintf(stderr, "\r%78s\r", "");
     return;
   }
-  fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", done + 1, target,
-          lbmc_point_doubling(s->acc) ? " (a longer run)" : "", el,
-          done > 0 ? el / (double)done * (double)(target - done) : 0.0);
+  if (got > 0.01) snprintf(eta, sizeof eta, "ETA %.0f s", el / got * ((double)target - got));
+  fprintf(stderr, "%slbmc sim: replica %ld of %ld (%.0f%%%s), %.1f s, %s%s", s->tty ? "\r" : "",
+          done < target ? done + 1 : target, target, 100 * f,
+          lbmc_point_doubling(s->acc) ? ", a longer run" : "", el, eta, s->tty ? "   " : "\n");
   fflush(stderr);
+}
+
+/* The replica driver's monitor, polled inside the engine: progress, and stop at SIGINT
+ * or SIGTERM. */
+static int lbmc_sim_monitor(void *ctx)
+{
+  lbmc_sim_run *s = ctx;
+  lbmc_sim_progress(s, 0);
+  return *s->stop != 0;
 }
 
 /* A round is complete (R replicas; 0 for a point with nothing to simulate): sequential
@@ -72,6 +104,7 @@ static lbmc_err lbmc_sim_settle(lbmc_sim_run *s, long R)
 {
   char why[256];
   lbmc_next what;
+  lbmc_sim_test_stop("reduction", ++s->rounds);
   LBMC_CALL(lbmc_schedule_settle(s->sched, 0, R, s->acc, lbmc_job_precision(s->job), &what, why,
                                  sizeof why));
   lbmc_sim_progress(s, 1);
@@ -102,6 +135,7 @@ static lbmc_err lbmc_sim_replica(lbmc_sim_run *s, long r, int doubling)
   LBMC_CALL(err);
   LBMC_CALL(lbmc_point_add(s->acc, rec, size, &used));
   lbmc_schedule_done(s->sched, 0, r, 1);
+  lbmc_sim_test_stop("replicas", ++s->finished);
   return LBMC_SUCCESS;
 }
 
@@ -112,6 +146,7 @@ static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
   long p, r, R;
   int doubling;
   if (!s->rep) return lbmc_sim_settle(s, 0); /* rho >= 1 with unlimited buffers */
+  lbmc_sim_test_stop("replicas", 0);
   while (lbmc_schedule_next(s->sched, &p, &r, &doubling)) {
     LBMC_CALL(lbmc_sim_replica(s, r, doubling));
     if (s->interrupted) return LBMC_SUCCESS;
@@ -183,6 +218,7 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   json_object_set_new(root, "engine", json_string(s->engine));
   json_object_set_new(root, "init", json_string(lbmc_init_kind_names[s->o.init]));
   if (*s->init_note) json_object_set_new(root, "init_note", json_string(s->init_note));
+  if (s->meanfield_advice) json_object_set_new(root, "suggested_init", json_string("meanfield"));
   for (int i = 0; i < LBMC_QUANTILES; i++)
     json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
   json_object_set_new(root, "quantile_levels", levels);
@@ -207,6 +243,10 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
          lbmc_init_kind_names[s->o.init], s->interrupted ? " (interrupted: partial results)" : "");
   if (*s->init_note) printf("note: %s\n", s->init_note);
   lbmc_cli_print_verdict(stdout, v);
+  if (s->meanfield_advice)
+    printf("  or start near the mean-field fixed point: --init meanfield (the %s engine has "
+           "it; it removes most of the warm-up)\n",
+           s->engine);
   if (v->status == LBMC_STATUS_UNSTABLE) return;
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(s->o.confidence, lv, sizeof lv),
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
@@ -245,13 +285,20 @@ static void lbmc_sim_limits(lbmc_sim_run *s)
 /* Run the point (rounds, a signal's partial results), then print it. */
 static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
 {
-  volatile sig_atomic_t *stop = lbmc_cli_catch_stop_signals(0);
-  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, (void *)stop);
+  s->stop = lbmc_cli_catch_stop_signals(0);
+  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, s);
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
+  if (s->progress == LBMC_SIM_PROGRESS_ALWAYS && !s->tty) s->shown -= LBMC_SIM_LOG_EVERY;
   LBMC_CALL(lbmc_sim_rounds(s));
   if (s->interrupted && !lbmc_sim_partial(s)) {
-    fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
+    if (lbmc_point_doubling(s->acc) > 0) /* the shorter runs were not stationary */
+      fprintf(stderr,
+              "lbmc sim: interrupted before a replica of the longer run (time %g) finished; "
+              "the shorter runs were not stationary: nothing to show\n",
+              ldexp(s->o.time, lbmc_point_doubling(s->acc)));
+    else
+      fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
     return LBMC_ERR_INTERRUPTED;
   }
   if (s->interrupted)
@@ -261,6 +308,9 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
   if (s->limit) lbmc_sim_limits(s);
   if (s->o.transient[2] > 0 && s->rep)
     LBMC_CALL(lbmc_point_transient(s->acc, lbmc_point_verdict(s->acc)->replicas, &s->trans));
+  s->meanfield_advice = lbmc_point_verdict(s->acc)->status == LBMC_STATUS_NOT_STATIONARY &&
+                        s->o.init == LBMC_INIT_EMPTY && s->rep &&
+                        lbmc_replica_meanfield_applies(s->rep);
   if (json)
     lbmc_sim_print_json(s);
   else
@@ -269,7 +319,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
 }
 
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json, int limit)
+                            const char *engine, int json, int limit, int progress)
 {
   const double cost = 1; /* one point: any cost */
   lbmc_sim_run s;
@@ -280,6 +330,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.o = *o;
   s.engine = engine;
   s.limit = limit;
+  s.progress = progress;
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
   LBMC_CALL_GOTO(
       err,

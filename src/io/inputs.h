@@ -137,11 +137,11 @@ typedef struct {
        .what = "a positive finite number (arrival rate per server)",                               \
        .need = "the arrival rate per server: a number > 0, or a list",                             \
        .sim_need = "the arrival rate per server is required")                                      \
-  X(POOLS_TEXT, .flag = "pools", .arg = "LIST", .type = LBMC_IT_TEXT,                              \
+  X(POOLS_TEXT, .flag = "pools", .arg = "LIST", .type = LBMC_IT_TEXT, .def = "1:1:inf",            \
     .help = "pools beta:mu:buffer, comma-separated; beta = fraction of\n"                          \
             "servers (sum 1), mu = speed (> 0; 1/3 allowed), buffer =\n"                           \
-            "customers per server incl. the one in service (>= 1 or inf)",                         \
-    .sim_need = "the pools beta:mu:buffer are required")                                           \
+            "customers per server incl. the one in service (>= 1 or inf);\n"                       \
+            "the default is one pool of speed 1 with unlimited buffers")                           \
   AXIS(ROUTERS, .key = "system.routers", .routing = 1, .flag = "routers", .arg = "R",              \
        .type = LBMC_IT_INT, .lo = 1, .hi = LBMC_MAX_ROUTERS, .def = "1", .help = "routers",        \
        .what = "an integer from 1 to 1048576 (routers)")                                           \
@@ -256,6 +256,11 @@ typedef struct {
   X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
   X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
     .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
+  X(PROGRESS, .flag = "progress", .arg = "WHEN", .type = LBMC_IT_OPTION,                           \
+    .choices = "auto, always, never", .def = "auto",                                               \
+    .help = "progress and ETA on stderr: auto (a live line on a terminal;\n"                       \
+            "otherwise a line every few seconds once a run is long),\n"                            \
+            "always (those lines from the start), never")                                          \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
   X(LIMIT, .flag = "limit", .type = LBMC_IT_FLAG,                                                  \

@@ -109,7 +109,22 @@ int lbmc_policy_list_using(const char *setting, char *buf, size_t len)
 /* "allowed: random, jsq(d), ..., jiq": every type, then every alias. */
 static lbmc_err lbmc_policy_list_error(const char *where, const char *text, const char *why)
 {
-  char list[1024] = "", usage[64];
+  char list[1024] = "", usage[64], hint[96] = "";
+  const char *names[64], *close;
+  int n = 0;
+  for (int i = 0; i < lbmc_policy_count() && n < 64; i++) {
+    names[n++] = lbmc_policies[i]->name;
+    for (const lbmc_policy_alias *a = lbmc_policies[i]->aliases; a && a->name && n < 64; a++)
+      names[n++] = a->name;
+  }
+  const char *start = text + strspn(text, " \t");
+  char name[32];
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(start, "( \t"), start); /* "jsk(2)": jsk */
+  close = lbmc_suggest(name, names, n);
+  if (close && strcmp(close, name) != 0) { /* a typo of a name; the parameter kept */
+    const char *paren = strchr(text, '(');
+    snprintf(hint, sizeof hint, "; did you mean '%s%s'?", close, paren ? paren : "");
+  }
   for (int i = 0; i < lbmc_policy_count(); i++) {
     size_t len = strlen(list);
     lbmc_policy_usage(lbmc_policies[i], usage, sizeof usage);
@@ -120,8 +135,8 @@ static lbmc_err lbmc_policy_list_error(const char *where, const char *text, cons
       size_t len = strlen(list);
       snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", a->name);
     }
-  return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed (%s); allowed: %s", where, text, why,
-                    list);
+  return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed (%s%s); allowed: %s", where, text, why,
+                    hint, list);
 }
 
 /* Split "name(p)" (spaces allowed around the parts) into name[size] and the parameter

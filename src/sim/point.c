@@ -376,6 +376,24 @@ static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const l
     }
 }
 
+/* Replica i is summarised: its whole record goes, but replica 0's stays for batch means
+ * as long as it is the only replica summarised (always in a one-replica point), so that
+ * the replicas finished when a run is interrupted after the first one still reduce. */
+static void lbmc_point_drop_full(lbmc_point *p, long i)
+{
+  if (i != 0) {
+    free(p->rep[i].full);
+    p->rep[i].full = NULL;
+  }
+  if (p->first_round == 1 || !p->rep[0].full || !p->rep[0].kept.present) return;
+  for (long k = 1; k < p->nrep; k++)
+    if (p->rep[k].kept.present) {
+      free(p->rep[0].full);
+      p->rep[0].full = NULL;
+      return;
+    }
+}
+
 /* What replica i keeps once the warm-up is known: its sums over the measured period, its
  * parts, its values with their weights and its retained histograms. */
 static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
@@ -412,10 +430,7 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   }
   kept->present = 1;
   LBMC_CALL(lbmc_point_trans_fold(p));
-  if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */
-    free(r->full);
-    r->full = NULL;
-  }
+  lbmc_point_drop_full(p, i);
   return LBMC_SUCCESS;
 }
 
@@ -487,7 +502,7 @@ int lbmc_point_ready(const lbmc_point *p, long R)
   if (R > p->nrep || (R > 0 && !p->decided)) return 0;
   for (long i = 0; i < R; i++)
     if (!p->rep[i].kept.present) return 0;
-  return 1;
+  return R != 1 || p->rep[0].full != NULL; /* one replica: its batches, from its record */
 }
 
 const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }

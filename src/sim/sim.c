@@ -48,6 +48,7 @@ struct lbmc_replica_ {
   uint64_t cap; /* the runaway cap */
   int (*monitor)(void *ctx);
   void *monitor_ctx;
+  double t_end; /* the time the current replica runs to (lbmc_replica_fraction) */
 };
 
 long lbmc_run_segments(const lbmc_run_options *o)
@@ -78,6 +79,26 @@ void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *
   r->monitor = monitor;
   r->monitor_ctx = ctx;
   lbmc_engine_set_stop(r->e, monitor, ctx); /* polled inside the engine's event loop */
+}
+
+double lbmc_replica_fraction(const lbmc_replica *r)
+{
+  const double f = r->t_end > 0 ? lbmc_engine_time(r->e) / r->t_end : 0;
+  return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+int lbmc_replica_meanfield_applies(lbmc_replica *r)
+{
+  char note[256];
+  lbmc_run_options *mf = malloc(sizeof *mf); /* the options are large (a tail start) */
+  int ok;
+  if (!mf) return 0;
+  *mf = *r->o;
+  mf->init = LBMC_INIT_MEANFIELD;
+  ok = lbmc_engine_set_init(r->e, mf, note, sizeof note) == LBMC_SUCCESS && !*note;
+  free(mf);
+  if (lbmc_engine_set_init(r->e, r->o, note, sizeof note) != LBMC_SUCCESS) return 0;
+  return ok;
 }
 
 const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
@@ -311,6 +332,7 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
   *size = 0;
   LBMC_CALL(lbmc_replica_groups(r, transient ? 0 : u->one_replica));
   LBMC_CALL(lbmc_replica_start(r, u));
+  r->t_end = t_start + ldexp(o->time, u->doubling);
   err = lbmc_replica_warmup(r, t_start, h);
   if (!err && !lbmc_engine_overflowed(r->e))
     err = transient ? lbmc_replica_observe(r) : lbmc_replica_segments(r, t_start, h);

@@ -150,6 +150,14 @@ expect 2 "--max-customers: '1e30' is not allowed; an integer from 0 \\(the defau
 expect 2 "policy: 'jsq\\(1e30\\)': the parameter: '1e30' is not allowed; an integer from 1 to n" sim $ok --policy 'jsq(1e30)'
 expect 2 "pool 1: buffer: '1e30' is not allowed; an integer >= 1 \\(customers per server" sim --n 10 --lambda 0.5 --pools 1:1:1e30
 expect 2 "--service: scv: '1e-400' is not allowed; a number is 0 or of magnitude at least" sim $ok --service lognormal:scv=1e-400
+# did you mean: a misspelt option of each command, a misspelt policy (its parameter kept)
+expect 2 "'--polcy' is not an option of lbmc sim \\(did you mean '--policy'\\?\\)" sim $ok --polcy pull
+expect 2 "'--lamda=0.5' is not an option of lbmc sim \\(did you mean '--lambda'\\?\\)" sim --n 10 --lamda=0.5
+expect 2 "'--outptu' is not an option of lbmc run \\(did you mean '--output'\\?\\)" run --outptu x.h5 job.yaml
+expect 2 "'--metrix' is not an option of lbmc info \\(did you mean '--metrics'\\?\\)" info --metrix p x.h5
+expect 2 "'--frobnicate' is not an option of lbmc sim \\(see lbmc sim --help\\)" sim $ok --frobnicate
+expect 2 "policy: 'jsk\\(2\\)' is not allowed \\(unknown policy; did you mean 'jsq\\(2\\)'\\?\\)" sim $ok --policy 'jsk(2)'
+expect 2 "policy: 'pul' is not allowed \\(unknown policy; did you mean 'pull'\\?\\)" sim $ok --policy pul
 # good input still works: status ok needs a run long against the relaxation time (each
 # server is an M/M/1 queue at rho = 0.5 under random routing, relaxation about 12): the
 # bad-input runs ($ok, time 5) are honestly not_stationary

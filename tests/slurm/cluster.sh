@@ -21,7 +21,8 @@
 # Everything lives in DIR; daemons run in the foreground under setsid with
 # their own pids recorded in DIR/pids/. Nothing is ever killed by name.
 # Needs root and the Slurm packages of scripts/debian-packages.txt
-# (scripts/install-deps). Background: shared/notes/slurm-local.md.
+# (scripts/install-deps). How to use it by hand, and why it is set up so:
+# docs/slurm-local.md.
 set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin   # daemons live in /usr/sbin
 

@@ -304,6 +304,50 @@ static void test_point_one(void)
   lbmc_model_destroy(&m);
 }
 
+/* A point planned for 4 replicas and stopped after its first (lbmc sim's Ctrl-C) reduces
+ * from that replica's batches, to the same bytes as a one-replica point; once a second
+ * replica is in, the first one's record is gone and R = 1 is no longer ready (never a
+ * reduction from a record that is not there). Fixed warm-up and warmup auto. */
+static void test_point_stopped(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  for (int automatic = 0; automatic < 2; automatic++) {
+    lbmc_point *p = NULL, *one;
+    const lbmc_estimates *e, *e1;
+    const size_t k = at(m, LBMC_M_MEAN_QUEUE);
+    size_t size;
+    int used;
+    unsigned char *rec;
+    test_options(&o, automatic);
+    o.batches = 20;
+    one = reduce(m, &o, 1, prof_ratio, NULL, 1.5);
+    CU_ASSERT_FATAL(lbmc_point_create(m, &o, 4, &p) == LBMC_SUCCESS);
+    rec = make_record(0, 0, prof_ratio, 0, 1.5, &size);
+    CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+    free(rec);
+    CU_ASSERT_FATAL(lbmc_point_decide_early(p, 1) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_point_ready(p, 1));
+    CU_ASSERT_FATAL(lbmc_point_reduce(p, 1) == LBMC_SUCCESS);
+    e = lbmc_point_estimates(p), e1 = lbmc_point_estimates(one);
+    UT_CHECK(e->estimate[k] == e1->estimate[k] && e->half_width[k] == e1->half_width[k] &&
+                 !isnan(e->half_width[k]),
+             "warmup auto %d: stopped %g +- %g, one-replica point %g +- %g", automatic,
+             e->estimate[k], e->half_width[k], e1->estimate[k], e1->half_width[k]);
+    CU_ASSERT_EQUAL(lbmc_point_verdict(p)->replicas, 1);
+    rec = make_record(1, 0, prof_ratio, 0, 1.5, &size);
+    CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+    free(rec);
+    CU_ASSERT(lbmc_point_ready(p, 2));
+    CU_ASSERT(!lbmc_point_ready(p, 1));
+    CU_ASSERT(lbmc_point_reduce(p, 1) == LBMC_ERR_ARG);
+    CU_ASSERT(lbmc_point_reduce(p, 2) == LBMC_SUCCESS);
+    lbmc_point_destroy(&p);
+    lbmc_point_destroy(&one);
+  }
+  lbmc_model_destroy(&m);
+}
+
 /* Doublings: a record of another doubling is ignored; sequential mode's decisions. */
 static void test_point_next(void)
 {
@@ -351,6 +395,7 @@ int ut_register_point(void)
       {"point: halves and drift", test_point_verdicts},
       {"point: customer cap", test_point_cap},
       {"point: one replica, point mass", test_point_one},
+      {"point: stopped after its first replica", test_point_stopped},
       {"point: doublings, sequential mode", test_point_next},
       {NULL, NULL}};
   return ut_add_suite("point", tests);

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# lbmc sim for a quick question: --pools defaults to one pool 1:1:inf (the same output as
+# given); --progress always writes a progress line with an ETA to stderr at once when it
+# is not a terminal, auto writes none in a short run, never none at all, and a bad value
+# is an error naming the flag; a run from empty that is not stationary names
+# --init meanfield when its engine has that start (occupancy), not when it has none
+# (servers), nor once it is used.
+# Usage: sim_quick.sh LBMC
+set -u
+LBMC=${1:?usage: sim_quick.sh LBMC}
+LBMC_TEST_NAME=sim-quick
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+quick=(--n 100 --lambda 0.9 --policy 'jsq(2)' --time 100 --warmup 10 --replicas 2)
+"$LBMC" sim "${quick[@]}" --json >"$WORK/default.json" 2>"$WORK/default.err"
+check "no --pools: exit 0" test $? -eq 0
+"$LBMC" sim "${quick[@]}" --pools 1:1:inf --json >"$WORK/given.json" 2>/dev/null
+check "no --pools: the results of --pools 1:1:inf" \
+  /usr/bin/python3 -c "import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+for d in (a, b): d.pop('cpu_seconds')
+sys.exit(a != b)" "$WORK/default.json" "$WORK/given.json"
+check "--help: --pools' default" grep -q "(default 1:1:inf)" <("$LBMC" sim --help)
+
+check "--progress auto, short run, not a terminal: no progress" test ! -s "$WORK/default.err"
+"$LBMC" sim "${quick[@]}" --progress always >/dev/null 2>"$WORK/always.err"
+check "--progress always: a line with the ETA at once" \
+  grep -Eq "^lbmc sim: replica 1 of 2 \(0%\), [0-9.]+ s, ETA unknown$" "$WORK/always.err"
+"$LBMC" sim "${quick[@]}" --progress never >/dev/null 2>"$WORK/never.err"
+check "--progress never: nothing" test ! -s "$WORK/never.err"
+"$LBMC" sim "${quick[@]}" --progress sometimes >/dev/null 2>"$WORK/bad.err"
+check "--progress sometimes: exit 2" test $? -eq 2
+check "--progress sometimes: names the flag and the choices" \
+  grep -q "\-\-progress: 'sometimes' is not allowed; allowed: auto, always, never" "$WORK/bad.err"
+
+# A heavy load from empty, far too short: not stationary.
+short=(--n 100000 --lambda 0.95 --policy 'jsq(2)' --time 20 --warmup 0 --replicas 2)
+"$LBMC" sim "${short[@]}" --engine occupancy >"$WORK/occ.out" 2>&1
+check "occupancy from empty, not stationary: the advice names --init meanfield" \
+  grep -q "^  or start near the mean-field fixed point: --init meanfield" "$WORK/occ.out"
+"$LBMC" sim "${short[@]}" --engine occupancy --json 2>/dev/null | grep -q '"suggested_init": "meanfield"'
+check "occupancy from empty, not stationary: JSON suggested_init" test $? -eq 0
+"$LBMC" sim "${short[@]}" --engine occupancy --init meanfield --time 200 --warmup 20 >"$WORK/mf.out" 2>&1
+check "with --init meanfield: no such advice" test "$(grep -c "init meanfield" "$WORK/mf.out")" -eq 0
+check "with --init meanfield: ok" grep -q "^status: ok" "$WORK/mf.out"
+"$LBMC" sim --n 1000 --lambda 0.95 --policy 'jsq(2)' --time 20 --warmup 0 --replicas 2 \
+  --engine servers >"$WORK/srv.out" 2>&1
+check "servers (no mean-field start), not stationary" grep -q "^status: not_stationary" "$WORK/srv.out"
+check "servers: no --init meanfield advice" test "$(grep -c "init meanfield" "$WORK/srv.out")" -eq 0
+
+finish
