@@ -37,6 +37,9 @@ typedef struct {
   double cost_live; /* cost of the units run by this run (not replayed): the pace */
 } lbmc_schedule;
 
+/** order[0..P) = the points 0..P-1 by decreasing cost[p] (finite), ties keeping the lower
+ *  index first: the order of a stable sort, in O(P log P). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_schedule_order(const double *cost, long P, long *order);
 /** For P points with per-replica costs, `replicas` in the first round, up to Rmax.
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rmax,
