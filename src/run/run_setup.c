@@ -249,6 +249,7 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->cost);
   free(run->rmsg);
   free(run->waiting);
+  free(run->workers);
 }
 
 /* "occupancy 2e+07, servers 1e+07, ...": the engines' nominal speeds, into buf[len]. */
@@ -318,6 +319,9 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
                       (long long)rec.h.point, (long long)rec.h.replica);
   }
   if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
+  /* the second result of a unit re-issued from a rank presumed frozen: the same record */
+  if (live && lbmc_schedule_is_done(run->sched, i, (long)rec.h.replica, (int)rec.h.doubling))
+    return LBMC_SUCCESS;
   LBMC_CALL(lbmc_runner_acc(run, i));
   LBMC_CALL(lbmc_point_add(run->acc[i], record, size, &used));
   if (!used) return LBMC_SUCCESS; /* of a doubling the point has left */

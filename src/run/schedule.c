@@ -117,6 +117,24 @@ void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued)
   if (issued) s->cost_live += lbmc_schedule_cost(s, point);
 }
 
+int lbmc_schedule_reissue(lbmc_schedule *s, long point, long replica, int doubling)
+{
+  int8_t *st = s->state + (size_t)point * (size_t)s->Rmax + replica;
+  if (replica < 0 || replica >= s->Rmax || s->finished[point] || s->doubling[point] != doubling ||
+      *st != 1)
+    return 0;
+  *st = 0;
+  s->inflight[point]--;
+  s->cursor = 0; /* the point has a pending unit again */
+  return 1;
+}
+
+int lbmc_schedule_is_done(const lbmc_schedule *s, long point, long replica, int doubling)
+{
+  if (replica < 0 || replica >= s->Rmax || s->doubling[point] != doubling) return 0;
+  return s->state[(size_t)point * (size_t)s->Rmax + replica] == 2;
+}
+
 long lbmc_schedule_round(const lbmc_schedule *s, long p)
 {
   const int8_t *st = s->state + (size_t)p * (size_t)s->Rmax;
