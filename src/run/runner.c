@@ -271,6 +271,26 @@ static void lbmc_nap(void)
   nanosleep(&ts, NULL);
 }
 
+/* Complete *req without holding a core for long (MPI's blocking calls busy-poll): test
+ * for up to 0.1 s, as MPI would (rank 0's answers between its own ticks, even on a busy
+ * machine, keep their latency), then sleep between tests from 1 ms, doubling up to 8 ms, so a long
+ * wait (a worker parked, or waiting for rank 0's set-up or final write) costs almost no
+ * CPU. */
+static void lbmc_wait_nap(MPI_Request *req)
+{
+  const double spin_until = MPI_Wtime() + 0.1;
+  long ns = 1000000;
+  int done = 0;
+  MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  while (!done && MPI_Wtime() < spin_until) MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  while (!done) {
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    if (ns < 8000000) ns *= 2;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  }
+}
+
 /* Rank 0: the scheduling loop, simulating whenever there is a unit for it. */
 static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
@@ -323,13 +343,16 @@ static lbmc_err lbmc_runner_worker(lbmc_runner *run)
   int flag, dummy, has_result = 0;
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
-    if (has_result) {
-      MPI_Send((void *)run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm);
-    } else {
-      int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
-      MPI_Send(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm);
-    }
-    MPI_Recv(unit, 3, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, MPI_STATUS_IGNORE);
+    MPI_Request req;
+    int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
+    if (has_result)
+      MPI_Isend((void *)run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm,
+                &req);
+    else
+      MPI_Isend(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm, &req);
+    lbmc_wait_nap(&req); /* a large record waits for rank 0 between its own ticks */
+    MPI_Irecv(unit, 3, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, &req);
+    lbmc_wait_nap(&req); /* parked until rank 0 has a unit */
     if (unit[0] < 0) break;
     {
       lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], (int)unit[2],
@@ -408,10 +431,13 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
   MPI_Comm_size(comm, &run.size);
   run.t0 = run.t_progress = MPI_Wtime();
   err = lbmc_runner_setup(&run);
-  code = (int)lbmc_runner_hosts(&run); /* collective: on every rank, set up or not */
-  if (!err) err = (lbmc_err)code;
   code = (int)err;
-  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, comm); /* any failed set-up stops all */
+  { /* any failed set-up stops all; the workers wait for rank 0's longer one asleep */
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, comm, &req);
+    lbmc_wait_nap(&req);
+  }
+  if (code == LBMC_SUCCESS) code = (int)lbmc_runner_hosts(&run); /* the same on every rank */
   if (code == LBMC_SUCCESS && settings->dry_run) {
     if (run.rank == 0) lbmc_runner_dry_run(&run);
   } else if (code == LBMC_SUCCESS) {
@@ -430,7 +456,11 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
       if (run.nlost > 0) lbmc_runner_abandon(&run, err, complete);
     }
     code = (int)err;
-    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    { /* the workers wait asleep while rank 0 writes the results */
+      MPI_Request req;
+      MPI_Ibcast(&code, 1, MPI_INT, 0, comm, &req);
+      lbmc_wait_nap(&req);
+    }
   }
   lbmc_runner_teardown(&run);
   return (lbmc_err)code;
