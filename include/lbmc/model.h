@@ -41,13 +41,14 @@ lbmc_err lbmc_model_set_lambda(lbmc_model *m, double lambda);
 /** Pools: arrays of length J (1 <= J <= LBMC_MAX_POOLS): fractions beta_j in (0, 1],
  *  speeds mu_j > 0 (rate per time unit), buffers B_j >= 1 or LBMC_BUFFER_INF
  *  (customers a server holds, the one in service included). Copied.
- *  Errors: LBMC_ERR_ARG. */
+ *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */
 lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const double *mu,
                               const long *buffer);
 /** Change beta_j of pool j only (a grid axis). Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta);
 /** Service-requirement distribution of pool j, or of every pool with j = -1 (the
- *  default is exponential). Copied. Errors: LBMC_ERR_ARG (pool out of range). */
+ *  default is exponential). Copied. Errors: LBMC_ERR_ARG (pool out of range),
+ *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc);
 /** Queue-length-dependent speeds of pool j (PULL paper, section 6.1): a server of the
  *  pool holding q customers works at speed rates[min(q, L) - 1] (requirement units
@@ -89,7 +90,8 @@ int64_t lbmc_model_pool_servers(const lbmc_model *m, int j);
 /** Load rho = lambda / sum_j beta_j mu_j. */
 double lbmc_model_rho(const lbmc_model *m);
 long lbmc_model_routers(const lbmc_model *m);
-/** Service distribution of pool j (owned by the model). */
+/** Service distribution of pool j (owned by the model; valid until the model is destroyed or
+ *  its pools or service laws are set again). */
 const lbmc_service *lbmc_model_service(const lbmc_model *m, int j);
 /** Speed list of pool j: its length L (1 without queue-length dependence) and values. */
 int lbmc_model_rates(const lbmc_model *m, int j, const double **rates);

@@ -192,7 +192,8 @@ static lbmc_err lbmc_sim_give_service(lbmc_job *job, int id, int j, const char *
 /* --service SPEC (every pool) or SPEC1;...;SPECJ (one per pool). */
 static lbmc_err lbmc_sim_service(lbmc_job *job, const char *text, int J)
 {
-  char buf[4096], *save = NULL, *tok, where[64];
+  char *buf, *save = NULL, *tok, where[64];
+  lbmc_err err = LBMC_SUCCESS;
   int count = 1, j = 0;
   for (const char *p = text; *p; p++) count += *p == ';';
   if (count == 1) return lbmc_sim_give_service(job, LBMC_IN_SERVICE, 0, "--service", text);
@@ -201,18 +202,17 @@ static lbmc_err lbmc_sim_service(lbmc_job *job, const char *text, int J)
                       "--service: '%s' gives %d distributions for %d pool%s; allowed: one for all "
                       "pools, or one per pool separated by ';'",
                       text, count, J, J > 1 ? "s" : "");
-  if (strlen(text) >= sizeof buf)
-    return LBMC_ERROR(LBMC_ERR_ARG, "--service: the value is too long (at most %zu characters)",
-                      sizeof buf - 1);
-  snprintf(buf, sizeof buf, "%s", text);
+  if (!(buf = strdup(text))) /* of any length: phase-type texts are long */
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "--service: out of memory");
   /* strsep-like split that keeps empty fields, so "a;;b" names its empty pool */
-  for (tok = buf; j < J; j++, tok = save) {
+  for (tok = buf; !err && j < J; j++, tok = save) {
     save = strchr(tok, ';');
     if (save) *save++ = '\0';
     snprintf(where, sizeof where, "--service: pool %d", j + 1);
-    LBMC_CALL(lbmc_sim_give_service(job, LBMC_IN_POOL_SERVICE, j, where, tok));
+    err = lbmc_sim_give_service(job, LBMC_IN_POOL_SERVICE, j, where, tok);
   }
-  return LBMC_SUCCESS;
+  free(buf);
+  return err;
 }
 
 /* The speeds R1,...,RL of --mu-k's pool (1-based, for messages) into rates[*L]. */

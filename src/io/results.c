@@ -71,14 +71,11 @@ static int lbmc_results_points(lbmc_results *r)
 {
   const size_t P = (size_t)r->P, J = (size_t)r->J;
   r->pt = calloc(P ? P : 1, sizeof *r->pt);
-  r->service = calloc(P * J * LBMC_SERVICE_TEXT + 1, 1);
+  r->service = calloc(P * J + 1, sizeof *r->service); /* NULL: exponential */
   r->slots = malloc(sizeof *r->slots * (P * J + 1));
   r->mu_k = malloc(sizeof *r->mu_k * (P * J * LBMC_MAX_RATES + 1));
   if (!r->pt || !r->service || !r->slots || !r->mu_k) return -1;
-  for (size_t i = 0; i < P * J; i++) {
-    snprintf(r->service + i * LBMC_SERVICE_TEXT, LBMC_SERVICE_TEXT, "exponential");
-    r->slots[i] = 1;
-  }
+  for (size_t i = 0; i < P * J; i++) r->slots[i] = 1;
   for (size_t i = 0; i < P * J * LBMC_MAX_RATES; i++) r->mu_k[i] = NAN;
   for (size_t i = 0; i < P; i++) {
     lbmc_verdict *v = &r->pt[i].v;
@@ -122,6 +119,8 @@ void lbmc_results_destroy(lbmc_results **r)
   lbmc_grid_destroy(&(*r)->grid);
   free((*r)->pt);
   lbmc_estimates_free(&(*r)->est);
+  for (size_t i = 0; (*r)->service && i < (size_t)(*r)->P * (size_t)(*r)->J; i++)
+    free((*r)->service[i]);
   free((*r)->service);
   free((*r)->slots);
   free((*r)->mu_k);
@@ -129,8 +128,24 @@ void lbmc_results_destroy(lbmc_results **r)
   *r = NULL;
 }
 
-void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
-                            const lbmc_run_options *o)
+const char *lbmc_results_service(const lbmc_results *res, long i, int j)
+{
+  const char *t = res->service[(size_t)i * (size_t)res->J + (size_t)j];
+  return t ? t : "exponential";
+}
+
+lbmc_err lbmc_results_set_service(lbmc_results *res, long i, int j, const char *text)
+{
+  char **at = &res->service[(size_t)i * (size_t)res->J + (size_t)j], *copy = NULL;
+  if (text && strcmp(text, "exponential") != 0 && !(copy = strdup(text)))
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for a service text");
+  free(*at);
+  *at = copy;
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
+                                const lbmc_run_options *o)
 {
   lbmc_point_info *p = &res->pt[i];
   lbmc_model_description d;
@@ -158,13 +173,14 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
     p->mu[j] = pool->mu;
     p->buffer[j] = pool->buffer;
     p->pool_servers[j] = pool->servers;
-    snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s", pool->service->text);
+    LBMC_CALL(lbmc_results_set_service(res, i, j, pool->service->text));
     res->slots[(size_t)i * res->J + j] = pool->L;
     for (int k = 0; k < LBMC_MAX_RATES; k++) mu_k[k] = k < pool->L ? pool->mu_k[k] : NAN;
   }
   p->v.status = LBMC_STATUS_OK;
   p->v.reason[0] = '\0';
   p->surely_unstable = d.surely_unstable;
+  return LBMC_SUCCESS;
 }
 
 /* Replica r of acc into slot r of point p: its values and weights as the point keeps
@@ -209,7 +225,8 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
            (size_t)src->Rmax * row);
   }
   lbmc_estimates_copy(&dst->est, (size_t)to * t, &src->est, (size_t)from * t, t);
-  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0), J * LBMC_SERVICE_TEXT);
+  for (size_t j = 0; j < J; j++)
+    LBMC_CALL(lbmc_results_set_service(dst, to, (int)j, LBMC_RES_SERVICE(src, from, (int)j)));
   memcpy(dst->slots + (size_t)to * J, src->slots + (size_t)from * J, sizeof(int) * J);
   memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
          sizeof(double) * J * LBMC_MAX_RATES);

@@ -65,6 +65,7 @@ static void lbmc_gather_column(const lbmc_results *res, const lbmc_point_column 
       case LBMC_FIELD_INT: I[at] = *(const int *)v; break;
       case LBMC_FIELD_DOUBLE: F[at] = *(const double *)v; break;
       case LBMC_FIELD_CHARS: S[at] = v; break;
+      case LBMC_FIELD_TEXT: S[at] = lbmc_results_service(res, i, j); break; /* service only */
       case LBMC_FIELD_STATUS: S[at] = lbmc_status_name(*(const lbmc_status *)v); break;
       case LBMC_FIELD_EVIDENCE:
         S[at] = lbmc_evidence_names(*(const unsigned *)v, text + at * LBMC_EVIDENCE_TEXT,

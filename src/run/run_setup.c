@@ -83,9 +83,15 @@ static lbmc_err lbmc_runner_replay(const void *record, size_t size, void *ctx)
 
 /* The service texts warned about so far (a distinct few: looked up linearly). */
 typedef struct {
-  char (*text)[LBMC_SERVICE_TEXT];
+  char **text;
   size_t n, cap;
 } lbmc_warned;
+
+static void lbmc_warned_free(lbmc_warned *seen)
+{
+  for (size_t k = 0; k < seen->n; k++) free(seen->text[k]);
+  free(seen->text);
+}
 
 /* Warn once per service distribution whose means cannot converge (or hardly): the first
  * time its text appears, in the order of the points and pools. */
@@ -100,11 +106,14 @@ static lbmc_err lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_mode
     if (!w || k < seen->n) continue;
     if (seen->n == seen->cap) {
       size_t cap = seen->cap ? 2 * seen->cap : 8;
-      void *t = realloc(seen->text, cap * sizeof *seen->text);
+      char **t = realloc(seen->text, cap * sizeof *seen->text);
       if (!t) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
-      seen->text = t, seen->cap = cap;
+      seen->text = t;
+      seen->cap = cap;
     }
-    snprintf(seen->text[seen->n++], LBMC_SERVICE_TEXT, "%s", svc->text);
+    if (!(seen->text[seen->n] = strdup(svc->text)))
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+    seen->n++;
     lbmc_log(run->comm, stderr, "lbmc: warning: service %s: %s\n", svc->text, w);
   }
   return LBMC_SUCCESS;
@@ -186,13 +195,13 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
     lbmc_runner_setup_progress(run, "describing", i);
     LBMC_CALL_GOTO(err, lbmc_job_point_model(run->job, run->grid[i], &m), done);
     lbmc_job_point_options(run->job, run->grid[i], &o);
-    lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    err = lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
     run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
-    err = lbmc_runner_warn_service(run, m, &warned);
+    if (!err) err = lbmc_runner_warn_service(run, m, &warned);
     lbmc_model_destroy(&m);
   }
 done:
-  free(warned.text);
+  lbmc_warned_free(&warned);
   LBMC_CALL(err);
   LBMC_CALL(lbmc_schedule_create(run->P, run->cost, run->first_round, run->Rmax, &run->sched));
   run->acc = calloc((size_t)run->P + 1, sizeof *run->acc);
