@@ -29,12 +29,15 @@ static double lbmc_beta_low_quantile(double P, double a, double b)
   return exp(0.5 * (lo + hi));
 }
 
-/* Beyond this smaller parameter, Beta quantiles come from the Cornish-Fisher expansion. */
-#define LBMC_BETA_ASYMPTOTIC 1e7
+/* Beyond this smaller parameter, Beta quantiles come from the Cornish-Fisher expansion:
+ * there GSL's error (about 1e-16 (a + b) of the half-width, below) passes 1e-6 and grows,
+ * while the expansion's falls below 1e-10; below it both agree to 1e-6 or better, and the
+ * exact computation is kept. */
+#define LBMC_BETA_ASYMPTOTIC 1e10
 
 /* The P-quantile of Beta(a, b) for large a and b: the Cornish-Fisher expansion to the
  * skewness term, mean + sd (z + skew (z^2 - 1) / 6); its relative error on the distance
- * from the mean is O(1 / min(a, b)), below 1e-8 beyond LBMC_BETA_ASYMPTOTIC.
+ * from the mean is O(1 / min(a, b)).
  * Source: E. A. Cornish and R. A. Fisher, Rev. Inst. Int. Statist. 5 (1937) 307-320; the
  * moments of the Beta law in N. L. Johnson, S. Kotz and N. Balakrishnan, Continuous
  * Univariate Distributions vol. 2, Wiley 1995, ch. 25. */
