@@ -16,7 +16,7 @@
 static void lbmc_run_usage(FILE *f)
 {
   fputs("usage: [mpirun -np N] lbmc run JOB.yaml [-o OUT.h5] [--resume] [--dry-run] [--quiet]\n"
-        "                               [--shard I/K] [--progress SECONDS]\n"
+        "                               [--shard I/K] [--progress SECONDS] [--stall SECONDS]\n"
         "\n"
         "Run every grid point of a job file (docs/job-files.md) on the MPI ranks and write\n"
         "the results (docs/results-format.md). Work units (point, replica) are handed out\n"
@@ -31,6 +31,10 @@ static void lbmc_run_usage(FILE *f)
         "  --shard I/K           run only shard I of K (1 <= I <= K) of the points;\n"
         "                        combine the parts with lbmc merge\n"
         "  --progress SECONDS    seconds between progress lines (default 10)\n"
+        "  --stall SECONDS       a rank that holds a work unit and has sent nothing for\n"
+        "                        longer than this and 10 times the unit's expected time\n"
+        "                        is presumed frozen: rank 0 warns (rank, host, pid) and\n"
+        "                        gives its unit to another rank (default 60)\n"
         "  -h, --help            this help\n"
         "\n"
         "A run locks OUT.h5.ckpt: a second run (or --resume) of an output a live run\n"
@@ -52,7 +56,7 @@ typedef struct {
   int help;
 } lbmc_run_args;
 
-enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS };
+enum { OPT_RESUME = 256, OPT_DRY, OPT_QUIET, OPT_SHARD, OPT_PROGRESS, OPT_STALL };
 
 const struct option lbmc_run_opts[] = {{"output", required_argument, 0, 'o'},
                                        {"resume", no_argument, 0, OPT_RESUME},
@@ -60,6 +64,7 @@ const struct option lbmc_run_opts[] = {{"output", required_argument, 0, 'o'},
                                        {"quiet", no_argument, 0, OPT_QUIET},
                                        {"shard", required_argument, 0, OPT_SHARD},
                                        {"progress", required_argument, 0, OPT_PROGRESS},
+                                       {"stall", required_argument, 0, OPT_STALL},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
 
@@ -67,6 +72,7 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
 {
   int c;
   a->set.progress_seconds = 10;
+  a->set.stall_seconds = LBMC_STALL_SECONDS;
   opterr = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, ":o:h", lbmc_run_opts, NULL)) != -1) {
@@ -85,6 +91,10 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_PROGRESS:
       LBMC_CALL(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
       LBMC_CALL(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
+      break;
+    case OPT_STALL:
+      LBMC_CALL(lbmc_parse_real("--stall", optarg, &a->set.stall_seconds));
+      LBMC_CALL(lbmc_check_positive("--stall", a->set.stall_seconds));
       break;
     case 'h': a->help = 1; return LBMC_SUCCESS;
     case ':':

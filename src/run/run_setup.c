@@ -41,14 +41,11 @@ lbmc_err lbmc_job_shard_points(const lbmc_job *job, long i, long k, long **point
     free(cost), free(order), free(owner), free(load), free(*points);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "shards: out of memory");
   }
-  for (long p = 0; p < P; p++) {
-    long q = p;
-    cost[p] = lbmc_point_cost(job, p);
-    while (q > 0 && cost[order[q - 1]] < cost[p]) { /* stable: ties keep index order */
-      order[q] = order[q - 1];
-      q--;
-    }
-    order[q] = p;
+  for (long p = 0; p < P; p++) cost[p] = lbmc_point_cost(job, p);
+  if (lbmc_schedule_order(cost, P, order)) {
+    free(cost), free(order), free(owner), free(load), free(*points);
+    *points = NULL;
+    return LBMC_ERR_MEMORY;
   }
   for (long q = 0; q < P; q++) { /* longest processing time first, to the least loaded */
     long best = 0;
@@ -84,20 +81,58 @@ static lbmc_err lbmc_runner_replay(const void *record, size_t size, void *ctx)
   return lbmc_runner_record(ctx, record, size, 0);
 }
 
-/* Warn once per service distribution whose means cannot converge (or hardly). */
-static void lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_model *m, long i)
+/* The service texts warned about so far (a distinct few: looked up linearly). */
+typedef struct {
+  char **text;
+  size_t n, cap;
+} lbmc_warned;
+
+static void lbmc_warned_free(lbmc_warned *seen)
+{
+  for (size_t k = 0; k < seen->n; k++) free(seen->text[k]);
+  free(seen->text);
+}
+
+/* Warn once per service distribution whose means cannot converge (or hardly): the first
+ * time its text appears, in the order of the points and pools. */
+static lbmc_err lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_model *m,
+                                         lbmc_warned *seen)
 {
   for (int j = 0; j < lbmc_model_pools(m); j++) {
     const lbmc_service *svc = lbmc_model_service(m, j);
     const char *w = lbmc_service_warning(svc);
-    int seen = 0;
-    for (long k = 0; w && k < i && !seen; k++)
-      for (int jj = 0; jj < run->res->J && !seen; jj++)
-        seen = strcmp(LBMC_RES_SERVICE(run->res, k, jj), svc->text) == 0;
-    for (int jj = 0; w && jj < j && !seen; jj++)
-      seen = strcmp(LBMC_RES_SERVICE(run->res, i, jj), svc->text) == 0;
-    if (w && !seen) lbmc_log(run->comm, stderr, "lbmc: warning: service %s: %s\n", svc->text, w);
+    size_t k = 0;
+    while (w && k < seen->n && strcmp(seen->text[k], svc->text) != 0) k++;
+    if (!w || k < seen->n) continue;
+    if (seen->n == seen->cap) {
+      size_t cap = seen->cap ? 2 * seen->cap : 8;
+      char **t = realloc(seen->text, cap * sizeof *seen->text);
+      if (!t) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+      seen->text = t;
+      seen->cap = cap;
+    }
+    if (!(seen->text[seen->n] = strdup(svc->text)))
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
+    seen->n++;
+    lbmc_log(run->comm, stderr, "lbmc: warning: service %s: %s\n", svc->text, w);
   }
+  return LBMC_SUCCESS;
+}
+
+/* Rank 0, set-up of many points: "set-up: i of P points" on stderr at most every
+ * --progress seconds, the first after LBMC_SETUP_QUIET seconds. */
+#define LBMC_SETUP_QUIET 3.0
+static void lbmc_runner_setup_progress(lbmc_runner *run, const char *what, long i)
+{
+  double now;
+  if (run->rank != 0 || run->set->quiet || (i & 1023)) return;
+  now = MPI_Wtime();
+  if (now - run->t0 < LBMC_SETUP_QUIET ||
+      (run->t_progress > run->t0 && now - run->t_progress < run->set->progress_seconds))
+    return;
+  run->t_progress = now;
+  lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: set-up: %s, %ld of %ld points, elapsed %.1f s\n", what,
+           i, run->P, now - run->t0);
 }
 
 /* Rank 0: the point accumulator of local point i (created with its model when missing). */
@@ -143,7 +178,9 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   char ckpt[4096];
   lbmc_model *m = NULL;
   lbmc_run_options o;
-  lbmc_err err;
+  lbmc_warned warned = {0};
+  lbmc_err err = LBMC_SUCCESS;
+  lbmc_runner_setup_progress(run, "allocating the results", 0);
   LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
                                 (int)run->opts.tail_k, run->opts.pairs, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
@@ -154,18 +191,18 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   if (run->set->shard_count > 0)
     snprintf(run->res->shard, sizeof run->res->shard, "%ld/%ld", run->set->shard_index,
              run->set->shard_count);
-  for (long i = 0; i < run->P; i++) {
-    LBMC_CALL(lbmc_job_point_model(run->job, run->grid[i], &m));
+  for (long i = 0; i < run->P && !err; i++) {
+    lbmc_runner_setup_progress(run, "describing", i);
+    LBMC_CALL_GOTO(err, lbmc_job_point_model(run->job, run->grid[i], &m), done);
     lbmc_job_point_options(run->job, run->grid[i], &o);
     err = lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
-    if (err) {
-      lbmc_model_destroy(&m);
-      return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
-    }
     run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
-    lbmc_runner_warn_service(run, m, i);
+    if (!err) err = lbmc_runner_warn_service(run, m, &warned);
     lbmc_model_destroy(&m);
   }
+done:
+  lbmc_warned_free(&warned);
+  LBMC_CALL(err);
   LBMC_CALL(lbmc_schedule_create(run->P, run->cost, run->first_round, run->Rmax, &run->sched));
   run->acc = calloc((size_t)run->P + 1, sizeof *run->acc);
   run->acc_model = calloc((size_t)run->P + 1, sizeof *run->acc_model);
@@ -200,7 +237,10 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run)
       lbmc_metric_run_total(lbmc_job_pools(run->job), (int)run->opts.tail_k, run->opts.pairs);
   run->cost = malloc(sizeof *run->cost * (size_t)(run->P ? run->P : 1));
   if (!run->cost) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
-  for (long i = 0; i < run->P; i++) run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);
+  for (long i = 0; i < run->P; i++) {
+    lbmc_runner_setup_progress(run, "costs", i);
+    run->cost[i] = lbmc_point_cost(run->job, run->grid[i]);
+  }
   return run->rank == 0 ? lbmc_runner_setup_root(run) : LBMC_SUCCESS;
 }
 
@@ -218,6 +258,7 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->cost);
   free(run->rmsg);
   free(run->waiting);
+  free(run->workers);
 }
 
 /* "occupancy 2e+07, servers 1e+07, ...": the engines' nominal speeds, into buf[len]. */
@@ -287,6 +328,9 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
                       (long long)rec.h.point, (long long)rec.h.replica);
   }
   if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
+  /* the second result of a unit re-issued from a rank presumed frozen: the same record */
+  if (live && lbmc_schedule_is_done(run->sched, i, (long)rec.h.replica, (int)rec.h.doubling))
+    return LBMC_SUCCESS;
   LBMC_CALL(lbmc_runner_acc(run, i));
   LBMC_CALL(lbmc_point_add(run->acc[i], record, size, &used));
   if (!used) return LBMC_SUCCESS; /* of a doubling the point has left */

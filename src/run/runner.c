@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "lbmc/engines.h"
 #include "lbmc/log.h"
 #include "runner_impl.h"
 
@@ -38,19 +40,145 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int do
   return LBMC_SUCCESS;
 }
 
+/* ---- liveness of the workers (rank 0) ---- */
+
+/* Cost of a unit: n x simulated time, doubled per doubling (the schedule's measure). */
+static double lbmc_unit_cost(const lbmc_runner *run, long p, int doubling)
+{
+  return ldexp(run->cost[p], doubling);
+}
+
+/* Expected wall time of a unit, seconds: its cost at the slower of the pace of the units
+ * finished so far (their wall seconds per unit of cost, from hand-out to result, on every
+ * rank) and the engine's nominal speed (about 2 lambda n events per unit of time). */
+static double lbmc_unit_expected(const lbmc_runner *run, long p, int doubling)
+{
+  const lbmc_point_info *pt = &run->res->pt[p];
+  const double c = lbmc_unit_cost(run, p, doubling);
+  const double nominal = 2 * pt->lambda * c / lbmc_engine_speed(pt->engine);
+  return fmax(nominal, run->paced_cost > 0 ? c * run->paced_seconds / run->paced_cost : 0);
+}
+
+/* A finished unit of `seconds` wall time: the pace. */
+static void lbmc_runner_pace(lbmc_runner *run, long p, int doubling, double seconds)
+{
+  run->paced_seconds += seconds;
+  run->paced_cost += lbmc_unit_cost(run, p, doubling);
+}
+
+/* Rank 0: a message from worker src (a result when result = 1): it is alive and holds
+ * nothing now. */
+static void lbmc_runner_heard(lbmc_runner *run, int src, int result)
+{
+  lbmc_worker *w = &run->workers[src];
+  const double now = MPI_Wtime();
+  if (w->lost) {
+    w->lost = 0;
+    run->nlost--;
+    lbmc_log(MPI_COMM_NULL, stderr,
+             "lbmc run: rank %d (host %s, pid %ld) answers again after %.0f s; its unit was "
+             "given to another rank, and whichever result comes second is ignored\n",
+             src, w->host, w->pid, now - w->t_issued);
+  } else if (result && w->point >= 0) {
+    lbmc_runner_pace(run, w->point, w->doubling, now - w->t_issued);
+  }
+  w->point = -1;
+  w->asked = 1;
+  w->t_heard = now;
+}
+
+/* Rank 0: unit (p, r, doubling) sent to worker dst. */
+static void lbmc_runner_issued(lbmc_runner *run, int dst, long p, long r, int doubling)
+{
+  lbmc_worker *w = &run->workers[dst];
+  w->point = p, w->replica = r, w->doubling = doubling;
+  w->t_issued = MPI_Wtime();
+  w->asked = 0;
+}
+
+/* Rank 0: a worker that holds a unit and has sent nothing for longer than the larger of
+ * --stall and LBMC_STALL_FACTOR times the unit's expected time is presumed frozen
+ * (stopped, swapped out, a hung node): a warning naming it, and its unit back to the
+ * schedule for the next rank that asks (or rank 0 itself). Units are deterministic by
+ * their stream numbers, so the re-run gives the same record; if the frozen rank answers
+ * after all, the second result of the unit is ignored. */
+static void lbmc_runner_watch(lbmc_runner *run)
+{
+  const double now = MPI_Wtime();
+  for (int k = 1; k < run->size; k++) {
+    lbmc_worker *w = &run->workers[k];
+    double expected, limit;
+    int again;
+    if (w->lost || w->released || w->asked) continue;
+    if (w->point < 0) { /* never asked for work since the run started */
+      if (now - w->t_heard <= run->set->stall_seconds) continue;
+      w->lost = 1;
+      run->nlost++;
+      lbmc_log(MPI_COMM_NULL, stderr,
+               "lbmc run: warning: rank %d (host %s, pid %ld) has not asked for work in the "
+               "%.0f s since the run started (--stall %g s): presumed frozen\n",
+               k, w->host, w->pid, now - w->t_heard, run->set->stall_seconds);
+      continue;
+    }
+    expected = lbmc_unit_expected(run, w->point, w->doubling);
+    limit = fmax(run->set->stall_seconds, LBMC_STALL_FACTOR * expected);
+    if (now - w->t_issued <= limit) continue;
+    w->lost = 1;
+    run->nlost++;
+    again = lbmc_schedule_reissue(run->sched, w->point, w->replica, w->doubling);
+    lbmc_log(MPI_COMM_NULL, stderr,
+             "lbmc run: warning: rank %d (host %s, pid %ld) has sent nothing for %.0f s while "
+             "running point %ld replica %ld, expected to take about %.3g s (the limit is the "
+             "larger of --stall %g s and %g times that): presumed frozen; %s\n",
+             k, w->host, w->pid, now - w->t_issued, run->grid[w->point], w->replica, expected,
+             run->set->stall_seconds, LBMC_STALL_FACTOR,
+             again ? "its unit goes to another rank" : "its unit is no longer needed");
+  }
+}
+
+/* Rank 0: the worker unit in flight the longest (not presumed frozen), or -1. */
+static int lbmc_runner_oldest(const lbmc_runner *run)
+{
+  int oldest = -1;
+  for (int k = 1; k < run->size; k++) {
+    const lbmc_worker *w = &run->workers[k];
+    if (w->point >= 0 && !w->lost && (oldest < 0 || w->t_issued < run->workers[oldest].t_issued))
+      oldest = k;
+  }
+  return oldest;
+}
+
+/* The ETA from the pace of the work done, never "0 s" while units are still out: when
+ * the pace says nothing is left, what the run waits for (the unit out the longest). */
 static void lbmc_runner_progress(lbmc_runner *run, int force)
 {
   double now = MPI_Wtime(), el = now - run->t0;
   const lbmc_schedule *s = run->sched;
   double left, eta;
+  char eta_text[256], lost[96] = "";
   if (run->set->quiet || run->set->dry_run) return;
   if (!force && now - run->t_progress < run->set->progress_seconds) return;
   run->t_progress = now;
   left = s->cost_planned - s->cost_done;
   eta = (s->cost_live > 0 && run->units_run > 0) ? el * left / s->cost_live : NAN;
-  lbmc_log(
-      run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points, elapsed %.1f s, ETA %s%.0f s\n",
-      run->units_run, s->points_finished, s->P, el, isnan(eta) ? "? " : "", isnan(eta) ? 0.0 : eta);
+  if (run->nlost > 0)
+    snprintf(lost, sizeof lost, "; %d rank%s presumed frozen", run->nlost,
+             run->nlost > 1 ? "s" : "");
+  if (!isnan(eta) && eta >= 0.5) {
+    snprintf(eta_text, sizeof eta_text, "ETA %.0f s%s", eta, lost);
+  } else if (!lbmc_schedule_all_finished(s) && lbmc_runner_oldest(run) > 0) {
+    const int k = lbmc_runner_oldest(run);
+    const lbmc_worker *w = &run->workers[k];
+    snprintf(eta_text, sizeof eta_text,
+             "ETA ? s: waiting for rank %d (host %s): point %ld replica %ld, out for %.0f s, "
+             "expected about %.3g s%s",
+             k, w->host, run->grid[w->point], w->replica, now - w->t_issued,
+             lbmc_unit_expected(run, w->point, w->doubling), lost);
+  } else {
+    snprintf(eta_text, sizeof eta_text, "ETA ? s%s", lost);
+  }
+  lbmc_log(run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points, elapsed %.1f s, %s\n",
+           run->units_run, s->points_finished, s->P, el, eta_text);
 }
 
 /* Rank 0: answer rank `src` with the next unit, or park it, or release it. */
@@ -64,8 +192,11 @@ static void lbmc_runner_dispatch(lbmc_runner *run, int src)
       return;
     }
     unit[2] = doubling;
+    lbmc_runner_issued(run, src, unit[0], unit[1], doubling);
   } else {
     run->released++;
+    run->workers[src].released = 1;
+    run->workers[src].asked = 0;
   }
   MPI_Send(unit, 3, MPI_LONG, src, LBMC_TAG_WORK, run->comm);
 }
@@ -97,6 +228,7 @@ static lbmc_err lbmc_runner_serve(lbmc_runner *run)
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_RESULT, run->comm, &flag, &st);
     if (!flag) break;
     LBMC_CALL(lbmc_runner_receive(run, &st, &size));
+    lbmc_runner_heard(run, st.MPI_SOURCE, 1);
     run->units_run++;
     LBMC_CALL(lbmc_runner_record(run, run->rmsg, size, 1));
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
@@ -105,6 +237,7 @@ static lbmc_err lbmc_runner_serve(lbmc_runner *run)
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_CONTROL, run->comm, &flag, &st);
     if (!flag) break;
     MPI_Recv(&code, 1, MPI_INT, st.MPI_SOURCE, LBMC_TAG_CONTROL, run->comm, &st);
+    lbmc_runner_heard(run, st.MPI_SOURCE, 0);
     if (code == LBMC_CTL_SIGNALLED) run->stopping = 1;
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
   }
@@ -115,6 +248,7 @@ static lbmc_err lbmc_runner_serve(lbmc_runner *run)
     if (run->nwaiting == before) break; /* parked again: nothing to hand out */
   }
   if (run->set->stop && *run->set->stop) run->stopping = 1;
+  lbmc_runner_watch(run);
   lbmc_runner_progress(run, 0);
   return LBMC_SUCCESS;
 }
@@ -137,20 +271,43 @@ static void lbmc_nap(void)
   nanosleep(&ts, NULL);
 }
 
+/* Complete *req without holding a core for long (MPI's blocking calls busy-poll): test
+ * for up to 0.1 s, as MPI would (rank 0's answers between its own ticks, even on a busy
+ * machine, keep their latency), then sleep between tests from 1 ms, doubling up to 8 ms, so a long
+ * wait (a worker parked, or waiting for rank 0's set-up or final write) costs almost no
+ * CPU. */
+static void lbmc_wait_nap(MPI_Request *req)
+{
+  const double spin_until = MPI_Wtime() + 0.1;
+  long ns = 1000000;
+  int done = 0;
+  MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  while (!done && MPI_Wtime() < spin_until) MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  while (!done) {
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    if (ns < 8000000) ns *= 2;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  }
+}
+
 /* Rank 0: the scheduling loop, simulating whenever there is a unit for it. */
 static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
   long p, r;
   int aborted = 0, doubling;
+  for (int k = 1; k < run->size; k++) run->workers[k].t_heard = MPI_Wtime();
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
     if (lbmc_schedule_next(run->sched, &p, &r, &doubling)) {
+      const double t = MPI_Wtime();
       lbmc_err err = lbmc_runner_simulate(run, p, r, doubling, lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
       if (err == LBMC_ERR_INTERRUPTED) break;
       LBMC_CALL(err);
+      lbmc_runner_pace(run, p, doubling, MPI_Wtime() - t);
       run->units_run++;
       LBMC_CALL(lbmc_runner_record(run, run->msg, run->msg_size, 1));
     } else {
@@ -161,7 +318,7 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
     for (int k = 1; k < run->size; k++)
       MPI_Send(&aborted, 1, MPI_INT, k, LBMC_TAG_ABORT, run->comm);
   run->stopping = 1; /* from here on every request is answered with "stop" */
-  while (run->released < run->size - 1) {
+  while (run->released + run->nlost < run->size - 1) { /* a frozen rank cannot be released */
     LBMC_CALL(lbmc_runner_serve(run));
     lbmc_nap();
   }
@@ -186,13 +343,16 @@ static lbmc_err lbmc_runner_worker(lbmc_runner *run)
   int flag, dummy, has_result = 0;
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
-    if (has_result) {
-      MPI_Send((void *)run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm);
-    } else {
-      int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
-      MPI_Send(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm);
-    }
-    MPI_Recv(unit, 3, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, MPI_STATUS_IGNORE);
+    MPI_Request req;
+    int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
+    if (has_result)
+      MPI_Isend((void *)run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm,
+                &req);
+    else
+      MPI_Isend(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm, &req);
+    lbmc_wait_nap(&req); /* a large record waits for rank 0 between its own ticks */
+    MPI_Irecv(unit, 3, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, &req);
+    lbmc_wait_nap(&req); /* parked until rank 0 has a unit */
     if (unit[0] < 0) break;
     {
       lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], (int)unit[2],
@@ -206,6 +366,55 @@ static lbmc_err lbmc_runner_worker(lbmc_runner *run)
     if (!flag) break;
     MPI_Recv(&dummy, 1, MPI_INT, 0, LBMC_TAG_ABORT, run->comm, MPI_STATUS_IGNORE);
   }
+  return LBMC_SUCCESS;
+}
+
+/* Rank 0, after the results are written: a rank still frozen cannot take part in the
+ * collective end of the job (nor in MPI_Finalize), so the MPI job ends here. */
+static void lbmc_runner_abandon(lbmc_runner *run, lbmc_err err, int complete)
+{
+  int k = 1;
+  while (k < run->size && !run->workers[k].lost) k++;
+  lbmc_log(MPI_COMM_NULL, stderr,
+           "lbmc run: %s %s; %d rank%s still frozen (rank %d on host %s, pid %ld) cannot be "
+           "released: ending the MPI job with MPI_Abort (exit status %d)\n",
+           err && err != LBMC_ERR_INTERRUPTED ? "could not write the results to"
+           : complete                         ? "the results are complete in"
+                      : "the finished points are written (the checkpoint is kept) to",
+           run->set->output, run->nlost, run->nlost > 1 ? "s" : "", k,
+           k < run->size ? run->workers[k].host : "?", k < run->size ? run->workers[k].pid : -1L,
+           lbmc_exit_status(err));
+  MPI_Abort(run->comm, lbmc_exit_status(err));
+}
+
+/* Every rank's host and process id to rank 0's run->workers (collective). */
+static lbmc_err lbmc_runner_hosts(lbmc_runner *run)
+{
+  struct {
+    long pid;
+    char host[64];
+  } me = {(long)getpid(), ""}, *all = NULL;
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int len = 0, code = 0;
+  MPI_Get_processor_name(name, &len);
+  snprintf(me.host, sizeof me.host, "%.*s", len, name);
+  if (run->rank == 0) {
+    all = calloc((size_t)run->size, sizeof *all);
+    run->workers = calloc((size_t)run->size, sizeof *run->workers);
+    code = !all || !run->workers;
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, run->comm);
+  if (code) {
+    free(all);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory for %d ranks", run->size);
+  }
+  MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, run->comm);
+  for (int k = 0; run->rank == 0 && k < run->size; k++) {
+    run->workers[k].point = -1;
+    run->workers[k].pid = all[k].pid;
+    snprintf(run->workers[k].host, sizeof run->workers[k].host, "%s", all[k].host);
+  }
+  free(all);
   return LBMC_SUCCESS;
 }
 
@@ -223,7 +432,12 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
   run.t0 = run.t_progress = MPI_Wtime();
   err = lbmc_runner_setup(&run);
   code = (int)err;
-  MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, comm); /* any failed set-up stops all */
+  { /* any failed set-up stops all; the workers wait for rank 0's longer one asleep */
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, comm, &req);
+    lbmc_wait_nap(&req);
+  }
+  if (code == LBMC_SUCCESS) code = (int)lbmc_runner_hosts(&run); /* the same on every rank */
   if (code == LBMC_SUCCESS && settings->dry_run) {
     if (run.rank == 0) lbmc_runner_dry_run(&run);
   } else if (code == LBMC_SUCCESS) {
@@ -239,9 +453,14 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
                  run.sched->points_finished, run.P, settings->output, settings->output);
         err = LBMC_ERR_INTERRUPTED;
       }
+      if (run.nlost > 0) lbmc_runner_abandon(&run, err, complete);
     }
     code = (int)err;
-    MPI_Bcast(&code, 1, MPI_INT, 0, comm);
+    { /* the workers wait asleep while rank 0 writes the results */
+      MPI_Request req;
+      MPI_Ibcast(&code, 1, MPI_INT, 0, comm, &req);
+      lbmc_wait_nap(&req);
+    }
   }
   lbmc_runner_teardown(&run);
   return (lbmc_err)code;

@@ -22,6 +22,19 @@ enum {
   LBMC_CTL_SIGNALLED = 1 /* this rank got SIGINT/SIGTERM/SIGUSR1: stop the run */
 };
 
+/* Rank 0's view of a worker: the unit it holds and since when, where it runs. */
+typedef struct {
+  long point, replica; /* local point, replica; point -1: holds nothing */
+  int doubling;
+  int lost;        /* presumed frozen: silent too long, its unit re-issued */
+  int asked;       /* its last message asks for work, not answered yet (parked) */
+  int released;    /* told to stop */
+  double t_issued; /* MPI_Wtime when the unit was sent */
+  double t_heard;  /* MPI_Wtime of its last message (the start of the run before) */
+  long pid;        /* process id on its host */
+  char host[64];   /* MPI_Get_processor_name, cut */
+} lbmc_worker;
+
 typedef struct {
   MPI_Comm comm;
   int rank, size;
@@ -53,6 +66,11 @@ typedef struct {
   int nwaiting, released, stopping;
   double t0, t_progress;
   long units_run;
+  lbmc_worker *workers; /* size: rank 0's view of every rank (index 0 unused) */
+  int nlost;            /* workers presumed frozen */
+  double paced_seconds; /* wall seconds of the units finished, all ranks */
+  double paced_cost;    /* their cost (n x time x 2^doubling) */
+  double own_t0;        /* rank 0: when its current own unit started */
 } lbmc_runner;
 
 /** Set up: points of the shard, costs, buffers; on rank 0 the results, the schedule

@@ -6,6 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A point's cost and index, sorted by decreasing cost, ties by increasing index. */
+typedef struct {
+  double cost;
+  long p;
+} lbmc_schedule_key;
+
+static int lbmc_schedule_key_cmp(const void *a, const void *b)
+{
+  const lbmc_schedule_key *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost < y->cost ? 1 : -1;
+  return (x->p > y->p) - (x->p < y->p);
+}
+
+lbmc_err lbmc_schedule_order(const double *cost, long P, long *order)
+{
+  lbmc_schedule_key *key = malloc(sizeof *key * (size_t)(P ? P : 1));
+  if (!key) return LBMC_ERROR(LBMC_ERR_MEMORY, "schedule: out of memory for %ld points", P);
+  for (long p = 0; p < P; p++) key[p] = (lbmc_schedule_key){cost[p], p};
+  qsort(key, (size_t)P, sizeof *key, lbmc_schedule_key_cmp);
+  for (long k = 0; k < P; k++) order[k] = key[k].p;
+  free(key);
+  return LBMC_SUCCESS;
+}
+
 lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rmax,
                               lbmc_schedule **out)
 {
@@ -31,14 +55,9 @@ lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rm
     s->target[p] = replicas;
     s->cost_planned += cost[p] * (double)replicas;
   }
-  /* insertion sort by decreasing cost, stable: ties keep the lower index first */
-  for (long p = 0; p < P; p++) {
-    long k = p;
-    while (k > 0 && s->cost[s->order[k - 1]] < cost[p]) {
-      s->order[k] = s->order[k - 1];
-      k--;
-    }
-    s->order[k] = p;
+  if (lbmc_schedule_order(s->cost, P, s->order)) {
+    lbmc_schedule_destroy(&s);
+    return LBMC_ERR_MEMORY;
   }
   *out = s;
   return LBMC_SUCCESS;
@@ -96,6 +115,24 @@ void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued)
   s->done[point]++;
   s->cost_done += lbmc_schedule_cost(s, point);
   if (issued) s->cost_live += lbmc_schedule_cost(s, point);
+}
+
+int lbmc_schedule_reissue(lbmc_schedule *s, long point, long replica, int doubling)
+{
+  int8_t *st = s->state + (size_t)point * (size_t)s->Rmax + replica;
+  if (replica < 0 || replica >= s->Rmax || s->finished[point] || s->doubling[point] != doubling ||
+      *st != 1)
+    return 0;
+  *st = 0;
+  s->inflight[point]--;
+  s->cursor = 0; /* the point has a pending unit again */
+  return 1;
+}
+
+int lbmc_schedule_is_done(const lbmc_schedule *s, long point, long replica, int doubling)
+{
+  if (replica < 0 || replica >= s->Rmax || s->doubling[point] != doubling) return 0;
+  return s->state[(size_t)point * (size_t)s->Rmax + replica] == 2;
 }
 
 long lbmc_schedule_round(const lbmc_schedule *s, long p)

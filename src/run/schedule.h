@@ -37,6 +37,9 @@ typedef struct {
   double cost_live; /* cost of the units run by this run (not replayed): the pace */
 } lbmc_schedule;
 
+/** order[0..P) = the points 0..P-1 by decreasing cost[p] (finite), ties keeping the lower
+ *  index first: the order of a stable sort, in O(P log P). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_schedule_order(const double *cost, long P, long *order);
 /** For P points with per-replica costs, `replicas` in the first round, up to Rmax.
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rmax,
@@ -48,6 +51,13 @@ int lbmc_schedule_next(lbmc_schedule *s, long *point, long *replica, int *doubli
 /** Record that (point, replica) of the point's current doubling is done (issued = 1 when it
  *  was issued by this run, 0 when loaded from a checkpoint). */
 void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued);
+/** A unit issued to a rank presumed lost: (point, replica) of `doubling` back to pending,
+ *  for the next lbmc_schedule_next. Returns 1 when it was issued and is pending again, 0
+ *  when there is nothing to re-issue (done, finished point, or a doubling it has left). */
+int lbmc_schedule_reissue(lbmc_schedule *s, long point, long replica, int doubling);
+/** 1 when (point, replica) of `doubling`, the point's current doubling, is already done: a
+ *  record of it is a duplicate (a re-issued unit whose first rank answered after all). */
+int lbmc_schedule_is_done(const lbmc_schedule *s, long point, long replica, int doubling);
 /** The replicas of the point's round when the round is complete (every replica of it
  *  done, none in flight), else 0. A finished point: 0. */
 long lbmc_schedule_round(const lbmc_schedule *s, long point);

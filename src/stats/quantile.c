@@ -76,6 +76,10 @@ void lbmc_woodruff(const lbmc_pooled_dist *d, double p, double q, unsigned qflag
   ph = fmin(1.0, p + (band.upper - band.estimate));
   lbmc_woodruff_lower(d, pl, out);
   lbmc_woodruff_upper(d, ph, out);
+  /* Q is monotone and Q(p) = q; a mixture's Q is a root found to a relative 1e-12, so for
+   * levels that close to p the ends could fall on the wrong side of q by that much */
+  if (!(out->flags & LBMC_IV_LOWER_OPEN)) out->lower = fmin(out->lower, q);
+  if (!isnan(out->upper)) out->upper = fmax(out->upper, q);
   if (!isnan(out->upper)) {
     out->half_width = fmax(q - out->lower, out->upper - q);
     if (!(out->flags & LBMC_IV_LOWER_OPEN) && band.dof > 0)

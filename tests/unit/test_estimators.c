@@ -3,6 +3,7 @@
  * Korn-Graubard, the bound when nothing was seen), self-checking batch means and MSER.
  * Hand values were computed with scipy 1.10 (scipy.stats.t / beta / norm); statistical
  * checks use fixed seeds and the 5-sigma rule of unit.h. */
+#include <float.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -282,6 +283,28 @@ static void test_proportion_rare(void)
   gsl_rng_free(r);
 }
 
+/* Clopper-Pearson at large effective sizes (Korn-Graubard on units that agree closely,
+ * 10^12 customers): the ends stay on either side of p and approach the normal ones,
+ * p -/+ z sqrt(p (1 - p) / n), up to the skewness (relative O(1 / sqrt(n min(p, 1 - p))))
+ * and the rounding of ends near p (a few ulps of p against the half-width).
+ * GSL's incomplete beta alone put both ends on the wrong side of p from n = 1e16 and was
+ * off by 1e-4 of the half-width at 1e12. */
+static void test_proportion_huge(void)
+{
+  const double ps[] = {0.5, 0.9, 0.999, 1e-4}, z = 1.959963984540054;
+  for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+    for (double n = 1e4; n <= 1e22; n *= 10) {
+      const double p = ps[i], sd = sqrt(p * (1 - p) / n);
+      const double tol = 3 / sqrt(n * fmin(p, 1 - p)) + 8 * DBL_EPSILON / (z * sd);
+      double lo, hi;
+      lbmc_clopper_pearson(p * n, n, 0.95, &lo, &hi);
+      UT_CHECK(lo < p && p < hi, "p = %g, n = %g: [%.17g, %.17g]", p, n, lo, hi);
+      UT_CHECK(fabs((p - lo) / (z * sd) - 1) <= tol && fabs((hi - p) / (z * sd) - 1) <= tol,
+               "p = %g, n = %g: half-widths %.9g, %.9g vs normal %.9g (tolerance %.2g)", p, n,
+               p - lo, hi - p, z * sd, tol);
+    }
+}
+
 /* Von Neumann's statistic by hand (scipy); merging leaves independent batches alone
  * (up to max_batches) and merges correlated ones, flagging when it cannot fix them. */
 static void test_batch_merge(void)
@@ -449,6 +472,7 @@ int ut_register_estimators(void)
       {"proportion: CP, Wilson, KG by hand", test_proportion_by_hand},
       {"proportion: none / all observed", test_proportion_extremes},
       {"proportion: rare events and the zero-event bound", test_proportion_rare},
+      {"proportion: Clopper-Pearson at 1e4 to 1e22 trials", test_proportion_huge},
       {"batch means: von Neumann and merging", test_batch_merge},
       {"batch means: coverage on a correlated run", test_batch_coverage},
       {"mser: groups, cap, near the cap", test_mser},
