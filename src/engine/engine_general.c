@@ -8,7 +8,9 @@
  * O(log n) per event). With one service distribution for all pools, S is drawn
  * before routing, so every policy sees the same requirements (common random
  * numbers); with different distributions per pool it is drawn from the destination
- * pool's distribution after routing. Applies to every model (docs/model.md,
+ * pool's distribution after routing. The workload told to the tally is the actual
+ * one: each admitted requirement a jump, drained at the server's total speed mu_j(m)
+ * while it serves m slot customers. Applies to every model (docs/model.md,
  * "Simulation"). */
 #include <math.h>
 #include <stdlib.h>
@@ -201,10 +203,12 @@ static double lbmc_gen_requirement(lbmc_gen_ws *w, uint32_t j)
 static void lbmc_gen_arrival_single(lbmc_gen_ws *w, uint32_t s, uint32_t j, uint32_t q, double work)
 {
   lbmc_state *st = &w->ps.st;
+  lbmc_tally_work(&st->tally, st->t, j, work);
   if (q == 0) {
     st->slot_a[s] = st->t;
     st->g[s].t_done = st->t + work * st->inv_mu[j];
     lbmc_ps_admitted(st, s, j, 1, 1);
+    lbmc_tally_drain(&st->tally, st->t, j, st->mu[j]);
     lbmc_heap_set(w, s, 0);
   } else {
     int32_t c = lbmc_ps_enqueue(&w->ps, s);
@@ -229,7 +233,9 @@ static void lbmc_gen_arrival(lbmc_gen_ws *w)
     lbmc_gen_arrival_single(w, s, j, q, work);
     return;
   }
+  lbmc_tally_work(&st->tally, st->t, j, work);
   if (m < st->slots[j]) { /* a free slot: service starts at once, the speed changes */
+    lbmc_tally_drain(&st->tally, st->t, j, st->rates[j][m] - (m > 0 ? st->rates[j][m - 1] : 0));
     lbmc_gen_catch_up(st, s);
     st->slot_a[(size_t)s * st->lmax + m] = st->t;
     st->slot_f[(size_t)s * st->lmax + m] = st->g[s].V + work;
@@ -256,6 +262,7 @@ static void lbmc_gen_departure_single(lbmc_gen_ws *w, uint32_t s, uint32_t j)
     st->g[s].work_wait = q > 1 ? st->g[s].work_wait - st->cust_work[c] : 0;
     lbmc_heap_set(w, s, 1);
   } else {
+    lbmc_tally_drain(&st->tally, st->t, j, -st->mu[j]);
     lbmc_heap_remove(w, s);
   }
   lbmc_ps_departed(st, s, j, q);
@@ -283,6 +290,8 @@ static void lbmc_gen_departure(lbmc_gen_ws *w)
     a[m - 1] = st->cust[c].t_arrival;
     f[m - 1] = st->g[s].V + st->cust_work[c];
     st->g[s].work_wait = st->first[s] >= 0 ? st->g[s].work_wait - st->cust_work[c] : 0;
+  } else { /* a slot falls idle: the speed changes */
+    lbmc_tally_drain(&st->tally, st->t, j, (m > 1 ? st->rates[j][m - 2] : 0) - st->rates[j][m - 1]);
   }
   lbmc_gen_schedule(w, s, 1);
   lbmc_ps_departed(st, s, j, q);
@@ -359,6 +368,7 @@ static lbmc_err lbmc_gen_create(const lbmc_model *m, int K, uint64_t max_custome
   lbmc_err err;
   if (!w) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
   err = lbmc_ps_create(&w->ps, m, K, max_customers);
+  w->ps.st.tally.has_work = 1;
   if (!err) err = lbmc_gen_alloc(w);
   *ws = w;
   if (err) lbmc_gen_destroy(ws);

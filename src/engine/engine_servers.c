@@ -5,8 +5,11 @@
  * valid while no server becomes busy or idle. A server becoming busy races its own
  * Exp(mu_j) completion against them, which keeps the pair distributed as for the new
  * set of busy servers; after a completion both are drawn afresh. Choosing the server
- * early lets us prefetch its state. Applies to exponential service at constant speed
- * with a policy that does not read workloads (docs/model.md, "Simulation"). */
+ * early lets us prefetch its state. No requirement is drawn, so the workload is told to
+ * the tally as its expectation given the state: one mean requirement per customer
+ * (memoryless), +1 at an admission, -1 at a completion, drain rate 0. Applies to exponential
+ * service at constant speed with a policy that does not read workloads (docs/model.md,
+ * "Simulation"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +78,7 @@ static void lbmc_servers_arrival(lbmc_servers_ws *w)
     return;
   }
   lbmc_ps_admitted(st, s, j, q + 1, q == 0);
+  lbmc_tally_work(&st->tally, st->t, j, 1.0);
   if (q == 0) { /* one more busy server: race its completion against the others' */
     double t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) * st->inv_mu[j];
     if (t_new < w->next_dep) {
@@ -89,6 +93,7 @@ static void lbmc_servers_departure(lbmc_servers_ws *w)
   lbmc_state *st = &w->ps.st;
   uint32_t s = w->dep_server, j = st->pool_of[s];
   uint32_t q = lbmc_ps_left(st, s, j, st->t - st->srv[s].t_head);
+  lbmc_tally_work(&st->tally, st->t, j, -1.0);
   if (q > 0) { /* the first waiting customer starts service */
     st->srv[s].t_head = st->cust[lbmc_ps_start_next(st, s)].t_arrival;
   } else { /* leave the pool's busy list */
@@ -153,6 +158,7 @@ static lbmc_err lbmc_servers_create(const lbmc_model *m, int K, uint64_t max_cus
   lbmc_err err;
   if (!w) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
   err = lbmc_ps_create(&w->ps, m, K, max_customers);
+  w->ps.st.tally.has_work = 1;
   *ws = w;
   if (err) lbmc_servers_destroy(ws);
   return err;
