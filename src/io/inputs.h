@@ -147,7 +147,11 @@ typedef struct {
             "  hyperexponential:scv=C (C >= 1, balanced means),\n"                                 \
             "  hyperexponential:p=P,r1=A,r2=B (P/A + (1-P)/B = 1),\n"                              \
             "  lognormal:scv=C, weibull:shape=K (K >= 0.1),\n"                                     \
-            "  lomax:shape=A (A > 1; Pareto II)")                                                  \
+            "  lomax:shape=A (A > 1; Pareto II),\n"                                                \
+            "  ph:alpha=[A1,...,Am],T=[[T11,...,T1m],...] (phase type, m <= 16,\n"                 \
+            "  rates per unit of requirement, mean 1), coxian:scv=C (C >= 0.5),\n"                 \
+            "  coxian:r=[R1,...,Rm],p=[P1,...,P(m-1)] (phases in series: rates and\n"              \
+            "  continuation probabilities)")                                                       \
   X(MU_K_TEXT, .flag = "mu-k", .arg = "J=R1,...,RL", .type = LBMC_IT_TEXTS, .hi = LBMC_MAX_POOLS,  \
     .help = "queue-length-dependent speeds of pool J (1-based): a server\n"                        \
             "holding q customers works at speed R_min(q,L); replaces the\n"                        \
