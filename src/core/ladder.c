@@ -146,6 +146,9 @@ static uint32_t lbmc_ladder_take(lbmc_ladder *q, lbmc_ladder_rung *r, size_t *b,
   while (r->head[k] == LBMC_LADDER_NIL) k++;
   L = r->head[k];
   r->head[k] = LBMC_LADDER_NIL;
+  /* The next buckets' first events: their cache misses overlap this bucket's use. */
+  for (size_t a = k + 1; a < k + 1 + LBMC_LADDER_AHEAD && a < r->nb; a++)
+    if (r->head[a] != LBMC_LADDER_NIL) __builtin_prefetch(&q->node[r->head[a]], 0);
   for (uint32_t i = L; i != LBMC_LADDER_NIL; i = q->node[i].next) n++;
   r->cur = k + 1;
   r->cur_start = r->start + (double)(k + 1) * r->width;
@@ -208,6 +211,28 @@ double lbmc_ladder_refill(lbmc_ladder *q)
   }
 }
 
+/* Bottom became long (events fell below the lowest rung, or below top_start with no
+ * rung): its events become a new lowest rung over [min(bottom, t), the lowest rung's
+ * cur_start or top_start), so that insertions stay O(1). 0 on success; -1 when there is
+ * no room or no width (Bottom is then kept). */
+static int lbmc_ladder_from_bottom(lbmc_ladder *q, double t)
+{
+  lbmc_ladder_rung *r = &q->rung[q->nrung];
+  const double lo = fmin(q->bot[q->nbot - 1].t, t);
+  const double hi = q->nrung ? q->rung[q->nrung - 1].cur_start : q->top_start;
+  size_t nb = q->nbot / LBMC_LADDER_PER_BUCKET;
+  uint32_t L = LBMC_LADDER_NIL;
+  if (!(hi > lo) || lbmc_ladder_room(r, nb) != 0) return -1;
+  for (size_t k = 0; k < q->nbot; k++) { /* the list, any order */
+    q->node[q->bot[k].i].next = L;
+    L = q->bot[k].i;
+  }
+  lbmc_ladder_fill(q, r, lo, (hi - lo) / (double)nb, nb, L, q->nbot);
+  q->nrung++;
+  q->nbot = 0;
+  return 0;
+}
+
 int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
 {
   lbmc_ladder_node *e = &q->node[i];
@@ -236,6 +261,9 @@ int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
       return 0;
     }
   }
+  if (q->nbot >= LBMC_LADDER_BOTTOM_MAX && q->nrung < LBMC_LADDER_RUNGS &&
+      lbmc_ladder_from_bottom(q, t) == 0)
+    return lbmc_ladder_push(q, i); /* into the new rung */
   if (lbmc_ladder_bottom_room(q, q->nbot + 1) != 0) return -1;
   lo = 0, hi = q->nbot; /* the first entry earlier than t: entries decrease */
   while (lo < hi) {

@@ -15,12 +15,12 @@
  * unconsumed part starts at or before it, else into Bottom (binary search). The minimum
  * is Bottom's last entry; when Bottom is empty the next non-empty bucket of the lowest
  * rung is split into a new rung (when it holds more than the threshold) or sorted into
- * Bottom; when every rung is consumed, Top becomes the new rung 0. Each event is moved a
- * bounded number of times (Top, rungs, Bottom), whatever the spread of the event times:
- * the paper proves O(1) amortised cost when the mean increment of the times is finite,
- * whatever their variance (Pareto-like increments included), where a calendar queue
- * (Brown, CACM 31(10), 1988) with a fixed year rescans far events once per year and
- * resizes on samples of the near ones.
+ * Bottom; when every rung is consumed, Top becomes the new rung 0; when insertions have
+ * made Bottom long, it becomes a new lowest rung (as the paper's Bottom overflow). Each event is
+ * moved a bounded number of times (Top, rungs, Bottom), whatever the spread of the event times: the
+ * paper proves O(1) amortised cost when the mean increment of the times is finite, whatever their
+ * variance (Pareto-like increments included), where a calendar queue (Brown, CACM 31(10), 1988)
+ * with a fixed year rescans far events once per year and resizes on samples of the near ones.
  *
  * Memory: the caller's nodes (16 B each) and about 4 / LBMC_LADDER_PER_BUCKET bytes of
  * bucket heads per event in the rungs (the arrays keep the largest size they reached);
@@ -35,9 +35,11 @@
 #include "lbmc/error.h"
 
 #define LBMC_LADDER_NIL        UINT32_MAX
-#define LBMC_LADDER_RUNGS      8  /* the paper's bound on rungs */
-#define LBMC_LADDER_THRESHOLD  50 /* a bucket with more events spawns a rung (the paper's) */
-#define LBMC_LADDER_PER_BUCKET 2  /* events per bucket of a new rung */
+#define LBMC_LADDER_RUNGS      8   /* the paper's bound on rungs */
+#define LBMC_LADDER_THRESHOLD  50  /* a bucket with more events spawns a rung (the paper's) */
+#define LBMC_LADDER_PER_BUCKET 2   /* events per bucket of a new rung */
+#define LBMC_LADDER_AHEAD      8   /* buckets whose first event is prefetched when taking one */
+#define LBMC_LADDER_BOTTOM_MAX 128 /* a longer Bottom becomes a rung at the next insertion */
 
 /** An event: its time, the queue's link, the caller's word. */
 typedef struct {

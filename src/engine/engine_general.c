@@ -51,13 +51,6 @@ typedef struct {
   uint32_t hsize;
 } lbmc_gen_ws;
 
-static int lbmc_gen_same_service(const lbmc_model *m)
-{
-  for (int j = 1; j < m->J; j++)
-    if (!lbmc_service_equal(&m->service[0], &m->service[j])) return 0;
-  return 1;
-}
-
 /* ---- the heap of busy servers: a 4-ary min-heap of (t_done, server) pairs, the keys
  * stored inline so that a sift touches contiguous memory ---- */
 
@@ -146,7 +139,7 @@ static void lbmc_heap_remove(lbmc_gen_ws *w, uint32_t s)
 
 static uint32_t lbmc_gen_slots_used(const lbmc_state *st, uint32_t s)
 {
-  uint32_t q = st->q[s], L = st->slots[st->pool_of[s]];
+  uint32_t q = lbmc_q(st, s), L = st->slots[st->pool_of[s]];
   return q < L ? q : L;
 }
 
@@ -192,9 +185,7 @@ static void lbmc_gen_schedule(lbmc_gen_ws *w, uint32_t s, int in_heap)
 
 static double lbmc_gen_requirement(lbmc_gen_ws *w, uint32_t j)
 {
-  const lbmc_service *svc = &w->ps.st.m->service[j];
-  if (svc->kind == LBMC_SERVICE_EXPONENTIAL) return lbmc_exp_zig(w->ps.st.s_svc, &w->ps.st.zig);
-  return lbmc_service_sample(svc, w->sampler);
+  return lbmc_ps_requirement(&w->ps.st, w->sampler, j);
 }
 
 /* One slot per server at constant speed (no speed lists): t_done is set directly. */
@@ -224,7 +215,7 @@ static void lbmc_gen_arrival(lbmc_gen_ws *w)
   uint32_t s = lbmc_ps_route(st), j, q, m;
   if (s == UINT32_MAX) return;
   j = st->pool_of[s];
-  q = st->q[s];
+  q = lbmc_q(st, s);
   m = lbmc_gen_slots_used(st, s);
   if (!w->common_service) work = lbmc_gen_requirement(w, j);
   if (!w->track) {
@@ -355,7 +346,7 @@ static lbmc_err lbmc_gen_alloc(lbmc_gen_ws *w)
   w->hpos = malloc(sizeof *w->hpos * n);
   if (!st->slot_a || !st->slot_f || !st->g || !st->cust_work || !w->heap || !w->hpos)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for the event calendar");
-  w->common_service = lbmc_gen_same_service(st->m);
+  w->common_service = lbmc_ps_same_service(st->m);
   w->track = st->lmax > 1;
   return LBMC_SUCCESS;
 }

@@ -69,7 +69,7 @@ static void lbmc_servers_arrival(lbmc_servers_ws *w)
   uint32_t s = lbmc_ps_route(st), j, q;
   if (s == UINT32_MAX) return;
   j = st->pool_of[s];
-  q = st->q[s];
+  q = lbmc_q(st, s);
   if (q == 0) {
     st->srv[s].t_head = st->t;
     st->srv[s].busy_pos = (int32_t)st->nbusy[j];

@@ -66,24 +66,48 @@ static void lbmc_ps_init_view(lbmc_per_server *ps, const lbmc_model *m)
   ps->view.time = lbmc_ps_time;
 }
 
-lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers)
+/* The state of model m: every server's count and pool, the levels, the tally; with
+ * records, the customer records and busy lists too. */
+static lbmc_err lbmc_ps_create_as(lbmc_per_server *ps, const lbmc_model *m, int K,
+                                  uint64_t max_customers, int records, lbmc_terms terms)
 {
   lbmc_state *st = &ps->st;
   lbmc_ps_init_model(ps, m, K);
-  st->srv = malloc(sizeof *st->srv * st->n);
-  st->q = malloc(sizeof *st->q * st->n);
+  if (records) st->q = malloc(sizeof *st->q * st->n);
   st->pool_of = malloc(sizeof *st->pool_of * st->n);
-  st->first = malloc(sizeof *st->first * st->n);
-  st->busy = malloc(sizeof *st->busy * st->n);
   st->level = calloc((size_t)st->J * (st->K + 1), sizeof *st->level);
-  st->cust_cap = st->n < 1024 ? 1024 : st->n;
-  st->cust = malloc(sizeof *st->cust * st->cust_cap);
+  if (records) {
+    st->srv = malloc(sizeof *st->srv * st->n);
+    st->first = malloc(sizeof *st->first * st->n);
+    st->busy = malloc(sizeof *st->busy * st->n);
+    st->cust_cap = st->n < 1024 ? 1024 : st->n;
+    st->cust = malloc(sizeof *st->cust * st->cust_cap);
+  }
   lbmc_ps_init_view(ps, m);
-  if (!st->srv || !st->q || !st->pool_of || !st->first || !st->busy || !st->level || !st->cust)
+  if (!st->pool_of || !st->level ||
+      (records && (!st->q || !st->srv || !st->first || !st->busy || !st->cust)))
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for n = %u servers", (unsigned)m->n);
-  LBMC_CALL(lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, LBMC_TERMS_AT_DEPARTURE));
+  LBMC_CALL(lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, terms));
   if (st->pol->create) LBMC_CALL(st->pol->create(st, &st->pw));
   return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers)
+{
+  return lbmc_ps_create_as(ps, m, K, max_customers, 1, LBMC_TERMS_AT_DEPARTURE);
+}
+
+lbmc_err lbmc_ps_create_lean(lbmc_per_server *ps, const lbmc_model *m, int K,
+                             uint64_t max_customers, lbmc_terms terms)
+{
+  return lbmc_ps_create_as(ps, m, K, max_customers, 0, terms);
+}
+
+int lbmc_ps_same_service(const lbmc_model *m)
+{
+  for (int j = 1; j < m->J; j++)
+    if (!lbmc_service_equal(&m->service[0], &m->service[j])) return 0;
+  return 1;
 }
 
 void lbmc_ps_destroy(lbmc_per_server *ps)
@@ -143,12 +167,15 @@ static void lbmc_ps_reset_servers(lbmc_state *st)
   const lbmc_model *m = st->m;
   for (uint32_t j = 0; j < st->J; j++) {
     for (long i = m->offset[j]; i < m->offset[j] + m->N[j]; i++) {
-      st->q[i] = 0;
+      *lbmc_q_ref(st, (uint32_t)i) = 0;
       st->pool_of[i] = (uint8_t)j;
-      st->first[i] = -1;
-      st->srv[i].last = -1;
-      st->srv[i].busy_pos = -1;
     }
+    if (st->first) /* the records of the engines that keep waiting customers */
+      for (long i = m->offset[j]; i < m->offset[j] + m->N[j]; i++) {
+        st->first[i] = -1;
+        st->srv[i].last = -1;
+        st->srv[i].busy_pos = -1;
+      }
     st->nbusy[j] = 0;
     st->pool_q[j] = 0;
   }

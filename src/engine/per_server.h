@@ -14,11 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/sampler.h"
 #include "../core/stream.h"
 #include "../core/ziggurat.h"
 #include "../stats/dhist.h"
 #include "../system/policy.h"
 #include "../system/state.h"
+#include "../system/system.h"
 
 typedef struct {
   lbmc_state st;           /* the system: servers, queues, the tally */
@@ -39,6 +41,17 @@ int lbmc_ps_applies_size(const lbmc_model *m, char *why, size_t len);
  *  workspace; max_customers caps the customers in the system. On error the caller
  *  still calls lbmc_ps_destroy. Errors: LBMC_ERR_MEMORY (and the policy's). */
 lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers);
+/** The same without customer records and busy lists (srv, first, busy and cust stay
+ *  NULL, cust_cap 0), for an engine that keeps no waiting customer one by one, and
+ *  without the counts: the engine sets st->q and st->q_shift to its own records before
+ *  the first reset (and NULLs st->q before lbmc_ps_destroy). pool_of and the levels
+ *  only; its tally sums the per-customer terms as `terms` says.
+ *  Errors: LBMC_ERR_MEMORY (and the policy's). */
+lbmc_err lbmc_ps_create_lean(lbmc_per_server *ps, const lbmc_model *m, int K,
+                             uint64_t max_customers, lbmc_terms terms);
+/** 1 if every pool of m has the same service law (so a requirement may be drawn before
+ *  routing: every policy then sees the same requirements). */
+int lbmc_ps_same_service(const lbmc_model *m);
 /** Free what lbmc_ps_create allocated (safe after a failed create). */
 void lbmc_ps_destroy(lbmc_per_server *ps);
 /** Empty system at time 0 with these streams (LBMC_PURPOSES, seeded): every server
@@ -66,13 +79,28 @@ static inline void lbmc_ps_next_arrival(lbmc_per_server *ps)
   ps->next_arr = ps->st.t + lbmc_exp_zig(ps->st.s_arr, &ps->st.zig) * ps->inv_lambda_total;
 }
 
+/** A requirement (mean 1) of pool j's law from the service stream: the ziggurat for the
+ *  exponential, else the law's GSL sampler (sampler: a gsl_rng on the service stream). */
+static inline double lbmc_ps_requirement(lbmc_state *st, gsl_rng *sampler, uint32_t j)
+{
+  const lbmc_service *svc = &st->m->service[j];
+  if (svc->kind == LBMC_SERVICE_EXPONENTIAL) return lbmc_exp_zig(st->s_svc, &st->zig);
+  return lbmc_service_sample(svc, sampler);
+}
+
+/** Server s's pool (without touching pool_of when there is one pool). */
+static inline uint32_t lbmc_ps_pool(const lbmc_state *st, uint32_t s)
+{
+  return st->J > 1 ? st->pool_of[s] : 0;
+}
+
 /** Route an arrival: the server chosen, or UINT32_MAX if it was blocked (counted). */
 static inline uint32_t lbmc_ps_route(lbmc_state *st)
 {
   uint32_t r = st->R > 1 ? lbmc_uint(st->s_route, st->R) : 0;
   uint32_t s = st->pol->route(st, st->pw, r);
   lbmc_tally_arrival(&st->tally);
-  if (st->q[s] >= st->B[st->pool_of[s]]) {
+  if (lbmc_q(st, s) >= st->B[lbmc_ps_pool(st, s)]) {
     st->tally.c.blocked++;
     return UINT32_MAX;
   }
@@ -83,7 +111,7 @@ static inline uint32_t lbmc_ps_route(lbmc_state *st)
  *  served = 1 if the customer starts service at once (a wait of 0). */
 static inline void lbmc_ps_admitted(lbmc_state *st, uint32_t s, uint32_t j, uint32_t q, int served)
 {
-  st->q[s] = q;
+  *lbmc_q_ref(st, s) = q;
   lbmc_level_up(st, j, q);
   st->tally.c.admitted[j]++;
   if (served) {
@@ -113,17 +141,24 @@ static inline int32_t lbmc_ps_enqueue(lbmc_per_server *ps, uint32_t s)
   return c;
 }
 
-/** A customer of server s (pool j) leaves after `sojourn` time units: counters,
- *  integrals, histogram; returns the server's new count. */
-static inline uint32_t lbmc_ps_left(lbmc_state *st, uint32_t s, uint32_t j, double sojourn)
+/** A customer of server s (pool j) leaves: its count, the counters and integrals (no
+ *  per-customer sums); returns the server's new count. */
+static inline uint32_t lbmc_ps_gone(lbmc_state *st, uint32_t s, uint32_t j)
 {
-  uint32_t q = --st->q[s];
-  st->tally.sum_sojourn += sojourn;
-  if (st->hist_sojourn) lbmc_dhist_add(st->hist_sojourn, sojourn);
+  uint32_t q = --*lbmc_q_ref(st, s);
   st->tally.c.departures++;
   st->tally.in_system--;
   lbmc_level_down(st, j, q);
   return q;
+}
+
+/** A customer of server s (pool j) leaves after `sojourn` time units: counters,
+ *  integrals, histogram; returns the server's new count. */
+static inline uint32_t lbmc_ps_left(lbmc_state *st, uint32_t s, uint32_t j, double sojourn)
+{
+  st->tally.sum_sojourn += sojourn;
+  if (st->hist_sojourn) lbmc_dhist_add(st->hist_sojourn, sojourn);
+  return lbmc_ps_gone(st, s, j);
 }
 
 /** The first waiting customer of server s starts service now (s must have one): it

@@ -72,7 +72,7 @@ static void lbmc_jsq_swap(lbmc_jsq_ws *w, uint32_t a, uint32_t b)
 static void lbmc_jsq_on_change(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q)
 {
   lbmc_jsq_ws *w = ws;
-  uint32_t q = st->q[s];
+  uint32_t q = lbmc_q(st, s);
   if (q > old_q) { /* old_q -> old_q + 1: leave the end of group old_q */
     if (q + 1 > w->levels) {
       uint32_t levels = w->levels * 2;
@@ -96,7 +96,7 @@ static void lbmc_jsq_on_change(lbmc_state *st, void *ws, uint32_t s, uint32_t ol
 static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
 {
   lbmc_jsq_ws *w = ws;
-  uint32_t L0 = st->q[w->perm[0]];
+  uint32_t L0 = lbmc_q(st, w->perm[0]);
   (void)r;
   st->tally.c.messages += 2 * (int64_t)st->n;
   return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
