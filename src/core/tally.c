@@ -70,8 +70,8 @@ static void lbmc_tally_scalars(const lbmc_tally *t, double len, double area_n, d
   rec[LBMC_TK_N_END] = (double)t->in_system;
   rec[LBMC_TK_CPU] = 0; /* the replica driver's */
   if (t->terms == LBMC_TERMS_AT_DEPARTURE) {
-    rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES];
-    rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS];
+    rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES] - LBMC_TALLY_DIFF(t, untimed_departures);
+    rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS] - LBMC_TALLY_DIFF(t, untimed_starts);
   } else {
     double admitted = 0;
     for (int j = 0; j < t->J; j++) admitted += LBMC_TALLY_DIFF(t, admitted[j]);

@@ -53,6 +53,9 @@ enum {
  *  2n messages per arrival, and n reaches 10^12. */
 typedef struct {
   int64_t arrivals, blocked, waited, departures, starts, withdrawals;
+  /* Departures and service starts of customers present at a non-empty start (their
+   * arrival times unknown): not terms of the per-customer sums (terms at departure). */
+  int64_t untimed_departures, untimed_starts;
   unsigned __int128 messages;
   int64_t admitted[LBMC_MAX_POOLS];
 } lbmc_counters;

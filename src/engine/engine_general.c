@@ -13,12 +13,14 @@
  * while it serves m slot customers. Applies to every model (docs/model.md,
  * "Simulation"). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/sampler.h"
 #include "../system/system.h"
 #include "engine_type.h"
+#include "lbmc/rng.h"
 #include "per_server.h"
 
 typedef struct {
@@ -364,6 +366,44 @@ static lbmc_err lbmc_gen_create(const lbmc_model *m, int K, uint64_t max_custome
   return err;
 }
 
+/* A mean-field start (one slot per server): the customer in service of each server with
+ * customers has the equilibrium residual of its pool's law (lbmc_service_residual), the
+ * waiting ones fresh requirements, all from the aux stream; their arrival times are
+ * unknown (no per-customer terms); the work and drain rates are told to the tally. */
+static lbmc_err lbmc_gen_start(lbmc_gen_ws *w, lbmc_stream *aux)
+{
+  lbmc_state *st = &w->ps.st;
+  double work[LBMC_MAX_POOLS] = {0}, busy[LBMC_MAX_POOLS] = {0};
+  gsl_rng *r = NULL;
+  LBMC_CALL(lbmc_sampler_create(aux, &r));
+  for (uint32_t s = 0; s < st->n && !st->tally.halt; s++) {
+    const uint32_t q = lbmc_q(st, s), j = st->pool_of[s];
+    const lbmc_service *svc = &st->m->service[j];
+    double R;
+    if (q == 0) continue;
+    R = lbmc_service_residual(svc, r);
+    st->slot_a[s] = -INFINITY;
+    st->g[s].t_done = R * st->inv_mu[j];
+    lbmc_heap_set(w, s, 0);
+    work[j] += R;
+    busy[j] += 1;
+    for (uint32_t k = 1; k < q; k++) {
+      int32_t c = lbmc_ps_enqueue(&w->ps, s);
+      if (c < 0) break; /* the tally halts: out of memory */
+      st->cust[c].t_arrival = -INFINITY;
+      st->cust_work[c] = lbmc_service_sample(svc, r);
+      st->g[s].work_wait += st->cust_work[c];
+      work[j] += st->cust_work[c];
+    }
+  }
+  lbmc_sampler_destroy(&r);
+  for (uint32_t j = 0; j < st->J; j++) {
+    lbmc_tally_work(&st->tally, 0, j, work[j]);
+    lbmc_tally_drain(&st->tally, 0, j, busy[j] * st->mu[j]);
+  }
+  return LBMC_SUCCESS;
+}
+
 static lbmc_err lbmc_gen_reset(void *ws, lbmc_stream *streams)
 {
   lbmc_gen_ws *w = ws;
@@ -377,7 +417,20 @@ static lbmc_err lbmc_gen_reset(void *ws, lbmc_stream *streams)
     st->g[s].V = st->g[s].Vt = st->g[s].t_done = 0;
   }
   w->hsize = 0;
-  return LBMC_SUCCESS;
+  return lbmc_ps_started(&w->ps) ? lbmc_gen_start(w, &streams[LBMC_PURPOSE_AUX]) : LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_gen_set_init(void *ws, lbmc_init_kind init, char *note, size_t len)
+{
+  lbmc_gen_ws *w = ws;
+  if (init == LBMC_INIT_MEANFIELD && w->track) {
+    snprintf(note, len,
+             "replicas start empty: the general engine has no mean-field start with speed "
+             "lists");
+    w->ps.init = LBMC_INIT_EMPTY;
+    return LBMC_SUCCESS;
+  }
+  return lbmc_ps_set_init(&w->ps, init, note, len);
 }
 
 const lbmc_engine_type lbmc_engine_general = {
@@ -396,4 +449,5 @@ const lbmc_engine_type lbmc_engine_general = {
     .state = lbmc_ps_state,
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
+    .set_init = lbmc_gen_set_init,
 };

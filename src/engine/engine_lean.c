@@ -38,6 +38,7 @@
 #include "../core/sampler.h"
 #include "../system/system.h"
 #include "engine_type.h"
+#include "lbmc/rng.h"
 #include "per_server.h"
 
 /* Tag every ceil(n / LBMC_LEAN_TAGGED) admitted customers (queue-length form). */
@@ -379,6 +380,57 @@ static lbmc_err lbmc_lean_create(const lbmc_model *m, int K, uint64_t max_custom
   return err;
 }
 
+/* A mean-field start: the customer in service of each server with customers has the
+ * equilibrium residual of its pool's law (lbmc_service_residual), from the aux stream;
+ * queue lengths: the waiting customers stay counts (their requirements are drawn when they
+ * start), work told as their expectation, 1 each; workloads: they get requirements too,
+ * and each customer its departure node. None is tagged or in the per-customer sums. */
+static lbmc_err lbmc_lean_start(lbmc_lean_ws *w, lbmc_stream *aux)
+{
+  lbmc_state *st = &w->ps.st;
+  double work[LBMC_MAX_POOLS] = {0}, busy[LBMC_MAX_POOLS] = {0};
+  gsl_rng *r = NULL;
+  LBMC_CALL(lbmc_sampler_create(aux, &r));
+  for (uint32_t s = 0; s < st->n && !st->tally.halt; s++) {
+    const uint32_t q = w->srv[s].aux, j = st->pool_of[s];
+    const lbmc_service *svc = &st->m->service[j];
+    double R, D;
+    if (q == 0) continue;
+    R = lbmc_service_residual(svc, r);
+    D = R * st->inv_mu[j];
+    work[j] += R;
+    busy[j] += 1;
+    if (!w->workload) {
+      w->srv[s].t = D;
+      if (lbmc_ladder_push(&w->q, s) != 0) lbmc_tally_out_of_memory(&st->tally);
+      work[j] += (double)(q - 1);
+      continue;
+    }
+    for (uint32_t k = 0; k < q; k++) {
+      uint32_t i = lbmc_lean_node_alloc(w);
+      if (k > 0) {
+        double S = lbmc_service_sample(svc, r);
+        D += S * st->inv_mu[j];
+        work[j] += S;
+      }
+      if (i == LBMC_LEAN_NIL) {
+        lbmc_tally_out_of_memory(&st->tally);
+        break;
+      }
+      w->node[i].t = D;
+      w->node[i].aux = s;
+      if (lbmc_ladder_push(&w->q, i) != 0) lbmc_tally_out_of_memory(&st->tally);
+    }
+    w->srv[s].t = D;
+  }
+  lbmc_sampler_destroy(&r);
+  for (uint32_t j = 0; j < st->J; j++) {
+    lbmc_tally_work(&st->tally, 0, j, work[j]);
+    lbmc_tally_drain(&st->tally, 0, j, busy[j] * st->mu[j]);
+  }
+  return LBMC_SUCCESS;
+}
+
 static lbmc_err lbmc_lean_reset(void *ws, lbmc_stream *streams)
 {
   lbmc_lean_ws *w = ws;
@@ -395,7 +447,12 @@ static lbmc_err lbmc_lean_reset(void *ws, lbmc_stream *streams)
   w->tag_free = LBMC_LEAN_NIL;
   w->tag_phase = 0;
   w->h_sojourn = w->h_wait = NULL;
-  return LBMC_SUCCESS;
+  return lbmc_ps_started(&w->ps) ? lbmc_lean_start(w, &streams[LBMC_PURPOSE_AUX]) : LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_lean_set_init(void *ws, lbmc_init_kind init, char *note, size_t len)
+{
+  return lbmc_ps_set_init(&((lbmc_lean_ws *)ws)->ps, init, note, len);
 }
 
 static void lbmc_lean_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait)
@@ -423,4 +480,5 @@ const lbmc_engine_type lbmc_engine_lean = {
     .state = lbmc_ps_state,
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
+    .set_init = lbmc_lean_set_init,
 };

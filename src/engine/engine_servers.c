@@ -164,12 +164,40 @@ static lbmc_err lbmc_servers_create(const lbmc_model *m, int K, uint64_t max_cus
   return err;
 }
 
+/* A mean-field start: the servers with customers join their pools' busy lists, their
+ * waiting customers get records with unknown arrival times (no per-customer terms), and
+ * the first completion is drawn; the work told is the customers (memoryless). */
+static void lbmc_servers_start(lbmc_servers_ws *w)
+{
+  lbmc_state *st = &w->ps.st;
+  for (uint32_t s = 0; s < st->n; s++) {
+    const uint32_t q = lbmc_q(st, s), j = st->pool_of[s];
+    if (q == 0) continue;
+    st->srv[s].t_head = -INFINITY;
+    st->srv[s].busy_pos = (int32_t)st->nbusy[j];
+    st->busy[st->m->offset[j] + st->nbusy[j]++] = (int32_t)s;
+    for (uint32_t k = 1; k < q; k++) {
+      int32_t c = lbmc_ps_enqueue(&w->ps, s);
+      if (c < 0) return; /* the tally halts: out of memory */
+      st->cust[c].t_arrival = -INFINITY;
+    }
+  }
+  for (uint32_t j = 0; j < st->J; j++) lbmc_tally_work(&st->tally, 0, j, (double)st->pool_q[j]);
+  lbmc_servers_draw(w);
+}
+
 static lbmc_err lbmc_servers_reset(void *ws, lbmc_stream *streams)
 {
   lbmc_servers_ws *w = ws;
   lbmc_ps_reset(&w->ps, streams);
   w->next_dep = INFINITY;
+  if (lbmc_ps_started(&w->ps)) lbmc_servers_start(w);
   return LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_servers_set_init(void *ws, lbmc_init_kind init, char *note, size_t len)
+{
+  return lbmc_ps_set_init(&((lbmc_servers_ws *)ws)->ps, init, note, len);
 }
 
 const lbmc_engine_type lbmc_engine_servers = {
@@ -188,4 +216,5 @@ const lbmc_engine_type lbmc_engine_servers = {
     .state = lbmc_ps_state,
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
+    .set_init = lbmc_servers_set_init,
 };

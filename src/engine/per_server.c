@@ -113,6 +113,8 @@ int lbmc_ps_same_service(const lbmc_model *m)
 void lbmc_ps_destroy(lbmc_per_server *ps)
 {
   lbmc_state *st = &ps->st;
+  lbmc_occ_meanfield_free(&ps->mf);
+  free(ps->counts);
   if (st->pol && st->pol->destroy) st->pol->destroy(&st->pw);
   free(st->srv);
   free(st->q);
@@ -183,6 +185,51 @@ static void lbmc_ps_reset_servers(lbmc_state *st)
   for (uint32_t j = 0; j < st->J; j++) st->level[j * (st->K + 1)] = (uint32_t)m->N[j];
 }
 
+lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, size_t len)
+{
+  const lbmc_model *m = ps->st.m;
+  const lbmc_occupancy_ops *ops = m->policy->occupancy;
+  char why[256];
+  ps->init = init;
+  if (len) note[0] = '\0';
+  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  if (!ops || (ops->applies && !ops->applies(m, why, sizeof why))) {
+    snprintf(note, len,
+             "replicas start empty: the mean-field start takes its queue lengths from the "
+             "policy's occupancy form, and %s %s%s",
+             m->policy_text, ops ? "cannot use it here: " : "has none", ops ? why : "");
+    return LBMC_SUCCESS;
+  }
+  if (!ps->mf.s) {
+    LBMC_CALL(lbmc_occ_meanfield_solve(m, ops, &ps->mf));
+    free(ps->counts);
+    ps->counts = malloc(sizeof *ps->counts * (ps->mf.levels ? ps->mf.levels : 1));
+    if (!ps->counts) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
+  }
+  if (!ps->mf.settled) snprintf(note, len, "%s", ps->mf.note); /* started empty */
+  return LBMC_SUCCESS;
+}
+
+/* The mean-field start: per pool, the servers at each level by randomised rounding (one
+ * uniform of the aux stream), laid out in order; the counts and levels set. */
+static void lbmc_ps_place(lbmc_per_server *ps, lbmc_stream *aux)
+{
+  lbmc_state *st = &ps->st;
+  const lbmc_model *m = st->m;
+  const uint32_t levels = ps->mf.levels;
+  for (uint32_t j = 0; j < st->J; j++) {
+    uint32_t s = (uint32_t)m->offset[j];
+    lbmc_occ_round(ps->mf.s + (size_t)j * levels, levels, m->N[j], lbmc_u01(aux), ps->counts);
+    for (uint32_t k = 0; k < levels; k++) {
+      for (int64_t c = 0; c < ps->counts[k]; c++) *lbmc_q_ref(st, s++) = k;
+      if (k > 0) st->pool_q[j] += (uint64_t)k * (uint64_t)ps->counts[k];
+      for (uint32_t l = 1; l <= k && l <= st->K; l++)
+        st->level[j * (st->K + 1) + l] += (uint32_t)ps->counts[k];
+    }
+    ps->started += st->pool_q[j];
+  }
+}
+
 void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams)
 {
   lbmc_state *st = &ps->st;
@@ -191,7 +238,10 @@ void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams)
   st->s_route = &streams[LBMC_PURPOSE_ROUTING];
   lbmc_ps_reset_servers(st);
   lbmc_cust_link_free(st, 0, st->cust_cap);
-  lbmc_tally_reset(&st->tally, 0);
+  ps->started = 0;
+  if (ps->init == LBMC_INIT_MEANFIELD && ps->mf.settled)
+    lbmc_ps_place(ps, &streams[LBMC_PURPOSE_AUX]);
+  lbmc_tally_reset(&st->tally, ps->started);
   st->t = 0;
   st->hist_sojourn = st->hist_wait = NULL;
   if (st->pol->reset) st->pol->reset(st, st->pw);

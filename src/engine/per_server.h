@@ -11,6 +11,7 @@
 #ifndef LBMC_PER_SERVER_H
 #define LBMC_PER_SERVER_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,12 +22,18 @@
 #include "../system/policy.h"
 #include "../system/state.h"
 #include "../system/system.h"
+#include "lbmc/run_options.h" /* lbmc_init_kind */
+#include "occ_meanfield.h"
 
 typedef struct {
   lbmc_state st;           /* the system: servers, queues, the tally */
   double next_arr;         /* time of the next arrival */
   double inv_lambda_total; /* 1 / (lambda n) */
   lbmc_view view;          /* the read-only view of st (src/core/tally.h) */
+  lbmc_init_kind init;     /* how replicas start (lbmc_ps_set_init) */
+  lbmc_occ_mf_point mf;    /* the mean-field point (init meanfield), settled or not */
+  int64_t *counts;         /* scratch: servers per level of one pool */
+  uint64_t started;        /* customers placed at the start of this replica */
 } lbmc_per_server;
 
 /** The per-server engines' limits, for their tables: customers held one by one are
@@ -54,14 +61,32 @@ lbmc_err lbmc_ps_create_lean(lbmc_per_server *ps, const lbmc_model *m, int K,
 int lbmc_ps_same_service(const lbmc_model *m);
 /** Free what lbmc_ps_create allocated (safe after a failed create). */
 void lbmc_ps_destroy(lbmc_per_server *ps);
-/** Empty system at time 0 with these streams (LBMC_PURPOSES, seeded): every server
- *  idle, counters and integrals zero, the policy reset, the first arrival drawn. */
+/** A system at time 0 with these streams (LBMC_PURPOSES, seeded): every server idle, or,
+ *  after lbmc_ps_set_init(LBMC_INIT_MEANFIELD) found a fixed point, customers placed by
+ *  randomised rounding of its queue-length distribution (lbmc_occ_round: per pool, the
+ *  servers at each level are the floor or the ceiling of N_j s_j(k), in expectation
+ *  exactly; one uniform per pool from the aux stream, which nothing else draws from, so
+ *  arrivals, requirements and routing keep their streams); the levels laid out over the
+ *  pool's servers in order, since every policy treats a pool's servers alike. Counters and
+ *  integrals zero, the customers in the system set, the policy reset (it reads the
+ *  counts), the first arrival drawn. The engine then sets the service of the servers with
+ *  customers. */
 void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams);
 /** End of a run to t_end (lbmc_tally_finish): the tick closed into rec at t_end, or at
  *  the clock if the runaway cap was hit (NULL rec discards it); the clock set to the
  *  tick's end. `engine` names the engine in messages. Errors: LBMC_ERR_MEMORY,
  *  LBMC_ERR_INTERRUPTED (a stop request). */
 lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec, const char *engine);
+/** How the next resets start (the engine table's set_init, for the per-server engines):
+ *  LBMC_INIT_MEANFIELD computes, once per workspace, the fixed point of the mean-field
+ *  ODE of the model with exponential service (occ_meanfield.h: the policy's occupancy
+ *  form gives its routing law); without one (the policy has no occupancy form, or the ODE
+ *  does not settle) replicas start empty and note[len] says why. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, size_t len);
+/** 1 if lbmc_ps_reset placed customers on the servers (a mean-field start): the engine
+ *  then sets the service of each server with customers (residuals from the aux stream). */
+static inline int lbmc_ps_started(const lbmc_per_server *ps) { return ps->started > 0; }
+
 /** A waiting-customer record, or -1 when the records cannot grow (then the tally
  *  halts: out of memory). */
 int32_t lbmc_ps_cust_alloc(lbmc_per_server *ps);
@@ -153,11 +178,16 @@ static inline uint32_t lbmc_ps_gone(lbmc_state *st, uint32_t s, uint32_t j)
 }
 
 /** A customer of server s (pool j) leaves after `sojourn` time units: counters,
- *  integrals, histogram; returns the server's new count. */
+ *  integrals, histogram (sojourn +INFINITY: a customer present at the start, counted
+ *  apart); returns the server's new count. */
 static inline uint32_t lbmc_ps_left(lbmc_state *st, uint32_t s, uint32_t j, double sojourn)
 {
-  st->tally.sum_sojourn += sojourn;
-  if (st->hist_sojourn) lbmc_dhist_add(st->hist_sojourn, sojourn);
+  if (sojourn < INFINITY) {
+    st->tally.sum_sojourn += sojourn;
+    if (st->hist_sojourn) lbmc_dhist_add(st->hist_sojourn, sojourn);
+  } else { /* present at the start (arrival time -INFINITY): no term */
+    st->tally.c.untimed_departures++;
+  }
   return lbmc_ps_gone(st, s, j);
 }
 
@@ -172,8 +202,12 @@ static inline int32_t lbmc_ps_start_next(lbmc_state *st, uint32_t s)
   if (st->first[s] < 0) st->srv[s].last = -1;
   st->cust[c].next = st->cust_free;
   st->cust_free = c;
-  st->tally.sum_wait += wait;
-  if (st->hist_wait) lbmc_dhist_add(st->hist_wait, wait);
+  if (wait < INFINITY) {
+    st->tally.sum_wait += wait;
+    if (st->hist_wait) lbmc_dhist_add(st->hist_wait, wait);
+  } else { /* present at the start: no term */
+    st->tally.c.untimed_starts++;
+  }
   st->tally.c.starts++;
   return c;
 }

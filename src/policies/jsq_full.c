@@ -7,6 +7,7 @@
  * are perm[start[L] .. start[L+1]). A count change moves a server across one group
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../system/occ_policy.h"
 #include "../system/policy.h"
@@ -52,12 +53,34 @@ static void lbmc_jsq_destroy(void **ws)
   *ws = NULL;
 }
 
+/* The groups from the counts (every server empty, or a mean-field start): a counting
+ * sort that keeps the servers of a group in index order (all empty: perm the identity). */
 static void lbmc_jsq_reset(lbmc_state *st, void *ws)
 {
   lbmc_jsq_ws *w = ws;
-  for (uint32_t s = 0; s < st->n; s++) w->perm[s] = w->pos[s] = s;
-  w->start[0] = 0;
-  for (uint32_t L = 1; L <= w->levels; L++) w->start[L] = st->n;
+  uint32_t top = 0;
+  for (uint32_t s = 0; s < st->n; s++)
+    if (lbmc_q(st, s) > top) top = lbmc_q(st, s);
+  if (top + 2 > w->levels) {
+    uint32_t levels = w->levels;
+    uint32_t *start;
+    while (top + 2 > levels) levels *= 2;
+    start = realloc(w->start, sizeof *start * (levels + 1));
+    if (!start) { /* keep the structure valid; the replica stops with an error */
+      lbmc_tally_out_of_memory(&st->tally);
+      return;
+    }
+    w->start = start;
+    w->levels = levels;
+  }
+  memset(w->start, 0, sizeof *w->start * (w->levels + 1));
+  for (uint32_t s = 0; s < st->n; s++) w->start[lbmc_q(st, s)]++;
+  for (uint32_t L = 1; L <= w->levels; L++) w->start[L] += w->start[L - 1]; /* ends */
+  for (uint32_t s = st->n; s-- > 0;) { /* from the back: start[L] ends at group L's start */
+    uint32_t p = --w->start[lbmc_q(st, s)];
+    w->perm[p] = s;
+    w->pos[s] = p;
+  }
 }
 
 static void lbmc_jsq_swap(lbmc_jsq_ws *w, uint32_t a, uint32_t b)

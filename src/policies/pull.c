@@ -140,8 +140,10 @@ static void lbmc_pull_reset(lbmc_state *st, void *ws)
   for (uint32_t r = 0; r < w->R; r++) w->count[r] = 0;
   if (w->withdraw)
     for (uint32_t s = 0; s < st->n; s++) w->held[s] = 0;
-  for (uint32_t s = 0; s < st->n; s++)
-    for (uint32_t k = 0; k < st->slots[st->pool_of[s]]; k++) lbmc_pull_send(st, w, s);
+  for (uint32_t s = 0; s < st->n; s++) { /* one message per idle slot (every slot: empty) */
+    const uint32_t L = st->slots[st->pool_of[s]], q = lbmc_q(st, s);
+    for (uint32_t k = q < L ? q : L; k < L; k++) lbmc_pull_send(st, w, s);
+  }
 }
 
 static uint32_t lbmc_pull_route(lbmc_state *st, void *ws, uint32_t r)
