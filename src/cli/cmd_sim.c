@@ -261,7 +261,7 @@ static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
   if (stale) LBMC_CALL(lbmc_model_set_stale(m, stale->text));
   if (sampling) LBMC_CALL(lbmc_model_set_sampling(m, sampling->text));
   LBMC_CALL(lbmc_model_setup(m));
-  LBMC_CALL(lbmc_run_check_size(m, &a->o, "--time/--warmup"));
+  LBMC_CALL(lbmc_run_check_size(m, &a->o, "--n/--time/--warmup"));
   for (int j = 0; j < J; j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
     if (w)

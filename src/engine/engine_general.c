@@ -315,6 +315,21 @@ static int lbmc_gen_applies(const lbmc_model *m, char *why, size_t len)
   return lbmc_ps_applies_size(m, why, len);
 }
 
+/* The shared state, the slot arrays, each server's general-service quantities, the
+ * waiting requirements and the heap with its positions. */
+static double lbmc_gen_memory(const lbmc_model *m, int K, double *per_customer)
+{
+  const double n = (double)m->n, cust = n < 1024 ? 1024 : n;
+  double lmax = 1, b = lbmc_ps_memory(m, K, 1, per_customer);
+  for (int j = 0; j < m->J; j++)
+    if (m->nrates[j] > lmax) lmax = m->nrates[j];
+  *per_customer += sizeof(double);
+  return b +
+         n * (2 * lmax * sizeof(double) + sizeof(lbmc_gen_server) + sizeof(lbmc_heap_item) +
+              sizeof(int32_t)) +
+         cust * sizeof(double);
+}
+
 static void lbmc_gen_destroy(void **ws)
 {
   lbmc_gen_ws *w = *ws;
@@ -450,4 +465,5 @@ const lbmc_engine_type lbmc_engine_general = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_gen_set_init,
+    .memory = lbmc_gen_memory,
 };

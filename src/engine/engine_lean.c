@@ -322,6 +322,22 @@ static int lbmc_lean_applies(const lbmc_model *m, char *why, size_t len)
   return lbmc_ps_applies_size(m, why, len);
 }
 
+/* The shared state without the counts, the records, the event list's bucket heads (rung
+ * 0 holds one per LBMC_LADDER_PER_BUCKET events, its array up to twice that; about one
+ * event per server), and: queue lengths, the tagged bits and heads and the side table
+ * (about 2^16 tagged customers, a few each); workloads, the event nodes (n, and one more
+ * per customer beyond n). */
+static double lbmc_lean_memory(const lbmc_model *m, int K, double *per_customer)
+{
+  const double n = (double)m->n, heads = 2 * sizeof(uint32_t) / (double)LBMC_LADDER_PER_BUCKET;
+  double b = lbmc_ps_memory(m, K, 0, per_customer) + n * (sizeof(lbmc_ladder_node) + heads);
+  if (m->policy->needs_workload) {
+    *per_customer = sizeof(lbmc_ladder_node) + heads;
+    return b + (n < 1024 ? 1024 : n) * sizeof(lbmc_ladder_node);
+  }
+  return b + n * (sizeof(uint32_t) + 1.0 / 8) + 4.0 * LBMC_LEAN_TAGGED * sizeof(lbmc_lean_tag);
+}
+
 static void lbmc_lean_destroy(void **ws)
 {
   lbmc_lean_ws *w = *ws;
@@ -481,4 +497,5 @@ const lbmc_engine_type lbmc_engine_lean = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_lean_set_init,
+    .memory = lbmc_lean_memory,
 };

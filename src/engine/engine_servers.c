@@ -127,6 +127,11 @@ static lbmc_err lbmc_servers_advance(void *ws, double t_end, double *rec)
   return lbmc_ps_finish(&w->ps, t_end, rec, "servers");
 }
 
+static double lbmc_servers_memory(const lbmc_model *m, int K, double *per_customer)
+{
+  return lbmc_ps_memory(m, K, 1, per_customer);
+}
+
 static int lbmc_servers_applies(const lbmc_model *m, char *why, size_t len)
 {
   if (!lbmc_model_needs_general(m)) return lbmc_ps_applies_size(m, why, len);
@@ -217,4 +222,5 @@ const lbmc_engine_type lbmc_engine_servers = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_servers_set_init,
+    .memory = lbmc_servers_memory,
 };

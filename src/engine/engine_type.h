@@ -69,6 +69,11 @@ typedef struct lbmc_engine_type_ {
   const lbmc_view *(*view)(const void *ws);
 
   /* ---- Optional (NULL where the engine has none) ---- */
+  /** Bytes of a workspace for model m (set up) with K tail levels when a replica starts:
+   *  its arrays per server and per pool, the policy's per-server workspace included
+   *  (lbmc_policy_type.memory); *per_customer (not NULL) gets the bytes each customer in
+   *  the system adds beyond them (0: none). NULL: small, independent of n. */
+  double (*memory)(const lbmc_model *m, int K, double *per_customer);
   /** The per-server state, read only (tests and diagnostics). */
   const lbmc_state *(*state)(const void *ws);
   /** How the next resets start (run.init). LBMC_INIT_MEANFIELD: from the mean-field

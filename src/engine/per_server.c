@@ -103,6 +103,18 @@ lbmc_err lbmc_ps_create_lean(lbmc_per_server *ps, const lbmc_model *m, int K,
   return lbmc_ps_create_as(ps, m, K, max_customers, 0, terms);
 }
 
+double lbmc_ps_memory(const lbmc_model *m, int K, int records, double *per_customer)
+{
+  const double n = (double)m->n, cust = n < 1024 ? 1024 : n;
+  double b = n * sizeof(uint8_t) + (double)m->J * (K + 1) * sizeof(uint32_t);
+  if (records)
+    b += n * (sizeof(lbmc_server) + sizeof(uint32_t) + 2 * sizeof(int32_t)) +
+         cust * sizeof(lbmc_customer); /* srv, q, first, busy; the records */
+  if (m->policy->memory) b += m->policy->memory(m);
+  if (per_customer) *per_customer = records ? sizeof(lbmc_customer) : 0;
+  return b;
+}
+
 int lbmc_ps_same_service(const lbmc_model *m)
 {
   for (int j = 1; j < m->J; j++)

@@ -56,6 +56,10 @@ lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_
  *  Errors: LBMC_ERR_MEMORY (and the policy's). */
 lbmc_err lbmc_ps_create_lean(lbmc_per_server *ps, const lbmc_model *m, int K,
                              uint64_t max_customers, lbmc_terms terms);
+/** Bytes of the shared state for model m with K tail levels (lbmc_ps_create: records 1;
+ *  lbmc_ps_create_lean: 0, without the counts) and the policy's per-server workspace;
+ *  *per_customer: the bytes of a waiting customer's record (records), else 0. */
+double lbmc_ps_memory(const lbmc_model *m, int K, int records, double *per_customer);
 /** 1 if every pool of m has the same service law (so a requirement may be drawn before
  *  routing: every policy then sees the same requirements). */
 int lbmc_ps_same_service(const lbmc_model *m);

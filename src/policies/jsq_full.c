@@ -20,6 +20,11 @@ typedef struct {
   uint32_t levels; /* start[] has entries 0 .. levels */
 } lbmc_jsq_ws;
 
+static double lbmc_jsq_memory(const lbmc_model *m)
+{
+  return (double)m->n * 2 * sizeof(uint32_t); /* perm, pos */
+}
+
 static lbmc_err lbmc_jsq_create(const lbmc_state *st, void **ws)
 {
   lbmc_jsq_ws *w = calloc(1, sizeof *w);
@@ -163,6 +168,7 @@ const lbmc_policy_type lbmc_policy_jsq_full = {
     .messages = "2n per arrival (n queries, n replies)",
     .messages_per_arrival = "2*d",
     .occupancy = &lbmc_jsq_full_occupancy,
+    .memory = lbmc_jsq_memory,
     .create = lbmc_jsq_create,
     .destroy = lbmc_jsq_destroy,
     .reset = lbmc_jsq_reset,

@@ -58,6 +58,18 @@ static void lbmc_pull_destroy(void **ws)
   *ws = NULL;
 }
 
+/* The routers' message arrays (n L entries) and, withdrawing with R > 1, the messages'
+ * places (n L) and counts (n). */
+static double lbmc_pull_memory(const lbmc_model *m)
+{
+  double L = 1, n = (double)m->n;
+  for (int j = 0; j < m->J; j++)
+    if (m->nrates[j] > L) L = m->nrates[j];
+  return n * L * sizeof(lbmc_msg) + (m->stale == LBMC_STALE_WITHDRAW && m->routers > 1
+                                         ? n * (sizeof(uint32_t) + L * sizeof(lbmc_msg_loc))
+                                         : 0);
+}
+
 static lbmc_err lbmc_pull_create(const lbmc_state *st, void **ws)
 {
   lbmc_pull_ws *w = calloc(1, sizeof *w);
@@ -385,6 +397,7 @@ const lbmc_policy_type lbmc_policy_pull = {
     .messages_per_arrival = "1",
     .uses_stale = 1,
     .occupancy = &lbmc_pull_occupancy,
+    .memory = lbmc_pull_memory,
     .create = lbmc_pull_create,
     .destroy = lbmc_pull_destroy,
     .reset = lbmc_pull_reset,

@@ -59,6 +59,10 @@ typedef struct lbmc_policy_type_ {
   /* the occupancy engine (issue 10) with these, NULL if it cannot. */
   const struct lbmc_occupancy_ops_ *occupancy;
 
+  /** Bytes of the per-server workspace (create's arrays) for model m, for the size
+   *  check; NULL: small, independent of n. */
+  double (*memory)(const lbmc_model *m);
+
   /* ---- the per-server functions ---- */
   /** Allocate the policy workspace for systems of the state's size. */
   lbmc_err (*create)(const lbmc_state *st, void **ws);
