@@ -62,7 +62,7 @@ GRID = {
     "multi-router-pull": (["scale", "routers", "stale"], 'data.sel(routers=R, stale=s)'),
     "finite-buffers": (["scale", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
     "balanced-heavy-traffic": (["lambda_", "policy"], 'dsw.sel(policy=f"balanced({c})")'),
-    "general-service": (["n", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
+    "general-service": (["scale", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
 }
 VERDICT = "CLAIM "  # every notebook's last cell prints "CLAIM HOLDS ..." or "CLAIM DOES NOT FULLY HOLD ..."
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
