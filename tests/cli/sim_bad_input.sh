@@ -119,7 +119,7 @@ expect 2 "--mu-k: pool 1: speed 2: an empty value is not a number" sim $ok --mu-
 expect 2 "--mu-k: pool 1: speed 2: 'abc' is not a number" sim $ok --mu-k 1=1,abc
 expect 2 "--mu-k: pool 1: more than 64 speeds are not allowed" sim $ok --mu-k "1=$(seq -s, 1 65)"
 expect 2 "--mu-k: pool 1 is given twice; give each pool's speeds once" sim $two --mu-k 1=1,2 --mu-k 1=3
-# numbers: one reader checks the whole text, the range and underflow (issue 13)
+# numbers: one reader checks the whole text, the range and underflow
 long_frac="1.00000000000000000000000000000000000000000000000000000000000000e-3/2"  # 67 characters before the slash
 expect 0 "lambda = 0.0005 per server" sim $ok --lambda "$long_frac"
 expect 0 "mu = 1, buffer = inf" sim --n 10 --lambda 0.5 --pools "1:100000000000000000000000000000000000000000000000000000000000000/100000000000000000000000000000000000000000000000000000000000000:inf" --time 5 --warmup 1

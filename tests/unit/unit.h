@@ -99,6 +99,7 @@ int ut_register_estimators(void);
 int ut_register_dhist(void);
 int ut_register_occupancy(void);
 int ut_register_point(void);
+int ut_register_error(void);
 int ut_register_tally(void);
 int ut_register_ladder(void);
 int ut_register_residual(void);
