@@ -37,7 +37,7 @@ static void test_work_integral(void)
   enum { J = 2, K = 3, TICKS = 7, EVENTS = 400 };
   const long N[J] = {3, 5};
   lbmc_view v = {NULL, J, K, (const int64_t *)N, ut_tally_tail, ut_tally_customers, NULL, NULL};
-  lbmc_tally t;
+  lbmc_tally t = {0}; /* the hooks (observe, stop) unset: the dispatcher sets them */
   double *rec = calloc(lbmc_tick_width(J, K), sizeof *rec);
   double W[J] = {0, 0}, r[J] = {0, 0}, now = 0, tick_end = 0;
   uint64_t x = 12345;
