@@ -57,6 +57,7 @@ DOC_METRICS = {
     "mean_sojourn": "scalar",
     "mean_wait": "scalar",
     "mean_queue": "pool",
+    "mean_workload": "pool",
     "utilization": "pool",
     "admitted_share": "pool",
     "tail": "pool_k",

@@ -43,10 +43,10 @@ SCALAR = [
     "withdrawals_per_arrival",
     "throughput",
 ]
-POOL = ["mean_queue", "utilization", "admitted_share"]
+POOL = ["mean_queue", "mean_workload", "utilization", "admitted_share"]
 UNITS = {m: "1" for m in SCALAR + POOL + ["tail"]}
 UNITS.update({"mean_sojourn": "time", "mean_wait": "time", "throughput": "1/time"})
-METRIC_ORDER = ["p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "mean_queue",
+METRIC_ORDER = ["p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "mean_queue", "mean_workload",
                 "utilization", "admitted_share", "tail", "messages_per_arrival",
                 "withdrawals_per_arrival", "throughput"]
 
@@ -123,8 +123,10 @@ def _base_values(p: dict, K: int) -> dict:
     beta, mu = np.array(p["beta"]), np.array(p["mu"])
     rho = p["lambda"] / float(np.sum(beta * mu))
     ref = limits.reference_for_point({**p, "n": p["n"]}, K=K)
-    if ref is not None and all(np.all(np.isfinite(np.asarray(ref[m], dtype=float))) for m in METRIC_ORDER):
-        base = {m: np.asarray(ref[m], dtype=float) for m in METRIC_ORDER}
+    own = [m for m in METRIC_ORDER if m != "mean_workload"]  # the references have no workload
+    if ref is not None and all(np.all(np.isfinite(np.asarray(ref[m], dtype=float))) for m in own):
+        base = {m: np.asarray(ref[m], dtype=float) for m in own}
+        base["mean_workload"] = base["mean_queue"].copy()  # exponential service: E[work | queue]
         # finite n: make PULL wait a little so that log plots have something to show
         if p["policy_name"] == "pull":
             base["p_wait"] = np.asarray(0.5 / math.sqrt(p["n"]))
@@ -135,7 +137,7 @@ def _base_values(p: dict, K: int) -> dict:
     return {
         "p_wait": np.asarray(rho**2), "p_block": np.asarray(0.0), "p_wait_or_block": np.asarray(rho**2),
         "mean_sojourn": np.asarray(1 / (1 - min(rho, 0.99))), "mean_wait": np.asarray(rho / (1 - min(rho, 0.99))),
-        "mean_queue": util / (1 - util), "utilization": util, "admitted_share": beta.copy(), "tail": tail,
+        "mean_queue": util / (1 - util), "mean_workload": util / (1 - util), "utilization": util, "admitted_share": beta.copy(), "tail": tail,
         "messages_per_arrival": np.asarray({"random": 0.0, "pull": 1.0}.get(p["policy_name"], 2.0 * p["d"])),
         "withdrawals_per_arrival": np.asarray(0.0),
         "throughput": np.asarray(p["lambda"]),

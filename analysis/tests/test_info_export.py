@@ -36,7 +36,7 @@ def test_csv_loads_in_pandas(real):
     assert df["policy"].dtype == object and set(df["policy"]) == {"jsq(2)", "random"}
     flat = la.load(path, grid=False)
     J, K = flat.sizes["pool"], flat.sizes["k"]
-    per_point = 8 + 3 * J + J * K + 2 * 4  # scalars, per-pool metrics, tail, two quantile lists
+    per_point = 8 + 4 * J + J * K + 2 * 4  # scalars, per-pool metrics, tail, two quantile lists
     assert len(df) == flat.sizes["point"] * per_point
     # values as in the file, to the last bit
     blocks = df[df.metric == "p_block"].sort_values("point")

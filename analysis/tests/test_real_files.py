@@ -183,7 +183,7 @@ def test_real_to_frame(real):
         ds = la.load(real[name], grid=False)
         df = la.to_frame(real[name])
         P, J, K = ds.sizes["point"], ds.sizes["pool"], ds.sizes["k"]
-        assert len(df[df.metric.isin(list(la.METRICS))]) == P * (8 + 3 * J + J * K), name
+        assert len(df[df.metric.isin(list(la.METRICS))]) == P * (8 + 4 * J + J * K), name
         assert set(la.METRICS) <= set(df.metric)
         for c in ("n", "lambda", "rho", "policy", "status", "reason", "beta_1", "mu_1", "buffer_1",
                   "metric", "pool", "k", "mean", "half_width", "std_err", "replicas"):

@@ -42,6 +42,9 @@ typedef enum {
     "mean time from arrival to start of service of admitted customers")                            \
   X(MEAN_QUEUE, "mean_queue", LBMC_SHAPE_POOL, "1",                                                \
     "time-average customers at a server of the pool, the one in service included")                 \
+  X(MEAN_WORKLOAD, "mean_workload", LBMC_SHAPE_POOL, "1",                                          \
+    "time-average unfinished work at a server of the pool in units of requirement (mean 1), "      \
+    "the service in progress included; NaN where the engine cannot say")                           \
   X(UTILIZATION, "utilization", LBMC_SHAPE_POOL, "1",                                              \
     "time-average fraction of busy servers in the pool")                                           \
   X(ADMITTED_SHARE, "admitted_share", LBMC_SHAPE_POOL, "1",                                        \

@@ -22,6 +22,7 @@ extern "C" {
 #define LBMC_ENGINE_LIST(X)                                                                        \
   X(OCCUPANCY, occupancy) /* counts of servers per pool and level (docs/occupancy.md) */           \
   X(SERVERS, servers)     /* every server, exponential service: the Markov race */                 \
+  X(LEAN, lean)           /* every server, any service at constant speeds: a ladder queue */       \
   X(GENERAL, general)     /* every server, any service: an event calendar */
 
 /** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,

@@ -27,8 +27,9 @@ extern "C" {
 #define LBMC_MAX_EVENTS 1125899906842624.0
 
 /** Check that a replica of model m under o is expected to simulate at most
- *  LBMC_MAX_EVENTS events (about 2 lambda n (warmup + time)); `where` prefixes the
- *  message. Errors: LBMC_ERR_LIMIT. */
+ *  LBMC_MAX_EVENTS events (about 2 lambda n (warmup + time)), and that the memory it will
+ *  take at its start (lbmc_run_memory) fits in this machine's physical memory; `where`
+ *  prefixes the message, which names the memory. Errors: LBMC_ERR_LIMIT. */
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where);
 
 /** Most doubles the pair statistics may add to a tick record (run.pairs): per pool
@@ -39,6 +40,14 @@ lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, con
  *  doubles per tick (J pools, o->tail_k levels); nothing without. `where` prefixes the
  *  key as for lbmc_run_options_check ("--" names --pairs). Errors: LBMC_ERR_LIMIT. */
 lbmc_err lbmc_run_check_pairs(const lbmc_model *m, const lbmc_run_options *o, const char *where);
+
+/** The memory a replica of model m (set up) under o will take when it starts, in bytes:
+ *  the state of the engine that will simulate it (lbmc_run_engine; its per-server and
+ *  per-pool arrays, the policy's per-server workspace included), and in *per_customer
+ *  (not NULL) the bytes each customer in the system adds to it (0: none; the per-server
+ *  engines hold waiting customers one by one). 0 if no engine applies, or the engine's
+ *  state is small whatever n (occupancy). Prints nothing. */
+double lbmc_run_memory(const lbmc_model *m, const lbmc_run_options *o, double *per_customer);
 
 /** Name of the engine that will simulate model m (set up) under o ("occupancy",
  *  "servers", "general"; static): o->engine if it applies, or with auto the first of

@@ -321,7 +321,7 @@ static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
 static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
                                const lbmc_run_options *o)
 {
-  LBMC_CALL(lbmc_run_check_size(m, o, "--time/--warmup"));
+  LBMC_CALL(lbmc_run_check_size(m, o, "--n/--time/--warmup"));
   LBMC_CALL(lbmc_run_check_pairs(m, o, "--"));
   for (int j = 0; j < lbmc_model_pools(m); j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));

@@ -83,6 +83,9 @@ lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K,
   case LBMC_M_MEAN_QUEUE:
     *y = S[lbmc_tk_area_q(J, K, j)], *x = S[LBMC_TK_LEN] * (double)N[j];
     return LBMC_TERM_RATIO;
+  case LBMC_M_MEAN_WORKLOAD:
+    *y = S[lbmc_tk_area_work(J, K, j)], *x = S[LBMC_TK_LEN] * (double)N[j];
+    return LBMC_TERM_RATIO;
   case LBMC_M_UTILIZATION:
     *y = S[lbmc_tk_area_tail(J, K, j, 1)], *x = S[LBMC_TK_LEN] * (double)N[j];
     return LBMC_TERM_TIME_FRACTION;

@@ -657,17 +657,16 @@ static int lbmc_ph_pick(const double *w, int m, int skip, double target, int res
   return rest < m ? last : rest;
 }
 
-/* A phase-type requirement: the absorption time of the phase process, walked phase by
- * phase. Random numbers (all from the service stream through the gsl_rng adapter):
- * one gsl_rng_uniform for the start phase unless alpha is a point mass; per phase
- * visited one gsl_ran_exponential(r, 1/rate) for the sojourn (-log1p(-u)/rate, one
- * uniform) and one gsl_rng_uniform for the next phase unless it is certain. */
-static double lbmc_ph_sample(const lbmc_service *s, gsl_rng *r)
+/* The absorption time of the phase process from phase i (m: absorbed), walked phase by
+ * phase; lbmc_ph_sample starts it from alpha: a phase-type requirement. Random numbers (all from
+ * the service stream through the gsl_rng adapter): one gsl_rng_uniform for the start phase unless
+ * alpha is a point mass; per phase visited one gsl_ran_exponential(r, 1/rate) for the sojourn
+ * (-log1p(-u)/rate, one uniform) and one gsl_rng_uniform for the next phase unless it is certain.
+ */
+static double lbmc_ph_walk(const lbmc_service *s, gsl_rng *r, int i)
 {
   const int m = s->phases;
-  int i = s->start;
   double x = 0;
-  if (i < 0) i = lbmc_ph_pick(s->alpha, m, -1, gsl_rng_uniform(r), m - 1);
   while (i < m) {
     const double *row = s->T + i * m, rate = -row[i];
     x += gsl_ran_exponential(r, 1.0 / rate);
@@ -677,6 +676,13 @@ static double lbmc_ph_sample(const lbmc_service *s, gsl_rng *r)
       i = lbmc_ph_pick(row, m, i, gsl_rng_uniform(r) * rate, s->exit[i] > 0 ? m : m - 1);
   }
   return x;
+}
+
+static double lbmc_ph_sample(const lbmc_service *s, gsl_rng *r)
+{
+  int i = s->start;
+  if (i < 0) i = lbmc_ph_pick(s->alpha, s->phases, -1, gsl_rng_uniform(r), s->phases - 1);
+  return lbmc_ph_walk(s, r, i);
 }
 
 /* Names of the distributions, as listed in messages. */
@@ -1040,4 +1046,48 @@ const double *lbmc_service_ph_residual(const lbmc_service *s)
 {
   if (s->kind == LBMC_SERVICE_EXPONENTIAL && s->phases == 0) return &lbmc_ph_one;
   return lbmc_service_ph(s, NULL, NULL) ? s->residual : NULL;
+}
+
+/* The equilibrium residual of a phase-type law: the phase process seen at a random time
+ * of a busy period is in phase p with probability pi_p, pi = alpha (-T)^-1 / E[S]
+ * (E[S] = 1), and runs on from there (Asmussen, Applied Probability and Queues, 2003,
+ * III.5; the stationary excess of PH(alpha, T) is PH(pi, T)). -1 if pi cannot be had. */
+static int lbmc_ph_residual(const lbmc_service *s, gsl_rng *r, double *x)
+{
+  const int m = s->phases;
+  const double *alpha, *T;
+  double Tt[LBMC_PH_M2], pi[LBMC_PH_MAX_PHASES], sum = 0;
+  if (lbmc_service_ph(s, &alpha, &T) != m || m < 1) return -1;
+  for (int i = 0; i < m; i++) /* pi (-T) = alpha: (-T)^t pi = alpha */
+    for (int k = 0; k < m; k++) Tt[i * m + k] = T[k * m + i];
+  if (lbmc_ph_solve(m, Tt, alpha, pi) != 0) return -1;
+  for (int i = 0; i < m; i++) sum += pi[i] > 0 ? pi[i] : 0;
+  *x = lbmc_ph_walk(s, r, lbmc_ph_pick(pi, m, -1, gsl_rng_uniform(r) * sum, m - 1));
+  return 0;
+}
+
+double lbmc_service_residual(const lbmc_service *s, gsl_rng *r)
+{
+  double x;
+  switch (s->kind) {
+  case LBMC_SERVICE_EXPONENTIAL: return gsl_ran_exponential(r, 1.0); /* memoryless */
+  case LBMC_SERVICE_DETERMINISTIC: return gsl_rng_uniform(r);        /* G_e uniform on (0, 1) */
+  case LBMC_SERVICE_ERLANG: { /* Gamma(K, K): the phases left, uniform on 1..K, at rate K */
+    const double k = s->p[0];
+    return gsl_ran_gamma(r, 1.0 + floor(gsl_rng_uniform(r) * k), 1.0 / k);
+  }
+  /* Otherwise U S*, S* the length-biased law (density x f(x) / E[S]), U uniform. */
+  case LBMC_SERVICE_LOGNORMAL: /* S* = exp(zeta + sigma^2 + sigma Z) */
+    return gsl_rng_uniform_pos(r) *
+           exp(s->p[0] + s->p[1] * s->p[1] + s->p[1] * gsl_ran_gaussian_ziggurat(r, 1.0));
+  case LBMC_SERVICE_WEIBULL: { /* (S* / scale)^shape ~ Gamma(1 + 1 / shape, 1) */
+    const double k = s->p[0];
+    return gsl_rng_uniform_pos(r) * s->p[1] * pow(gsl_ran_gamma(r, 1.0 + 1.0 / k, 1.0), 1.0 / k);
+  }
+  case LBMC_SERVICE_LOMAX: /* G_e(x) = (1 + x/b)^-(a-1): Lomax(a - 1, b) */
+    return s->p[1] * expm1(gsl_ran_exponential(r, 1.0) / (s->p[0] - 1.0));
+  default: /* hyperexponential, ph, coxian: phase type */
+    if (lbmc_ph_residual(s, r, &x) == 0) return x;
+    return gsl_ran_exponential(r, 1.0);
+  }
 }

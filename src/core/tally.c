@@ -2,6 +2,7 @@
  * tick to its record (ticks.h). */
 #include "tally.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,9 @@ lbmc_err lbmc_tally_create(lbmc_tally *t, int J, int K, uint64_t max_customers, 
   t->max_customers = max_customers;
   t->area_q = calloc((size_t)J, sizeof *t->area_q);
   t->area_tail = calloc((size_t)J * (size_t)K, sizeof *t->area_tail);
-  if (!t->area_q || !t->area_tail)
+  t->work = calloc((size_t)J * LBMC_TALLY_WORK_FIELDS, sizeof *t->work);
+  t->has_work = 0;
+  if (!t->area_q || !t->area_tail || !t->work)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for the integrals of %d pools", J);
   lbmc_tally_reset(t, 0);
   return LBMC_SUCCESS;
@@ -25,7 +28,8 @@ void lbmc_tally_free(lbmc_tally *t)
 {
   free(t->area_q);
   free(t->area_tail);
-  t->area_q = t->area_tail = NULL;
+  free(t->work);
+  t->area_q = t->area_tail = t->work = NULL;
 }
 
 void lbmc_tally_reset(lbmc_tally *t, uint64_t in_system)
@@ -35,6 +39,7 @@ void lbmc_tally_reset(lbmc_tally *t, uint64_t in_system)
   t->t0 = 0;
   memset(t->area_q, 0, sizeof *t->area_q * (size_t)t->J);
   memset(t->area_tail, 0, sizeof *t->area_tail * (size_t)t->J * (size_t)t->K);
+  memset(t->work, 0, sizeof *t->work * (size_t)t->J * LBMC_TALLY_WORK_FIELDS);
   t->sum_sojourn = t->sum_wait = 0;
   t->in_system = in_system;
   t->halt = LBMC_HALT_NONE;
@@ -65,13 +70,26 @@ static void lbmc_tally_scalars(const lbmc_tally *t, double len, double area_n, d
   rec[LBMC_TK_N_END] = (double)t->in_system;
   rec[LBMC_TK_CPU] = 0; /* the replica driver's */
   if (t->terms == LBMC_TERMS_AT_DEPARTURE) {
-    rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES];
-    rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS];
+    rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES] - LBMC_TALLY_DIFF(t, untimed_departures);
+    rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS] - LBMC_TALLY_DIFF(t, untimed_starts);
   } else {
     double admitted = 0;
     for (int j = 0; j < t->J; j++) admitted += LBMC_TALLY_DIFF(t, admitted[j]);
     rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_WAITS] = admitted;
   }
+}
+
+/* Pool j's workload integral over the tick of length len (tally.h: the formula), and
+ * its accumulator moved on to the next tick: W(t1) becomes W0, the sums restart. */
+static double lbmc_tally_work_close(lbmc_tally *t, int j, double len)
+{
+  double *w = t->work + (size_t)j * LBMC_TALLY_WORK_FIELDS;
+  const double r = w[LBMC_TW_RATE], a1 = w[LBMC_TW_A1];
+  const double area = (w[LBMC_TW_W0] + w[LBMC_TW_JUMPS]) * len - w[LBMC_TW_A0] -
+                      (r * len * len / 2 - (len * a1 - w[LBMC_TW_A2] / 2));
+  w[LBMC_TW_W0] += w[LBMC_TW_JUMPS] - (r * len - a1);
+  w[LBMC_TW_JUMPS] = w[LBMC_TW_A0] = w[LBMC_TW_A1] = w[LBMC_TW_A2] = 0;
+  return t->has_work ? area : NAN;
 }
 
 void lbmc_tally_close(lbmc_tally *t, const lbmc_view *v, double t1, double *rec)
@@ -92,6 +110,10 @@ void lbmc_tally_close(lbmc_tally *t, const lbmc_view *v, double t1, double *rec)
       rec[lbmc_tk_area_q(J, K, j)] = t->area_q[j];
       for (int k = 1; k <= K; k++) rec[lbmc_tk_area_tail(J, K, j, k)] = t->area_tail[j * K + k - 1];
     }
+  }
+  for (int j = 0; j < J; j++) {
+    const double area_work = lbmc_tally_work_close(t, j, len);
+    if (rec) rec[lbmc_tk_area_work(J, K, j)] = area_work;
   }
   if (t->observe) t->observe(t->obs_ctx, v, t->t0, t1, rec ? rec + lbmc_tick_width(J, K) : NULL);
   t->c0 = t->c;

@@ -13,6 +13,20 @@
  * c(t1) (t1 - t0) - sum over its changes at times s of (change) (s - t0); the first term
  * is added when the tick is closed.
  *
+ * The workload W_j(t) of pool j (unfinished work, in units of requirement) is
+ * C_j(t) - int_0^t r_j: C_j piecewise constant (its jumps dW: admitted requirements, or
+ * changes of the conditional expectation of the work where an engine keeps that), r_j
+ * piecewise constant (the drain rate: requirement served per unit time). Over a tick of
+ * length L = t1 - t0, with A0 = sum dW (s - t0) over the jumps and A1 = sum dr (s - t0),
+ * A2 = sum dr (s - t0)^2 over the rate changes (all at times s in the tick):
+ *     int_{t0}^{t1} W = W(t0) L + J L - A0 - (r(t1) L^2 / 2 - (L A1 - A2 / 2)),
+ *     W(t1) = W(t0) + J - (r(t1) L - A1),
+ * J the sum of the jumps: the jumps' part is the signed-time form above, and the drained
+ * part int_{t0}^{t1} int_{t0}^{t} r = int r(u) (t1 - u) du = r(t0) L^2 / 2 + sum dr
+ * (t1 - s)^2 / 2, which is the bracket once r(t0) = r(t1) - sum dr and (t1 - s)^2 =
+ * L^2 - 2 L (s - t0) + (s - t0)^2 are expanded. An engine that tells the tally nothing
+ * of its work leaves has_work 0 and the integral is NaN (unknown, never 0).
+ *
  * The hooks (view, observers, stop) are function pointers set by the dispatcher, so the
  * tally, below the engines and the observers, calls neither by name. */
 #ifndef LBMC_TALLY_H
@@ -24,10 +38,24 @@
 #include "lbmc/error.h"
 #include "lbmc/types.h"
 
+/** The fields of a pool's workload accumulator (lbmc_tally.work), in this order. */
+enum {
+  LBMC_TW_W0 = 0, /* W at the start of the tick */
+  LBMC_TW_JUMPS,  /* sum of the jumps dW this tick */
+  LBMC_TW_A0,     /* sum dW (s - t0) */
+  LBMC_TW_RATE,   /* the drain rate r now */
+  LBMC_TW_A1,     /* sum dr (s - t0) */
+  LBMC_TW_A2,     /* sum dr (s - t0)^2 */
+  LBMC_TALLY_WORK_FIELDS
+};
+
 /** Counters, cumulative since the replica started. messages is 128-bit: full jsq counts
  *  2n messages per arrival, and n reaches 10^12. */
 typedef struct {
   int64_t arrivals, blocked, waited, departures, starts, withdrawals;
+  /* Departures and service starts of customers present at a non-empty start (their
+   * arrival times unknown): not terms of the per-customer sums (terms at departure). */
+  int64_t untimed_departures, untimed_starts;
   unsigned __int128 messages;
   int64_t admitted[LBMC_MAX_POOLS];
 } lbmc_counters;
@@ -75,6 +103,13 @@ typedef struct {
   double *area_q;    /* J: integral of customers in pool j, this tick (signed-time form) */
   double *area_tail; /* J x K: integral of servers of pool j holding >= k */
   double sum_sojourn, sum_wait; /* per-customer sums of this tick (time) */
+  /** 1 if the engine tells the tally its work (lbmc_tally_work, lbmc_tally_drain) from the
+   *  start of every replica; 0 (as created): the workload integral is NaN. Set by the
+   *  engine after lbmc_tally_create. */
+  int has_work;
+  /** J x LBMC_TALLY_WORK_FIELDS: per pool, W at the tick's start, the jumps' sum J, A0,
+   *  the drain rate r, A1, A2 (the header's formula); kept across ticks (W, r). */
+  double *work;
   lbmc_terms terms;
   uint64_t in_system;     /* customers in the system */
   uint64_t max_customers; /* the runaway cap */
@@ -99,8 +134,10 @@ typedef struct {
 lbmc_err lbmc_tally_create(lbmc_tally *t, int J, int K, uint64_t max_customers, lbmc_terms terms);
 /** Free what lbmc_tally_create allocated (safe after a failed create); the hooks stay. */
 void lbmc_tally_free(lbmc_tally *t);
-/** A new replica at time 0: counters, integrals, sums and the halt reason cleared; the
- *  customers in the system set to in_system (a non-empty start); the hooks kept. */
+/** A new replica at time 0: counters, integrals, sums, the work (W and its drain rate)
+ *  and the halt reason cleared; the customers in the system set to in_system (a
+ *  non-empty start: its work is told with lbmc_tally_work/_drain at time 0); the hooks
+ *  kept. */
 void lbmc_tally_reset(lbmc_tally *t, uint64_t in_system);
 /** Close the tick [t0, t1] of an engine at clock t1 (or at its clock when it halted):
  *  complete the integrals from the view, write rec (the first lbmc_tick_width(J, K)
@@ -131,6 +168,27 @@ static inline void lbmc_tally_down(lbmc_tally *t, double now, uint32_t j, uint32
   t->area_q[j] += dt;
   if (k <= (uint32_t)t->K) t->area_tail[j * (uint32_t)t->K + k - 1] += dt;
   if (t->move) t->move(t->obs_ctx, now, (int)j, k, q);
+}
+
+/** Pool j's work jumped by dW (units of requirement) at time now: a requirement admitted,
+ *  or, where an engine keeps the conditional expectation of the work given its state,
+ *  any change of that expectation. */
+static inline void lbmc_tally_work(lbmc_tally *t, double now, uint32_t j, double dW)
+{
+  double *w = t->work + (size_t)j * LBMC_TALLY_WORK_FIELDS;
+  w[LBMC_TW_JUMPS] += dW;
+  w[LBMC_TW_A0] += dW * (now - t->t0);
+}
+
+/** Pool j's drain rate (requirement served per unit time) changed by d_rate at time now:
+ *  a server became busy or idle, or its speed changed with its queue length. */
+static inline void lbmc_tally_drain(lbmc_tally *t, double now, uint32_t j, double d_rate)
+{
+  double *w = t->work + (size_t)j * LBMC_TALLY_WORK_FIELDS;
+  const double s = now - t->t0;
+  w[LBMC_TW_RATE] += d_rate;
+  w[LBMC_TW_A1] += d_rate * s;
+  w[LBMC_TW_A2] += d_rate * s * s;
 }
 
 /** One more customer in the system: the runaway cap is checked here. */

@@ -9,6 +9,8 @@
  *   [LBMC_TK_FIXED + j]                 admitted to pool j
  *   [LBMC_TK_FIXED + J + j]             integral of customers in pool j (customers x time)
  *   [LBMC_TK_FIXED + 2J + j*K + k-1]    integral of servers of pool j holding >= k customers
+ *   [LBMC_TK_FIXED + 2J + J*K + j]      integral of pool j's unfinished work (units of
+ *                                       requirement x time; NaN: the engine cannot say)
  */
 #ifndef LBMC_TICKS_H
 #define LBMC_TICKS_H
@@ -38,7 +40,7 @@ enum {
 
 static inline size_t lbmc_tick_width(int J, int K)
 {
-  return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)J * K;
+  return LBMC_TK_FIXED + 3 * (size_t)J + (size_t)J * K;
 }
 static inline size_t lbmc_tk_admitted(int J, int K, int j)
 {
@@ -54,6 +56,10 @@ static inline size_t lbmc_tk_area_q(int J, int K, int j)
 static inline size_t lbmc_tk_area_tail(int J, int K, int j, int k)
 {
   return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)j * K + (k - 1);
+}
+static inline size_t lbmc_tk_area_work(int J, int K, int j)
+{
+  return LBMC_TK_FIXED + 2 * (size_t)J + (size_t)J * K + j;
 }
 
 #endif

@@ -145,12 +145,12 @@ void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist 
 lbmc_err lbmc_engine_set_init(lbmc_engine *e, const lbmc_run_options *o, char *note, size_t len)
 {
   if (len) note[0] = '\0';
-  if (e->type->set_init) return e->type->set_init(e->ws, o, note, len);
-  if (o->init == LBMC_INIT_TAIL)
+  if (o->init == LBMC_INIT_TAIL && !e->type->tail_start)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "--init tail:...: the %s engine cannot start from a given state (only the "
                       "occupancy engine can: use --engine occupancy where it applies)",
                       e->type->name);
+  if (e->type->set_init) return e->type->set_init(e->ws, o, note, len);
   if (o->init == LBMC_INIT_MEANFIELD)
     snprintf(note, len, "replicas start empty: the %s engine has no mean-field start",
              e->type->name);

@@ -8,15 +8,19 @@
  * O(log n) per event). With one service distribution for all pools, S is drawn
  * before routing, so every policy sees the same requirements (common random
  * numbers); with different distributions per pool it is drawn from the destination
- * pool's distribution after routing. Applies to every model (docs/model.md,
+ * pool's distribution after routing. The workload told to the tally is the actual
+ * one: each admitted requirement a jump, drained at the server's total speed mu_j(m)
+ * while it serves m slot customers. Applies to every model (docs/model.md,
  * "Simulation"). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/sampler.h"
 #include "../system/system.h"
 #include "engine_type.h"
+#include "lbmc/rng.h"
 #include "per_server.h"
 
 typedef struct {
@@ -48,13 +52,6 @@ typedef struct {
   int track;            /* some pool has slots: keys of servers inside the heap change */
   uint32_t hsize;
 } lbmc_gen_ws;
-
-static int lbmc_gen_same_service(const lbmc_model *m)
-{
-  for (int j = 1; j < m->J; j++)
-    if (!lbmc_service_equal(&m->service[0], &m->service[j])) return 0;
-  return 1;
-}
 
 /* ---- the heap of busy servers: a 4-ary min-heap of (t_done, server) pairs, the keys
  * stored inline so that a sift touches contiguous memory ---- */
@@ -144,7 +141,7 @@ static void lbmc_heap_remove(lbmc_gen_ws *w, uint32_t s)
 
 static uint32_t lbmc_gen_slots_used(const lbmc_state *st, uint32_t s)
 {
-  uint32_t q = st->q[s], L = st->slots[st->pool_of[s]];
+  uint32_t q = lbmc_q(st, s), L = st->slots[st->pool_of[s]];
   return q < L ? q : L;
 }
 
@@ -190,19 +187,19 @@ static void lbmc_gen_schedule(lbmc_gen_ws *w, uint32_t s, int in_heap)
 
 static double lbmc_gen_requirement(lbmc_gen_ws *w, uint32_t j)
 {
-  const lbmc_service *svc = &w->ps.st.m->service[j];
-  if (svc->kind == LBMC_SERVICE_EXPONENTIAL) return lbmc_exp_zig(w->ps.st.s_svc, &w->ps.st.zig);
-  return lbmc_service_sample(svc, w->sampler);
+  return lbmc_ps_requirement(&w->ps.st, w->sampler, j);
 }
 
 /* One slot per server at constant speed (no speed lists): t_done is set directly. */
 static void lbmc_gen_arrival_single(lbmc_gen_ws *w, uint32_t s, uint32_t j, uint32_t q, double work)
 {
   lbmc_state *st = &w->ps.st;
+  lbmc_tally_work(&st->tally, st->t, j, work);
   if (q == 0) {
     st->slot_a[s] = st->t;
     st->g[s].t_done = st->t + work * st->inv_mu[j];
     lbmc_ps_admitted(st, s, j, 1, 1);
+    lbmc_tally_drain(&st->tally, st->t, j, st->mu[j]);
     lbmc_heap_set(w, s, 0);
   } else {
     int32_t c = lbmc_ps_enqueue(&w->ps, s);
@@ -220,14 +217,16 @@ static void lbmc_gen_arrival(lbmc_gen_ws *w)
   uint32_t s = lbmc_ps_route(st), j, q, m;
   if (s == UINT32_MAX) return;
   j = st->pool_of[s];
-  q = st->q[s];
+  q = lbmc_q(st, s);
   m = lbmc_gen_slots_used(st, s);
   if (!w->common_service) work = lbmc_gen_requirement(w, j);
   if (!w->track) {
     lbmc_gen_arrival_single(w, s, j, q, work);
     return;
   }
+  lbmc_tally_work(&st->tally, st->t, j, work);
   if (m < st->slots[j]) { /* a free slot: service starts at once, the speed changes */
+    lbmc_tally_drain(&st->tally, st->t, j, st->rates[j][m] - (m > 0 ? st->rates[j][m - 1] : 0));
     lbmc_gen_catch_up(st, s);
     st->slot_a[(size_t)s * st->lmax + m] = st->t;
     st->slot_f[(size_t)s * st->lmax + m] = st->g[s].V + work;
@@ -254,6 +253,7 @@ static void lbmc_gen_departure_single(lbmc_gen_ws *w, uint32_t s, uint32_t j)
     st->g[s].work_wait = q > 1 ? st->g[s].work_wait - st->cust_work[c] : 0;
     lbmc_heap_set(w, s, 1);
   } else {
+    lbmc_tally_drain(&st->tally, st->t, j, -st->mu[j]);
     lbmc_heap_remove(w, s);
   }
   lbmc_ps_departed(st, s, j, q);
@@ -281,6 +281,8 @@ static void lbmc_gen_departure(lbmc_gen_ws *w)
     a[m - 1] = st->cust[c].t_arrival;
     f[m - 1] = st->g[s].V + st->cust_work[c];
     st->g[s].work_wait = st->first[s] >= 0 ? st->g[s].work_wait - st->cust_work[c] : 0;
+  } else { /* a slot falls idle: the speed changes */
+    lbmc_tally_drain(&st->tally, st->t, j, (m > 1 ? st->rates[j][m - 2] : 0) - st->rates[j][m - 1]);
   }
   lbmc_gen_schedule(w, s, 1);
   lbmc_ps_departed(st, s, j, q);
@@ -311,6 +313,21 @@ static lbmc_err lbmc_gen_advance(void *ws, double t_end, double *rec)
 static int lbmc_gen_applies(const lbmc_model *m, char *why, size_t len)
 {
   return lbmc_ps_applies_size(m, why, len);
+}
+
+/* The shared state, the slot arrays, each server's general-service quantities, the
+ * waiting requirements and the heap with its positions. */
+static double lbmc_gen_memory(const lbmc_model *m, int K, double *per_customer)
+{
+  const double n = (double)m->n, cust = n < 1024 ? 1024 : n;
+  double lmax = 1, b = lbmc_ps_memory(m, K, 1, per_customer);
+  for (int j = 0; j < m->J; j++)
+    if (m->nrates[j] > lmax) lmax = m->nrates[j];
+  *per_customer += sizeof(double);
+  return b +
+         n * (2 * lmax * sizeof(double) + sizeof(lbmc_gen_server) + sizeof(lbmc_heap_item) +
+              sizeof(int32_t)) +
+         cust * sizeof(double);
 }
 
 static void lbmc_gen_destroy(void **ws)
@@ -346,7 +363,7 @@ static lbmc_err lbmc_gen_alloc(lbmc_gen_ws *w)
   w->hpos = malloc(sizeof *w->hpos * n);
   if (!st->slot_a || !st->slot_f || !st->g || !st->cust_work || !w->heap || !w->hpos)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for the event calendar");
-  w->common_service = lbmc_gen_same_service(st->m);
+  w->common_service = lbmc_ps_same_service(st->m);
   w->track = st->lmax > 1;
   return LBMC_SUCCESS;
 }
@@ -357,10 +374,49 @@ static lbmc_err lbmc_gen_create(const lbmc_model *m, int K, uint64_t max_custome
   lbmc_err err;
   if (!w) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
   err = lbmc_ps_create(&w->ps, m, K, max_customers);
+  w->ps.st.tally.has_work = 1;
   if (!err) err = lbmc_gen_alloc(w);
   *ws = w;
   if (err) lbmc_gen_destroy(ws);
   return err;
+}
+
+/* A mean-field start (one slot per server): the customer in service of each server with
+ * customers has the equilibrium residual of its pool's law (lbmc_service_residual), the
+ * waiting ones fresh requirements, all from the aux stream; their arrival times are
+ * unknown (no per-customer terms); the work and drain rates are told to the tally. */
+static lbmc_err lbmc_gen_start(lbmc_gen_ws *w, lbmc_stream *aux)
+{
+  lbmc_state *st = &w->ps.st;
+  double work[LBMC_MAX_POOLS] = {0}, busy[LBMC_MAX_POOLS] = {0};
+  gsl_rng *r = NULL;
+  LBMC_CALL(lbmc_sampler_create(aux, &r));
+  for (uint32_t s = 0; s < st->n && !st->tally.halt; s++) {
+    const uint32_t q = lbmc_q(st, s), j = st->pool_of[s];
+    const lbmc_service *svc = &st->m->service[j];
+    double R;
+    if (q == 0) continue;
+    R = lbmc_service_residual(svc, r);
+    st->slot_a[s] = -INFINITY;
+    st->g[s].t_done = R * st->inv_mu[j];
+    lbmc_heap_set(w, s, 0);
+    work[j] += R;
+    busy[j] += 1;
+    for (uint32_t k = 1; k < q; k++) {
+      int32_t c = lbmc_ps_enqueue(&w->ps, s);
+      if (c < 0) break; /* the tally halts: out of memory */
+      st->cust[c].t_arrival = -INFINITY;
+      st->cust_work[c] = lbmc_service_sample(svc, r);
+      st->g[s].work_wait += st->cust_work[c];
+      work[j] += st->cust_work[c];
+    }
+  }
+  lbmc_sampler_destroy(&r);
+  for (uint32_t j = 0; j < st->J; j++) {
+    lbmc_tally_work(&st->tally, 0, j, work[j]);
+    lbmc_tally_drain(&st->tally, 0, j, busy[j] * st->mu[j]);
+  }
+  return LBMC_SUCCESS;
 }
 
 static lbmc_err lbmc_gen_reset(void *ws, lbmc_stream *streams)
@@ -376,7 +432,21 @@ static lbmc_err lbmc_gen_reset(void *ws, lbmc_stream *streams)
     st->g[s].V = st->g[s].Vt = st->g[s].t_done = 0;
   }
   w->hsize = 0;
-  return LBMC_SUCCESS;
+  return lbmc_ps_started(&w->ps) ? lbmc_gen_start(w, &streams[LBMC_PURPOSE_AUX]) : LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_gen_set_init(void *ws, const lbmc_run_options *o, char *note, size_t len)
+{
+  lbmc_gen_ws *w = ws;
+  const lbmc_init_kind init = (lbmc_init_kind)o->init;
+  if (init == LBMC_INIT_MEANFIELD && w->track) {
+    snprintf(note, len,
+             "replicas start empty: the general engine has no mean-field start with speed "
+             "lists");
+    w->ps.init = LBMC_INIT_EMPTY;
+    return LBMC_SUCCESS;
+  }
+  return lbmc_ps_set_init(&w->ps, init, note, len);
 }
 
 const lbmc_engine_type lbmc_engine_general = {
@@ -395,4 +465,6 @@ const lbmc_engine_type lbmc_engine_general = {
     .state = lbmc_ps_state,
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
+    .set_init = lbmc_gen_set_init,
+    .memory = lbmc_gen_memory,
 };

@@ -5,8 +5,11 @@
  * valid while no server becomes busy or idle. A server becoming busy races its own
  * Exp(mu_j) completion against them, which keeps the pair distributed as for the new
  * set of busy servers; after a completion both are drawn afresh. Choosing the server
- * early lets us prefetch its state. Applies to exponential service at constant speed
- * with a policy that does not read workloads (docs/model.md, "Simulation"). */
+ * early lets us prefetch its state. No requirement is drawn, so the workload is told to
+ * the tally as its expectation given the state: one mean requirement per customer
+ * (memoryless), +1 at an admission, -1 at a completion, drain rate 0. Applies to exponential
+ * service at constant speed with a policy that does not read workloads (docs/model.md,
+ * "Simulation"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +69,7 @@ static void lbmc_servers_arrival(lbmc_servers_ws *w)
   uint32_t s = lbmc_ps_route(st), j, q;
   if (s == UINT32_MAX) return;
   j = st->pool_of[s];
-  q = st->q[s];
+  q = lbmc_q(st, s);
   if (q == 0) {
     st->srv[s].t_head = st->t;
     st->srv[s].busy_pos = (int32_t)st->nbusy[j];
@@ -75,6 +78,7 @@ static void lbmc_servers_arrival(lbmc_servers_ws *w)
     return;
   }
   lbmc_ps_admitted(st, s, j, q + 1, q == 0);
+  lbmc_tally_work(&st->tally, st->t, j, 1.0);
   if (q == 0) { /* one more busy server: race its completion against the others' */
     double t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) * st->inv_mu[j];
     if (t_new < w->next_dep) {
@@ -89,6 +93,7 @@ static void lbmc_servers_departure(lbmc_servers_ws *w)
   lbmc_state *st = &w->ps.st;
   uint32_t s = w->dep_server, j = st->pool_of[s];
   uint32_t q = lbmc_ps_left(st, s, j, st->t - st->srv[s].t_head);
+  lbmc_tally_work(&st->tally, st->t, j, -1.0);
   if (q > 0) { /* the first waiting customer starts service */
     st->srv[s].t_head = st->cust[lbmc_ps_start_next(st, s)].t_arrival;
   } else { /* leave the pool's busy list */
@@ -122,6 +127,11 @@ static lbmc_err lbmc_servers_advance(void *ws, double t_end, double *rec)
   return lbmc_ps_finish(&w->ps, t_end, rec, "servers");
 }
 
+static double lbmc_servers_memory(const lbmc_model *m, int K, double *per_customer)
+{
+  return lbmc_ps_memory(m, K, 1, per_customer);
+}
+
 static int lbmc_servers_applies(const lbmc_model *m, char *why, size_t len)
 {
   if (!lbmc_model_needs_general(m)) return lbmc_ps_applies_size(m, why, len);
@@ -153,9 +163,32 @@ static lbmc_err lbmc_servers_create(const lbmc_model *m, int K, uint64_t max_cus
   lbmc_err err;
   if (!w) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
   err = lbmc_ps_create(&w->ps, m, K, max_customers);
+  w->ps.st.tally.has_work = 1;
   *ws = w;
   if (err) lbmc_servers_destroy(ws);
   return err;
+}
+
+/* A mean-field start: the servers with customers join their pools' busy lists, their
+ * waiting customers get records with unknown arrival times (no per-customer terms), and
+ * the first completion is drawn; the work told is the customers (memoryless). */
+static void lbmc_servers_start(lbmc_servers_ws *w)
+{
+  lbmc_state *st = &w->ps.st;
+  for (uint32_t s = 0; s < st->n; s++) {
+    const uint32_t q = lbmc_q(st, s), j = st->pool_of[s];
+    if (q == 0) continue;
+    st->srv[s].t_head = -INFINITY;
+    st->srv[s].busy_pos = (int32_t)st->nbusy[j];
+    st->busy[st->m->offset[j] + st->nbusy[j]++] = (int32_t)s;
+    for (uint32_t k = 1; k < q; k++) {
+      int32_t c = lbmc_ps_enqueue(&w->ps, s);
+      if (c < 0) return; /* the tally halts: out of memory */
+      st->cust[c].t_arrival = -INFINITY;
+    }
+  }
+  for (uint32_t j = 0; j < st->J; j++) lbmc_tally_work(&st->tally, 0, j, (double)st->pool_q[j]);
+  lbmc_servers_draw(w);
 }
 
 static lbmc_err lbmc_servers_reset(void *ws, lbmc_stream *streams)
@@ -163,7 +196,13 @@ static lbmc_err lbmc_servers_reset(void *ws, lbmc_stream *streams)
   lbmc_servers_ws *w = ws;
   lbmc_ps_reset(&w->ps, streams);
   w->next_dep = INFINITY;
+  if (lbmc_ps_started(&w->ps)) lbmc_servers_start(w);
   return LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_servers_set_init(void *ws, const lbmc_run_options *o, char *note, size_t len)
+{
+  return lbmc_ps_set_init(&((lbmc_servers_ws *)ws)->ps, (lbmc_init_kind)o->init, note, len);
 }
 
 const lbmc_engine_type lbmc_engine_servers = {
@@ -182,4 +221,6 @@ const lbmc_engine_type lbmc_engine_servers = {
     .state = lbmc_ps_state,
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
+    .set_init = lbmc_servers_set_init,
+    .memory = lbmc_servers_memory,
 };

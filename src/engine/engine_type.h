@@ -69,15 +69,23 @@ typedef struct lbmc_engine_type_ {
   const lbmc_view *(*view)(const void *ws);
 
   /* ---- Optional (NULL where the engine has none) ---- */
+  /** Bytes of a workspace for model m (set up) with K tail levels when a replica starts:
+   *  its arrays per server and per pool, the policy's per-server workspace included
+   *  (lbmc_policy_type.memory); *per_customer (not NULL) gets the bytes each customer in
+   *  the system adds beyond them (0: none). NULL: small, independent of n. */
+  double (*memory)(const lbmc_model *m, int K, double *per_customer);
   /** The per-server state, read only (tests and diagnostics). */
   const lbmc_state *(*state)(const void *ws);
   /** How the next resets start (run.init). LBMC_INIT_MEANFIELD: from the mean-field
    *  fixed point, computed now (deterministic, once per workspace); if there is none
    *  (the ODE does not settle), replicas start empty and note[len] says why. NULL: the
-   *  engine starts empty only. LBMC_INIT_TAIL: from the state o->init_tail (every pool's
+   *  engine starts empty only. LBMC_INIT_TAIL (engines with tail_start only; the others
+   *  are refused it before set_init is called): from the state o->init_tail (every pool's
    *  counts by the same randomised rounding). Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (a
    *  tail start the model cannot hold). */
   lbmc_err (*set_init)(void *ws, const lbmc_run_options *o, char *note, size_t len);
+  /** 1: set_init takes LBMC_INIT_TAIL (a start from given tail fractions). */
+  int tail_start;
   /** With mixtures: an empty mixture for the engine's model (caller-owned).
    *  Errors: LBMC_ERR_MEMORY. */
   lbmc_err (*mixture_create)(const void *ws, lbmc_mixture **mix);

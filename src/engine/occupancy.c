@@ -16,6 +16,9 @@
  * Per-customer metrics by conditional expectation (mixture.h): a customer admitted at
  * class (j, k) adds its expected wait (k - L_j + 1)^+ / mu_j(L_j) and sojourn (that
  * plus 1 / mu_j(1)) to the tick, and (j, k) to the mixture of the current batch group.
+ * The workload likewise: the expected unfinished work given the counts is the number of
+ * customers (each remaining requirement is Exp(1), memoryless), told to the tally as a
+ * jump of +1 at an admission and -1 at a completion, with drain rate 0.
  */
 #include "occupancy.h"
 
@@ -183,6 +186,7 @@ static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_custome
   lbmc_occ_init_view(o, m);
   if (!err)
     err = lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, LBMC_TERMS_AT_ADMISSION);
+  st->tally.has_work = 1;
   st->ops = m->policy->occupancy;
   if (!err && st->ops->create) err = st->ops->create(st, &st->pw);
   if (err) {
@@ -288,6 +292,7 @@ static int lbmc_occ_initial(lbmc_occ *o)
       return -1;
     }
     in_system += (uint64_t)st->pool[j].Q;
+    lbmc_tally_work(&st->tally, 0, j, (double)st->pool[j].Q);
   }
   st->tally.in_system = in_system;
   return 0;
@@ -342,6 +347,7 @@ static void lbmc_occ_arrival(lbmc_occ *o)
     return;
   }
   st->tally.c.admitted[c.j]++;
+  lbmc_tally_work(&st->tally, st->t, c.j, 1.0); /* E[work | state]: one mean requirement each */
   lbmc_occ_up(st, c.j, c.k);
   if (c.k < p->L) { /* a slot becomes busy: race its completion against the others' */
     double t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) * p->w_slot;
@@ -385,6 +391,7 @@ static void lbmc_occ_departure(lbmc_occ *o)
     k = lbmc_occ_level(p, U);
   }
   lbmc_occ_down(st, j, k);
+  lbmc_tally_work(&st->tally, st->t, j, -1.0);
   st->tally.c.departures++;
   st->tally.c.starts += k > p->L;                                     /* a waiting one starts */
   if (st->ops->on_idle && k <= p->L) st->ops->on_idle(st, st->pw, j); /* idleness grew */
@@ -484,6 +491,7 @@ const lbmc_engine_type lbmc_engine_occupancy = {
     .tally = lbmc_occ_tally,
     .view = lbmc_occ_view,
     .set_init = lbmc_occ_set_init,
+    .tail_start = 1,
     .mixture_create = lbmc_occ_mixture_create,
     .set_mixture = lbmc_occ_set_mixture,
 };

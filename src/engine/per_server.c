@@ -66,29 +66,67 @@ static void lbmc_ps_init_view(lbmc_per_server *ps, const lbmc_model *m)
   ps->view.time = lbmc_ps_time;
 }
 
-lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers)
+/* The state of model m: every server's count and pool, the levels, the tally; with
+ * records, the customer records and busy lists too. */
+static lbmc_err lbmc_ps_create_as(lbmc_per_server *ps, const lbmc_model *m, int K,
+                                  uint64_t max_customers, int records, lbmc_terms terms)
 {
   lbmc_state *st = &ps->st;
   lbmc_ps_init_model(ps, m, K);
-  st->srv = malloc(sizeof *st->srv * st->n);
-  st->q = malloc(sizeof *st->q * st->n);
+  if (records) st->q = malloc(sizeof *st->q * st->n);
   st->pool_of = malloc(sizeof *st->pool_of * st->n);
-  st->first = malloc(sizeof *st->first * st->n);
-  st->busy = malloc(sizeof *st->busy * st->n);
   st->level = calloc((size_t)st->J * (st->K + 1), sizeof *st->level);
-  st->cust_cap = st->n < 1024 ? 1024 : st->n;
-  st->cust = malloc(sizeof *st->cust * st->cust_cap);
+  if (records) {
+    st->srv = malloc(sizeof *st->srv * st->n);
+    st->first = malloc(sizeof *st->first * st->n);
+    st->busy = malloc(sizeof *st->busy * st->n);
+    st->cust_cap = st->n < 1024 ? 1024 : st->n;
+    st->cust = malloc(sizeof *st->cust * st->cust_cap);
+  }
   lbmc_ps_init_view(ps, m);
-  if (!st->srv || !st->q || !st->pool_of || !st->first || !st->busy || !st->level || !st->cust)
+  if (!st->pool_of || !st->level ||
+      (records && (!st->q || !st->srv || !st->first || !st->busy || !st->cust)))
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for n = %u servers", (unsigned)m->n);
-  LBMC_CALL(lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, LBMC_TERMS_AT_DEPARTURE));
+  LBMC_CALL(lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, terms));
   if (st->pol->create) LBMC_CALL(st->pol->create(st, &st->pw));
   return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers)
+{
+  return lbmc_ps_create_as(ps, m, K, max_customers, 1, LBMC_TERMS_AT_DEPARTURE);
+}
+
+lbmc_err lbmc_ps_create_lean(lbmc_per_server *ps, const lbmc_model *m, int K,
+                             uint64_t max_customers, lbmc_terms terms)
+{
+  return lbmc_ps_create_as(ps, m, K, max_customers, 0, terms);
+}
+
+double lbmc_ps_memory(const lbmc_model *m, int K, int records, double *per_customer)
+{
+  const double n = (double)m->n, cust = n < 1024 ? 1024 : n;
+  double b = n * sizeof(uint8_t) + (double)m->J * (K + 1) * sizeof(uint32_t);
+  if (records)
+    b += n * (sizeof(lbmc_server) + sizeof(uint32_t) + 2 * sizeof(int32_t)) +
+         cust * sizeof(lbmc_customer); /* srv, q, first, busy; the records */
+  if (m->policy->memory) b += m->policy->memory(m);
+  if (per_customer) *per_customer = records ? sizeof(lbmc_customer) : 0;
+  return b;
+}
+
+int lbmc_ps_same_service(const lbmc_model *m)
+{
+  for (int j = 1; j < m->J; j++)
+    if (!lbmc_service_equal(&m->service[0], &m->service[j])) return 0;
+  return 1;
 }
 
 void lbmc_ps_destroy(lbmc_per_server *ps)
 {
   lbmc_state *st = &ps->st;
+  lbmc_occ_meanfield_free(&ps->mf);
+  free(ps->counts);
   if (st->pol && st->pol->destroy) st->pol->destroy(&st->pw);
   free(st->srv);
   free(st->q);
@@ -143,17 +181,65 @@ static void lbmc_ps_reset_servers(lbmc_state *st)
   const lbmc_model *m = st->m;
   for (uint32_t j = 0; j < st->J; j++) {
     for (long i = m->offset[j]; i < m->offset[j] + m->N[j]; i++) {
-      st->q[i] = 0;
+      *lbmc_q_ref(st, (uint32_t)i) = 0;
       st->pool_of[i] = (uint8_t)j;
-      st->first[i] = -1;
-      st->srv[i].last = -1;
-      st->srv[i].busy_pos = -1;
     }
+    if (st->first) /* the records of the engines that keep waiting customers */
+      for (long i = m->offset[j]; i < m->offset[j] + m->N[j]; i++) {
+        st->first[i] = -1;
+        st->srv[i].last = -1;
+        st->srv[i].busy_pos = -1;
+      }
     st->nbusy[j] = 0;
     st->pool_q[j] = 0;
   }
   memset(st->level, 0, sizeof *st->level * st->J * (st->K + 1));
   for (uint32_t j = 0; j < st->J; j++) st->level[j * (st->K + 1)] = (uint32_t)m->N[j];
+}
+
+lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, size_t len)
+{
+  const lbmc_model *m = ps->st.m;
+  const lbmc_occupancy_ops *ops = m->policy->occupancy;
+  char why[256];
+  ps->init = init;
+  if (len) note[0] = '\0';
+  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  if (!ops || (ops->applies && !ops->applies(m, why, sizeof why))) {
+    snprintf(note, len,
+             "replicas start empty: the mean-field start takes its queue lengths from the "
+             "policy's occupancy form, and %s %s%s",
+             m->policy_text, ops ? "cannot use it here: " : "has none", ops ? why : "");
+    return LBMC_SUCCESS;
+  }
+  if (!ps->mf.s) {
+    LBMC_CALL(lbmc_occ_meanfield_solve(m, ops, &ps->mf));
+    free(ps->counts);
+    ps->counts = malloc(sizeof *ps->counts * (ps->mf.levels ? ps->mf.levels : 1));
+    if (!ps->counts) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
+  }
+  if (!ps->mf.settled) snprintf(note, len, "%s", ps->mf.note); /* started empty */
+  return LBMC_SUCCESS;
+}
+
+/* The mean-field start: per pool, the servers at each level by randomised rounding (one
+ * uniform of the aux stream), laid out in order; the counts and levels set. */
+static void lbmc_ps_place(lbmc_per_server *ps, lbmc_stream *aux)
+{
+  lbmc_state *st = &ps->st;
+  const lbmc_model *m = st->m;
+  const uint32_t levels = ps->mf.levels;
+  for (uint32_t j = 0; j < st->J; j++) {
+    uint32_t s = (uint32_t)m->offset[j];
+    lbmc_occ_round(ps->mf.s + (size_t)j * levels, levels, m->N[j], lbmc_u01(aux), ps->counts);
+    for (uint32_t k = 0; k < levels; k++) {
+      for (int64_t c = 0; c < ps->counts[k]; c++) *lbmc_q_ref(st, s++) = k;
+      if (k > 0) st->pool_q[j] += (uint64_t)k * (uint64_t)ps->counts[k];
+      for (uint32_t l = 1; l <= k && l <= st->K; l++)
+        st->level[j * (st->K + 1) + l] += (uint32_t)ps->counts[k];
+    }
+    ps->started += st->pool_q[j];
+  }
 }
 
 void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams)
@@ -164,7 +250,10 @@ void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams)
   st->s_route = &streams[LBMC_PURPOSE_ROUTING];
   lbmc_ps_reset_servers(st);
   lbmc_cust_link_free(st, 0, st->cust_cap);
-  lbmc_tally_reset(&st->tally, 0);
+  ps->started = 0;
+  if (ps->init == LBMC_INIT_MEANFIELD && ps->mf.settled)
+    lbmc_ps_place(ps, &streams[LBMC_PURPOSE_AUX]);
+  lbmc_tally_reset(&st->tally, ps->started);
   st->t = 0;
   st->hist_sojourn = st->hist_wait = NULL;
   if (st->pol->reset) st->pol->reset(st, st->pw);

@@ -67,7 +67,7 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
     uint32_t j = lbmc_balanced_pool(st, w);
     uint32_t local =
         lbmc_draw_distinct(st->s_route, (uint32_t)st->m->N[j], w->drawn + j * c, w->k[j]);
-    uint32_t s = (uint32_t)st->m->offset[j] + local, q = st->q[s];
+    uint32_t s = (uint32_t)st->m->offset[j] + local, q = lbmc_q(st, s);
     w->k[j]++;
     if (q < best_q) {
       best_q = q;

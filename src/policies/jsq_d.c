@@ -21,13 +21,14 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   if (d == 2 && distinct) { /* the common case, without the general bookkeeping */
     uint32_t a = lbmc_uint(st->s_route, st->n), b = lbmc_uint(st->s_route, st->n - 1);
     b += b >= a;
-    return st->q[b] < st->q[a] ? b : a;
+    return lbmc_q(st, b) < lbmc_q(st, a) ? b : a;
   }
   for (uint32_t i = 0; i < d; i++) {
     uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, sorted, i)
                           : lbmc_uint(st->s_route, st->n);
-    if (st->q[s] < best_q) {
-      best_q = st->q[s];
+    uint32_t q = lbmc_q(st, s);
+    if (q < best_q) {
+      best_q = q;
       best = s;
     }
   }

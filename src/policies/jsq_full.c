@@ -7,6 +7,7 @@
  * are perm[start[L] .. start[L+1]). A count change moves a server across one group
  * boundary by one swap, O(1); the shortest group starts at perm[0]. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../system/occ_policy.h"
 #include "../system/policy.h"
@@ -18,6 +19,11 @@ typedef struct {
   uint32_t *start; /* levels + 1 */
   uint32_t levels; /* start[] has entries 0 .. levels */
 } lbmc_jsq_ws;
+
+static double lbmc_jsq_memory(const lbmc_model *m)
+{
+  return (double)m->n * 2 * sizeof(uint32_t); /* perm, pos */
+}
 
 static lbmc_err lbmc_jsq_create(const lbmc_state *st, void **ws)
 {
@@ -52,12 +58,34 @@ static void lbmc_jsq_destroy(void **ws)
   *ws = NULL;
 }
 
+/* The groups from the counts (every server empty, or a mean-field start): a counting
+ * sort that keeps the servers of a group in index order (all empty: perm the identity). */
 static void lbmc_jsq_reset(lbmc_state *st, void *ws)
 {
   lbmc_jsq_ws *w = ws;
-  for (uint32_t s = 0; s < st->n; s++) w->perm[s] = w->pos[s] = s;
-  w->start[0] = 0;
-  for (uint32_t L = 1; L <= w->levels; L++) w->start[L] = st->n;
+  uint32_t top = 0;
+  for (uint32_t s = 0; s < st->n; s++)
+    if (lbmc_q(st, s) > top) top = lbmc_q(st, s);
+  if (top + 2 > w->levels) {
+    uint32_t levels = w->levels;
+    uint32_t *start;
+    while (top + 2 > levels) levels *= 2;
+    start = realloc(w->start, sizeof *start * (levels + 1));
+    if (!start) { /* keep the structure valid; the replica stops with an error */
+      lbmc_tally_out_of_memory(&st->tally);
+      return;
+    }
+    w->start = start;
+    w->levels = levels;
+  }
+  memset(w->start, 0, sizeof *w->start * (w->levels + 1));
+  for (uint32_t s = 0; s < st->n; s++) w->start[lbmc_q(st, s)]++;
+  for (uint32_t L = 1; L <= w->levels; L++) w->start[L] += w->start[L - 1]; /* ends */
+  for (uint32_t s = st->n; s-- > 0;) { /* from the back: start[L] ends at group L's start */
+    uint32_t p = --w->start[lbmc_q(st, s)];
+    w->perm[p] = s;
+    w->pos[s] = p;
+  }
 }
 
 static void lbmc_jsq_swap(lbmc_jsq_ws *w, uint32_t a, uint32_t b)
@@ -72,7 +100,7 @@ static void lbmc_jsq_swap(lbmc_jsq_ws *w, uint32_t a, uint32_t b)
 static void lbmc_jsq_on_change(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q)
 {
   lbmc_jsq_ws *w = ws;
-  uint32_t q = st->q[s];
+  uint32_t q = lbmc_q(st, s);
   if (q > old_q) { /* old_q -> old_q + 1: leave the end of group old_q */
     if (q + 1 > w->levels) {
       uint32_t levels = w->levels * 2;
@@ -96,7 +124,7 @@ static void lbmc_jsq_on_change(lbmc_state *st, void *ws, uint32_t s, uint32_t ol
 static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
 {
   lbmc_jsq_ws *w = ws;
-  uint32_t L0 = st->q[w->perm[0]];
+  uint32_t L0 = lbmc_q(st, w->perm[0]);
   (void)r;
   st->tally.c.messages += 2 * (int64_t)st->n;
   return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
@@ -140,6 +168,7 @@ const lbmc_policy_type lbmc_policy_jsq_full = {
     .messages = "2n per arrival (n queries, n replies)",
     .messages_per_arrival = "2*d",
     .occupancy = &lbmc_jsq_full_occupancy,
+    .memory = lbmc_jsq_memory,
     .create = lbmc_jsq_create,
     .destroy = lbmc_jsq_destroy,
     .reset = lbmc_jsq_reset,

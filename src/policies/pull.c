@@ -60,6 +60,19 @@ static void lbmc_pull_destroy(void **ws)
   *ws = NULL;
 }
 
+/* The routers' message arrays (n L entries) and, withdrawing with R > 1, the messages'
+ * places (n L) and counts (n). */
+static double lbmc_pull_memory(const lbmc_model *m)
+{
+  double L = 1, n = (double)m->n;
+  for (int j = 0; j < m->J; j++)
+    if (m->nrates[j] > L) L = m->nrates[j];
+  return n * L * sizeof(lbmc_pull_msg) +
+         (m->stale == LBMC_STALE_WITHDRAW && m->routers > 1
+              ? n * (sizeof(uint32_t) + L * sizeof(lbmc_pull_msg_loc))
+              : 0);
+}
+
 static lbmc_err lbmc_pull_create(const lbmc_state *st, void **ws)
 {
   lbmc_pull_ws *w = calloc(1, sizeof *w);
@@ -142,8 +155,10 @@ static void lbmc_pull_reset(lbmc_state *st, void *ws)
   for (uint32_t r = 0; r < w->R; r++) w->count[r] = 0;
   if (w->withdraw)
     for (uint32_t s = 0; s < st->n; s++) w->held[s] = 0;
-  for (uint32_t s = 0; s < st->n; s++)
-    for (uint32_t k = 0; k < st->slots[st->pool_of[s]]; k++) lbmc_pull_send(st, w, s);
+  for (uint32_t s = 0; s < st->n; s++) { /* one message per idle slot (every slot: empty) */
+    const uint32_t L = st->slots[st->pool_of[s]], q = lbmc_q(st, s);
+    for (uint32_t k = q < L ? q : L; k < L; k++) lbmc_pull_send(st, w, s);
+  }
 }
 
 static uint32_t lbmc_pull_route(lbmc_state *st, void *ws, uint32_t r)
@@ -385,6 +400,7 @@ const lbmc_policy_type lbmc_policy_pull = {
     .messages_per_arrival = "1",
     .uses_stale = 1,
     .occupancy = &lbmc_pull_occupancy,
+    .memory = lbmc_pull_memory,
     .create = lbmc_pull_create,
     .destroy = lbmc_pull_destroy,
     .reset = lbmc_pull_reset,

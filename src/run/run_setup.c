@@ -12,6 +12,27 @@
 #include "runner_impl.h"
 
 /* Cost of one replica of grid point p: n x simulated time. */
+/* "1.2 GiB", "35 MiB", "small": the memory a replica of the job's point p takes at its start
+ * (lbmc_run_memory), into buf[len]. */
+static const char *lbmc_point_memory(const lbmc_job *job, long p, char *buf, size_t len)
+{
+  lbmc_run_options o;
+  lbmc_model *m = NULL;
+  double b = 0;
+  lbmc_job_point_options(job, p, &o);
+  if (lbmc_job_point_model(job, p, &m) == LBMC_SUCCESS) b = lbmc_run_memory(m, &o, NULL);
+  lbmc_model_destroy(&m);
+  if (b <= 0)
+    snprintf(buf, len, "small");
+  else if (b >= 1073741824.0)
+    snprintf(buf, len, "%.3g GiB", b / 1073741824.0);
+  else if (b >= 1048576.0)
+    snprintf(buf, len, "%.3g MiB", b / 1048576.0);
+  else
+    snprintf(buf, len, "%.3g KiB", b / 1024.0);
+  return buf;
+}
+
 static double lbmc_point_cost(const lbmc_job *job, long p)
 {
   lbmc_run_options o;
@@ -284,8 +305,9 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
   char grid[1024];
   lbmc_grid_text(res->grid, grid, sizeof grid);
   lbmc_log(run->comm, stdout, "%s\n", grid);
-  lbmc_log(run->comm, stdout, "%6s %13s %10s %8s %-14s %7s %-8s %-9s %10s %10s  %s\n", "point", "n",
-           "lambda", "rho", "policy", "routers", "stale", "engine", "time", "warmup", "grid axes");
+  lbmc_log(run->comm, stdout, "%6s %13s %10s %8s %-14s %7s %-8s %-9s %10s %10s %10s  %s\n", "point",
+           "n", "lambda", "rho", "policy", "routers", "stale", "engine", "memory", "time", "warmup",
+           "grid axes");
   for (long i = 0; i < run->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
     double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
@@ -297,9 +319,11 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
     char axes[512];
     lbmc_job_point_label(run->job, p->index, axes, sizeof axes);
     double e = 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];
-    lbmc_log(run->comm, stdout, "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10g %10s  %s\n",
+    char mem[32];
+    lbmc_log(run->comm, stdout, "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10s %10g %10s  %s\n",
              p->index, p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-",
-             p->engine, p->time, w, axes);
+             p->engine, lbmc_point_memory(run->job, run->grid[i], mem, sizeof mem), p->time, w,
+             axes);
     units += run->res->pt[i].surely_unstable ? 0 : run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
     events += e;

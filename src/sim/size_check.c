@@ -1,13 +1,48 @@
 /* The size check of a run, made before anything runs: how many events a replica may be
  * asked to simulate (counts are summed in doubles, so a replica must stay below
- * LBMC_MAX_EVENTS, lbmc/sim.h, for its counts to stay exact), and how wide the pair
- * statistics make a tick record. The engine check is in engine_check.c. */
+ * LBMC_MAX_EVENTS, lbmc/sim.h, for its counts to stay exact), the memory a replica
+ * takes at its start (the engine's and the policy's per-server arrays), against this
+ * machine's, and how wide the pair statistics make a tick record. The engine check is in
+ * engine_check.c. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "../engine/engine.h"
+#include "lbmc/engines.h"
 #include "lbmc/sim.h"
+
+double lbmc_run_memory(const lbmc_model *m, const lbmc_run_options *o, double *per_customer)
+{
+  const lbmc_engine_type *t = lbmc_engine_choose(m, (lbmc_engine_kind)o->engine, NULL, 0, NULL, 0);
+  double per = 0, bytes = t && t->memory ? t->memory(m, (int)o->tail_k, &per) : 0;
+  if (per_customer) *per_customer = per;
+  return bytes;
+}
+
+/* This machine's physical memory in bytes (0 if unknown). */
+static double lbmc_physical_memory(void)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
 
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where)
 {
   double horizon = o->time + (o->warmup_auto ? 0 : o->warmup);
   double events = 2 * lbmc_model_lambda(m) * (double)lbmc_model_n(m) * horizon;
+  double per_customer, bytes = lbmc_run_memory(m, o, &per_customer), ram = lbmc_physical_memory();
+  if (ram > 0 && bytes > ram) {
+    const lbmc_engine_type *t =
+        lbmc_engine_choose(m, (lbmc_engine_kind)o->engine, NULL, 0, NULL, 0);
+    return LBMC_ERROR(LBMC_ERR_LIMIT,
+                      "%s: a replica on the %s engine takes about %.3g GiB at n = %lld (%.0f "
+                      "bytes per server%s), more than this machine's %.3g GiB of memory: lower "
+                      "n, or use an engine whose memory does not grow with n where one applies",
+                      where, t->name, bytes / 1073741824.0, (long long)lbmc_model_n(m),
+                      bytes / (double)lbmc_model_n(m),
+                      per_customer > 0 ? ", and more with each customer held" : "",
+                      ram / 1073741824.0);
+  }
   if (!(events <= LBMC_MAX_EVENTS))
     return LBMC_ERROR(LBMC_ERR_LIMIT,
                       "%s: a replica would simulate about %.3g events (2 lambda n (warmup + "

@@ -9,8 +9,9 @@
  * The per-server engines call, per replica: create (once per workspace), reset (empty
  * system at time 0, every server idle), then route at every arrival, on_idle whenever
  * a server's idleness grows, and on_change after every change of a server's customer
- * count. A policy reads the state (queue lengths, pools, the model's parameters
- * through st->m); it changes only its own workspace and the message counters
+ * count. A policy reads the state (queue lengths through lbmc_q(st, s), which every
+ * engine's layout of the counts supports; pools; workloads through lbmc_workload; the
+ * model's parameters through st->m); it changes only its own workspace and the message counters
  * st->tally.c.messages / st->tally.c.withdrawals, which it increments where messages are sent
  * (never from a formula; docs/model.md, "Metrics"). Randomness comes from st->s_route
  * only.
@@ -54,9 +55,13 @@ typedef struct lbmc_policy_type_ {
 
   /* ---- engines that run it ---- */
   /* The per-server engines (servers, general) run it with the functions below; */
-  int needs_workload; /* it reads server workloads: the general engine only */
+  int needs_workload; /* it reads server workloads: the lean and general engines only */
   /* the occupancy engine with these, NULL if it cannot. */
   const struct lbmc_occupancy_ops_ *occupancy;
+
+  /** Bytes of the per-server workspace (create's arrays) for model m, for the size
+   *  check; NULL: small, independent of n. */
+  double (*memory)(const lbmc_model *m);
 
   /* ---- the per-server functions ---- */
   /** Allocate the policy workspace for systems of the state's size. */
@@ -69,7 +74,7 @@ typedef struct lbmc_policy_type_ {
   /** Server s's idleness has just increased (a departure left it with fewer than
    *  st->slots[pool] customers; with constant speed: it became idle); may be NULL. */
   void (*on_idle)(lbmc_state *st, void *ws, uint32_t s);
-  /** Server s's count changed from old_q to st->q[s]; may be NULL. */
+  /** Server s's count changed from old_q to lbmc_q(st, s); may be NULL. */
   void (*on_change)(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q);
 } lbmc_policy_type;
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/ladder.h"
 #include "../core/stream.h"
 #include "../core/tally.h"
 #include "../core/ziggurat.h"
@@ -57,7 +58,10 @@ typedef struct lbmc_state_ {
   /* System state. */
   double t;
   lbmc_server *srv; /* n */
-  uint32_t *q;      /* n: customers at each server, the one in service included */
+  uint32_t *q;      /* customers at server s, the one in service included: q[s << q_shift]
+                       (read it with lbmc_q) */
+  uint32_t q_shift; /* 0: a dense array; 2: each count inside its server's 16-byte record
+                       (the lean engine: one cache line holds a server's count and time) */
   uint8_t *pool_of; /* n: pool of each server */
   int32_t *first;   /* n: first waiting customer of each server, -1 if none */
   int32_t *busy;    /* n; pool j's busy servers at busy[offset[j] .. +nbusy[j]) */
@@ -79,6 +83,11 @@ typedef struct lbmc_state_ {
   lbmc_gen_server *g; /* n: t_done, work_wait, V, Vt of each server */
   double *cust_work;  /* cust_cap: requirement of each waiting customer */
 
+  /* The lean engine with a policy that reads workloads (NULL otherwise): server s's
+   * record, drain[s].t its drain time, the time at which it will be empty (FCFS at
+   * constant speed: its last customer's departure; requirements drawn at admission). */
+  const lbmc_ladder_node *drain; /* n */
+
   /* Histograms of this quantile group (src/stats/dhist.h), NULL = not recorded. */
   lbmc_dhist *hist_sojourn, *hist_wait;
 
@@ -95,17 +104,36 @@ typedef struct lbmc_state_ {
   void *pw;
 } lbmc_state;
 
+/** Customers at server s, the one in service included: what a policy reads. */
+static inline uint32_t lbmc_q(const lbmc_state *st, uint32_t s)
+{
+  return st->q[(size_t)s << st->q_shift];
+}
+
+/** Server s's count, for the engines that change it. */
+static inline uint32_t *lbmc_q_ref(lbmc_state *st, uint32_t s)
+{
+  return &st->q[(size_t)s << st->q_shift];
+}
+
 /** Remaining work at server s in time units at its pool's first speed mu_j: the
  *  remaining requirements of the customers in service plus the waiting ones, divided
- *  by mu_j. General-service engine only; used by workload-aware policies (lwl). */
+ *  by mu_j. The general engine (from its slots and waiting requirements) and the lean
+ *  engine (its drain time less the clock); used by workload-aware policies (lwl). */
 static inline double lbmc_workload(const lbmc_state *st, uint32_t s)
 {
-  uint32_t q = st->q[s], j = st->pool_of[s], L = st->slots[j], m = q < L ? q : L;
+  uint32_t q, j, L, m;
   double v, left = 0;
-  const double *f = st->slot_f + (size_t)s * st->lmax;
+  const double *f;
+  if (st->drain) { /* an idle server's drain time has passed */
+    double d = st->drain[s].t - st->t;
+    return d > 0 ? d : 0.0;
+  }
+  q = lbmc_q(st, s), j = st->pool_of[s], L = st->slots[j], m = q < L ? q : L;
   if (q == 0) return 0.0;
   if (st->lmax == 1) /* one slot at constant speed: the service ends at t_done */
     return (st->g[s].t_done - st->t) + st->g[s].work_wait * st->inv_mu[j];
+  f = st->slot_f + (size_t)s * st->lmax;
   v = st->g[s].V + (st->t - st->g[s].Vt) * st->rates[j][m - 1] / (double)m;
   for (uint32_t i = 0; i < m; i++) left += f[i] - v;
   return (left + st->g[s].work_wait) * st->inv_mu[j];

@@ -63,7 +63,7 @@ GRID = {
     "multi-router-pull": (["scale", "routers", "stale"], 'data.sel(routers=R, stale=s)'),
     "finite-buffers": (["scale", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
     "balanced-heavy-traffic": (["lambda_", "policy"], 'dsw.sel(policy=f"balanced({c})")'),
-    "general-service": (["n", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
+    "general-service": (["scale", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
     "asymptotic-independence": (["scale", "service", "policy"], 'ds.sel(service=svc, policy=pol)'),
 }
 VERDICT = "CLAIM "  # every notebook's last cell prints "CLAIM HOLDS ..." or "CLAIM DOES NOT FULLY HOLD ..."

@@ -64,10 +64,10 @@ for name in ("p_wait", "p_block", "mean_sojourn", "mean_wait", "throughput",
     check(abs(ma - mb) <= 4 * se + 1e-12,
           f"n = 20 {name}: occupancy {ma:.5f} vs servers {mb:.5f} (4 se = {4 * se:.2g})")
 
-# lwl(d) reads workloads: auto picks the general engine.
+# lwl(d) reads workloads: auto picks the lean engine (drain times; before general).
 g = sim("--n", "10", "--lambda", "0.5", "--pools", "1:1:inf", "--policy", "lwl(2)", "--time", "50",
         "--warmup", "5")
-check(g["engine"] == "general", f"auto picks general for lwl(2) (got {g['engine']})")
+check(g["engine"] == "lean", f"auto picks lean for lwl(2) (got {g['engine']})")
 
 # JSQ(2) on the PULL paper's example is unstable: the mean-field ODE does not settle,
 # replicas start empty (a note says so), and the point is reported unstable: the drift

@@ -508,7 +508,7 @@ static void test_applies(void)
   }
 }
 
-/* The dispatcher's choice (auto: occupancy, servers, general in turn) and the messages
+/* The dispatcher's choice (auto: occupancy, servers, lean, general in turn) and the messages
  * when the engine asked for does not apply. */
 static void test_choice(void)
 {
@@ -521,15 +521,18 @@ static void test_choice(void)
       {{.n = 10, .policy = "jsq(2)"}, LBMC_ENGINE_AUTO, "occupancy", ""},
       {{.n = 10, .policy = "jsq(2)"}, LBMC_ENGINE_SERVERS, "servers", ""},
       {{.n = 10, .policy = "jiq", .routers = 2}, LBMC_ENGINE_AUTO, "servers", ""},
-      {{.n = 10, .policy = "lwl(2)"}, LBMC_ENGINE_AUTO, "general", ""},
+      {{.n = 10, .policy = "lwl(2)"}, LBMC_ENGINE_AUTO, "lean", ""},
       {{.n = 10, .policy = "pull", .nrates = 2}, LBMC_ENGINE_AUTO, "occupancy", ""},
       {{.n = 10, .policy = "pull", .routers = 2, .nrates = 2}, LBMC_ENGINE_AUTO, "general", ""},
       {{.n = 10, .policy = "lwl(2)"},
        LBMC_ENGINE_OCCUPANCY,
        NULL,
        "occupancy cannot simulate this model (lwl(2) reads workloads); engines that apply: "
-       "general"},
-      {{.n = 10, .policy = "lwl(2)"}, LBMC_ENGINE_SERVERS, NULL, "engines that apply: general"},
+       "lean, general"},
+      {{.n = 10, .policy = "lwl(2)"},
+       LBMC_ENGINE_SERVERS,
+       NULL,
+       "engines that apply: lean, general"},
       {{.n = 3000000000LL, .policy = "jsq(2)"}, LBMC_ENGINE_AUTO, "occupancy", ""},
       {{.n = 3000000000LL, .policy = "jsq(2)"},
        LBMC_ENGINE_SERVERS,

@@ -100,6 +100,9 @@ int ut_register_dhist(void);
 int ut_register_occupancy(void);
 int ut_register_point(void);
 int ut_register_error(void);
+int ut_register_tally(void);
+int ut_register_ladder(void);
+int ut_register_residual(void);
 
 /* Add a suite with its tests {name, function} ended by {NULL, NULL}. */
 typedef struct {
