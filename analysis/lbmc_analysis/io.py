@@ -101,7 +101,7 @@ _FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err",
 #: names of the bits of /estimates/M/flags (layout 2), as the file's attribute ``names`` lists them
 #: (src/stats/estimators.h, LBMC_IV_FLAG_LIST).
 FLAG_NAMES = ("empty", "none_observed", "all_observed", "no_interval", "correlated", "below_range",
-              "above_range", "upper_open", "lower_open", "unreliable")
+              "above_range", "upper_open", "lower_open", "unreliable", "infinite", "heavy_tail")
 
 
 def flag_names(flags, names=None) -> list:
@@ -615,7 +615,10 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     ``upper_bound`` (only when the file has one: a bound for a metric whose event was
     never observed, NaN elsewhere), ``lower``, ``upper`` and ``flags`` (layout 2: the
     interval's ends, NaN where an end does not exist, and its flag bits, named by
-    :func:`lbmc_analysis.flag_names`) and ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
+    :func:`lbmc_analysis.flag_names`) and ``replicas`` (number behind the estimate); a metric
+    that is infinite (a mean wait with a service law of infinite variance) has ``mean`` inf,
+    flag ``infinite`` and no interval, and one whose estimator has an infinite variance flag
+    ``heavy_tail`` and no interval. ``metrics`` restricts the metrics.
     Units per metric are in ``frame.attrs["units"]``, their one-sentence
     descriptions in ``frame.attrs["descriptions"]``; ``frame.attrs["params"]`` holds
     the units and description of each point column, ``frame.attrs["confidence"]`` the

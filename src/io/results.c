@@ -120,6 +120,7 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
     lbmc_point_info *p = &r->pt[i];
     p->time_run = p->warmup_used = p->time_used = p->suggested_time = NAN;
     p->halves_p = p->short_p = p->growth = p->growth_lower = p->decel_lower = NAN;
+    p->relaxation_time = p->relaxation_upper = p->transient_bound = p->overload = NAN;
   }
   *out = r;
   return LBMC_SUCCESS;
@@ -236,6 +237,11 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   pt->growth = v->growth;
   pt->growth_lower = v->growth_lower;
   pt->decel_lower = v->decel_lower;
+  pt->relaxation_time = v->relaxation_time;
+  pt->relaxation_upper = v->relaxation_upper;
+  pt->transient_bound = v->transient_bound;
+  pt->overload = v->overload;
+  pt->suggested_replicas = v->suggested_replicas;
   memcpy(res->mean + at, e->estimate, sizeof(double) * t);
   memcpy(res->half_width + at, e->half_width, sizeof(double) * t);
   memcpy(res->std_err + at, e->std_err, sizeof(double) * t);

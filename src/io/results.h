@@ -28,8 +28,8 @@ typedef struct {
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
   lbmc_status status;
-  char reason[512];   /* why the status is not ok (evidence and numbers), "" for ok */
-  char evidence[192]; /* the verdict's evidence, names comma-separated (lbmc/point.h) */
+  char reason[768];   /* why the status is not ok (evidence and numbers), "" for ok */
+  char evidence[320]; /* the verdict's evidence, names comma-separated (lbmc/point.h) */
   long level;         /* sequential mode's doublings of the run */
   double time_run;    /* the time setting x 2^level */
   double warmup_used; /* warm-up discarded per replica (time) */
@@ -37,6 +37,8 @@ typedef struct {
   double suggested_time;
   long warmup_near_cap;                                        /* 1: MSER truncated near its cap */
   double halves_p, short_p, growth, growth_lower, decel_lower; /* lbmc_verdict */
+  double relaxation_time, relaxation_upper, transient_bound, overload; /* lbmc_verdict */
+  long suggested_replicas;                                             /* lbmc_verdict */
   int surely_unstable; /* rho >= 1 with unlimited buffers: not simulated */
   int done;            /* all its replicas are in */
 } lbmc_point_info;

@@ -76,11 +76,13 @@ static const lbmc_point_column lbmc_columns[] = {
      "the verdict: ok, not_stationary (the data cannot tell: run longer; numbers kept), "
      "unstable (proven; estimates NaN) or precision_not_met (docs/model.md, \"Verdicts\")"},
     {"reason", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(reason), 0, "1",
-     "why the status is not ok, with the evidence's numbers; empty for ok"},
+     "why the status is not ok, with the evidence's numbers, and which metrics are infinite; "
+     "empty for ok without infinite metrics"},
     {"evidence", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(evidence), 1, "1",
      "the verdict's evidence, comma-separated names (rho_at_least_one, customer_cap, drift, "
      "warmup_near_cap, halves_differ, replicas_short, batches_correlated, no_customers, "
-     "still_growing); empty for ok"},
+     "still_growing, relaxation_short, warmup_short, pool_overloaded, heavy_tail, "
+     "infinite_mean); empty for ok (infinite_mean may come with ok)"},
     {"level", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(level), 1, "1",
      "times sequential mode doubled the run because the point was not stationary"},
     {"time_run", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(time_run), 1, "time",
@@ -107,6 +109,23 @@ static const lbmc_point_column lbmc_columns[] = {
      "drift test: one-sided lower bound of growth at level 1 - 0.001"},
     {"decel_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(decel_lower), 1, "1",
      "drift test: lower bound of Delta4 - 0.85 Delta3 (positive: the growth is not slowing down)"},
+    {"relaxation_time", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(relaxation_time),
+     1, "time",
+     "integrated autocorrelation time of the customers in the system (batch means of growing "
+     "length, corrected for their length; inf: the run is far shorter); NaN if not estimated"},
+    {"relaxation_upper", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(relaxation_upper),
+     1, "time", "its one-sided upper bound at 90%, which the relaxation rules use (docs/model.md)"},
+    {"transient_bound", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(transient_bound),
+     1, "1",
+     "bound on the bias the start leaves after the warm-up, in standard errors of the mean "
+     "customers in the system (warmup_short above 0.1)"},
+    {"overload", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(overload), 1, "1",
+     "flow balance: the largest lower bound (level 1 - 0.001) of a pool's inflow over its "
+     "capacity plus the runaway threshold (above 1: pool_overloaded); NaN without unlimited "
+     "buffers"},
+    {"suggested_replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG,
+     LBMC_PT(suggested_replicas), 1, "1",
+     "replicas that would decide growth not proven unbounded (0: more replicas would not)"},
 };
 
 int lbmc_point_columns(void) { return (int)(sizeof lbmc_columns / sizeof lbmc_columns[0]); }
