@@ -37,7 +37,7 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
 {
   const int seg_parts = from_records || R == 1;
   const size_t Sm = p->S - p->d, m = seg_parts ? Sm : p->fine;
-  double *area, *len, *wy, *wx, sy = 0, sx = 0, var;
+  double *area, *len, *wy, *wx, sy = 0, sx = 0, var, m2_within = 0;
   lbmc_moments mom = {0, 0, 0, 0};
   lbmc_interval iv;
   memset(out, 0, sizeof *out);
@@ -63,11 +63,13 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
       }
       lbmc_point_record_moments(p, &rec, p->d, p->S, &rm);
       lbmc_moments_add(&mom, &rm);
+      m2_within += rm.m2;
       out->n0 += rec.h.n_start / (double)R;
     } else {
       memcpy(area + (size_t)i * m, r->fine_area, sizeof *area * m);
       memcpy(len + (size_t)i * m, r->fine_len, sizeof *len * m);
       lbmc_moments_add(&mom, &r->mom);
+      m2_within += r->mom.m2;
       out->n0 += r->n_start / (double)R;
     }
   }
@@ -92,15 +94,15 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   out->se = iv.std_err;
   var = mom.n > 0 ? mom.m2 / mom.n : NAN;
   out->skew = mom.m2 > 0 ? sqrt(mom.n) * mom.m3 / pow(mom.m2, 1.5) : 0;
-  lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m, var,
-                      LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL, &out->rx);
+  lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
+                      mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL,
+                      &out->rx);
   return LBMC_SUCCESS;
 }
 
 double lbmc_point_warmup_needed(const lbmc_point_relaxation *m, double measured)
 {
-  return lbmc_transient_warmup(m->n0 - m->nbar, m->rx.tau_upper, measured,
-                               LBMC_RELAX_BIAS_SE * m->se);
+  return lbmc_transient_warmup(m->n0 - m->nbar, m->rx.tau, measured, LBMC_RELAX_BIAS_SE * m->se);
 }
 
 /* The measured time per replica the relaxation rule asks of R replicas with tau_u and
@@ -134,9 +136,12 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   v->relaxation_time = m.rx.tau;
   v->relaxation_upper = tau_u = m.rx.tau_upper;
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
-  /* the skewness of correlated samples is uncertain: its upper reading, about 6 / sqrt(n_eff)
-   * above (the variance of a sample skewness of exponential-like data is about 36 / n) */
-  skew_u = fabs(m.skew) + 6 / sqrt(fmax(1.0, (double)R * T / (2 * fmax(m.rx.tau, 1e-300))));
+  /* the skewness of N as a negative binomial law of its mean and variance, (2 - p) CV with
+   * p = min(1, mean / variance): exact for M/M/1's geometric law ((1 + rho) / sqrt(rho)),
+   * for sums of independent ones and for a Poisson law (1 / sqrt(L)); a sample skewness of
+   * correlated samples is too noisy to gate on, and smallest in the runs whose intervals
+   * are too narrow (no large excursion) */
+  skew_u = m.nbar > 0 ? (2 - fmin(1.0, m.nbar / m.rx.var)) * sqrt(m.rx.var) / m.nbar : 0;
   need = lbmc_point_relax_needed(R, tau_u, skew_u);
   if (R == 1 && isfinite(tau_u)) /* the batches: each at least LBMC_RELAX_BATCH_TAUS tau_u */
     p->batch_cap =
@@ -146,22 +151,27 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                            ? need
                            : fmax(LBMC_SUGGEST_FACTOR * T, isfinite(need) ? need : 0);
     v->evidence |= LBMC_EV_RELAX;
-    if (isfinite(m.rx.tau))
-      lbmc_point_reason(
-          v,
-          "the measured period (%.4g per replica) is %.2g relaxation times: the "
-          "customers in the system decorrelate over %s%.3g (integrated "
-          "autocorrelation time; at most %.3g at 90%%), and with skewness up to %.2g %s "
-          "needs %.3g",
-          T, T / m.rx.tau, m.rx.resolved ? "about " : "at least ", m.rx.tau, tau_u, skew_u,
-          R >= 2 ? "the interval of the replicas' means" : "batch means", need);
+    if (m.rx.resolved && isfinite(need))
+      lbmc_point_reason(v,
+                        "the measured period (%.4g per replica) is %.2g relaxation times: the "
+                        "customers in the system decorrelate over about %.3g (integrated "
+                        "autocorrelation time; at most %.3g at 90%%), and with skewness about "
+                        "%.2g %s needs %.3g",
+                        T, T / m.rx.tau, m.rx.tau, tau_u, skew_u,
+                        R >= 2 ? "the interval of the replicas' means" : "batch means", need);
+    else if (isfinite(m.rx.tau))
+      lbmc_point_reason(v,
+                        "the measured period (%.4g per replica) is too short to measure the "
+                        "relaxation time of the customers in the system: it is at least %.3g "
+                        "(integrated autocorrelation time), the run at most %.2g of them",
+                        T, m.rx.tau, T / m.rx.tau);
     else
       lbmc_point_reason(v,
                         "the measured period (%.4g per replica) is shorter than the relaxation "
                         "time of the customers in the system (more than %.3g)",
                         T, m.rx.reading);
   }
-  v->transient_bound = m.se > 0 ? lbmc_transient_bound(m.n0 - m.nbar, tau_u, w, T) / m.se : NAN;
+  v->transient_bound = m.se > 0 ? lbmc_transient_bound(m.n0 - m.nbar, m.rx.tau, w, T) / m.se : NAN;
   if (v->transient_bound > LBMC_RELAX_BIAS_SE) {
     wneed = lbmc_point_warmup_needed(&m, T);
     p->need_warmup = wneed;
@@ -172,9 +182,9 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
     v->evidence |= LBMC_EV_TRANSIENT;
     lbmc_point_reason(v,
                       "the start (%.4g customers against a mean of %.4g) may leave a bias up to "
-                      "%.3g standard errors after the warm-up of %.4g (relaxation time at most "
+                      "%.3g standard errors after the warm-up of %.4g (relaxation time about "
                       "%.3g); a warm-up of %.4g would make it a quarter",
-                      m.n0, m.nbar, v->transient_bound, w, tau_u, wneed);
+                      m.n0, m.nbar, v->transient_bound, w, m.rx.tau, wneed);
   }
   return LBMC_SUCCESS;
 }

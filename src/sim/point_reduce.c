@@ -408,6 +408,16 @@ static void lbmc_point_short(lbmc_point *p, long R)
   }
 }
 
+/* 1 if the model cannot be unstable: every buffer finite (the customers are bounded), or
+ * one pool at rho < 1 (every policy sends each server at most its share of a load below
+ * its speed, or routes by queue lengths among equal servers). */
+static int lbmc_point_surely_stable(const lbmc_point *p)
+{
+  int bounded = 1;
+  for (int j = 0; j < p->J; j++) bounded &= lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF;
+  return bounded || (p->J == 1 && lbmc_model_rho(p->m) < 1);
+}
+
 /* The replicas that would prove the growth of g (made with R) if its mean and spread
  * stayed: the smallest R' with both one-sided bounds, t_{R'-1} s / sqrt(R'), clear of their
  * thresholds; 0 when the growth slows down (more replicas cannot prove it) or more than
@@ -446,7 +456,7 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   p->v.growth = g.growth;
   p->v.growth_lower = g.growth_lower;
   p->v.decel_lower = g.decel_lower;
-  if (g.proven) {
+  if (g.proven && !lbmc_point_surely_stable(p)) {
     p->v.evidence |= LBMC_EV_DRIFT;
     lbmc_point_reason(
         &p->v,
@@ -456,12 +466,14 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
         g.growth, g.growth_lower, LBMC_DRIFT_ALPHA);
     return LBMC_SUCCESS;
   }
+  if (p->v.evidence & LBMC_EV_OVERLOAD) return LBMC_SUCCESS; /* proven by flow balance */
   /* growth seen: significant at the stationarity level and, as the drift test asks,
    * above g_min (a smaller one is a fluctuation of a bounded system that the halves
    * test judges) */
   lbmc_growth_test(a, a + 4, (size_t)R, 5, LBMC_STATIONARITY_ALPHA, LBMC_DRIFT_DECEL, 0, &g2);
   if (g2.growth_lower > 0 && g.growth > g_min) {
-    const long more = lbmc_point_drift_replicas(&g, R, g_min);
+    /* a model that cannot be unstable is filling up: a longer run, not more replicas */
+    const long more = lbmc_point_surely_stable(p) ? 0 : lbmc_point_drift_replicas(&g, R, g_min);
     p->v.evidence |= LBMC_EV_GROWING;
     p->v.suggested_replicas = more;
     if (more > 0)
@@ -473,8 +485,8 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
     else
       lbmc_point_reason(&p->v,
                         "the customers in the system were still growing at the end of the run "
-                        "(%.3g of the arrivals in the last quarter, slowing down: a longer run "
-                        "tells whether it settles)",
+                        "(%.3g of the arrivals in the last quarter, slowing down, or the model "
+                        "cannot be unstable: a longer run tells whether it settles)",
                         g.growth);
   }
   return LBMC_SUCCESS;

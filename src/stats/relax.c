@@ -85,20 +85,21 @@ static void lbmc_relax_reading(double vinf, double ell, double dof, double var, 
 }
 
 void lbmc_relax_estimate(const double *area, const double *len, size_t units, size_t m,
-                         double part_len, double var, double window, double level, lbmc_relax *out)
+                         double part_len, double var_within, double var, double window,
+                         double level, lbmc_relax *out)
 {
   memset(out, 0, sizeof *out);
   out->tau = out->tau_upper = out->scale = out->var_inf = out->reading = NAN;
   out->var = var;
-  if (!(var > 0) || !(part_len > 0) || units < 1 || m < 1) return;
+  if (!(var > 0) || !(var_within > 0) || !(part_len > 0) || units < 1 || m < 1) return;
   /* within units: batches of 1, 2, 4, ... parts while at least LBMC_RELAX_MIN_BATCHES; the
    * first that resolves it (the most degrees of freedom), else the longest */
   for (size_t b = 1; m / b >= LBMC_RELAX_MIN_BATCHES; b *= 2) {
     double ss, dof;
     lbmc_relax_batches(area, len, units, m, b, &ss, &dof);
     if (!(dof > 0)) continue;
-    lbmc_relax_reading(part_len * (double)b * ss / dof, part_len * (double)b, dof, var, window,
-                       level, out);
+    lbmc_relax_reading(part_len * (double)b * ss / dof, part_len * (double)b, dof, var_within,
+                       window, level, out);
     if (out->resolved) return;
   }
   /* across units: the units' whole means, when the batches within did not resolve it */
@@ -142,6 +143,9 @@ static const double lbmc_rbm_g[] = {
     1.918287e-05, 1.080895e-05, 6.112403e-06, 3.467769e-06, 1.973193e-06,
     1.125794e-06, 6.439041e-07, 3.691229e-07, 2.120474e-07, 1.220508e-07};
 #define LBMC_RBM_G_LAST ((int)(sizeof lbmc_rbm_g / sizeof *lbmc_rbm_g) - 1)
+/* M/M/1 at rho = 0.95 from empty has a deficit 1 to 3% above its limit's (exact, from the
+ * spectral decomposition): a tenth more covers queues near their limit. */
+#define LBMC_RELAX_G_SAFETY 1.1
 
 double lbmc_transient_envelope(double x)
 {
@@ -154,7 +158,7 @@ double lbmc_transient_envelope(double x)
     const double f = x - i;
     g = exp((1 - f) * log(lbmc_rbm_g[i]) + f * log(lbmc_rbm_g[i + 1]));
   }
-  return fmax(g, exp(-x));
+  return LBMC_RELAX_G_SAFETY * g;
 }
 
 double lbmc_transient_bound(double deficit, double tau, double warmup, double measured)
