@@ -150,7 +150,7 @@ static const double lbmc_rbm_g[] = {
 double lbmc_transient_envelope(double x)
 {
   double g;
-  if (!(x > 0)) return 1;
+  if (!(x > 0)) return LBMC_RELAX_G_SAFETY * lbmc_rbm_g[0];
   if (x >= LBMC_RBM_G_LAST) {
     g = lbmc_rbm_g[LBMC_RBM_G_LAST] * exp(-(x - LBMC_RBM_G_LAST) / 2);
   } else {
