@@ -68,11 +68,19 @@ static const char *lbmc_note(unsigned flags)
 void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
 {
   fprintf(f, "status: %s%s%s\n", lbmc_status_name(v->status), *v->reason ? ": " : "", v->reason);
-  if (v->status == LBMC_STATUS_NOT_STATIONARY && !isnan(v->suggested_time))
+  if (v->status == LBMC_STATUS_NOT_STATIONARY && v->suggested_replicas > 0)
+    fprintf(f,
+            "  more replicas would decide: e.g. --replicas %ld (the numbers below are kept, but "
+            "the data cannot tell yet)\n",
+            v->suggested_replicas);
+  else if (v->status == LBMC_STATUS_NOT_STATIONARY && !isnan(v->suggested_time))
     fprintf(f,
             "  run longer: e.g. --time %g (the numbers below are kept, but the data cannot "
             "tell that the run reached its steady state)\n",
             v->suggested_time);
+  else if (v->status == LBMC_STATUS_NOT_STATIONARY && (v->evidence & LBMC_EV_HEAVY_TAIL))
+    fprintf(f, "  no run length makes the intervals reliable (heavy tail); the numbers below "
+               "are kept, the intervals of the affected metrics withheld\n");
 }
 
 void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e)

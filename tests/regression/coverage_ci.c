@@ -140,6 +140,8 @@ static cc_cell cc_cells[] = {
   {"rho95-R1-auto", 1, 1, 0.95, "1:1:inf", "random", NULL, CC_OCC, 1, 2000000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.95), 200},
   {"rho99-fixed", 1, 1, 0.99, "1:1:inf", "random", NULL, CC_OCC, 100, 400000, 40000, 20, CC_PLAIN, NULL, 0, CC_MM1(0.99), 200},
   {"rho99-auto", 1, 1, 0.99, "1:1:inf", "random", NULL, CC_OCC, 100, 400000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.99), 200},
+  {"rho99-R10-auto", 1, 1, 0.99, "1:1:inf", "random", NULL, CC_OCC, 10, 100000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.99), 200},
+  {"rho995-fixed", 1, 1, 0.995, "1:1:inf", "random", NULL, CC_OCC, 10, 100000, 10000, 20, CC_PLAIN, NULL, 0, CC_MM1(0.995), 200},
   {"jsq2-95", 1, 2, 0.95, "1:1:inf", "jsq(2)", NULL, CC_OCC, 10, 200000, -1, 20, CC_PLAIN, NULL, 0,
    {"mean_queue[1]", "mean_sojourn", "p_wait"}, {19.9246137440 / 2, 10.4866388127, 0.9199550149}, 200},
 };
