@@ -262,8 +262,9 @@ typedef struct {
  *  sigma_inf^2 from below like f(l / tau) (about 1 - 1.25 tau / l): each reading is
  *  corrected with the f of M/M/1 in heavy traffic (the slowest approach among the queues
  *  studied; faster ones make the correction err on the long side), and the first with
- *  l >= window x tau is used (a self-consistent window, as Sokal's); if none, the units'
- *  whole means (T times their variance) when that is resolved or larger. tau_upper: the
+ *  l >= window x tau is used (a self-consistent window, as Sokal's); if none, tau is not
+ *  resolved, and the units' whole means (T times their variance) may raise its lower
+ *  bound (never resolve it: their spread is what the interval itself rests on). tau_upper: the
  *  same correction of the reading's chi-square upper bound (V dof / sigma^2 about
  *  chi-square on dof). Sources: A. D. Sokal, "Monte Carlo methods in statistical
  *  mechanics: foundations and new algorithms", in Functional Integration, Plenum 1997 (the

@@ -102,7 +102,11 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
                        window, level, out);
     if (out->resolved) return;
   }
-  /* across units: the units' whole means, when the batches within did not resolve it */
+  /* across units: the units' whole means, when the batches within did not resolve it. They
+   * never resolve it: their spread is the variance of the point's own interval, and
+   * accepting a run on it keeps exactly the runs whose intervals are too narrow (of 500
+   * runs of JSQ(2) with 10 replicas of 100, the 30 accepted that way covered 60%); a larger
+   * reading only raises the lower bound. */
   if (units >= 2) {
     const double T = part_len * (double)m;
     double sum = 0, sum2 = 0, cnt = 0, mean;
@@ -118,15 +122,11 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
     across = *out;
     lbmc_relax_reading(T * fmax(0.0, sum2 - cnt * mean * mean) / (cnt - 1), T, cnt - 1, var, window,
                        level, &across);
-    /* resolved across: the larger estimate and upper bound of the two (the within reading,
-     * unresolved, is a lower bound); else the larger estimate, unresolved */
-    if (across.resolved || isnan(out->tau) || !(across.tau <= out->tau)) {
-      if (across.resolved && !isnan(out->tau)) {
-        across.tau = fmax(across.tau, out->tau);
-        across.tau_upper = fmax(across.tau_upper, out->tau_upper);
-      }
+    if (isnan(out->tau) || across.tau > out->tau) {
       *out = across;
+      out->tau_upper = INFINITY;
     }
+    out->resolved = 0;
   }
 }
 
