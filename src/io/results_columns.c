@@ -118,7 +118,7 @@ static const lbmc_point_column lbmc_columns[] = {
     {"transient_bound", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(transient_bound),
      1, "1",
      "bound on the bias the start leaves after the warm-up, in standard errors of the mean "
-     "customers in the system (warmup_short above 0.1)"},
+     "customers in the system (warmup_short above 0.25)"},
     {"overload", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(overload), 1, "1",
      "flow balance: the largest lower bound (level 1 - 0.001) of a pool's inflow over its "
      "capacity plus the runaway threshold (above 1: pool_overloaded); NaN without unlimited "

@@ -482,11 +482,17 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
                         "(%.3g of the arrivals in the last quarter, not proven to be unbounded "
                         "with %ld replicas: about %ld replicas would decide it)",
                         g.growth, R, more);
+    else if (lbmc_point_surely_stable(p))
+      lbmc_point_reason(&p->v,
+                        "the customers in the system were still growing at the end of the run "
+                        "(%.3g of the arrivals in the last quarter; the model settles, its "
+                        "customers bounded or its load below its capacity: a longer run)",
+                        g.growth);
     else
       lbmc_point_reason(&p->v,
                         "the customers in the system were still growing at the end of the run "
-                        "(%.3g of the arrivals in the last quarter, slowing down, or the model "
-                        "cannot be unstable: a longer run tells whether it settles)",
+                        "(%.3g of the arrivals in the last quarter, slowing down: a longer run "
+                        "tells whether it settles)",
                         g.growth);
   }
   return LBMC_SUCCESS;
@@ -563,7 +569,7 @@ static void lbmc_point_conclude(lbmc_point *p)
       (v->evidence & (longer & ~relax & ~LBMC_EV_HEAVY_TAIL)) ? LBMC_SUGGEST_FACTOR * v->time : NAN;
   if (v->evidence & relax) {
     const double t = lbmc_point_relax_time(p);
-    if (!isnan(t)) v->suggested_time = isnan(v->suggested_time) ? t : fmax(v->suggested_time, t);
+    if (isfinite(t)) v->suggested_time = isnan(v->suggested_time) ? t : fmax(v->suggested_time, t);
   }
   if (isnan(v->suggested_time)) v->suggested_time = LBMC_SUGGEST_FACTOR * v->time;
   if (v->evidence & LBMC_EV_EMPTY)

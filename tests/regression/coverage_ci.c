@@ -129,7 +129,7 @@ static cc_cell cc_cells[] = {
   {"rho99-short", 0, 1, 0.99, "1:1:inf", "random", NULL, CC_OCC, 30, 2000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.99), 200},
   {"lomax-loss", 0, 1, 1.0, "1:1:1", "random", "lomax:shape=1.5", TH_PER_SERVER, 10, 10000, 100, 20, CC_PLAIN, NULL, 0,
    {"p_block", "mean_sojourn", "mean_queue[1]"}, {0.5, 1.0, 0.5}, 200},
-  {"batches1000", 0, 1, 0.9, "1:1:inf", "random", NULL, CC_OCC, 1, 100000, 1000, 1000, CC_PLAIN, NULL, 0, CC_MM1(0.9), 200},
+  {"batches1000", 0, 1, 0.9, "1:1:inf", "random", NULL, CC_OCC, 1, 400000, 1000, 1000, CC_PLAIN, NULL, 0, CC_MM1(0.9), 200},
   {"precision", 0, 1, 0.5, "1:1:inf", "random", NULL, CC_OCC, 10, 400, 200, 20, CC_PRECISION, "p_wait:0.02", 400,
    {"p_wait", "mean_sojourn", NULL}, {0.5, 2.0, 0}, 200},
   {"paired", 0, 4, 0.9, "1:1:6", "jsq(2)", NULL, LBMC_ENGINE_SERVERS, 20, 1000, 100, 20, CC_PAIRED, "jsq(3)", 0,
