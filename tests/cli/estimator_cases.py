@@ -278,6 +278,19 @@ if case("auto-warmup"):  # MSER at rho 0.95, 10 replicas x 5000: 75% of the ok r
         check(r["status"] == "ok" or r["verdict"]["suggested_time"] > t,
               f"edges: at the suggested time {t:.4g}: {r['status']} ({r.get('reason', '')[:80]})")
 
+if case("tau-floor"):  # one replica at rho 0.9: runs whose queue made no large excursion
+    # read a short relaxation time and a low mean; these seeds were ok on their own tau
+    # (110, 116, 104 against an exact 209) and missed 9; the model's floor, 2 rho / (1 -
+    # rho)^2 = 180, withholds ok
+    for seed in (7006, 7015, 7049):
+        r = sim(*MM1, "--lambda", "0.9", "--replicas", "1", "--time", "100000", "--warmup",
+                "1000", "--batches", "1000", "--engine", "occupancy", "--seed", str(seed))
+        v = r["verdict"]
+        check(r["status"] == "not_stationary" and "relaxation_short" in v["evidence"]
+              and v["relaxation_upper"] >= 180 and v["suggested_time"] > 100000,
+              f"edges: rho 0.9, one replica of 1e5, seed {seed}: {r['status']}, tau "
+              f"{v['relaxation_time']:.4g}, bound {v['relaxation_upper']:.4g}")
+
 if case("heavy-tail"):  # infinite means reported as inf; Lomax 1.5 loss system never a wrong ok
     r = sim(*MM1, "--lambda", "0.5", "--service", "lomax:shape=1.5", "--replicas", "10",
             "--time", "10000", "--warmup", "1000", "--seed", "3")
