@@ -11,7 +11,7 @@
  *                [--n N1,N2,...] [--policies P1;P2;...] [--service SPEC]
  *                [--engine E1[,E2]] [--init empty|meanfield] [--warmup T]
  *                [--servers-max N] [--precision]
- * --engine: auto, servers, general or occupancy (default servers; --service selects
+ * --engine: auto or an engine of the registry (default servers; --service selects
  *   general service, hence the general engine). n may be written 1e9; the per-server
  *   engines are run only up to --servers-max (default 10^7).
  * --init meanfield starts the occupancy engine at the mean-field point (warm-up 0 unless
@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../src/cli/cli.h"
+#include "lbmc/engines.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
 #include "lbmc/sim.h"
@@ -191,9 +192,7 @@ static int bench_engines(const char *text, int *kinds)
   int count = 0;
   snprintf(buf, sizeof buf, "%s", text);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-      if (strcmp(tok, lbmc_engine_kind_names[i]) == 0) k = i;
+    int k = lbmc_engine_kind_find(tok);
     if (k < 0 || count == BENCH_ENGINES) return 0;
     kinds[count++] = k;
   }
@@ -202,10 +201,12 @@ static int bench_engines(const char *text, int *kinds)
 
 static void bench_usage(void)
 {
+  char engines[256];
   printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..]\n"
          "  [--policies 'random;jsq(2);pull/3'] (pull/3 = pull with 3 routers) [--service SPEC]\n"
-         "  [--engine E1[,E2]] (auto, servers, general, occupancy) [--init empty|meanfield]\n"
-         "  [--warmup T] [--servers-max N] [--precision]\n");
+         "  [--engine E1[,E2]] (%s) [--init empty|meanfield]\n"
+         "  [--warmup T] [--servers-max N] [--precision]\n",
+         lbmc_engine_names(engines, sizeof engines, 1, ", ", ", "));
 }
 
 /* Parse the command line into bo, ns, cases; returns -1 to go on, else an exit code. */
@@ -279,7 +280,7 @@ int main(int argc, char **argv)
   }
   printf("%-10s %3s %14s", "policy", "R", "n");
   for (int e = 0; e < bo.engines; e++)
-    printf(" %10s ev/s %8s MiB", lbmc_engine_kind_names[bo.engine[e]], "");
+    printf(" %10s ev/s %8s MiB", lbmc_engine_kind_name(bo.engine[e]), "");
   printf("%s\n", bo.engines > 1 ? "    ratio" : "");
   for (int i = 0; i < ncases; i++) {
     char nbuf[512];

@@ -14,16 +14,26 @@
 extern "C" {
 #endif
 
+/** The engines, one line each, in the order `--engine auto` tries them:
+ *  X(KIND, name) for the table `lbmc_engine_<name>` (src/engine/<its file>.c), whose
+ *  kind is LBMC_ENGINE_<KIND>. Everything else about an engine (its --engine name, help,
+ *  cost, what it applies to) is in its table; names, choices and help are read from
+ *  the registry (lbmc/engines.h). Adding an engine: its file and one line here. */
+#define LBMC_ENGINE_LIST(X)                                                                        \
+  X(OCCUPANCY, occupancy) /* counts of servers per pool and level (docs/occupancy.md) */           \
+  X(SERVERS, servers)     /* every server, exponential service: the Markov race */                 \
+  X(GENERAL, general)     /* every server, any service: an event calendar */
+
 /** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,
- *  --engine). Names: lbmc_engine_kind_names. */
+ *  --engine): 0 for auto, else 1 + the engine's position in LBMC_ENGINE_LIST (a test
+ *  build registers one more, LBMC_ENGINE_LISTED). Names: lbmc_engine_kind_name. */
 typedef enum {
-  LBMC_ENGINE_AUTO = 0, /* the first that applies of occupancy, servers, general */
-  LBMC_ENGINE_SERVERS,  /* per-server exponential race */
-  LBMC_ENGINE_GENERAL,  /* per-server event calendar, general service */
-  LBMC_ENGINE_OCCUPANCY /* counts of servers per pool and level (docs/occupancy.md) */
+  LBMC_ENGINE_AUTO = 0, /* the first engine of the list that applies */
+#define LBMC_X_ENGINE_KIND(KIND, name) LBMC_ENGINE_##KIND,
+  LBMC_ENGINE_LIST(LBMC_X_ENGINE_KIND)
+#undef LBMC_X_ENGINE_KIND
+      LBMC_ENGINE_LISTED /* the number of kinds above */
 } lbmc_engine_kind;
-/** "auto", "servers", "general", "occupancy", indexed by lbmc_engine_kind. */
-extern const char *const lbmc_engine_kind_names[4];
 
 /** How a replica starts (run.init, --init). */
 typedef enum {
@@ -46,7 +56,8 @@ typedef struct {
                               LBMC_MAX_CUSTOMERS; 0 = default 1000 n + 100000, and at most
                               2^26 for the engines that hold customers one by one */
   int engine;              /* an lbmc_engine_kind: LBMC_ENGINE_AUTO, or one engine (e.g.
-                              LBMC_ENGINE_GENERAL to cross-check the servers engine) */
+                              LBMC_ENGINE_GENERAL to cross-check the servers engine);
+                              lbmc_engine_kind_name gives its name */
   int init;                /* an lbmc_init_kind */
   double runaway_fraction; /* a point is unstable if in most replicas the time-average
                               customers in the system grew from each quarter of the

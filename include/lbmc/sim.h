@@ -62,6 +62,11 @@ lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, c
  *  LBMC_MAX_SEGMENTS. */
 long lbmc_run_segments(const lbmc_run_options *o);
 
+/** Doubles of one segment of a replica record of model m (set up) under o: the tick
+ *  record's fixed sums (src/core/ticks.h: J pools, o->tail_k levels), then the blocks
+ *  of the observers o asks for (src/observers/). */
+size_t lbmc_run_segment_width(const lbmc_model *m, const lbmc_run_options *o);
+
 /** The time scale of a model's histograms: 1 / sum_j beta_j mu_j(L_j), the mean
  *  service time of a capacity-weighted server at its saturated speed (time). */
 double lbmc_model_time_scale(const lbmc_model *m);
@@ -82,8 +87,9 @@ const char *lbmc_replica_engine(const lbmc_replica *r);
 const char *lbmc_replica_init_note(const lbmc_replica *r);
 
 /** A function called after every tick of a replica (LBMC_TICKS_PER_SEGMENT per segment,
- *  and at most about 1000 times during a fixed warm-up), e.g. to serve MPI requests or
- *  to notice a signal; returning non-zero abandons the replica, which then returns
+ *  and at most about 1000 times during a fixed warm-up) and every few thousand arrivals
+ *  inside the engine (LBMC_TALLY_POLL_ARRIVALS arrivals), e.g. to serve MPI requests or to notice
+ *  a signal; returning non-zero abandons the replica, which then returns
  *  LBMC_ERR_INTERRUPTED (without printing anything). NULL (the default) for none. */
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx);
 
@@ -95,14 +101,14 @@ typedef struct {
   long replica;      /* 0-based, < replicas_max */
   long replicas_max; /* most replicas of any point of the run (the stream numbering) */
   long seed;         /* 0 .. LBMC_SEED_MAX */
-  int level;         /* sequential mode's doublings: the run's time is o->time x 2^level */
+  int doubling;      /* sequential mode's doublings: the run's time is o->time x 2^doubling */
   int one_replica;   /* the point's first round is one replica: keep min(batches, 64)
                         quantile groups, the units of its batch-means intervals */
 } lbmc_unit;
 
 /** Run unit u: its streams numbered from (u->scenario, u->replica, purpose) and seeded
  *  with u->seed (lbmc/rng.h), an empty system at time 0, a fixed warm-up discarded (none
- *  with warmup auto), then the measured period of o->time x 2^level in segments; and
+ *  with warmup auto), then the measured period of o->time x 2^doubling in segments; and
  *  write its replica record (src/sim/record.h: raw sums per segment and the customers'
  *  sojourn and waiting times per quantile group; the bytes lbmc_point_add reads, that
  *  travel to rank 0 and into checkpoints). A replica whose customers exceed the cap stops

@@ -8,6 +8,7 @@
 #include "../io/inputs.h"
 #include "../policies/registry.h"
 #include "cli.h"
+#include "lbmc/engines.h"
 
 /* The words of a ", "-separated list, blank-separated. */
 static void lbmc_words(FILE *f, const char *list)
@@ -42,10 +43,13 @@ static void lbmc_values(FILE *f)
   fputs("  case \"$cmd $prev\" in\n", f);
   for (int id = 0; id < LBMC_INPUTS; id++) {
     const lbmc_input *row = &lbmc_inputs[id];
-    if (!row->flag || (!row->choices && row->type != LBMC_IT_POLICY)) continue;
+    if (!row->flag || (!row->choices && row->type != LBMC_IT_POLICY && row->type != LBMC_IT_ENGINE))
+      continue;
     fprintf(f, "    \"sim --%s\") COMPREPLY=($(compgen -W \"", row->flag);
     if (row->choices) lbmc_words(f, row->choices);
-    for (int i = 0; !row->choices && i < lbmc_policy_count(); i++) {
+    for (int k = 0; row->type == LBMC_IT_ENGINE && k < lbmc_engine_kinds(); k++)
+      fprintf(f, "%s%s", k ? " " : "", lbmc_engine_kind_name(k));
+    for (int i = 0; row->type == LBMC_IT_POLICY && i < lbmc_policy_count(); i++) {
       const lbmc_policy_type *p = lbmc_policy_get(i);
       int seen = 0;
       for (int k = 0; k < i && !seen; k++) seen = strcmp(lbmc_policy_get(k)->name, p->name) == 0;

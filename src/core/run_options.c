@@ -8,7 +8,6 @@
 
 #include "lbmc/check.h"
 
-const char *const lbmc_engine_kind_names[4] = {"auto", "servers", "general", "occupancy"};
 const char *const lbmc_init_kind_names[2] = {"empty", "meanfield"};
 
 void lbmc_run_options_default(lbmc_run_options *o)
@@ -44,10 +43,8 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where)
   if (o->max_customers < 0 || o->max_customers > LBMC_MAX_CUSTOMERS)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %lld is not allowed; allowed: 0 (default) to %lld",
                       LBMC_KEY("max_customers"), o->max_customers, LBMC_MAX_CUSTOMERS);
-  if (o->engine < LBMC_ENGINE_AUTO || o->engine > LBMC_ENGINE_OCCUPANCY)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%s: %d is not allowed; allowed: auto, servers, general, "
-                      "occupancy",
+  if (o->engine < LBMC_ENGINE_AUTO) /* past the registry: when the engine is chosen */
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: an engine's name or auto",
                       LBMC_KEY("engine"), o->engine);
   if (o->init != LBMC_INIT_EMPTY && o->init != LBMC_INIT_MEANFIELD)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: %d is not allowed; allowed: empty, meanfield",

@@ -1,9 +1,10 @@
 /* Private: the tick record. The measured period of a replica is cut into ticks of
- * equal length; for each tick the engine records raw sums (counts, sums of times,
- * time integrals), from which every metric of any union of ticks is a ratio
- * (src/core/metrics.c). Warm-up truncation and batch means regroup ticks.
+ * equal length; for each tick the engine's tally (tally.h) records raw sums (counts,
+ * sums of times, time integrals), from which every metric of any union of ticks is a
+ * ratio (src/core/metrics.c). Warm-up truncation and batch means regroup ticks.
  *
- * Layout of one record (width lbmc_tick_width(J, K) doubles):
+ * Layout of one record (the fixed part: lbmc_tick_width(J, K) doubles; the blocks of
+ * the run's observers follow it, src/observers/, lbmc_run_segment_width):
  *   [LBMC_TK_*]                         the scalar sums below
  *   [LBMC_TK_FIXED + j]                 admitted to pool j
  *   [LBMC_TK_FIXED + J + j]             integral of customers in pool j (customers x time)

@@ -1,6 +1,6 @@
-/* The dispatcher: the registry of engines (one line each), the choice of the engine
- * of a model, the random streams of a replica and the CPU clock. Everything else is
- * the engine's (engine_type.h). */
+/* The dispatcher: the choice of the engine of a model (from the registry, engines.c),
+ * the random streams of a replica, the CPU clock, the observers and the stop hook (on the
+ * engine's tally). Everything else is the engine's (engine_type.h). */
 #include "engine.h"
 
 #include <stdio.h>
@@ -10,19 +10,9 @@
 
 #include "../core/ticks.h"
 #include "../system/system.h"
+#include "engines.h"
+#include "lbmc/engines.h"
 #include "lbmc/rng.h"
-
-extern const lbmc_engine_type lbmc_engine_occupancy;
-extern const lbmc_engine_type lbmc_engine_servers;
-extern const lbmc_engine_type lbmc_engine_general;
-
-/* The registry, in the order `auto` tries them. */
-static const lbmc_engine_type *const lbmc_engines[] = {
-    &lbmc_engine_occupancy,
-    &lbmc_engine_servers,
-    &lbmc_engine_general,
-};
-#define LBMC_ENGINES ((int)(sizeof lbmc_engines / sizeof lbmc_engines[0]))
 
 struct lbmc_engine_ {
   const lbmc_engine_type *type;
@@ -30,6 +20,7 @@ struct lbmc_engine_ {
   lbmc_stream streams[LBMC_PURPOSES]; /* the replica's streams, one per purpose */
   double cpu0;                        /* thread CPU time at the last lbmc_engine_cpu */
   uint64_t cap;                       /* the runaway cap in force */
+  lbmc_observers *obs;                /* the observers (not owned), or NULL */
 };
 
 static double lbmc_thread_cpu(void)
@@ -53,14 +44,14 @@ const lbmc_engine_type *lbmc_engine_choose(const lbmc_model *m, lbmc_engine_kind
   char reason[256];
   if (len) why[0] = '\0';
   if (alen) apply[0] = '\0';
-  for (int i = 0; i < LBMC_ENGINES; i++) {
-    const lbmc_engine_type *t = lbmc_engines[i];
+  for (int k = 1; k < lbmc_engine_kinds(); k++) {
+    const lbmc_engine_type *t = lbmc_engine_type_of(k);
     int ok;
     reason[0] = '\0';
     ok = t->applies(m, reason, sizeof reason);
     if (ok) lbmc_engine_list_add(apply, alen, ", ", t->name);
-    if (ok && !chosen && (kind == LBMC_ENGINE_AUTO || t->kind == kind)) chosen = t;
-    if (!ok && (kind == LBMC_ENGINE_AUTO || t->kind == kind)) {
+    if (ok && !chosen && (kind == LBMC_ENGINE_AUTO || (int)kind == k)) chosen = t;
+    if (!ok && (kind == LBMC_ENGINE_AUTO || (int)kind == k)) {
       char item[320];
       snprintf(item, sizeof item, "%s%s%s", kind == LBMC_ENGINE_AUTO ? t->name : "",
                kind == LBMC_ENGINE_AUTO ? ": " : "", reason);
@@ -84,11 +75,16 @@ lbmc_err lbmc_engine_create(const lbmc_model *m, int K, uint64_t max_customers,
   char why[1024];
   lbmc_err err;
   if (!m->is_setup) return LBMC_ERROR(LBMC_ERR_INTERNAL, "engine: model not set up");
+  if (!lbmc_engine_kind_name((int)kind)) {
+    char names[256];
+    return LBMC_ERROR(LBMC_ERR_ARG, "engine kind %d is not allowed; allowed: %s", (int)kind,
+                      lbmc_engine_names(names, sizeof names, 1, ", ", ", "));
+  }
   type = lbmc_engine_choose(m, kind, why, sizeof why, NULL, 0);
   if (!type)
     return LBMC_ERROR(LBMC_ERR_ARG, "%s%s cannot simulate this model: %s",
                       kind == LBMC_ENGINE_AUTO ? "no engine" : "engine ",
-                      kind == LBMC_ENGINE_AUTO ? "" : lbmc_engine_kind_names[kind], why);
+                      kind == LBMC_ENGINE_AUTO ? "" : lbmc_engine_kind_name((int)kind), why);
   if (max_customers == 0) max_customers = lbmc_engine_default_cap(type, m);
   if (max_customers > type->cap_max)
     return LBMC_ERROR(
@@ -122,6 +118,7 @@ lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed)
   for (int p = 0; p < LBMC_PURPOSES; p++)
     LBMC_CALL(lbmc_stream_init(&e->streams[p], gennum[p], seed));
   LBMC_CALL(e->type->reset(e->ws, e->streams));
+  lbmc_observers_reset(e->obs, e->type->view(e->ws));
   e->cpu0 = lbmc_thread_cpu();
   return LBMC_SUCCESS;
 }
@@ -150,9 +147,7 @@ lbmc_err lbmc_engine_set_init(lbmc_engine *e, lbmc_init_kind init, char *note, s
   if (len) note[0] = '\0';
   if (e->type->set_init) return e->type->set_init(e->ws, init, note, len);
   if (init == LBMC_INIT_MEANFIELD)
-    snprintf(note, len,
-             "replicas start empty: the %s engine has no mean-field start (only the "
-             "occupancy engine has)",
+    snprintf(note, len, "replicas start empty: the %s engine has no mean-field start",
              e->type->name);
   return LBMC_SUCCESS;
 }
@@ -170,7 +165,27 @@ void lbmc_engine_set_mixture(lbmc_engine *e, lbmc_mixture *mix)
 
 uint64_t lbmc_engine_cap(const lbmc_engine *e) { return e->cap; }
 
-int lbmc_engine_overflowed(const lbmc_engine *e) { return e->type->overflowed(e->ws); }
+int lbmc_engine_overflowed(const lbmc_engine *e)
+{
+  return e->type->tally(e->ws)->halt == LBMC_HALT_CAP;
+}
+
+int lbmc_engine_uses_mixtures(const lbmc_engine *e) { return e->type->mixtures; }
+
+void lbmc_engine_set_observers(lbmc_engine *e, lbmc_observers *obs)
+{
+  e->obs = obs;
+  lbmc_observers_attach(obs, e->type->tally(e->ws));
+}
+
+void lbmc_engine_set_stop(lbmc_engine *e, int (*stop)(void *ctx), void *ctx)
+{
+  lbmc_tally *t = e->type->tally(e->ws);
+  t->stop = stop;
+  t->stop_ctx = ctx;
+}
+
+const lbmc_view *lbmc_engine_view(const lbmc_engine *e) { return e->type->view(e->ws); }
 double lbmc_engine_time(const lbmc_engine *e) { return e->type->time(e->ws); }
 const char *lbmc_engine_name(const lbmc_engine *e) { return e->type->name; }
 

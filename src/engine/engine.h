@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "../observers/observers.h"
 #include "../system/state.h"
 #include "engine_type.h"
 #include "lbmc/types.h"
@@ -15,7 +16,7 @@
 typedef struct lbmc_engine_ lbmc_engine;
 
 /** The engine type that simulates model m (set up): with LBMC_ENGINE_AUTO the first of
- *  the registry that applies (occupancy, servers, general), else the one of that kind
+ *  the registry that applies (in the order of LBMC_ENGINE_LIST), else the one of that kind
  *  if it applies; NULL when none does. why[len] gets why the engine asked for does not
  *  apply (with auto: "name: reason" for each, "; "-separated), apply[alen] the names of
  *  every engine that does (", "-separated); either may be NULL with length 0. */
@@ -41,9 +42,10 @@ void lbmc_engine_destroy(lbmc_engine **e);
 lbmc_err lbmc_engine_reset(lbmc_engine *e, const int *gennum, long seed);
 
 /** Simulate up to time t_end and close the current tick into rec (lbmc_tick_width
- *  doubles, LBMC_TK_CPU set to 0; NULL discards it, e.g. for the warm-up).
- *  Returns LBMC_SUCCESS also when the runaway cap was hit: check
- *  lbmc_engine_overflowed. Errors: LBMC_ERR_MEMORY. */
+ *  doubles, LBMC_TK_CPU set to 0, then the observers' blocks; NULL discards it, e.g.
+ *  for the warm-up). Returns LBMC_SUCCESS also when the runaway cap was hit: check
+ *  lbmc_engine_overflowed. Errors: LBMC_ERR_MEMORY; LBMC_ERR_INTERRUPTED (quietly)
+ *  when the stop hook (lbmc_engine_set_stop) asked. */
 lbmc_err lbmc_engine_advance(lbmc_engine *e, double t_end, double *rec);
 
 /** CPU seconds of this thread since the last call (or the reset): the CPU clock is a
@@ -67,6 +69,19 @@ lbmc_err lbmc_engine_mixture_create(const lbmc_engine *e, lbmc_mixture **mix);
 /** Record the admitted customers' arrival classes into mix from now on (NULL: stop);
  *  nothing for engines without mixtures. */
 void lbmc_engine_set_mixture(lbmc_engine *e, lbmc_mixture *mix);
+
+/** 1 if per-customer quantiles come from Erlang mixtures (lbmc_engine_mixture_create),
+ *  0 if from histograms (lbmc_engine_set_histograms): the engine type's declaration. */
+int lbmc_engine_uses_mixtures(const lbmc_engine *e);
+/** Attach the observers of the run (not owned; NULL: none): the engine's tally calls
+ *  them at every tick close (their blocks follow the fixed part of rec) and move, and
+ *  every reset calls theirs. */
+void lbmc_engine_set_observers(lbmc_engine *e, lbmc_observers *obs);
+/** The stop hook: polled every LBMC_TALLY_POLL_ARRIVALS arrivals inside advance; a nonzero
+ *  answer ends advance with LBMC_ERR_INTERRUPTED. NULL: none. */
+void lbmc_engine_set_stop(lbmc_engine *e, int (*stop)(void *ctx), void *ctx);
+/** The read-only view of the engine's state (src/core/tally.h). */
+const lbmc_view *lbmc_engine_view(const lbmc_engine *e);
 
 /** The runaway cap in force (customers). */
 uint64_t lbmc_engine_cap(const lbmc_engine *e);

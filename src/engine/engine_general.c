@@ -51,10 +51,8 @@ typedef struct {
 
 static int lbmc_gen_same_service(const lbmc_model *m)
 {
-  for (int j = 1; j < m->J; j++) {
-    const lbmc_service *a = &m->service[0], *b = &m->service[j];
-    if (a->kind != b->kind || memcmp(a->p, b->p, sizeof a->p) != 0) return 0;
-  }
+  for (int j = 1; j < m->J; j++)
+    if (!lbmc_service_equal(&m->service[0], &m->service[j])) return 0;
   return 1;
 }
 
@@ -292,7 +290,7 @@ static lbmc_err lbmc_gen_advance(void *ws, double t_end, double *rec)
 {
   lbmc_gen_ws *w = ws;
   lbmc_state *st = &w->ps.st;
-  while (!st->overflow) {
+  while (!st->tally.halt) {
     double next_dep = w->hsize ? lbmc_key_time(w->heap[0].key) : INFINITY;
     if (w->ps.next_arr <= next_dep) {
       if (w->ps.next_arr > t_end) break;
@@ -305,7 +303,7 @@ static lbmc_err lbmc_gen_advance(void *ws, double t_end, double *rec)
       lbmc_gen_departure(w);
     }
   }
-  return lbmc_ps_finish(&w->ps, t_end, rec);
+  return lbmc_ps_finish(&w->ps, t_end, rec, "general");
 }
 
 /* ---- the engine table ---- */
@@ -384,7 +382,7 @@ static lbmc_err lbmc_gen_reset(void *ws, lbmc_stream *streams)
 const lbmc_engine_type lbmc_engine_general = {
     .name = "general",
     .summary = "every server, general service and speed lists: an event calendar",
-    .kind = LBMC_ENGINE_GENERAL,
+    .speed = 1e7,
     .cap_max = LBMC_PS_CAP_MAX,
     .cap_default_max = LBMC_CAP_DEFAULT_HELD,
     .applies = lbmc_gen_applies,
@@ -393,7 +391,8 @@ const lbmc_engine_type lbmc_engine_general = {
     .reset = lbmc_gen_reset,
     .advance = lbmc_gen_advance,
     .set_histograms = lbmc_ps_set_histograms,
-    .overflowed = lbmc_ps_overflowed,
     .time = lbmc_ps_time,
     .state = lbmc_ps_state,
+    .tally = lbmc_ps_tally,
+    .view = lbmc_ps_view,
 };

@@ -1,4 +1,4 @@
-/* Private: the mean-field start of the occupancy engine (issue 10, item 5;
+/* Private: the mean-field start of the occupancy engine (the start --init meanfield;
  * docs/occupancy.md).
  *
  * The drift of the occupancy chain divided by n, written for the fractions s_j(k) of

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/ticks.h"
 #include "../system/occ_policy.h"
 #include "../system/policy.h"
 #include "lbmc/rng.h"
@@ -39,7 +38,8 @@ typedef struct {
   lbmc_occ_state st;
   double next_arr, next_dep;
   double inv_lambda_total;
-  lbmc_occ_counters c0; /* counters at the start of the current tick */
+  int64_t phases0[LBMC_MAX_POOLS]; /* st.phases at the start of the current tick */
+  lbmc_view view;                  /* the read-only view of st (src/core/tally.h) */
   lbmc_init_kind init;
   lbmc_occ_mf_point mf; /* the mean-field point (init meanfield) */
   int64_t *counts;      /* scratch for rounding: the mean-field levels */
@@ -95,8 +95,7 @@ int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t)
   if (cap < 2 * (uint64_t)t + 2) cap = 2 * (uint64_t)t + 2;
   G = cap <= UINT32_MAX ? realloc(p->G, sizeof *G * cap) : NULL;
   if (!G) {
-    st->mem_error = 1;
-    st->overflow = 1;
+    lbmc_tally_out_of_memory(&st->tally);
     return -1;
   }
   memset(G + p->cap, 0, sizeof *G * (cap - p->cap));
@@ -111,12 +110,37 @@ static void lbmc_occ_destroy(void **ws)
   if (!o) return;
   if (o->st.ops && o->st.ops->destroy) o->st.ops->destroy(&o->st.pw);
   for (uint32_t j = 0; j < o->st.J; j++) free(o->st.pool[j].G);
-  free(o->st.area_q);
-  free(o->st.area_tail);
+  lbmc_tally_free(&o->st.tally);
   free(o->counts);
   lbmc_occ_meanfield_free(&o->mf);
   free(o);
   *ws = NULL;
+}
+
+static int64_t lbmc_occ_tail(const void *ws, int j, uint32_t k)
+{
+  const lbmc_occ_pool *p = &((const lbmc_occ *)ws)->st.pool[j];
+  return k < p->cap ? p->G[k] : 0;
+}
+
+static uint64_t lbmc_occ_customers(const void *ws, int j)
+{
+  return (uint64_t)((const lbmc_occ *)ws)->st.pool[j].Q;
+}
+
+static double lbmc_occ_time(const void *ws) { return ((const lbmc_occ *)ws)->st.t; }
+
+/* The view of the tally and the observers. */
+static void lbmc_occ_init_view(lbmc_occ *o, const lbmc_model *m)
+{
+  o->view.ws = o;
+  o->view.J = (int)o->st.J;
+  o->view.K = (int)o->st.K;
+  o->view.N = m->N;
+  o->view.tail = lbmc_occ_tail;
+  o->view.customers = lbmc_occ_customers;
+  o->view.workload = NULL;
+  o->view.time = lbmc_occ_time;
 }
 
 static void lbmc_occ_init_pool(lbmc_occ_pool *p, const lbmc_model *m, int j, uint32_t K)
@@ -149,7 +173,6 @@ static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_custome
   st->K = (uint32_t)K;
   st->R = (uint32_t)m->routers;
   st->n = m->n;
-  st->max_customers = max_customers;
   o->inv_lambda_total = 1.0 / (m->lambda * (double)m->n);
   lbmc_zig_exp_init(&st->zig);
   for (uint32_t j = 0; j <= st->J; j++) st->off[j] = j < st->J ? m->offset[j] : m->n;
@@ -157,9 +180,9 @@ static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_custome
     lbmc_occ_init_pool(&st->pool[j], m, (int)j, st->K);
     if (!st->pool[j].G) err = LBMC_ERR_MEMORY;
   }
-  st->area_q = calloc(st->J, sizeof *st->area_q);
-  st->area_tail = calloc((size_t)st->J * st->K, sizeof *st->area_tail);
-  if (!st->area_q || !st->area_tail) err = LBMC_ERR_MEMORY;
+  lbmc_occ_init_view(o, m);
+  if (!err)
+    err = lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, LBMC_TERMS_AT_ADMISSION);
   st->ops = m->policy->occupancy;
   if (!err && st->ops->create) err = st->ops->create(st, &st->pw);
   if (err) {
@@ -217,7 +240,7 @@ static int lbmc_occ_set_counts(lbmc_occ_state *st, uint32_t j, const int64_t *x,
 static int lbmc_occ_initial(lbmc_occ *o)
 {
   lbmc_occ_state *st = &o->st;
-  st->in_system = 0;
+  uint64_t in_system = 0;
   for (uint32_t j = 0; j < st->J; j++) {
     int64_t empty = st->pool[j].N;
     if (o->init == LBMC_INIT_MEANFIELD && o->mf.settled) {
@@ -227,8 +250,9 @@ static int lbmc_occ_initial(lbmc_occ *o)
     } else if (lbmc_occ_set_counts(st, j, &empty, 1) != 0) {
       return -1;
     }
-    st->in_system += (uint64_t)st->pool[j].Q;
+    in_system += (uint64_t)st->pool[j].Q;
   }
+  st->tally.in_system = in_system;
   return 0;
 }
 
@@ -249,12 +273,10 @@ static lbmc_err lbmc_occ_reset(void *ws, lbmc_stream *streams)
   st->s_arr = &streams[LBMC_PURPOSE_ARRIVALS];
   st->s_svc = &streams[LBMC_PURPOSE_SERVICE];
   st->s_route = &streams[LBMC_PURPOSE_ROUTING];
-  st->overflow = st->mem_error = 0;
-  memset(&st->c, 0, sizeof st->c);
-  o->c0 = st->c;
-  st->t = st->t0 = 0;
-  memset(st->area_q, 0, sizeof *st->area_q * st->J);
-  memset(st->area_tail, 0, sizeof *st->area_tail * st->J * st->K);
+  lbmc_tally_reset(&st->tally, 0);
+  memset(st->phases, 0, sizeof st->phases);
+  memset(o->phases0, 0, sizeof o->phases0);
+  st->t = 0;
   if (lbmc_occ_initial(o) != 0)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
   if (st->ops->reset) LBMC_CALL(st->ops->reset(st, st->pw));
@@ -272,25 +294,25 @@ static void lbmc_occ_arrival(lbmc_occ *o)
   const uint32_t r = st->R > 1 ? (uint32_t)lbmc_occ_uint(st->s_route, st->R) : 0;
   const lbmc_occ_class c = st->ops->route(st, st->pw, r);
   lbmc_occ_pool *p = &st->pool[c.j];
-  st->c.arrivals++;
+  lbmc_tally_arrival(&st->tally);
   if (c.k >= p->B) {
-    st->c.blocked++;
+    st->tally.c.blocked++;
     return;
   }
   if (lbmc_occ_room(st, c.j, c.k + 1) != 0 ||
       (st->mix && lbmc_mixture_record(st->mix, c.j, c.k) != 0)) {
-    st->mem_error = st->overflow = 1;
+    lbmc_tally_out_of_memory(&st->tally);
     return;
   }
-  st->c.admitted[c.j]++;
+  st->tally.c.admitted[c.j]++;
   lbmc_occ_up(st, c.j, c.k);
   if (c.k < p->L) { /* a slot becomes busy: race its completion against the others' */
     double t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) * p->w_slot;
-    st->c.starts++;
+    st->tally.c.starts++;
     if (t_new < o->next_dep) o->next_dep = t_new;
   } else {
-    st->c.waited++;
-    st->c.phases[c.j] += c.k + 1 - p->L;
+    st->tally.c.waited++;
+    st->phases[c.j] += c.k + 1 - p->L;
   }
 }
 
@@ -326,8 +348,8 @@ static void lbmc_occ_departure(lbmc_occ *o)
     k = lbmc_occ_level(p, U);
   }
   lbmc_occ_down(st, j, k);
-  st->c.departures++;
-  st->c.starts += k > p->L;                                           /* a waiting one starts */
+  st->tally.c.departures++;
+  st->tally.c.starts += k > p->L;                                     /* a waiting one starts */
   if (st->ops->on_idle && k <= p->L) st->ops->on_idle(st, st->pw, j); /* idleness grew */
   D = lbmc_occ_rate(st);
   o->next_dep = D > 0 ? st->t + lbmc_exp_zig(st->s_svc, &st->zig) / D : INFINITY;
@@ -336,7 +358,7 @@ static void lbmc_occ_departure(lbmc_occ *o)
 static void lbmc_occ_run(lbmc_occ *o, double t_end)
 {
   lbmc_occ_state *st = &o->st;
-  while (!st->overflow) {
+  while (!st->tally.halt) {
     if (o->next_arr <= o->next_dep) {
       if (o->next_arr > t_end) break;
       st->t = o->next_arr;
@@ -352,63 +374,21 @@ static void lbmc_occ_run(lbmc_occ *o, double t_end)
 
 /* ---- Ticks ---- */
 
-/* Per-customer sums of the tick: expected waits and sojourns of the admitted. */
-static void lbmc_occ_customer_sums(const lbmc_occ *o, double *rec)
-{
-  const lbmc_occ_state *st = &o->st;
-  double wait = 0, sojourn = 0, admitted = 0;
-  for (uint32_t j = 0; j < st->J; j++) {
-    double a = (double)(st->c.admitted[j] - o->c0.admitted[j]);
-    double w = (double)(st->c.phases[j] - o->c0.phases[j]) * st->pool[j].w_wait;
-    wait += w;
-    sojourn += w + a * st->pool[j].w_slot;
-    admitted += a;
-  }
-  rec[LBMC_TK_SUM_WAIT] = wait;
-  rec[LBMC_TK_SUM_SOJOURN] = sojourn;
-  rec[LBMC_TK_WAITS] = rec[LBMC_TK_SOJOURNS] = admitted;
-}
-
-static void lbmc_occ_fill(const lbmc_occ *o, double len, double *rec)
-{
-  const lbmc_occ_state *st = &o->st;
-  const int J = (int)st->J, K = (int)st->K;
-  double area_n = 0;
-  for (int j = 0; j < J; j++) area_n += st->area_q[j];
-  rec[LBMC_TK_LEN] = len;
-  rec[LBMC_TK_ARRIVALS] = (double)(st->c.arrivals - o->c0.arrivals);
-  rec[LBMC_TK_BLOCKED] = (double)(st->c.blocked - o->c0.blocked);
-  rec[LBMC_TK_WAITED] = (double)(st->c.waited - o->c0.waited);
-  rec[LBMC_TK_DEPARTURES] = (double)(st->c.departures - o->c0.departures);
-  rec[LBMC_TK_STARTS] = (double)(st->c.starts - o->c0.starts);
-  rec[LBMC_TK_MESSAGES] = (double)(st->c.messages - o->c0.messages);
-  rec[LBMC_TK_WITHDRAWALS] = (double)(st->c.withdrawals - o->c0.withdrawals);
-  rec[LBMC_TK_AREA_N] = area_n;
-  rec[LBMC_TK_N_END] = (double)st->in_system;
-  rec[LBMC_TK_CPU] = 0; /* the dispatcher's */
-  lbmc_occ_customer_sums(o, rec);
-  for (int j = 0; j < J; j++) {
-    rec[lbmc_tk_admitted(J, K, j)] = (double)(st->c.admitted[j] - o->c0.admitted[j]);
-    rec[lbmc_tk_area_q(J, K, j)] = st->area_q[j];
-    for (int k = 1; k <= K; k++) rec[lbmc_tk_area_tail(J, K, j, k)] = st->area_tail[j * K + k - 1];
-  }
-}
-
-static void lbmc_occ_close_tick(lbmc_occ *o, double t1, double *rec)
+/* Per-customer sums of the tick into the tally: the expected waits and sojourns of the
+ * customers admitted in it (terms at admission). */
+static void lbmc_occ_customer_sums(lbmc_occ *o)
 {
   lbmc_occ_state *st = &o->st;
-  const uint32_t J = st->J, K = st->K;
-  const double len = t1 - st->t0;
-  for (uint32_t j = 0; j < J; j++) {
-    const lbmc_occ_pool *p = &st->pool[j];
-    st->area_q[j] += (double)p->Q * len;
-    for (uint32_t k = 1; k <= K; k++) st->area_tail[j * K + k - 1] += (double)p->G[k] * len;
+  lbmc_tally *t = &st->tally;
+  double wait = 0, sojourn = 0;
+  for (uint32_t j = 0; j < st->J; j++) {
+    double a = (double)(t->c.admitted[j] - t->c0.admitted[j]);
+    double w = (double)(st->phases[j] - o->phases0[j]) * st->pool[j].w_wait;
+    wait += w;
+    sojourn += w + a * st->pool[j].w_slot;
   }
-  if (rec) lbmc_occ_fill(o, len, rec);
-  o->c0 = st->c;
-  st->t = st->t0 = t1;
-  memset(st->area_q, 0, sizeof *st->area_q * J);
-  memset(st->area_tail, 0, sizeof *st->area_tail * J * K);
+  t->sum_wait = wait;
+  t->sum_sojourn = sojourn;
 }
 
 static lbmc_err lbmc_occ_advance(void *ws, double t_end, double *rec)
@@ -416,11 +396,10 @@ static lbmc_err lbmc_occ_advance(void *ws, double t_end, double *rec)
   lbmc_occ *o = ws;
   lbmc_occ_state *st = &o->st;
   lbmc_occ_run(o, t_end);
-  if (st->mem_error && st->in_system < st->max_customers)
-    return LBMC_ERROR(LBMC_ERR_MEMORY,
-                      "occupancy engine: out of memory with %llu customers in the system",
-                      (unsigned long long)st->in_system);
-  lbmc_occ_close_tick(o, st->overflow ? st->t : t_end, rec);
+  lbmc_occ_customer_sums(o);
+  LBMC_CALL(lbmc_tally_finish(&st->tally, &o->view, t_end, rec, "occupancy"));
+  memcpy(o->phases0, st->phases, sizeof o->phases0);
+  st->t = st->tally.t0;
   return LBMC_SUCCESS;
 }
 
@@ -446,15 +425,16 @@ static lbmc_err lbmc_occ_mixture_create(const void *ws, lbmc_mixture **mx)
 }
 
 static void lbmc_occ_set_mixture(void *ws, lbmc_mixture *mix) { ((lbmc_occ *)ws)->st.mix = mix; }
-static int lbmc_occ_overflowed(const void *ws) { return ((const lbmc_occ *)ws)->st.overflow; }
-static double lbmc_occ_time(const void *ws) { return ((const lbmc_occ *)ws)->st.t; }
+static lbmc_tally *lbmc_occ_tally(void *ws) { return &((lbmc_occ *)ws)->st.tally; }
+static const lbmc_view *lbmc_occ_view(const void *ws) { return &((const lbmc_occ *)ws)->view; }
 const lbmc_occ_state *lbmc_occ_state_of(const void *ws) { return &((const lbmc_occ *)ws)->st; }
 
 const lbmc_engine_type lbmc_engine_occupancy = {
     .name = "occupancy",
     .summary = "counts of servers per pool and level (exponential service, policies that treat "
                "a pool's servers alike): event cost and memory independent of n, n <= 10^12",
-    .kind = LBMC_ENGINE_OCCUPANCY,
+    .speed = 2e7,
+    .mixtures = 1,
     .cap_max = LBMC_MAX_CUSTOMERS,
     .cap_default_max = LBMC_MAX_CUSTOMERS, /* counts: memory does not grow with customers */
     .applies = lbmc_occ_applies,
@@ -463,8 +443,9 @@ const lbmc_engine_type lbmc_engine_occupancy = {
     .reset = lbmc_occ_reset,
     .advance = lbmc_occ_advance,
     .set_histograms = lbmc_occ_set_histograms,
-    .overflowed = lbmc_occ_overflowed,
     .time = lbmc_occ_time,
+    .tally = lbmc_occ_tally,
+    .view = lbmc_occ_view,
     .set_init = lbmc_occ_set_init,
     .mixture_create = lbmc_occ_mixture_create,
     .set_mixture = lbmc_occ_set_mixture,

@@ -1,4 +1,4 @@
-/* Private: the occupancy engine (issue 10, docs/occupancy.md): exponential service,
+/* Private: the occupancy engine (docs/occupancy.md): exponential service,
  * policies that treat the servers of a pool alike, state = counts of servers per pool
  * and level (src/system/occ_state.h). Event cost and memory independent of n (n up to
  * LBMC_MAX_N). Its table, lbmc_engine_occupancy, is listed in the registry of engine.c;
@@ -20,7 +20,7 @@ extern const lbmc_engine_type lbmc_engine_occupancy;
 const lbmc_occ_state *lbmc_occ_state_of(const void *ws);
 
 /** Grow pool j's G array to hold top level t (2 t + 2 entries: the level search reads
- *  up to 2 t + 1); 0 on success, else sets st->mem_error and st->overflow and returns -1. */
+ *  up to 2 t + 1); 0 on success, else halts the tally (out of memory) and returns -1. */
 int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t);
 
 /** Make room for top level t in pool j: 0, or -1 when out of memory (lbmc_occ_grow). */
@@ -36,30 +36,26 @@ static inline void lbmc_occ_up(lbmc_occ_state *st, uint32_t j, uint32_t a)
 {
   lbmc_occ_pool *p = &st->pool[j];
   const uint32_t k = a + 1;
-  const double dt = st->t - st->t0;
   p->G[k]++;
   p->Q++;
   p->top = k > p->top ? k : p->top;
   p->low = (a == p->low && p->G[a] == p->G[k]) ? k : p->low; /* level a emptied */
   p->S += k <= p->L;
-  st->area_q[j] -= dt;
-  if (k <= st->K) st->area_tail[j * st->K + a] -= dt;
-  if (++st->in_system > st->max_customers) st->overflow = 1;
+  lbmc_tally_up(&st->tally, st->t, j, k);
+  lbmc_tally_enter(&st->tally);
 }
 
 /** Bookkeeping of a departure from a server of pool j holding k >= 1 customers. */
 static inline void lbmc_occ_down(lbmc_occ_state *st, uint32_t j, uint32_t k)
 {
   lbmc_occ_pool *p = &st->pool[j];
-  const double dt = st->t - st->t0;
   p->G[k]--;
   p->Q--;
   p->top = (k == p->top && p->G[k] == 0) ? k - 1 : p->top;
   p->low = k - 1 < p->low ? k - 1 : p->low;
   p->S -= k <= p->L;
-  st->area_q[j] += dt;
-  if (k <= st->K) st->area_tail[j * st->K + k - 1] += dt;
-  st->in_system--;
+  lbmc_tally_down(&st->tally, st->t, j, k - 1);
+  st->tally.in_system--;
 }
 
 #endif

@@ -1,13 +1,12 @@
 /* The state both per-server engines keep (per_server.h): its allocation from the
- * model, the start of a replica, customer records, and the closing of a tick into
- * its record (src/core/ticks.h). */
+ * model, the start of a replica, customer records, and the view through which the
+ * tally (src/core/tally.h) closes a tick into its record. */
 #include "per_server.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/ticks.h"
 #include "../system/system.h"
 #include "lbmc/rng.h"
 
@@ -22,7 +21,7 @@ int lbmc_ps_applies_size(const lbmc_model *m, char *why, size_t len)
 }
 
 /* The model's numbers, copied where the event loops read them. */
-static void lbmc_ps_init_model(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t cap)
+static void lbmc_ps_init_model(lbmc_per_server *ps, const lbmc_model *m, int K)
 {
   lbmc_state *st = &ps->st;
   st->m = m;
@@ -32,7 +31,6 @@ static void lbmc_ps_init_model(lbmc_per_server *ps, const lbmc_model *m, int K, 
   st->R = (uint32_t)m->routers;
   st->lambda_total = m->lambda * (double)m->n;
   ps->inv_lambda_total = 1.0 / st->lambda_total;
-  st->max_customers = cap;
   lbmc_zig_exp_init(&st->zig);
   for (int j = 0; j < m->J; j++) {
     st->B[j] = m->buffer[j] == LBMC_BUFFER_INF ? UINT32_MAX : (uint32_t)m->buffer[j];
@@ -44,23 +42,46 @@ static void lbmc_ps_init_model(lbmc_per_server *ps, const lbmc_model *m, int K, 
   st->pol = m->policy;
 }
 
+static int64_t lbmc_ps_tail(const void *ws, int j, uint32_t k)
+{
+  const lbmc_state *st = &((const lbmc_per_server *)ws)->st;
+  return k <= st->K ? (int64_t)st->level[(uint32_t)j * (st->K + 1) + k] : -1;
+}
+
+static uint64_t lbmc_ps_customers(const void *ws, int j)
+{
+  return ((const lbmc_per_server *)ws)->st.pool_q[j];
+}
+
+/* The view of the tally and the observers. */
+static void lbmc_ps_init_view(lbmc_per_server *ps, const lbmc_model *m)
+{
+  ps->view.ws = ps;
+  ps->view.J = (int)ps->st.J;
+  ps->view.K = (int)ps->st.K;
+  ps->view.N = m->N;
+  ps->view.tail = lbmc_ps_tail;
+  ps->view.customers = lbmc_ps_customers;
+  ps->view.workload = NULL;
+  ps->view.time = lbmc_ps_time;
+}
+
 lbmc_err lbmc_ps_create(lbmc_per_server *ps, const lbmc_model *m, int K, uint64_t max_customers)
 {
   lbmc_state *st = &ps->st;
-  lbmc_ps_init_model(ps, m, K, max_customers);
+  lbmc_ps_init_model(ps, m, K);
   st->srv = malloc(sizeof *st->srv * st->n);
   st->q = malloc(sizeof *st->q * st->n);
   st->pool_of = malloc(sizeof *st->pool_of * st->n);
   st->first = malloc(sizeof *st->first * st->n);
   st->busy = malloc(sizeof *st->busy * st->n);
   st->level = calloc((size_t)st->J * (st->K + 1), sizeof *st->level);
-  st->area_q = calloc(st->J, sizeof *st->area_q);
-  st->area_tail = calloc((size_t)st->J * st->K, sizeof *st->area_tail);
   st->cust_cap = st->n < 1024 ? 1024 : st->n;
   st->cust = malloc(sizeof *st->cust * st->cust_cap);
-  if (!st->srv || !st->q || !st->pool_of || !st->first || !st->busy || !st->level || !st->area_q ||
-      !st->area_tail || !st->cust)
+  lbmc_ps_init_view(ps, m);
+  if (!st->srv || !st->q || !st->pool_of || !st->first || !st->busy || !st->level || !st->cust)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory for n = %u servers", (unsigned)m->n);
+  LBMC_CALL(lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, LBMC_TERMS_AT_DEPARTURE));
   if (st->pol->create) LBMC_CALL(st->pol->create(st, &st->pw));
   return LBMC_SUCCESS;
 }
@@ -75,8 +96,7 @@ void lbmc_ps_destroy(lbmc_per_server *ps)
   free(st->first);
   free(st->busy);
   free(st->level);
-  free(st->area_q);
-  free(st->area_tail);
+  lbmc_tally_free(&st->tally);
   free(st->cust);
   memset(ps, 0, sizeof *ps);
 }
@@ -106,8 +126,7 @@ int32_t lbmc_ps_cust_alloc(lbmc_per_server *ps)
         c = NULL;
     }
     if (!c) {
-      ps->mem_error = 1;
-      st->overflow = 1;
+      lbmc_tally_out_of_memory(&st->tally);
       return -1;
     }
     lbmc_cust_link_free(st, st->cust_cap, (uint32_t)cap);
@@ -145,74 +164,17 @@ void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams)
   st->s_route = &streams[LBMC_PURPOSE_ROUTING];
   lbmc_ps_reset_servers(st);
   lbmc_cust_link_free(st, 0, st->cust_cap);
-  st->in_system = 0;
-  st->overflow = 0;
-  ps->mem_error = 0;
-  memset(&st->c, 0, sizeof st->c);
-  ps->c0 = st->c;
-  st->t = st->t0 = 0;
-  st->sum_sojourn = st->sum_wait = 0;
-  memset(st->area_q, 0, sizeof *st->area_q * st->J);
-  memset(st->area_tail, 0, sizeof *st->area_tail * st->J * st->K);
+  lbmc_tally_reset(&st->tally, 0);
+  st->t = 0;
   st->hist_sojourn = st->hist_wait = NULL;
   if (st->pol->reset) st->pol->reset(st, st->pw);
   ps->next_arr = lbmc_exp_zig(st->s_arr, &st->zig) * ps->inv_lambda_total;
 }
 
-/* The tick's counts since c0, its sums and its integrals into rec (all but CPU). */
-static void lbmc_ps_record(const lbmc_per_server *ps, double len, double area_n, double *rec)
+lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec, const char *engine)
 {
-  const lbmc_state *st = &ps->st;
-  const int J = (int)st->J, K = (int)st->K;
-  rec[LBMC_TK_LEN] = len;
-  rec[LBMC_TK_ARRIVALS] = (double)(st->c.arrivals - ps->c0.arrivals);
-  rec[LBMC_TK_BLOCKED] = (double)(st->c.blocked - ps->c0.blocked);
-  rec[LBMC_TK_WAITED] = (double)(st->c.waited - ps->c0.waited);
-  rec[LBMC_TK_DEPARTURES] = (double)(st->c.departures - ps->c0.departures);
-  rec[LBMC_TK_STARTS] = (double)(st->c.starts - ps->c0.starts);
-  rec[LBMC_TK_SUM_SOJOURN] = st->sum_sojourn;
-  rec[LBMC_TK_SUM_WAIT] = st->sum_wait;
-  rec[LBMC_TK_MESSAGES] = (double)(st->c.messages - ps->c0.messages);
-  rec[LBMC_TK_WITHDRAWALS] = (double)(st->c.withdrawals - ps->c0.withdrawals);
-  rec[LBMC_TK_AREA_N] = area_n;
-  rec[LBMC_TK_N_END] = (double)st->in_system;
-  rec[LBMC_TK_SOJOURNS] = rec[LBMC_TK_DEPARTURES]; /* a sojourn is summed at its departure */
-  rec[LBMC_TK_WAITS] = rec[LBMC_TK_STARTS];        /* a wait at its service start */
-  for (int j = 0; j < J; j++) {
-    rec[lbmc_tk_admitted(J, K, j)] = (double)(st->c.admitted[j] - ps->c0.admitted[j]);
-    rec[lbmc_tk_area_q(J, K, j)] = st->area_q[j];
-    for (int k = 1; k <= K; k++) rec[lbmc_tk_area_tail(J, K, j, k)] = st->area_tail[j * K + k - 1];
-  }
-}
-
-/* Close the tick [t0, t1]: complete the integrals (the signed-time form of state.h),
- * record it, and start the next one at t1. */
-static void lbmc_ps_close_tick(lbmc_per_server *ps, double t1, double *rec)
-{
-  lbmc_state *st = &ps->st;
-  const int J = (int)st->J, K = (int)st->K;
-  double len = t1 - st->t0, area_n = 0;
-  for (int j = 0; j < J; j++) {
-    st->area_q[j] += (double)st->pool_q[j] * len;
-    area_n += st->area_q[j];
-    for (int k = 1; k <= K; k++)
-      st->area_tail[j * K + k - 1] += (double)st->level[j * (K + 1) + k] * len;
-  }
-  if (rec) lbmc_ps_record(ps, len, area_n, rec);
-  ps->c0 = st->c;
-  st->t = st->t0 = t1;
-  st->sum_sojourn = st->sum_wait = 0;
-  memset(st->area_q, 0, sizeof *st->area_q * J);
-  memset(st->area_tail, 0, sizeof *st->area_tail * J * K);
-}
-
-lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec)
-{
-  lbmc_state *st = &ps->st;
-  if (ps->mem_error && st->in_system < st->max_customers)
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory with %llu customers in the system",
-                      (unsigned long long)st->in_system);
-  lbmc_ps_close_tick(ps, st->overflow ? st->t : t_end, rec);
+  LBMC_CALL(lbmc_tally_finish(&ps->st.tally, &ps->view, t_end, rec, engine));
+  ps->st.t = ps->st.tally.t0;
   return LBMC_SUCCESS;
 }
 
@@ -223,6 +185,7 @@ void lbmc_ps_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait)
   ps->st.hist_wait = wait;
 }
 
-int lbmc_ps_overflowed(const void *ws) { return ((const lbmc_per_server *)ws)->st.overflow; }
 double lbmc_ps_time(const void *ws) { return ((const lbmc_per_server *)ws)->st.t; }
 const lbmc_state *lbmc_ps_state(const void *ws) { return &((const lbmc_per_server *)ws)->st; }
+lbmc_tally *lbmc_ps_tally(void *ws) { return &((lbmc_per_server *)ws)->st.tally; }
+const lbmc_view *lbmc_ps_view(const void *ws) { return &((const lbmc_per_server *)ws)->view; }

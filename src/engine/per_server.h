@@ -1,13 +1,13 @@
-/* Private: what the two per-server engines (servers: engine_exp.c; general:
+/* Private: what the two per-server engines (servers: engine_servers.c; general:
  * engine_general.c) share, so that neither calls the other: the state of every
- * server and its allocation, the start of a replica, the closing of a tick, and the
- * state changes of an arrival and a departure (route, admit, enqueue, leave, start
- * the next waiting customer, tell the policy). The service model (when a customer
- * finishes) is each engine's own.
+ * server and its allocation, the start of a replica, its view for the tally (ticks are
+ * closed by src/core/tally.h), and the state changes of an arrival and a departure
+ * (route, admit, enqueue, leave, start the next waiting customer, tell the policy).
+ * The service model (when a customer finishes) is each engine's own.
  *
  * A per-server engine's workspace starts with an lbmc_per_server (its first member),
- * so the functions of the engine table that need no more (set_histograms,
- * overflowed, time, state) are the ones below, taking the workspace itself. */
+ * so the functions of the engine table that need no more (set_histograms, time,
+ * state, tally, view) are the ones below, taking the workspace itself. */
 #ifndef LBMC_PER_SERVER_H
 #define LBMC_PER_SERVER_H
 
@@ -21,11 +21,10 @@
 #include "../system/state.h"
 
 typedef struct {
-  lbmc_state st;           /* the system: servers, queues, counters, integrals */
+  lbmc_state st;           /* the system: servers, queues, the tally */
   double next_arr;         /* time of the next arrival */
   double inv_lambda_total; /* 1 / (lambda n) */
-  lbmc_counters c0;        /* counters at the start of the current tick */
-  int mem_error;           /* a customer record could not be allocated */
+  lbmc_view view;          /* the read-only view of st (src/core/tally.h) */
 } lbmc_per_server;
 
 /** The per-server engines' limits, for their tables: customers held one by one are
@@ -45,20 +44,21 @@ void lbmc_ps_destroy(lbmc_per_server *ps);
 /** Empty system at time 0 with these streams (LBMC_PURPOSES, seeded): every server
  *  idle, counters and integrals zero, the policy reset, the first arrival drawn. */
 void lbmc_ps_reset(lbmc_per_server *ps, lbmc_stream *streams);
-/** End of a run to t_end: an error if a customer record could not be allocated
- *  (below the cap), else the tick closed at t_end (at the clock if the cap was hit)
- *  into rec (NULL discards it; LBMC_TK_CPU is left to the dispatcher).
- *  Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec);
-/** A waiting-customer record, or -1 when the cap on records is reached or memory is
- *  exhausted (then ps->mem_error and st->overflow are set). */
+/** End of a run to t_end (lbmc_tally_finish): the tick closed into rec at t_end, or at
+ *  the clock if the runaway cap was hit (NULL rec discards it); the clock set to the
+ *  tick's end. `engine` names the engine in messages. Errors: LBMC_ERR_MEMORY,
+ *  LBMC_ERR_INTERRUPTED (a stop request). */
+lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec, const char *engine);
+/** A waiting-customer record, or -1 when the records cannot grow (then the tally
+ *  halts: out of memory). */
 int32_t lbmc_ps_cust_alloc(lbmc_per_server *ps);
 
 /* Engine-table functions of both per-server engines (ws: their workspace). */
 void lbmc_ps_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait);
-int lbmc_ps_overflowed(const void *ws);
 double lbmc_ps_time(const void *ws);
 const lbmc_state *lbmc_ps_state(const void *ws);
+lbmc_tally *lbmc_ps_tally(void *ws);
+const lbmc_view *lbmc_ps_view(const void *ws);
 
 /** The next arrival time after now: Exp(1) / (lambda n) from the arrival stream. */
 static inline void lbmc_ps_next_arrival(lbmc_per_server *ps)
@@ -71,9 +71,9 @@ static inline uint32_t lbmc_ps_route(lbmc_state *st)
 {
   uint32_t r = st->R > 1 ? lbmc_uint(st->s_route, st->R) : 0;
   uint32_t s = st->pol->route(st, st->pw, r);
-  st->c.arrivals++;
+  lbmc_tally_arrival(&st->tally);
   if (st->q[s] >= st->B[st->pool_of[s]]) {
-    st->c.blocked++;
+    st->tally.c.blocked++;
     return UINT32_MAX;
   }
   return s;
@@ -85,14 +85,14 @@ static inline void lbmc_ps_admitted(lbmc_state *st, uint32_t s, uint32_t j, uint
 {
   st->q[s] = q;
   lbmc_level_up(st, j, q);
-  st->c.admitted[j]++;
+  st->tally.c.admitted[j]++;
   if (served) {
-    st->c.starts++;
+    st->tally.c.starts++;
     if (st->hist_wait) lbmc_dhist_add(st->hist_wait, 0);
   } else {
-    st->c.waited++;
+    st->tally.c.waited++;
   }
-  if (++st->in_system > st->max_customers) st->overflow = 1;
+  lbmc_tally_enter(&st->tally);
   if (st->pol->on_change) st->pol->on_change(st, st->pw, s, q - 1);
 }
 
@@ -118,10 +118,10 @@ static inline int32_t lbmc_ps_enqueue(lbmc_per_server *ps, uint32_t s)
 static inline uint32_t lbmc_ps_left(lbmc_state *st, uint32_t s, uint32_t j, double sojourn)
 {
   uint32_t q = --st->q[s];
-  st->sum_sojourn += sojourn;
+  st->tally.sum_sojourn += sojourn;
   if (st->hist_sojourn) lbmc_dhist_add(st->hist_sojourn, sojourn);
-  st->c.departures++;
-  st->in_system--;
+  st->tally.c.departures++;
+  st->tally.in_system--;
   lbmc_level_down(st, j, q);
   return q;
 }
@@ -137,9 +137,9 @@ static inline int32_t lbmc_ps_start_next(lbmc_state *st, uint32_t s)
   if (st->first[s] < 0) st->srv[s].last = -1;
   st->cust[c].next = st->cust_free;
   st->cust_free = c;
-  st->sum_wait += wait;
+  st->tally.sum_wait += wait;
   if (st->hist_wait) lbmc_dhist_add(st->hist_wait, wait);
-  st->c.starts++;
+  st->tally.c.starts++;
   return c;
 }
 

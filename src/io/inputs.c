@@ -9,18 +9,21 @@
 
 #include "../policies/registry.h"
 #include "lbmc/check.h"
+#include "lbmc/engines.h"
 
 const lbmc_input lbmc_inputs[LBMC_INPUTS] = {
-#define LBMC_X_INPUT_ROW(id, ...) [LBMC_IN_##id] = {__VA_ARGS__},
-    LBMC_INPUT_LIST(LBMC_X_INPUT_ROW)
+#define LBMC_X_INPUT_ROW(id, ...)  [LBMC_IN_##id] = {__VA_ARGS__},
+#define LBMC_X_INPUT_AXIS(id, ...) [LBMC_IN_##id] = {.axis = 1, __VA_ARGS__},
+    LBMC_INPUT_LIST(LBMC_X_INPUT_ROW, LBMC_X_INPUT_AXIS)
 #undef LBMC_X_INPUT_ROW
+#undef LBMC_X_INPUT_AXIS
 };
 
 int lbmc_input_is_run_option(const lbmc_input *row)
 {
   return row->type == LBMC_IT_RUN_REAL || row->type == LBMC_IT_RUN_INT ||
          row->type == LBMC_IT_RUN_COUNT || row->type == LBMC_IT_WARMUP ||
-         row->type == LBMC_IT_CHOICE;
+         row->type == LBMC_IT_CHOICE || row->type == LBMC_IT_ENGINE;
 }
 
 /* Index of text among the ", "-separated words of choices, or -1. */
@@ -68,6 +71,13 @@ lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *
     if (v->l >= 0) return LBMC_SUCCESS;
     return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; allowed: %s", where, text,
                       row->choices);
+  case LBMC_IT_ENGINE: {
+    char names[256];
+    v->l = lbmc_engine_kind_find(text);
+    if (v->l >= 0) return LBMC_SUCCESS;
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; allowed: %s", where, text,
+                      lbmc_engine_names(names, sizeof names, 1, ", ", ", "));
+  }
   case LBMC_IT_PATH:
     if (*text) return LBMC_SUCCESS;
     return LBMC_ERROR(LBMC_ERR_ARG,
@@ -99,7 +109,8 @@ void lbmc_input_apply(const lbmc_input *row, const lbmc_input_value *v, lbmc_run
     memcpy(at, &c, sizeof c);
     break;
   }
-  case LBMC_IT_CHOICE: {
+  case LBMC_IT_CHOICE:
+  case LBMC_IT_ENGINE: {
     int c = (int)v->l;
     memcpy(at, &c, sizeof c);
     break;

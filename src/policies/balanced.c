@@ -77,11 +77,11 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
       best = s; /* reservoir choice: each tied server kept with probability 1/ties */
     }
   }
-  st->c.messages += 2 * (int64_t)c;
+  st->tally.c.messages += 2 * (int64_t)c;
   return best;
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * The same draws on positions: pool j with probability (N_j - k_j) mu_j / sum, then a
  * position uniform among the pool's undrawn ones, whose level follows from the counts
  * (class weight mu_j x_j(k), without replacement); ties by reservoir choice. */
@@ -150,7 +150,7 @@ static lbmc_occ_class lbmc_balanced_occ_route(lbmc_occ_state *st, void *ws, uint
       best = cl; /* reservoir choice: each tied server kept with probability 1/ties */
     }
   }
-  st->c.messages += 2 * (uint64_t)c;
+  st->tally.c.messages += 2 * (uint64_t)c;
   return best;
 }
 

@@ -17,7 +17,7 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   uint32_t best = 0, best_q = UINT32_MAX;
   (void)r;
-  st->c.messages += 2 * (int64_t)d;
+  st->tally.c.messages += 2 * (int64_t)d;
   if (d == 2 && distinct) { /* the common case, without the general bookkeeping */
     uint32_t a = lbmc_uint(st->s_route, st->n), b = lbmc_uint(st->s_route, st->n - 1);
     b += b >= a;
@@ -34,7 +34,7 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   return best;
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * d positions drawn uniformly (distinct: without replacement) among the n, whose
  * classes follow from the counts; the customer joins the first drawn at the lowest
  * level (the draw order is exchangeable, so this is uniform among the tied). */
@@ -60,7 +60,7 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   lbmc_occ_class best = {0, UINT32_MAX};
   (void)r;
-  st->c.messages += 2 * (uint64_t)d;
+  st->tally.c.messages += 2 * (uint64_t)d;
   if (d == 2 && distinct) { /* the common case, without the general bookkeeping */
     uint64_t a = lbmc_occ_uint(st->s_route, n), b = lbmc_occ_uint(st->s_route, n - 1);
     lbmc_occ_class ca, cb;

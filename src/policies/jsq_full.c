@@ -77,8 +77,8 @@ static void lbmc_jsq_on_change(lbmc_state *st, void *ws, uint32_t s, uint32_t ol
     if (q + 1 > w->levels) {
       uint32_t levels = w->levels * 2;
       uint32_t *start = realloc(w->start, sizeof *start * (levels + 1));
-      if (!start) { /* keep the structure valid: treat as overflow */
-        st->overflow = 1;
+      if (!start) { /* keep the structure valid; the replica stops with an error */
+        lbmc_tally_out_of_memory(&st->tally);
         return;
       }
       for (uint32_t L = w->levels + 1; L <= levels; L++) start[L] = st->n;
@@ -98,11 +98,11 @@ static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
   lbmc_jsq_ws *w = ws;
   uint32_t L0 = st->q[w->perm[0]];
   (void)r;
-  st->c.messages += 2 * (int64_t)st->n;
+  st->tally.c.messages += 2 * (int64_t)st->n;
   return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * The lowest occupied level k0 = min_j low_j (kept by the engine in O(1) per event);
  * pool j with probability proportional to its servers at k0. */
 
@@ -112,7 +112,7 @@ static lbmc_occ_class lbmc_jsq_occ_route(lbmc_occ_state *st, void *ws, uint32_t 
   int64_t U;
   (void)ws;
   (void)r;
-  st->c.messages += 2 * (uint64_t)st->n;
+  st->tally.c.messages += 2 * (uint64_t)st->n;
   if (st->J == 1) return c;
   for (uint32_t j = 1; j < st->J; j++)
     if (st->pool[j].low < c.k) c.k = st->pool[j].low;

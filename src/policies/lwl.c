@@ -25,7 +25,7 @@ static uint32_t lbmc_lwl_route(lbmc_state *st, void *ws, uint32_t r)
       best = s;
     }
   }
-  st->c.messages += 2 * (int64_t)d;
+  st->tally.c.messages += 2 * (int64_t)d;
   return best;
 }
 

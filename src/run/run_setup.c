@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "../sim/record.h"
+#include "lbmc/engines.h"
 #include "lbmc/log.h"
 #include "lbmc/metrics.h"
 #include "runner_impl.h"
@@ -116,32 +117,24 @@ static void lbmc_runner_acc_free(lbmc_runner *run, long i)
   lbmc_model_destroy(&run->acc_model[i]);
 }
 
-/* Rank 0: a point whose round is complete: reduce it and do what sequential mode says
- * (the log says which and why, unless quiet). */
+/* Rank 0: a point whose round is complete: sequential mode's decision (the log says
+ * which and why, unless quiet), and a finished point stored. */
 static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
 {
-  const lbmc_precision *prec = lbmc_job_precision(run->job);
-  long R = lbmc_schedule_round(run->sched, i), next;
+  long R = lbmc_schedule_round(run->sched, i);
   char why[256];
   lbmc_next what;
   if (R == 0 && !(run->res->pt[i].surely_unstable && !run->res->pt[i].done)) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_runner_acc(run, i));
-  LBMC_CALL(lbmc_point_reduce(run->acc[i], R));
-  what = lbmc_point_next(run->acc[i], prec, &next, why, sizeof why);
+  LBMC_CALL(lbmc_schedule_settle(run->sched, i, R, run->acc[i], lbmc_job_precision(run->job), &what,
+                                 why, sizeof why));
   if (*why && !run->set->quiet && !run->set->dry_run && run->ck)
     lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: point %ld: %s\n", run->grid[i], why);
-  if (what == LBMC_NEXT_MORE) {
-    lbmc_schedule_more(run->sched, i, next);
-  } else if (what == LBMC_NEXT_LONGER) {
-    lbmc_point_set_level(run->acc[i], lbmc_point_level(run->acc[i]) + 1);
-    lbmc_schedule_longer(run->sched, i, next);
-  } else {
-    LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
-    run->res->pt[i].done = 1;
-    lbmc_schedule_finish(run->sched, i);
-    lbmc_runner_acc_free(run, i);
-    if (run->ck) lbmc_checkpoint_sync(run->ck);
-  }
+  if (what != LBMC_NEXT_DONE) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
+  run->res->pt[i].done = 1;
+  lbmc_runner_acc_free(run, i);
+  if (run->ck) lbmc_checkpoint_sync(run->ck);
   return LBMC_SUCCESS;
 }
 
@@ -150,6 +143,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   char ckpt[4096];
   lbmc_model *m = NULL;
   lbmc_run_options o;
+  lbmc_err err;
   LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
                                 (int)run->opts.tail_k, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
@@ -163,7 +157,11 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   for (long i = 0; i < run->P; i++) {
     LBMC_CALL(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
-    lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    err = lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    if (err) {
+      lbmc_model_destroy(&m);
+      return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
+    }
     run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
     lbmc_runner_warn_service(run, m, i);
     lbmc_model_destroy(&m);
@@ -222,10 +220,25 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->waiting);
 }
 
+/* "occupancy 2e+07, servers 1e+07, ...": the engines' nominal speeds, into buf[len]. */
+static const char *lbmc_runner_speeds(char *buf, size_t len)
+{
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 1; k < lbmc_engine_kinds() && used < len; k++) {
+    const char *name = lbmc_engine_kind_name(k);
+    int w = snprintf(buf + used, len - used, "%s%s %g", k > 1 ? ", " : "", name,
+                     lbmc_engine_speed(name));
+    used += w > 0 ? (size_t)w : 0;
+  }
+  return buf;
+}
+
 void lbmc_runner_dry_run(const lbmc_runner *run)
 {
   const lbmc_results *res = run->res;
   double events = 0, cpu = 0;
+  char speeds[256];
   long units = 0;
   char grid[1024];
   lbmc_grid_text(res->grid, grid, sizeof grid);
@@ -249,13 +262,13 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
     units += run->res->pt[i].surely_unstable ? 0 : run->sched->target[i];
     /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
     events += e;
-    cpu += e / (strcmp(p->engine, "occupancy") == 0 ? 2e7 : 1e7);
+    cpu += e / lbmc_engine_speed(p->engine);
   }
   lbmc_log(run->comm, stdout,
            "%ld points, %ld work units (point x replica)%s; about %.3g events, roughly %.3g CPU "
-           "seconds at 1e7 events per second per core (2e7 with the occupancy engine)\n",
+           "seconds at each engine's nominal events per second per core (%s)\n",
            run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "",
-           events, cpu);
+           events, cpu, lbmc_runner_speeds(speeds, sizeof speeds));
 }
 
 lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live)
@@ -276,7 +289,7 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
   if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
   LBMC_CALL(lbmc_runner_acc(run, i));
   LBMC_CALL(lbmc_point_add(run->acc[i], record, size, &used));
-  if (!used) return LBMC_SUCCESS; /* of a level the point has left */
+  if (!used) return LBMC_SUCCESS; /* of a doubling the point has left */
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
   if (run->ck && live) LBMC_CALL(lbmc_checkpoint_append(run->ck, record, size));
   lbmc_schedule_done(run->sched, i, (long)rec.h.replica, live && run->ck != NULL);

@@ -14,6 +14,7 @@
 
 #include "../core/ticks.h"
 #include "../engine/engine.h"
+#include "../observers/observers.h"
 #include "../stats/mixture.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"
@@ -27,12 +28,13 @@ struct lbmc_replica_ {
   const lbmc_model *m;
   const lbmc_run_options *o;
   lbmc_engine *e;
+  lbmc_observers *obs; /* the observers the settings ask for, or NULL */
   int J, K;
   size_t W;           /* doubles of a tick record */
   size_t S;           /* segments */
   double tau;         /* the histograms' time scale */
   double *seg;        /* S x W */
-  double *tick;       /* W: the tick being closed */
+  double *tick;       /* W: the tick being closed (zeroed: every field is written) */
   size_t G;           /* quantile groups of the current run */
   int64_t *start;     /* LBMC_MAX_QUANTILE_GROUPS + 1: their first segments */
   lbmc_dhist *h;      /* 2 x hcap: sojourn and wait histograms of each group */
@@ -65,24 +67,20 @@ double lbmc_model_time_scale(const lbmc_model *m)
   return capacity > 0 ? 1 / capacity : 1;
 }
 
+size_t lbmc_run_segment_width(const lbmc_model *m, const lbmc_run_options *o)
+{
+  return lbmc_tick_width(lbmc_model_pools(m), (int)o->tail_k) + lbmc_observers_width(m, o);
+}
+
 void lbmc_replica_set_monitor(lbmc_replica *r, int (*monitor)(void *ctx), void *ctx)
 {
   r->monitor = monitor;
   r->monitor_ctx = ctx;
+  lbmc_engine_set_stop(r->e, monitor, ctx); /* polled inside the engine's event loop */
 }
 
 const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
 const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note; }
-
-/* Whether the engine gives mixtures of arrival classes instead of histograms. */
-static lbmc_err lbmc_replica_probe_mixtures(lbmc_replica *r)
-{
-  lbmc_mixture *probe = NULL;
-  LBMC_CALL(lbmc_engine_mixture_create(r->e, &probe));
-  r->mixtures = probe != NULL;
-  lbmc_mixture_destroy(&probe);
-  return LBMC_SUCCESS;
-}
 
 lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbmc_replica **out)
 {
@@ -96,11 +94,11 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
   r->o = o;
   r->J = lbmc_model_pools(m);
   r->K = (int)o->tail_k;
-  r->W = lbmc_tick_width(r->J, r->K);
+  r->W = lbmc_run_segment_width(m, o);
   r->S = (size_t)lbmc_run_segments(o);
   r->tau = lbmc_model_time_scale(m);
   r->seg = malloc(sizeof *r->seg * r->S * r->W);
-  r->tick = malloc(sizeof *r->tick * r->W);
+  r->tick = calloc(r->W, sizeof *r->tick);
   r->start = malloc(sizeof *r->start * (LBMC_MAX_QUANTILE_GROUPS + 1));
   if (!r->seg || !r->tick || !r->start) {
     lbmc_replica_destroy(&r);
@@ -109,7 +107,11 @@ lbmc_err lbmc_replica_create(const lbmc_model *m, const lbmc_run_options *o, lbm
   err = lbmc_engine_create(m, r->K, (uint64_t)o->max_customers, (lbmc_engine_kind)o->engine, &r->e);
   if (!err)
     err = lbmc_engine_set_init(r->e, (lbmc_init_kind)o->init, r->init_note, sizeof r->init_note);
-  if (!err) err = lbmc_replica_probe_mixtures(r);
+  if (!err) err = lbmc_observers_create(m, o, &r->obs);
+  if (!err) {
+    lbmc_engine_set_observers(r->e, r->obs);
+    r->mixtures = lbmc_engine_uses_mixtures(r->e);
+  }
   if (err) {
     lbmc_replica_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -123,6 +125,7 @@ void lbmc_replica_destroy(lbmc_replica **r)
 {
   if (!r || !*r) return;
   lbmc_engine_destroy(&(*r)->e);
+  lbmc_observers_destroy(&(*r)->obs);
   free((*r)->seg);
   free((*r)->tick);
   free((*r)->start);
@@ -266,7 +269,7 @@ static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_
   memset(&head, 0, sizeof head);
   head.point = u->point;
   head.replica = u->replica;
-  head.level = u->level;
+  head.doubling = u->doubling;
   head.status = lbmc_engine_overflowed(r->e) ? LBMC_STATUS_UNSTABLE : LBMC_STATUS_OK;
   head.S = (int64_t)r->S;
   head.W = (int64_t)r->W;
@@ -295,7 +298,7 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
 {
   const lbmc_run_options *o = r->o;
   const double t_start = o->warmup_auto ? 0 : o->warmup;
-  const double seg_len = ldexp(o->time, u->level) / (double)r->S;
+  const double seg_len = ldexp(o->time, u->doubling) / (double)r->S;
   const double h = seg_len / LBMC_TICKS_PER_SEGMENT;
   double n_start;
   lbmc_err err;

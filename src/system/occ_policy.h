@@ -1,4 +1,4 @@
-/* Private: a routing policy in occupancy form (issue 10, docs/occupancy.md), the
+/* Private: a routing policy in occupancy form (docs/occupancy.md), the
  * occupancy engine's side of the policy interface (policy.h).
  *
  * The occupancy engine (src/engine/occupancy.c) does not see servers, only classes
@@ -11,7 +11,7 @@
  * has set the initial counts: the empty system, or the mean-field start), then route at
  * every arrival and on_idle whenever a server's idleness increases. route returns the
  * class of the server the customer is sent to (the engine blocks it if the server is
- * full); like the per-server forms it counts messages (st->c.messages, withdrawals) where
+ * full); like the per-server forms it counts messages (st->tally.c.messages, withdrawals) where
  * they are sent, and draws from st->s_route only.
  *
  * law is the policy's routing law in the mean-field limit (or the chain's own, where it

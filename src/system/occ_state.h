@@ -1,4 +1,4 @@
-/* Private: the state of the occupancy engine (issue 10, docs/occupancy.md) and the
+/* Private: the state of the occupancy engine (docs/occupancy.md) and the
  * read-only primitives its events and the policies' occupancy forms share (exact
  * uniform integers, the level of a position, classes). It sits with the per-server
  * state (state.h) below the policies; the engine's own state changes (admissions,
@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "../core/stream.h"
+#include "../core/tally.h"
 #include "../core/ziggurat.h"
 #include "system.h"
 
@@ -63,14 +64,6 @@ typedef struct {
   uint32_t j, k;
 } lbmc_occ_class;
 
-/** Counters, cumulative since the replica started. */
-typedef struct {
-  int64_t arrivals, blocked, waited, departures, starts, withdrawals;
-  unsigned __int128 messages; /* full jsq counts 2n per arrival: 2^63 is not enough */
-  int64_t admitted[LBMC_MAX_POOLS];
-  int64_t phases[LBMC_MAX_POOLS]; /* waiting phases of the admitted: sum of (k - L + 1)^+ */
-} lbmc_occ_counters;
-
 typedef struct lbmc_occ_state_ {
   /* Model, read-only during a run. */
   const lbmc_model *m;
@@ -82,19 +75,17 @@ typedef struct lbmc_occ_state_ {
   /* State. */
   double t;
   lbmc_occ_pool pool[LBMC_MAX_POOLS];
-  uint64_t in_system, max_customers;
-  int overflow;  /* the runaway cap was hit (or memory ran out: mem_error) */
-  int mem_error; /* a G array could not grow */
 
   /* Streams (owned by the caller of reset). */
   lbmc_stream *s_arr, *s_svc, *s_route;
 
-  /* Accumulators of the current tick (signed-time form, as in state.h). */
-  lbmc_occ_counters c;
-  double t0;
-  double *area_q;            /* J */
-  double *area_tail;         /* J x K */
-  struct lbmc_mixture_ *mix; /* arrival classes of the admitted (per-customer quantiles) */
+  /* The tick accumulator (src/core/tally.h): counters (the occupancy forms count their
+   * messages in tally.c.messages and tally.c.withdrawals), integrals, customers in the
+   * system, the runaway cap, why the engine halted. */
+  lbmc_tally tally;
+  int64_t phases[LBMC_MAX_POOLS]; /* waiting phases of the admitted, cumulative: the sum of
+                                     (k - L + 1)^+ over the classes (j, k) joined */
+  struct lbmc_mixture_ *mix;      /* arrival classes of the admitted (per-customer quantiles) */
 
   /* Policy in occupancy form. */
   const struct lbmc_occupancy_ops_ *ops;

@@ -11,7 +11,7 @@
  * a server's idleness grows, and on_change after every change of a server's customer
  * count. A policy reads the state (queue lengths, pools, the model's parameters
  * through st->m); it changes only its own workspace and the message counters
- * st->c.messages / st->c.withdrawals, which it increments where messages are sent
+ * st->tally.c.messages / st->tally.c.withdrawals, which it increments where messages are sent
  * (never from a formula; docs/model.md, "Metrics"). Randomness comes from st->s_route
  * only.
  */
@@ -32,7 +32,7 @@ typedef struct lbmc_policy_alias_ {
   int stale;           /* the stale setting it fixes (an lbmc_stale), or -1 for none */
 } lbmc_policy_alias;
 
-/* The functions of the occupancy engine for a policy (issue 10; defined there). */
+/* The functions of the occupancy engine for a policy (src/system/occ_policy.h). */
 struct lbmc_occupancy_ops_;
 
 typedef struct lbmc_policy_type_ {
@@ -55,7 +55,7 @@ typedef struct lbmc_policy_type_ {
   /* ---- engines that run it ---- */
   /* The per-server engines (servers, general) run it with the functions below; */
   int needs_workload; /* it reads server workloads: the general engine only */
-  /* the occupancy engine (issue 10) with these, NULL if it cannot. */
+  /* the occupancy engine with these, NULL if it cannot. */
   const struct lbmc_occupancy_ops_ *occupancy;
 
   /* ---- the per-server functions ---- */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../core/stream.h"
+#include "../core/tally.h"
 #include "../core/ziggurat.h"
 #include "../stats/dhist.h"
 #include "system.h"
@@ -39,12 +40,6 @@ typedef struct {
   double V, Vt;     /* service attained per slot customer, at time Vt (speed lists) */
 } lbmc_gen_server;
 
-/** Counters, cumulative since the replica started. */
-typedef struct {
-  int64_t arrivals, blocked, waited, departures, starts, messages, withdrawals;
-  int64_t admitted[LBMC_MAX_POOLS];
-} lbmc_counters;
-
 struct lbmc_policy_type_;
 
 typedef struct lbmc_state_ {
@@ -70,8 +65,6 @@ typedef struct lbmc_state_ {
   lbmc_customer *cust; /* cust_cap */
   int32_t cust_free;   /* head of the free list */
   uint32_t cust_cap;
-  uint64_t in_system;              /* customers in the system */
-  uint64_t max_customers;          /* runaway cap */
   uint32_t *level;                 /* J x (K+1): servers of pool j holding >= k customers */
   uint64_t pool_q[LBMC_MAX_POOLS]; /* customers in pool j */
 
@@ -92,13 +85,10 @@ typedef struct lbmc_state_ {
   /* Random streams (owned by the workspace). */
   lbmc_stream *s_arr, *s_svc, *s_route;
 
-  /* Accumulators. */
-  lbmc_counters c;
-  double t0;                    /* start of the current tick */
-  double sum_sojourn, sum_wait; /* this tick */
-  double *area_q;               /* J: integral of customers in pool j, this tick */
-  double *area_tail;            /* J x K: integral of level[j][k], k = 1..K, this tick */
-  int overflow;                 /* the runaway cap was hit */
+  /* The tick accumulator (src/core/tally.h): counters (policies count their messages
+   * in tally.c.messages and tally.c.withdrawals), integrals, customers in the system,
+   * the runaway cap, why the engine halted. */
+  lbmc_tally tally;
 
   /* Policy. */
   const struct lbmc_policy_type_ *pol;
@@ -121,33 +111,21 @@ static inline double lbmc_workload(const lbmc_state *st, uint32_t s)
   return (left + st->g[s].work_wait) * st->inv_mu[j];
 }
 
-/* Integrals use the signed-time form: over a tick [t0, t1], the integral of a counter
- * c is c(t1) (t1 - t0) - sum over its changes at times s of (change) (s - t0); the
- * first term is added when the tick is closed. */
-
-/** Bookkeeping for a server of pool j whose count went from q-1 to q (arrival). */
+/** Bookkeeping for a server of pool j whose count went from q-1 to q (arrival): the
+ *  pool's counts and the tally's integrals. */
 static inline void lbmc_level_up(lbmc_state *st, uint32_t j, uint32_t q)
 {
-  double dt = st->t - st->t0;
-  st->area_q[j] -= dt;
+  lbmc_tally_up(&st->tally, st->t, j, q);
   st->pool_q[j] += 1;
-  if (q <= st->K) {
-    st->area_tail[j * st->K + q - 1] -= dt;
-    st->level[j * (st->K + 1) + q] += 1;
-  }
+  if (q <= st->K) st->level[j * (st->K + 1) + q] += 1;
 }
 
 /** Bookkeeping for a server of pool j whose count went from q+1 to q (departure). */
 static inline void lbmc_level_down(lbmc_state *st, uint32_t j, uint32_t q)
 {
-  double dt = st->t - st->t0;
-  uint32_t k = q + 1;
-  st->area_q[j] += dt;
+  lbmc_tally_down(&st->tally, st->t, j, q);
   st->pool_q[j] -= 1;
-  if (k <= st->K) {
-    st->area_tail[j * st->K + k - 1] += dt;
-    st->level[j * (st->K + 1) + k] -= 1;
-  }
+  if (q + 1 <= st->K) st->level[j * (st->K + 1) + q + 1] -= 1;
 }
 
 #endif

@@ -220,12 +220,12 @@ static void cc_options(const cc_cell *c, lbmc_run_options *o)
   if (c->service) o->engine = LBMC_ENGINE_GENERAL;
 }
 
-/* Replicas from..to-1 of a point into p (scenario 0, the seed), at p's level. */
+/* Replicas from..to-1 of a point into p (scenario 0, the seed), at p's doubling. */
 static int cc_round(lbmc_replica *rep, lbmc_point *p, long from, long to, long Rmax, long seed,
                     int one)
 {
   for (long r = from; r < to; r++) {
-    lbmc_unit u = {0, 0, r, Rmax, seed, lbmc_point_level(p), one};
+    lbmc_unit u = {0, 0, r, Rmax, seed, lbmc_point_doubling(p), one};
     const void *rec;
     size_t size;
     int used;
@@ -266,7 +266,7 @@ static lbmc_point *cc_point(const cc_cell *c, const lbmc_model *m, long seed)
     what = lbmc_point_next(p, c->mode == CC_PRECISION ? &prec : NULL, &next, why, sizeof why);
     if (what == LBMC_NEXT_DONE) break;
     if (what == LBMC_NEXT_LONGER) {
-      lbmc_point_set_level(p, lbmc_point_level(p) + 1);
+      lbmc_point_set_doubling(p, lbmc_point_doubling(p) + 1);
       done = 0;
     } else {
       done = R;

@@ -1,4 +1,4 @@
-/* The occupancy engine (issue 10) in parts: exact integer draws, the level search, the
+/* The occupancy engine in parts: exact integer draws, the level search, the
  * Fenwick tree, the policies' occupancy forms against brute-force enumeration of their
  * per-server rules on small states, state invariants along random runs, tick records,
  * common random numbers with the per-server engine, the Erlang mixture, randomised
@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "engine/occ_meanfield.h"
 #include "engine/occupancy.h"
+#include "lbmc/engines.h"
 #include "lbmc/rng.h"
 #include "lbmc/sim.h"
 #include "policies/occ_laws.h"
@@ -348,10 +349,10 @@ static void test_route_pull_routers(void)
       CU_ASSERT_FATAL(e.st->ops->reset(e.st, e.st->pw) == LBMC_SUCCESS); /* a fresh split */
     }
     UT_CHECK_COUNTS(Rs[i] > 16 ? "pull R=20" : "pull R=3", cnt, p, 8, NDRAW);
-    UT_CHECK_BINOMIAL("pull withdrawals", (long)e.st->c.withdrawals, NDRAW, z * 3 / 8);
-    UT_CHECK(e.st->c.messages == (unsigned __int128)e.st->c.withdrawals,
-             "a withdrawal is one message: %ld vs %ld", (long)e.st->c.messages,
-             (long)e.st->c.withdrawals);
+    UT_CHECK_BINOMIAL("pull withdrawals", (long)e.st->tally.c.withdrawals, NDRAW, z * 3 / 8);
+    UT_CHECK(e.st->tally.c.messages == (unsigned __int128)e.st->tally.c.withdrawals,
+             "a withdrawal is one message: %ld vs %ld", (long)e.st->tally.c.messages,
+             (long)e.st->tally.c.withdrawals);
     oc_close(&e);
   }
 }
@@ -378,7 +379,7 @@ static long oc_state_errors(const lbmc_occ_state *st)
     err += p->Q != Q || p->S != S || p->low != low || (p->B != UINT32_MAX && p->top > p->B);
     total += (uint64_t)Q;
   }
-  return err + (total != st->in_system);
+  return err + (total != st->tally.in_system);
 }
 
 /* Random runs of several models: invariants at every tick, tick records consistent with
@@ -546,7 +547,7 @@ static void test_choice(void)
     UT_CHECK(cases[i].engine ? name && strcmp(name, cases[i].engine) == 0 && !*why
                              : !name && strstr(why, cases[i].why),
              "case %zu (%s, %s): %s, %s", i, cases[i].c.policy,
-             lbmc_engine_kind_names[cases[i].kind], name ? name : "none", why);
+             lbmc_engine_kind_name(cases[i].kind), name ? name : "none", why);
     lbmc_model_destroy(&m);
   }
 }

@@ -16,8 +16,8 @@ static void check(long n, int J, const double *beta, const double *mu, const cha
   long cnt[8] = {0}, param = lbmc_model_policy_param(p->m);
   for (uint32_t s = 0; s < p->st.n; s++) ut_set_q(p, s, q[s]);
   for (long i = 0; i < NROUTE; i++) cnt[ut_route(p, 0)]++;
-  UT_CHECK(p->st.c.messages == 2 * param * NROUTE, "%s: %lld messages, want 2c per arrival", policy,
-           (long long)p->st.c.messages);
+  UT_CHECK((int64_t)p->st.tally.c.messages == 2 * param * NROUTE,
+           "%s: %lld messages, want 2c per arrival", policy, (long long)p->st.tally.c.messages);
   UT_CHECK_COUNTS(policy, cnt, probs, (int)n, NROUTE);
   ut_pstate_free(p);
 }

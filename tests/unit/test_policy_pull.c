@@ -9,9 +9,12 @@ typedef struct {
   int64_t m, w; /* counters before the call */
 } ut_mark;
 
-static ut_mark mark(const ut_pstate *p) { return (ut_mark){p->st.c.messages, p->st.c.withdrawals}; }
-static int64_t dm(const ut_pstate *p, ut_mark k) { return p->st.c.messages - k.m; }
-static int64_t dw(const ut_pstate *p, ut_mark k) { return p->st.c.withdrawals - k.w; }
+static ut_mark mark(const ut_pstate *p)
+{
+  return (ut_mark){p->st.tally.c.messages, p->st.tally.c.withdrawals};
+}
+static int64_t dm(const ut_pstate *p, ut_mark k) { return p->st.tally.c.messages - k.m; }
+static int64_t dw(const ut_pstate *p, ut_mark k) { return p->st.tally.c.withdrawals - k.w; }
 
 static ut_pstate *make(long n, long R, const char *stale, int gennum)
 {
@@ -247,7 +250,7 @@ static void run_walk(long R, const char *stale, int gennum)
   ut_pstate *p = make(6, R, stale, gennum);
   lbmc_stream dice = {0};
   long bad = 0, missed_idle = 0, idles = 0;
-  int64_t m_start = p->st.c.messages;
+  int64_t m_start = p->st.tally.c.messages;
   CU_ASSERT_FATAL(lbmc_stream_init(&dice, gennum + 1000, 1) == LBMC_SUCCESS);
   for (int step = 0; step < 100000; step++) {
     ut_mark k = mark(p);
@@ -272,8 +275,9 @@ static void run_walk(long R, const char *stale, int gennum)
   UT_CHECK(missed_idle == 0, "pull R=1 %s: %ld arrivals sent to a busy server while one was idle",
            stale, missed_idle);
   if (!withdraw || R == 1)
-    UT_CHECK(p->st.c.messages - m_start == idles, "messages %lld, servers became idle %ld times",
-             (long long)(p->st.c.messages - m_start), idles);
+    UT_CHECK((int64_t)(p->st.tally.c.messages - m_start) == idles,
+             "messages %lld, servers became idle %ld times",
+             (long long)(p->st.tally.c.messages - m_start), idles);
   lbmc_stream_free(&dice);
   ut_pstate_free(p);
 }

@@ -13,16 +13,17 @@
  * that every call counts exactly `msg` messages and no withdrawal. */
 static void route_counts(ut_pstate *p, long N, long *c, int64_t msg)
 {
-  int64_t m0 = p->st.c.messages, w0 = p->st.c.withdrawals;
+  int64_t m0 = p->st.tally.c.messages, w0 = p->st.tally.c.withdrawals;
   memset(c, 0, sizeof *c * p->st.n);
   for (long i = 0; i < N; i++) {
     uint32_t s = ut_route(p, 0);
     CU_ASSERT_FATAL(s < p->st.n);
     c[s]++;
   }
-  UT_CHECK(p->st.c.messages - m0 == msg * N, "%s: %lld messages for %ld arrivals, want %lld each",
-           lbmc_model_policy(p->m), (long long)(p->st.c.messages - m0), N, (long long)msg);
-  CU_ASSERT_EQUAL(p->st.c.withdrawals, w0);
+  UT_CHECK((int64_t)(p->st.tally.c.messages - m0) == msg * N,
+           "%s: %lld messages for %ld arrivals, want %lld each", lbmc_model_policy(p->m),
+           (long long)(p->st.tally.c.messages - m0), N, (long long)msg);
+  CU_ASSERT_EQUAL(p->st.tally.c.withdrawals, w0);
 }
 
 static void set_all(ut_pstate *p, const uint32_t *q)

@@ -20,9 +20,9 @@ typedef struct {
   lbmc_per_server ps;  /* first member: see per_server.h */
   double next_dep;     /* time of the next completion */
   uint32_t dep_server; /* the server of the next completion, chosen with next_dep */
-} lbmc_exp_ws;
+} lbmc_servers_ws;
 
-static double lbmc_exp_service_rate(const lbmc_state *st)
+static double lbmc_servers_service_rate(const lbmc_state *st)
 {
   double rate = 0;
   for (uint32_t j = 0; j < st->J; j++) rate += (double)st->nbusy[j] * st->mu[j];
@@ -31,7 +31,7 @@ static double lbmc_exp_service_rate(const lbmc_state *st)
 
 /* Pool j with probability nbusy_j mu_j / rate, then a busy server of the pool
  * uniformly; one uniform serves both choices. */
-static uint32_t lbmc_exp_pick(lbmc_state *st, double rate)
+static uint32_t lbmc_servers_pick(lbmc_state *st, double rate)
 {
   double x = lbmc_u01(st->s_svc) * rate;
   uint32_t j = 0, i;
@@ -46,21 +46,21 @@ static uint32_t lbmc_exp_pick(lbmc_state *st, double rate)
   return (uint32_t)st->busy[st->m->offset[j] + i];
 }
 
-static void lbmc_exp_draw(lbmc_exp_ws *w)
+static void lbmc_servers_draw(lbmc_servers_ws *w)
 {
   lbmc_state *st = &w->ps.st;
-  double rate = lbmc_exp_service_rate(st);
+  double rate = lbmc_servers_service_rate(st);
   if (rate <= 0) {
     w->next_dep = INFINITY;
     return;
   }
   w->next_dep = st->t + lbmc_exp_zig(st->s_svc, &st->zig) / rate;
-  w->dep_server = lbmc_exp_pick(st, rate);
+  w->dep_server = lbmc_servers_pick(st, rate);
   __builtin_prefetch(&st->srv[w->dep_server], 1);
   if (st->first[w->dep_server] >= 0) __builtin_prefetch(&st->cust[st->first[w->dep_server]], 1);
 }
 
-static void lbmc_exp_arrival(lbmc_exp_ws *w)
+static void lbmc_servers_arrival(lbmc_servers_ws *w)
 {
   lbmc_state *st = &w->ps.st;
   uint32_t s = lbmc_ps_route(st), j, q;
@@ -84,7 +84,7 @@ static void lbmc_exp_arrival(lbmc_exp_ws *w)
   }
 }
 
-static void lbmc_exp_departure(lbmc_exp_ws *w)
+static void lbmc_servers_departure(lbmc_servers_ws *w)
 {
   lbmc_state *st = &w->ps.st;
   uint32_t s = w->dep_server, j = st->pool_of[s];
@@ -100,29 +100,29 @@ static void lbmc_exp_departure(lbmc_exp_ws *w)
     sv->busy_pos = -1;
   }
   lbmc_ps_departed(st, s, j, q);
-  lbmc_exp_draw(w);
+  lbmc_servers_draw(w);
 }
 
-static lbmc_err lbmc_exp_advance(void *ws, double t_end, double *rec)
+static lbmc_err lbmc_servers_advance(void *ws, double t_end, double *rec)
 {
-  lbmc_exp_ws *w = ws;
+  lbmc_servers_ws *w = ws;
   lbmc_state *st = &w->ps.st;
-  while (!st->overflow) {
+  while (!st->tally.halt) {
     if (w->ps.next_arr <= w->next_dep) {
       if (w->ps.next_arr > t_end) break;
       st->t = w->ps.next_arr;
-      lbmc_exp_arrival(w);
+      lbmc_servers_arrival(w);
       lbmc_ps_next_arrival(&w->ps);
     } else {
       if (w->next_dep > t_end) break;
       st->t = w->next_dep;
-      lbmc_exp_departure(w);
+      lbmc_servers_departure(w);
     }
   }
-  return lbmc_ps_finish(&w->ps, t_end, rec);
+  return lbmc_ps_finish(&w->ps, t_end, rec, "servers");
 }
 
-static int lbmc_exp_applies(const lbmc_model *m, char *why, size_t len)
+static int lbmc_servers_applies(const lbmc_model *m, char *why, size_t len)
 {
   if (!lbmc_model_needs_general(m)) return lbmc_ps_applies_size(m, why, len);
   if (m->policy->needs_workload) {
@@ -138,29 +138,29 @@ static int lbmc_exp_applies(const lbmc_model *m, char *why, size_t len)
   return 0;
 }
 
-static void lbmc_exp_destroy(void **ws)
+static void lbmc_servers_destroy(void **ws)
 {
-  lbmc_exp_ws *w = *ws;
+  lbmc_servers_ws *w = *ws;
   if (!w) return;
   lbmc_ps_destroy(&w->ps);
   free(w);
   *ws = NULL;
 }
 
-static lbmc_err lbmc_exp_create(const lbmc_model *m, int K, uint64_t max_customers, void **ws)
+static lbmc_err lbmc_servers_create(const lbmc_model *m, int K, uint64_t max_customers, void **ws)
 {
-  lbmc_exp_ws *w = calloc(1, sizeof *w);
+  lbmc_servers_ws *w = calloc(1, sizeof *w);
   lbmc_err err;
   if (!w) return LBMC_ERROR(LBMC_ERR_MEMORY, "engine: out of memory");
   err = lbmc_ps_create(&w->ps, m, K, max_customers);
   *ws = w;
-  if (err) lbmc_exp_destroy(ws);
+  if (err) lbmc_servers_destroy(ws);
   return err;
 }
 
-static lbmc_err lbmc_exp_reset(void *ws, lbmc_stream *streams)
+static lbmc_err lbmc_servers_reset(void *ws, lbmc_stream *streams)
 {
-  lbmc_exp_ws *w = ws;
+  lbmc_servers_ws *w = ws;
   lbmc_ps_reset(&w->ps, streams);
   w->next_dep = INFINITY;
   return LBMC_SUCCESS;
@@ -169,16 +169,17 @@ static lbmc_err lbmc_exp_reset(void *ws, lbmc_stream *streams)
 const lbmc_engine_type lbmc_engine_servers = {
     .name = "servers",
     .summary = "every server, exponential service: the Markov race (the fast path)",
-    .kind = LBMC_ENGINE_SERVERS,
+    .speed = 1e7,
     .cap_max = LBMC_PS_CAP_MAX,
     .cap_default_max = LBMC_CAP_DEFAULT_HELD,
-    .applies = lbmc_exp_applies,
-    .create = lbmc_exp_create,
-    .destroy = lbmc_exp_destroy,
-    .reset = lbmc_exp_reset,
-    .advance = lbmc_exp_advance,
+    .applies = lbmc_servers_applies,
+    .create = lbmc_servers_create,
+    .destroy = lbmc_servers_destroy,
+    .reset = lbmc_servers_reset,
+    .advance = lbmc_servers_advance,
     .set_histograms = lbmc_ps_set_histograms,
-    .overflowed = lbmc_ps_overflowed,
     .time = lbmc_ps_time,
     .state = lbmc_ps_state,
+    .tally = lbmc_ps_tally,
+    .view = lbmc_ps_view,
 };
