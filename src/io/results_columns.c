@@ -137,8 +137,9 @@ static const lbmc_point_column lbmc_columns[] = {
      1, "time",
      "integrated autocorrelation time of the customers in the system (batch means of growing "
      "length, corrected for their length; inf: the run is far shorter); NaN if not estimated"},
-    {"relaxation_upper", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.relaxation_upper),
-     1, "time", "its one-sided upper bound at 90%, which the relaxation rules use (docs/model.md)"},
+    {"relaxation_upper", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE,
+     LBMC_PT(v.relaxation_upper), 1, "time",
+     "its one-sided upper bound at 90%, which the relaxation rules use (docs/model.md)"},
     {"transient_bound", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.transient_bound),
      1, "1",
      "bound on the bias the start leaves after the warm-up, in standard errors of the mean "
