@@ -63,6 +63,7 @@ ROOT_ATTRS = {
 # dataset is "1"
 DOC_UNITS = {"lambda": "1/time", "mu": "1/time", "time": "time", "warmup": "time", "warmup_used": "time",
              "time_used": "time", "time_run": "time", "suggested_time": "time", "mu_k": "1/time",
+             "relaxation_time": "time", "relaxation_upper": "time",
              "mean_sojourn": "time", "mean_wait": "time", "throughput": "1/time", "sojourn_quantiles": "time",
              "wait_quantiles": "time", "cpu_seconds": "s"}
 

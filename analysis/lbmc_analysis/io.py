@@ -611,7 +611,10 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     ``upper_bound`` (only when the file has one: a bound for a metric whose event was
     never observed, NaN elsewhere), ``lower``, ``upper`` and ``flags`` (layout 2: the
     interval's ends, NaN where an end does not exist, and its flag bits, named by
-    :func:`lbmc_analysis.flag_names`) and ``replicas`` (number behind the estimate). ``metrics`` restricts the metrics.
+    :func:`lbmc_analysis.flag_names`) and ``replicas`` (number behind the estimate); a metric
+    that is infinite (a mean wait with a service law of infinite variance) has ``mean`` inf,
+    flag ``infinite`` and no interval, and one whose estimator has an infinite variance flag
+    ``heavy_tail`` and no interval. ``metrics`` restricts the metrics.
     Units per metric are in ``frame.attrs["units"]``, their one-sentence
     descriptions in ``frame.attrs["descriptions"]``; ``frame.attrs["params"]`` holds
     the units and description of each point column, ``frame.attrs["confidence"]`` the

@@ -101,12 +101,15 @@ def test_real_unstable_points_are_nan(real):
         assert np.isnan(ds[m].values[unstable]).all(), m
         assert np.isnan(ds[f"{m}_half_width"].values[unstable]).all(), m
         assert np.isnan(ds[f"{m}_std_err"].values[unstable]).all(), m
-    assert all("max_customers" in r for r in ds["reason"].values[unstable])
+    # proven by the customer cap, or by flow balance (JSQ(2) at n = 10: the slow pool
+    # receives more than it can serve)
+    bycap = np.array(["max_customers" in r for r in ds["reason"].values])
+    assert all(c or "flow balance" in r for c, r in zip(bycap[unstable], ds["reason"].values[unstable]))
     assert all(r for r in ds["reason"].values[status != "ok"])
     assert not any(ds["reason"].values[status == "ok"])
     # a replica stopped at the cap says so; the others keep their growth statistic
     capped = ds["unstable_replicas"].values == 1
-    assert capped[unstable].any(axis=-1).all()
+    assert capped[unstable & bycap].any(axis=-1).all()
     assert np.isfinite(ds["growth_replicas"].values[~capped]).all()
     # PULL at n = 60 is fine
     assert 0 < float(ds["p_wait_or_block"].values[3]) < 1

@@ -67,7 +67,21 @@ typedef struct {
     "the batch means of the one replica stay correlated after merging")                            \
   X(EMPTY, 7, "no_customers", "no customer arrived (or departed) in the measured period")          \
   X(GROWING, 8, "still_growing",                                                                   \
-    "the customers in the system were still growing at the end of the run")
+    "the customers in the system were still growing at the end of the run")                        \
+  X(RELAX, 9, "relaxation_short",                                                                  \
+    "the measured period is not many relaxation times long (integrated autocorrelation time of "   \
+    "the customers in the system): the intervals would undercover")                                \
+  X(TRANSIENT, 10, "warmup_short",                                                                 \
+    "the warm-up leaves a transient from the start that may exceed a quarter of the standard "     \
+    "error")                                                                                       \
+  X(OVERLOAD, 11, "pool_overloaded",                                                               \
+    "a pool receives more customers per unit time than its servers can serve (flow balance)")      \
+  X(HEAVY_TAIL, 12, "heavy_tail",                                                                  \
+    "a service law with infinite variance: the estimators' variance is infinite and no interval "  \
+    "from the spread of replicas or batches is reliable, at any run length")                       \
+  X(INFINITE, 13, "infinite_mean",                                                                 \
+    "some metrics are infinite (mean waits with a service law of infinite variance): reported as " \
+    "inf, without an interval")
 
 enum {
 #define LBMC_X_EV_ENUM(id, bit, name, meaning) LBMC_EV_##id = 1u << (bit),
@@ -94,25 +108,37 @@ unsigned lbmc_evidence_bits(const char *names);
 /** Deceleration constant of the drift test (lbmc_growth_test: sqrt(t) filling gives 0.82). */
 #define LBMC_DRIFT_DECEL 0.85
 
-/** The verdict of a point and its evidence. Times are in the model's unit. */
+/** The verdict of a point and its evidence. Times are in the model's unit. Evidence bits
+ *  other than infinite_mean make the status unstable or not_stationary. */
 typedef struct {
-  lbmc_status status;    /* ok, unstable, not_stationary (precision_not_met: lbmc_point_next) */
-  char reason[512];      /* why the status is not ok, with the numbers; "" for ok */
-  unsigned evidence;     /* LBMC_EV_* bits behind the status */
-  long replicas;         /* replicas behind the estimates */
-  int doubling;          /* sequential mode's doublings of the run (not stationary) */
-  double time;           /* the `time` setting x 2^doubling: the run per replica (auto) or
-                            its measured period (fixed warm-up) */
-  double warmup_used;    /* warm-up discarded per replica */
-  double time_used;      /* measured time per replica, after the warm-up */
-  double suggested_time; /* not_stationary: a `time` setting to try; NaN otherwise */
-  int warmup_near_cap;   /* MSER truncated in the last fifth before its cap */
-  double halves_p;       /* p-value of the halves test (NaN: not made) */
-  double short_p;        /* p-value of the eighths' correlation test (NaN: not made) */
-  double growth;         /* drift test: customers accumulated per arrival in the last
-                            quarter, pooled over replicas (NaN: not made) */
-  double growth_lower;   /* its one-sided lower confidence bound */
-  double decel_lower;    /* lower bound of Delta4 - c Delta3 (> 0: growth not slowing) */
+  lbmc_status status;      /* ok, unstable, not_stationary (precision_not_met: lbmc_point_next) */
+  char reason[768];        /* why the status is not ok, with the numbers (and which metrics are
+                              infinite, status ok or not); "" for ok without infinite metrics */
+  unsigned evidence;       /* LBMC_EV_* bits behind the status */
+  long replicas;           /* replicas behind the estimates */
+  int doubling;            /* sequential mode's doublings of the run (not stationary) */
+  double time;             /* the `time` setting x 2^doubling: the run per replica (auto) or
+                              its measured period (fixed warm-up) */
+  double warmup_used;      /* warm-up discarded per replica */
+  double time_used;        /* measured time per replica, after the warm-up */
+  double suggested_time;   /* not_stationary: a `time` setting to try; NaN otherwise */
+  int warmup_near_cap;     /* MSER truncated in the last fifth before its cap */
+  double halves_p;         /* p-value of the halves test (NaN: not made) */
+  double short_p;          /* p-value of the eighths' correlation test (NaN: not made) */
+  double growth;           /* drift test: customers accumulated per arrival in the last
+                              quarter, pooled over replicas (NaN: not made) */
+  double growth_lower;     /* its one-sided lower confidence bound */
+  double decel_lower;      /* lower bound of Delta4 - c Delta3 (> 0: growth not slowing) */
+  double relaxation_time;  /* integrated autocorrelation time of the customers in the system
+                              (time; NaN: not estimated) */
+  double relaxation_upper; /* its one-sided upper bound at 90%, what the rules use */
+  double transient_bound;  /* bound on the bias the start leaves after the warm-up, over the
+                              standard error of the mean customers in the system (NaN: none) */
+  double overload;         /* flow balance: the largest lower bound (level 1 - 1e-3) of a pool's
+                              inflow over its capacity (above 1: overloaded; NaN: no pool with
+                              unlimited buffers) */
+  long suggested_replicas; /* not_stationary or unproven growth: replicas that would decide
+                              (0: more replicas would not help) */
 } lbmc_verdict;
 
 /** A block of estimates: seven arrays of `total` entries. A point's (lbmc_point_estimates,

@@ -113,9 +113,14 @@ lbmc_err lbmc_service_make(const char *where, const char *dist, int n, const cha
 #define LBMC_SCV_WARN 1e4
 
 /** A warning about s, or NULL: infinite variance (lomax with shape <= 2: the mean wait
- *  of FCFS queues is infinite by Pollaczek-Khinchine, so its estimates cannot
- *  converge), or scv above LBMC_SCV_WARN (means converge very slowly). Static text. */
+ *  of FCFS queues where customers can wait is infinite by Pollaczek-Khinchine, and every
+ *  estimator's variance is infinite; the point's verdict decides per metric), or scv above
+ *  LBMC_SCV_WARN (means converge very slowly). Static text. */
 const char *lbmc_service_warning(const lbmc_service *s);
+
+/** The moments of s that exist: E[S^b] is finite for b < the returned index (INFINITY:
+ *  all; lomax:shape=A: A). */
+double lbmc_service_tail_index(const lbmc_service *s);
 
 /** 1 if s is the exponential distribution. */
 int lbmc_service_is_exponential(const lbmc_service *s);

@@ -33,6 +33,8 @@ const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, doubl
   char a[32], b[32], c[32];
   if (flags & LBMC_IV_EMPTY)
     snprintf(buf, len, "no data");
+  else if (flags & LBMC_IV_INFINITE)
+    snprintf(buf, len, "inf (infinite)");
   else if (flags & LBMC_IV_ABOVE_RANGE)
     snprintf(buf, len, "unknown (above the histogram's range, > %s)", lbmc_num(lower, a, sizeof a));
   else if (flags & LBMC_IV_BELOW_RANGE)
@@ -54,6 +56,8 @@ const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, doubl
 /* The note of a row: what its flags mean, shortly. */
 static const char *lbmc_note(unsigned flags)
 {
+  if (flags & LBMC_IV_INFINITE) return "infinite mean: see the status";
+  if (flags & LBMC_IV_HEAVY_TAIL) return "heavy tail: no reliable interval";
   if (flags & LBMC_IV_UNRELIABLE) return "too few replicas or customers for this level";
   if (flags & LBMC_IV_CORRELATED) return "batch means correlated: run longer";
   if (flags & LBMC_IV_NO_INTERVAL) return "fewer than two units with data";
@@ -65,11 +69,19 @@ static const char *lbmc_note(unsigned flags)
 void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
 {
   fprintf(f, "status: %s%s%s\n", lbmc_status_name(v->status), *v->reason ? ": " : "", v->reason);
-  if (v->status == LBMC_STATUS_NOT_STATIONARY && !isnan(v->suggested_time))
+  if (v->status == LBMC_STATUS_NOT_STATIONARY && v->suggested_replicas > 0)
+    fprintf(f,
+            "  more replicas would decide: e.g. --replicas %ld (the numbers below are kept, but "
+            "the data cannot tell yet)\n",
+            v->suggested_replicas);
+  else if (v->status == LBMC_STATUS_NOT_STATIONARY && !isnan(v->suggested_time))
     fprintf(f,
             "  run longer: e.g. --time %g (the numbers below are kept, but the data cannot "
             "tell that the run reached its steady state)\n",
             v->suggested_time);
+  else if (v->status == LBMC_STATUS_NOT_STATIONARY && (v->evidence & LBMC_EV_HEAVY_TAIL))
+    fprintf(f, "  no run length makes the intervals reliable (heavy tail); the numbers below "
+               "are kept, the intervals of the affected metrics withheld\n");
 }
 
 void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
@@ -102,7 +114,13 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
 
 /* ---- JSON ---- */
 
-static json_t *lbmc_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+/* A number; JSON has no infinity: an infinite estimate is the string "inf" (its flags say
+ * "infinite"), NaN is null. */
+static json_t *lbmc_json_num(double x)
+{
+  if (isinf(x)) return json_string(x > 0 ? "inf" : "-inf");
+  return isfinite(x) ? json_real(x) : json_null();
+}
 
 /* A limit: a number, "inf" / "-inf", or null when unknown. */
 static json_t *lbmc_json_limit(double x)
@@ -236,6 +254,11 @@ json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)
   json_object_set_new(o, "growth", lbmc_json_num(v->growth));
   json_object_set_new(o, "growth_lower", lbmc_json_num(v->growth_lower));
   json_object_set_new(o, "decel_lower", lbmc_json_num(v->decel_lower));
+  json_object_set_new(o, "relaxation_time", lbmc_json_num(v->relaxation_time));
+  json_object_set_new(o, "relaxation_upper", lbmc_json_num(v->relaxation_upper));
+  json_object_set_new(o, "transient_bound", lbmc_json_num(v->transient_bound));
+  json_object_set_new(o, "overload", lbmc_json_num(v->overload));
+  json_object_set_new(o, "suggested_replicas", json_integer(v->suggested_replicas));
   return o;
 }
 

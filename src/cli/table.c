@@ -230,7 +230,9 @@ static json_t *lbmc_json_cell(const lbmc_cell *c)
 {
   switch (c->kind) {
   case LBMC_CELL_INT: return json_integer(c->i);
-  case LBMC_CELL_REAL: return isfinite(c->x) ? json_real(c->x) : json_null();
+  case LBMC_CELL_REAL: /* JSON has no infinity: "inf" (an infinite estimate), NaN null */
+    if (isinf(c->x)) return json_string(c->x > 0 ? "inf" : "-inf");
+    return isfinite(c->x) ? json_real(c->x) : json_null();
   case LBMC_CELL_TEXT: return json_string(c->s);
   default: return json_null();
   }

@@ -60,12 +60,18 @@ void lbmc_service_exponential(lbmc_service *s)
 const char *lbmc_service_warning(const lbmc_service *s)
 {
   if (!isfinite(s->scv))
-    return "infinite variance: mean waiting and sojourn times of FCFS queues are infinite "
-           "(Pollaczek-Khinchine), so their estimates do not converge; quantiles remain meaningful";
+    return "infinite variance: where customers can wait, mean waiting and sojourn times are "
+           "infinite (Pollaczek-Khinchine; reported as inf), and no estimator has a finite "
+           "variance (the verdict says heavy_tail); quantiles remain meaningful";
   if (s->scv > LBMC_SCV_WARN)
     return "very large scv: rare huge requirements dominate the means, which converge very "
            "slowly; check them with longer runs or several seeds";
   return NULL;
+}
+
+double lbmc_service_tail_index(const lbmc_service *s)
+{
+  return s->kind == LBMC_SERVICE_LOMAX ? s->p[0] : INFINITY;
 }
 
 int lbmc_service_is_exponential(const lbmc_service *s)

@@ -35,6 +35,11 @@ enum {
   LBMC_TK_SOJOURNS,    /* terms of SUM_SOJOURN: departures (per-server engines) or
                           admissions (occupancy engine: expected sojourns at admission) */
   LBMC_TK_WAITS,       /* terms of SUM_WAIT: service starts, or admissions (occupancy) */
+  LBMC_TK_N_M2,        /* of a segment (not a sum over its ticks): the sums of squares and */
+  LBMC_TK_N_M3,        /* of cubes of the deviations of its ticks' N_END from their mean (the
+                          replica driver sets them): samples of N at equal spacing, whose
+                          central moments give the variance and skewness of N behind the
+                          relaxation rules (combined over segments by Chan's formulas) */
   LBMC_TK_FIXED
 };
 

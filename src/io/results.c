@@ -99,6 +99,7 @@ static int lbmc_results_points(lbmc_results *r)
     lbmc_verdict *v = &r->pt[i].v;
     v->time = v->warmup_used = v->time_used = v->suggested_time = NAN;
     v->halves_p = v->short_p = v->growth = v->growth_lower = v->decel_lower = NAN;
+    v->relaxation_time = v->relaxation_upper = v->transient_bound = v->overload = NAN;
   }
   return 0;
 }

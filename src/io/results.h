@@ -112,7 +112,7 @@ typedef enum {
 } lbmc_field_kind;
 
 /** Bytes of the text of an evidence column (all names of LBMC_EVIDENCE_LIST fit). */
-#define LBMC_EVIDENCE_TEXT 192
+#define LBMC_EVIDENCE_TEXT 320
 /** Where the values live: a field of lbmc_point_info, or an lbmc_results array. */
 typedef enum {
   LBMC_STORE_POINT,

@@ -101,11 +101,13 @@ static const lbmc_point_column lbmc_columns[] = {
      "the verdict: ok, not_stationary (the data cannot tell: run longer; numbers kept), "
      "unstable (proven; estimates NaN) or precision_not_met (docs/model.md, \"Verdicts\")"},
     {"reason", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(v.reason), 0, "1",
-     "why the status is not ok, with the evidence's numbers; empty for ok"},
+     "why the status is not ok, with the evidence's numbers, and which metrics are infinite; "
+     "empty for ok without infinite metrics"},
     {"evidence", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_EVIDENCE, LBMC_PT(v.evidence), 1, "1",
      "the verdict's evidence, comma-separated names (rho_at_least_one, customer_cap, drift, "
      "warmup_near_cap, halves_differ, replicas_short, batches_correlated, no_customers, "
-     "still_growing); empty for ok"},
+     "still_growing, relaxation_short, warmup_short, pool_overloaded, heavy_tail, "
+     "infinite_mean); empty for ok (infinite_mean may come with ok)"},
     /* "level" is the file's name of the verdict's doubling (kept: files are read by it) */
     {"level", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_INT, LBMC_PT(v.doubling), 1, "1",
      "times sequential mode doubled the run because the point was not stationary"},
@@ -131,6 +133,24 @@ static const lbmc_point_column lbmc_columns[] = {
      "1", NULL /* built: lbmc_described */},
     {"decel_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.decel_lower), 1, "1",
      NULL /* built: lbmc_described */},
+    {"relaxation_time", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.relaxation_time),
+     1, "time",
+     "integrated autocorrelation time of the customers in the system (batch means of growing "
+     "length, corrected for their length; inf: the run is far shorter); NaN if not estimated"},
+    {"relaxation_upper", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE,
+     LBMC_PT(v.relaxation_upper), 1, "time",
+     "its one-sided upper bound at 90%, which the relaxation rules use (docs/model.md)"},
+    {"transient_bound", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.transient_bound),
+     1, "1",
+     "bound on the bias the start leaves after the warm-up, in standard errors of the mean "
+     "customers in the system (warmup_short above 0.25)"},
+    {"overload", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.overload), 1, "1",
+     "flow balance: the largest lower bound (level 1 - 0.001) of a pool's inflow over its "
+     "capacity plus the runaway threshold (above 1: pool_overloaded); NaN without unlimited "
+     "buffers"},
+    {"suggested_replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG,
+     LBMC_PT(v.suggested_replicas), 1, "1",
+     "replicas that would decide growth not proven unbounded (0: more replicas would not)"},
 };
 
 const char *lbmc_point_column_description(const lbmc_point_column *c, char *buf, size_t len)

@@ -135,8 +135,9 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   for (int j = 0; j < p->J; j++) p->N[j] = lbmc_model_pool_servers(m, j);
   p->first_round = first_round < 1 ? 1 : first_round;
   p->hist = malloc(sizeof *p->hist * 3);
-  err = p->hist ? lbmc_estimates_alloc(&p->est, p->total)
-                : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  p->moment_flags = calloc(p->total, sizeof *p->moment_flags);
+  err = p->hist && p->moment_flags ? lbmc_estimates_alloc(&p->est, p->total)
+                                   : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   if (err) {
     lbmc_point_destroy(&p);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -149,6 +150,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
       return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
     }
   }
+  lbmc_point_moments(p);
   *out = p;
   return LBMC_SUCCESS;
 }
@@ -159,6 +161,7 @@ static void lbmc_point_rep_free(lbmc_point_rep *r)
   free(r->block);
   free(r->qdata);
   free(r->trans);
+  free(r->adm);
   memset(r, 0, sizeof *r);
 }
 
@@ -168,6 +171,7 @@ void lbmc_point_destroy(lbmc_point **p)
   for (long i = 0; i < (*p)->nrep; i++) lbmc_point_rep_free(&(*p)->rep[i]);
   free((*p)->rep);
   lbmc_estimates_free(&(*p)->est);
+  free((*p)->moment_flags);
   free((*p)->work);
   free((*p)->hist);
   lbmc_point_pairs_destroy(*p);
@@ -228,6 +232,36 @@ static void lbmc_point_sum(const lbmc_point *p, const lbmc_record *rec, size_t f
   lbmc_point_seg_add(p, rec, from, to, out);
 }
 
+/* The fine parts of the measured period [d, S): LBMC_FINE_PARTS, or one per segment. */
+static void lbmc_point_set_fine(lbmc_point *p)
+{
+  p->fine = p->S - p->d < LBMC_FINE_PARTS ? p->S - p->d : LBMC_FINE_PARTS;
+}
+
+/* MSER with a floor from the relaxation time (warmup auto): MSER alone truncates too
+ * little near saturation, where the transient from an empty start is no larger than the
+ * noise; the warm-up is raised until the transient it may leave (lbmc_transient_bound,
+ * with the relaxation time of the first round's measured period) is a quarter of a
+ * standard error, at most to MSER's cap (half the run; the verdict then says so). */
+static lbmc_err lbmc_point_warmup_floor(lbmc_point *p, long R)
+{
+  const size_t cap = p->S / 2;
+  for (int pass = 0; pass < 3; pass++) {
+    lbmc_point_relaxation m;
+    double w;
+    size_t d;
+    LBMC_CALL(lbmc_point_relax_measure(p, R, 1, &m));
+    w = lbmc_point_warmup_needed(&m, (double)(p->S - p->d) * p->seg_len);
+    if (!(w > (double)p->d * p->seg_len)) break;
+    d = (size_t)ceil(w / p->seg_len);
+    if (d > cap) d = cap;
+    if (d <= p->d) break;
+    p->d = d;
+    lbmc_point_set_fine(p);
+  }
+  return LBMC_SUCCESS;
+}
+
 /* The warm-up of the point (in segments): MSER over the series of customers per server,
  * averaged over replicas 0 .. R - 1 (the first round, or the replicas an interrupted
  * first round finished) that stayed below the cap (White and Robinson 2010 apply MSER
@@ -239,6 +273,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   p->d = 0;
   p->near_cap = 0;
   p->decided = 1;
+  lbmc_point_set_fine(p);
   if (!p->o.warmup_auto || p->S < 2) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_point_work(p, 2 * p->S));
   area = p->work;
@@ -254,13 +289,15 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   }
   for (size_t s = 0; s < p->S; s++) area[s] = len[s] > 0 ? area[s] / len[s] : 0;
   p->d = lbmc_mser(area, p->S, 1, 0, &p->near_cap);
-  return LBMC_SUCCESS;
+  lbmc_point_set_fine(p);
+  return lbmc_point_warmup_floor(p, R);
 }
 
-/* Segment where part k of the measured period [d, S) starts (k = LBMC_PARTS: S). */
-static size_t lbmc_point_part(const lbmc_point *p, int k)
+/* Segment where part k of `parts` equal parts of the measured period [d, S) starts
+ * (k = parts: S). */
+static size_t lbmc_point_part(const lbmc_point *p, size_t k, size_t parts)
 {
-  return p->d + (p->S - p->d) * (size_t)k / LBMC_PARTS;
+  return p->d + (p->S - p->d) * k / parts;
 }
 
 /* The replica's own growth: (Nbar of the last quarter - Nbar of the third) / its arrivals
@@ -368,12 +405,22 @@ static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
 static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
 {
   for (int k = 0; k < LBMC_PARTS; k++)
-    for (size_t s = lbmc_point_part(p, k); s < lbmc_point_part(p, k + 1); s++) {
+    for (size_t s = lbmc_point_part(p, (size_t)k, LBMC_PARTS);
+         s < lbmc_point_part(p, (size_t)k + 1, LBMC_PARTS); s++) {
       const double *seg = rec->seg + s * p->W;
       r->parts[k][LBMC_PART_LEN] += seg[LBMC_TK_LEN];
       r->parts[k][LBMC_PART_AREA] += seg[LBMC_TK_AREA_N];
       r->parts[k][LBMC_PART_ARRIVALS] += seg[LBMC_TK_ARRIVALS];
+      for (int j = 0; j < p->J; j++)
+        r->adm[j * LBMC_PARTS + k] += seg[lbmc_tk_admitted(p->J, p->K, j)];
     }
+  for (size_t k = 0; k < p->fine; k++) {
+    r->fine_area[k] = r->fine_len[k] = 0;
+    for (size_t s = lbmc_point_part(p, k, p->fine); s < lbmc_point_part(p, k + 1, p->fine); s++) {
+      r->fine_area[k] += rec->seg[s * p->W + LBMC_TK_AREA_N];
+      r->fine_len[k] += rec->seg[s * p->W + LBMC_TK_LEN];
+    }
+  }
 }
 
 /* Replica i is summarised: its whole record goes, but replica 0's stays for batch means
@@ -405,7 +452,8 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   double *sums, *values, *weights;
   lbmc_record_view(r->full, r->full_size, &rec);
   r->block = malloc(sizeof *r->block * (p->W + 2 * p->total));
-  if (!r->block) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  r->adm = calloc((size_t)p->J * LBMC_PARTS, sizeof *r->adm);
+  if (!r->block || !r->adm) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   kept->sums = sums = r->block;
   kept->values = values = sums + p->W;
   kept->weights = weights = values + p->total;
@@ -415,6 +463,8 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   lbmc_point_sum(p, &rec, p->d, p->S, sums);
   kept->events = (int64_t)(sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES]);
   kept->cpu_seconds = sums[LBMC_TK_CPU];
+  r->n_start = rec.h.n_start;
+  lbmc_point_record_moments(p, &rec, p->d, p->S, &r->mom);
   lbmc_point_rep_parts(p, r, &rec);
   LBMC_CALL(lbmc_point_trans_keep(p, r, &rec));
   kept->growth = lbmc_point_rep_growth(r);
@@ -539,6 +589,11 @@ lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next,
   *next = R;
   if (len) why[0] = '\0';
   if (!prec || !prec->enabled || v->status == LBMC_STATUS_UNSTABLE) return LBMC_NEXT_DONE;
+  if (v->status == LBMC_STATUS_NOT_STATIONARY && isnan(v->suggested_time)) {
+    snprintf(why, len, "not stationary, and no run length would help (%s)",
+             (v->evidence & LBMC_EV_HEAVY_TAIL) ? "heavy tail" : "see the reason");
+    return LBMC_NEXT_DONE;
+  }
   if (v->status == LBMC_STATUS_NOT_STATIONARY) {
     if (2 * v->time > max_time * (1 + 1e-12)) {
       snprintf(why, len, "not stationary at the longest run allowed (time %g, max_time %g)",

@@ -19,6 +19,9 @@
 #define LBMC_PARTS_PER_QUARTER (LBMC_PARTS / LBMC_QUARTERS)
 /** Fields of a part: its time, integral of customers in the system, arrivals. */
 enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
+/** Finer parts of a replica's measured period (at most; one segment each when it has
+ *  fewer segments): the series behind its relaxation time (batch means of growing size). */
+#define LBMC_FINE_PARTS 64
 
 /* ---- the tests of the verdict (docs/model.md, "Verdicts"; constants named once; the
  * levels and limits that results files describe are in lbmc/point.h) ---- */
@@ -27,6 +30,32 @@ enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
 #define LBMC_SUGGEST_FACTOR 4
 /** A point with no customers is suggested a run with about this many arrivals. */
 #define LBMC_SUGGEST_ARRIVALS 100
+
+/* The relaxation-time rules (docs/model.md, "Relaxation time"): tau_u is the upper 90%
+ * bound of the integrated autocorrelation time of the customers in the system. */
+/** Self-consistent window of the estimate: a reading at batches of at least this many tau
+ *  (corrected for their length) is used. */
+#define LBMC_RELAX_WINDOW 2.0
+/** Level of tau_u, the bound the rules use. */
+#define LBMC_RELAX_LEVEL 0.90
+/** Replicas (R >= 2): each measured period at least this many tau_u long ... */
+#define LBMC_RELAX_MIN_TAUS 6.0
+/** ... and n_eff = R T / (2 tau_u), the effective number of independent observations
+ *  behind the mean, at least this, ... */
+#define LBMC_RELAX_MIN_EFFECTIVE 10.0
+/** ... and at least this times the squared skewness g of the customers in the system
+ *  (its upper reading): the time average over T of a queue in heavy traffic has skewness
+ *  about 4.75 g sqrt(tau / T) (M/M/1, g = 2: 9.5 sqrt(tau / T), measured) and a mean of R
+ *  of them 1 / sqrt(R) of that; a t interval from skewed means misses on the low side
+ *  (Hall 1987), 91% at n_eff = 160 and 94-95% at 300-600 (M/M/1 at rho = 0.95, measured;
+ *  docs/model.md): n_eff >= 100 g^2 keeps the mean's skewness below about 0.35. */
+#define LBMC_RELAX_SKEW_EFFECTIVE 100.0
+/** One replica: its batches at least this many tau_u long (and at least 8 of them). */
+#define LBMC_RELAX_BATCH_TAUS 10.0
+/** The transient the start may leave (lbmc_transient_bound with the estimated relaxation
+ *  time), over the standard error of the mean customers in the system: a bias of a quarter
+ *  standard error costs a 95% interval 0.4% of coverage. */
+#define LBMC_RELAX_BIAS_SE 0.25
 
 /** What a point keeps of one replica. */
 typedef struct {
@@ -40,6 +69,10 @@ typedef struct {
   double t_stop;                /* when it hit the customer cap (kept.unstable) */
   int64_t cap;                  /* the cap */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
+  double fine_area[LBMC_FINE_PARTS], fine_len[LBMC_FINE_PARTS]; /* p->fine of them */
+  double n_start;       /* customers in the system at its time 0 */
+  lbmc_moments mom;     /* of its customers at the tick ends of its measured period */
+  double *adm;          /* J x LBMC_PARTS: admitted to pool j in part k (flow balance) */
   unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
                            packed (qsize 0: none retained) */
   size_t qsize;
@@ -76,8 +109,21 @@ struct lbmc_point_ {
   int qkind;
   double seg_len, t_start, tau;
   int decided;
-  size_t d; /* segments discarded */
+  size_t d;    /* segments discarded */
+  size_t fine; /* fine parts of each replica's measured period */
   int near_cap;
+  /* the checks of point_checks.c */
+  size_t batch_cap;        /* one replica: most batches its relaxation time allows (0: any) */
+  double need_measured;    /* measured time per replica the relaxation rules ask (NaN) */
+  double need_warmup;      /* warm-up the transient rule asks (NaN) */
+  double flow_factor;      /* data that would prove the most loaded pool overloaded, over
+                              the data at hand (0: none) */
+  int flow_pool;           /* that pool */
+  unsigned *moment_flags;  /* total: LBMC_IV_INFINITE / LBMC_IV_HEAVY_TAIL from the model */
+  int heavy_all;           /* a service law of infinite variance: every estimator heavy */
+  int moment_any;          /* some metric infinite or heavy: N's moments are (the relaxation
+                              rules need its variance and skewness) */
+  char moment_reason[512]; /* which metrics are infinite or heavy, and why */
   /* results */
   lbmc_verdict v;
   lbmc_estimates est;
@@ -131,5 +177,49 @@ void lbmc_point_trans_forget(lbmc_point *p);
 
 /** Work space of at least n doubles in p->work. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_work(lbmc_point *p, size_t n);
+
+/** Append a clause to the verdict's reason ("; " between clauses). */
+void lbmc_point_reason(lbmc_verdict *v, const char *fmt, ...);
+
+/** The relaxation rule and the transient rule on replicas 0 .. R - 1 (evidence
+ *  relaxation_short, warmup_short; v->relaxation_*, transient_bound; p->batch_cap,
+ *  need_*). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_relax_check(lbmc_point *p, long R);
+
+/** Flow balance on replicas 0 .. R - 1: a pool with unlimited buffers whose inflow over
+ *  the last half of the measured period is above its capacity (N_j mu_j(L_j)) plus the
+ *  runaway threshold, at level 1 - 1e-3 (evidence pool_overloaded; v->overload; else
+ *  p->flow_factor, flow_pool). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_flow(lbmc_point *p, long R);
+
+/** From the model: which metric entries are infinite or have estimators of infinite
+ *  variance (p->moment_flags, heavy_all, moment_reason). Once, at creation. */
+void lbmc_point_moments(lbmc_point *p);
+/** Apply them to the estimates (inf without interval; heavy: interval withheld) and the
+ *  verdict's evidence (infinite_mean, heavy_tail). */
+void lbmc_point_apply_moments(lbmc_point *p);
+
+/** What the relaxation rules need of replicas 0 .. R - 1 over the measured period
+ *  [p->d, p->S): the relaxation time, the mean customers in the system nbar, its
+ *  standard error se (replicas, or the one replica's merged batches), and the mean
+ *  customers at time 0. from_records: read the replicas' full records (the warm-up's
+ *  decision, before they are summarised); else what they keep. Uses p->work. Errors:
+ *  LBMC_ERR_MEMORY. */
+typedef struct {
+  lbmc_relax rx;
+  double nbar, se, n0;
+  double skew; /* skewness of the customers in the system (tick-end samples) */
+} lbmc_point_relaxation;
+
+/** The moments of a record's customers at the tick ends of segments [from, to). */
+void lbmc_point_record_moments(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                               lbmc_moments *out);
+lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
+                                  lbmc_point_relaxation *out);
+
+/** The warm-up (time from the start) that brings the transient bound of `m` (measured
+ *  time `measured`) down to LBMC_RELAX_BIAS_SE standard errors; 0 if none is needed, NaN
+ *  if it cannot be said. */
+double lbmc_point_warmup_needed(const lbmc_point_relaxation *m, double measured);
 
 #endif

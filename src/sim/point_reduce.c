@@ -48,6 +48,15 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
   return LBMC_SUCCESS;
 }
 
+/* The batch rule of a one-replica point: LBATCH's, with at most as many batches as its
+ * relaxation time allows (each at least LBMC_RELAX_BATCH_TAUS relaxation times long). */
+static void lbmc_point_batch_rule(const lbmc_point *p, lbmc_batch_rule *rule)
+{
+  lbmc_batch_rule_default(rule);
+  if (p->batch_cap >= rule->min_batches && p->batch_cap < rule->max_batches)
+    rule->max_batches = p->batch_cap;
+}
+
 /* Interval of entry e of metric i over the units (merged first when they are batches). */
 static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, int i, size_t e,
                              lbmc_interval *iv)
@@ -61,7 +70,7 @@ static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, in
     kind = lbmc_metric_terms(i, e, u->row + k * p->W, p->J, p->K, p->N, p->n, &u->y[k], &u->x[k]);
   if (batches) {
     lbmc_batch_rule rule;
-    lbmc_batch_rule_default(&rule);
+    lbmc_point_batch_rule(p, &rule);
     n = lbmc_batch_merge(u->y, u->x, u->U, 1, &rule, u->my, u->mx, &flags);
     y = u->my, x = u->mx;
   }
@@ -206,7 +215,7 @@ static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w, lbm
     for (int k = 0; k < 2 && !err; k++)
       for (int l = 0; l < Q; l++)
         w->Y[(size_t)(k * Q + l) * U + u] =
-            w->qf[k][l] || !mx
+            w->qf[k][l] || !mx || !(w->X[u] > 0) /* no customers: 0/0, as every unit */
                 ? 0
                 : w->X[u] * lbmc_mixture_cdf(mx, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN, w->q[k][l]);
     lbmc_mixture_destroy(&mx);
@@ -226,7 +235,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
   lbmc_mixture *pooled = NULL;
   lbmc_batch_rule rule;
   lbmc_err err;
-  lbmc_batch_rule_default(&rule);
+  lbmc_point_batch_rule(p, &rule);
   w.groups = groups;
   if (one) {
     lbmc_record rec;
@@ -265,8 +274,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
 
 /* ---- the verdict ---- */
 
-/* Append a clause to the reason. */
-static void lbmc_reason(lbmc_verdict *v, const char *fmt, ...)
+void lbmc_point_reason(lbmc_verdict *v, const char *fmt, ...)
 {
   size_t used = strlen(v->reason);
   va_list ap;
@@ -307,10 +315,10 @@ static lbmc_err lbmc_point_halves(lbmc_point *p, long R)
     for (long i = 0; i < R; i++)
       y0 += a[4 * i], x0 += a[4 * i + 1], y1 += a[4 * i + 2], x1 += a[4 * i + 3];
     p->v.evidence |= LBMC_EV_HALVES;
-    lbmc_reason(&p->v,
-                "the customers per server differ between the halves of the measured period: "
-                "%.4g then %.4g (p = %.2g)",
-                y0 / x0, y1 / x1, p->v.halves_p);
+    lbmc_point_reason(&p->v,
+                      "the customers per server differ between the halves of the measured period: "
+                      "%.4g then %.4g (p = %.2g)",
+                      y0 / x0, y1 / x1, p->v.halves_p);
   }
   return LBMC_SUCCESS;
 }
@@ -328,14 +336,14 @@ static void lbmc_point_halves_one(lbmc_point *p, lbmc_units *u)
     u->y[b] = u->row[b * p->W + LBMC_TK_AREA_N];
     u->x[b] = u->row[b * p->W + LBMC_TK_LEN] * (double)p->n;
   }
-  lbmc_batch_rule_default(&rule);
+  lbmc_point_batch_rule(p, &rule);
   k = lbmc_batch_merge(u->y, u->x, u->U, 1, &rule, u->my, u->mx, &flags);
   if (flags & LBMC_IV_CORRELATED) {
     p->v.evidence |= LBMC_EV_CORRELATED;
-    lbmc_reason(&p->v,
-                "the batch means of customers per server stay correlated after merging "
-                "them down to %zu batches",
-                k);
+    lbmc_point_reason(&p->v,
+                      "the batch means of customers per server stay correlated after merging "
+                      "them down to %zu batches",
+                      k);
   }
   if (k < 4) return;
   h = k / 2;
@@ -343,10 +351,10 @@ static void lbmc_point_halves_one(lbmc_point *p, lbmc_units *u)
   p->v.halves_p = lbmc_interval_p_value(&iv, 0);
   if (p->v.halves_p < LBMC_STATIONARITY_ALPHA) {
     p->v.evidence |= LBMC_EV_HALVES;
-    lbmc_reason(&p->v,
-                "the customers per server differ between the halves of the measured period "
-                "(difference %.3g, p = %.2g)",
-                iv.estimate, p->v.halves_p);
+    lbmc_point_reason(&p->v,
+                      "the customers per server differ between the halves of the measured period "
+                      "(difference %.3g, p = %.2g)",
+                      iv.estimate, p->v.halves_p);
   }
 }
 
@@ -385,12 +393,40 @@ static void lbmc_point_short(lbmc_point *p, long R)
   p->v.short_p = gsl_cdf_ugaussian_Q(csum / (double)m / sigma);
   if (p->v.short_p < LBMC_STATIONARITY_ALPHA) {
     p->v.evidence |= LBMC_EV_SHORT;
-    lbmc_reason(&p->v,
-                "the replicas are short against the system's relaxation time: the eighths of "
-                "their measured periods are correlated (lag-1 %.2f, p = %.2g), and %ld replicas "
-                "are too few to make up for it",
-                csum / (double)m, p->v.short_p, R);
+    lbmc_point_reason(
+        &p->v,
+        "the replicas are short against the system's relaxation time: the eighths of "
+        "their measured periods are correlated (lag-1 %.2f, p = %.2g), and %ld replicas "
+        "are too few to make up for it",
+        csum / (double)m, p->v.short_p, R);
   }
+}
+
+/* 1 if the model cannot be unstable: every buffer finite (the customers are bounded), or
+ * one pool at rho < 1 (every policy sends each server at most its share of a load below
+ * its speed, or routes by queue lengths among equal servers). */
+static int lbmc_point_surely_stable(const lbmc_point *p)
+{
+  int bounded = 1;
+  for (int j = 0; j < p->J; j++) bounded &= lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF;
+  return bounded || (p->J == 1 && lbmc_model_rho(p->m) < 1);
+}
+
+/* The replicas that would prove the growth of g (made with R) if its mean and spread
+ * stayed: the smallest R' with both one-sided bounds, t_{R'-1} s / sqrt(R'), clear of their
+ * thresholds; 0 when the growth slows down (more replicas cannot prove it) or more than
+ * 10^5 would be needed. */
+static long lbmc_point_drift_replicas(const lbmc_growth *g, long R, double g_min)
+{
+  const double t = gsl_cdf_tdist_Qinv(LBMC_DRIFT_ALPHA, (double)R - 1);
+  const double sg = (g->growth - g->growth_lower) / t * sqrt((double)R);
+  const double sd = (g->decel - g->decel_lower) / t * sqrt((double)R);
+  if (!(g->decel > 0) || !(g->growth > g_min)) return 0;
+  for (long r = R + 1; r <= 100000; r += r < 64 ? 1 : r / 16) {
+    const double tr = gsl_cdf_tdist_Qinv(LBMC_DRIFT_ALPHA, (double)r - 1) / sqrt((double)r);
+    if (g->growth - tr * sg > g_min && g->decel - tr * sd > 0) return r;
+  }
+  return 0;
 }
 
 /* The drift test (lbmc_growth_test) on the quarters of the replicas, R >= 2: proven
@@ -416,25 +452,44 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   p->v.growth = g.growth;
   p->v.growth_lower = g.growth_lower;
   p->v.decel_lower = g.decel_lower;
-  if (g.proven) {
+  if (g.proven && !lbmc_point_surely_stable(p)) {
     p->v.evidence |= LBMC_EV_DRIFT;
-    lbmc_reason(&p->v,
-                "the customers in the system keep growing without slowing down: %.3g of the "
-                "arrivals accumulate in the last quarter of the run (at least %.3g, drift test "
-                "at level %g)",
-                g.growth, g.growth_lower, LBMC_DRIFT_ALPHA);
+    lbmc_point_reason(
+        &p->v,
+        "the customers in the system keep growing without slowing down: %.3g of the "
+        "arrivals accumulate in the last quarter of the run (at least %.3g, drift test "
+        "at level %g)",
+        g.growth, g.growth_lower, LBMC_DRIFT_ALPHA);
     return LBMC_SUCCESS;
   }
+  if (p->v.evidence & LBMC_EV_OVERLOAD) return LBMC_SUCCESS; /* proven by flow balance */
   /* growth seen: significant at the stationarity level and, as the drift test asks,
    * above g_min (a smaller one is a fluctuation of a bounded system that the halves
    * test judges) */
   lbmc_growth_test(a, a + Q, (size_t)R, stride, LBMC_STATIONARITY_ALPHA, LBMC_DRIFT_DECEL, 0, &g2);
   if (g2.growth_lower > 0 && g.growth > g_min) {
+    /* a model that cannot be unstable is filling up: a longer run, not more replicas */
+    const long more = lbmc_point_surely_stable(p) ? 0 : lbmc_point_drift_replicas(&g, R, g_min);
     p->v.evidence |= LBMC_EV_GROWING;
-    lbmc_reason(&p->v,
-                "the customers in the system were still growing at the end of the run (%.3g of "
-                "the arrivals in the last quarter, not proven to be unbounded)",
-                g.growth);
+    p->v.suggested_replicas = more;
+    if (more > 0)
+      lbmc_point_reason(&p->v,
+                        "the customers in the system were still growing at the end of the run "
+                        "(%.3g of the arrivals in the last quarter, not proven to be unbounded "
+                        "with %ld replicas: about %ld replicas would decide it)",
+                        g.growth, R, more);
+    else if (lbmc_point_surely_stable(p))
+      lbmc_point_reason(&p->v,
+                        "the customers in the system were still growing at the end of the run "
+                        "(%.3g of the arrivals in the last quarter; the model settles, its "
+                        "customers bounded or its load below its capacity: a longer run)",
+                        g.growth);
+    else
+      lbmc_point_reason(&p->v,
+                        "the customers in the system were still growing at the end of the run "
+                        "(%.3g of the arrivals in the last quarter, slowing down: a longer run "
+                        "tells whether it settles)",
+                        g.growth);
   }
   return LBMC_SUCCESS;
 }
@@ -444,17 +499,17 @@ static int lbmc_point_surely(lbmc_point *p, long R)
 {
   if (lbmc_model_surely_unstable(p->m)) {
     p->v.evidence |= LBMC_EV_RHO;
-    lbmc_reason(&p->v, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
-                lbmc_model_rho(p->m));
+    lbmc_point_reason(&p->v, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
+                      lbmc_model_rho(p->m));
     return 1;
   }
   for (long i = 0; i < R; i++)
     if (p->rep[i].kept.unstable) {
       p->v.evidence |= LBMC_EV_CAP;
-      lbmc_reason(&p->v,
-                  "replica %ld: the customers in the system exceeded the cap of %lld "
-                  "(max_customers) at time %.6g",
-                  i, (long long)p->rep[i].cap, p->rep[i].t_stop);
+      lbmc_point_reason(&p->v,
+                        "replica %ld: the customers in the system exceeded the cap of %lld "
+                        "(max_customers) at time %.6g",
+                        i, (long long)p->rep[i].cap, p->rep[i].t_stop);
       return 1;
     }
   return 0;
@@ -470,18 +525,35 @@ static void lbmc_point_empty(lbmc_point *p, const lbmc_units *u)
   }
   if (arrivals > 0 && departures > 0) return;
   p->v.evidence |= LBMC_EV_EMPTY;
-  lbmc_reason(&p->v, arrivals > 0 ? "no customer departed in the measured period"
-                                  : "no customer arrived in the measured period");
+  lbmc_point_reason(&p->v, arrivals > 0 ? "no customer departed in the measured period"
+                                        : "no customer arrived in the measured period");
+}
+
+/* The `time` setting that the relaxation and transient rules ask for. */
+static double lbmc_point_relax_time(const lbmc_point *p)
+{
+  const lbmc_verdict *v = &p->v;
+  double t = p->need_measured;
+  if (isnan(t) && isnan(p->need_warmup)) return NAN;
+  if (isnan(t)) t = v->time_used;
+  if (!p->o.warmup_auto) return t; /* the time setting is the measured period */
+  /* warmup auto: the run holds the warm-up too, and MSER's cap is half of it */
+  {
+    const double w = isnan(p->need_warmup) ? v->warmup_used : fmax(v->warmup_used, p->need_warmup);
+    return fmax(t + w, 2 * w);
+  }
 }
 
 /* Status, the warm-up's evidence and the suggested time. */
 static void lbmc_point_conclude(lbmc_point *p)
 {
   lbmc_verdict *v = &p->v;
+  const unsigned relax = LBMC_EV_RELAX | LBMC_EV_TRANSIENT;
   const unsigned longer = LBMC_EV_NEAR_CAP | LBMC_EV_HALVES | LBMC_EV_SHORT | LBMC_EV_CORRELATED |
-                          LBMC_EV_EMPTY | LBMC_EV_GROWING;
-  if (v->evidence & (LBMC_EV_RHO | LBMC_EV_CAP | LBMC_EV_DRIFT)) {
+                          LBMC_EV_EMPTY | LBMC_EV_GROWING | relax | LBMC_EV_HEAVY_TAIL;
+  if (v->evidence & (LBMC_EV_RHO | LBMC_EV_CAP | LBMC_EV_DRIFT | LBMC_EV_OVERLOAD)) {
     v->status = LBMC_STATUS_UNSTABLE;
+    v->suggested_replicas = 0;
     for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
     memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
     lbmc_point_pairs_clear(p);
@@ -489,7 +561,14 @@ static void lbmc_point_conclude(lbmc_point *p)
   }
   if (!(v->evidence & longer)) return;
   v->status = LBMC_STATUS_NOT_STATIONARY;
-  v->suggested_time = LBMC_SUGGEST_FACTOR * v->time;
+  if (v->evidence & LBMC_EV_HEAVY_TAIL) return; /* no run length helps */
+  v->suggested_time =
+      (v->evidence & (longer & ~relax & ~LBMC_EV_HEAVY_TAIL)) ? LBMC_SUGGEST_FACTOR * v->time : NAN;
+  if (v->evidence & relax) {
+    const double t = lbmc_point_relax_time(p);
+    if (isfinite(t)) v->suggested_time = isnan(v->suggested_time) ? t : fmax(v->suggested_time, t);
+  }
+  if (isnan(v->suggested_time)) v->suggested_time = LBMC_SUGGEST_FACTOR * v->time;
   if (v->evidence & LBMC_EV_EMPTY)
     v->suggested_time =
         fmax(v->suggested_time, LBMC_SUGGEST_ARRIVALS / (lbmc_model_lambda(p->m) * (double)p->n));
@@ -508,16 +587,21 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   v->time_used = (double)(p->S - p->d) * p->seg_len;
   v->suggested_time = v->halves_p = v->short_p = NAN;
   v->growth = v->growth_lower = v->decel_lower = NAN;
+  v->relaxation_time = v->relaxation_upper = v->transient_bound = v->overload = NAN;
   v->warmup_near_cap = p->near_cap;
+  p->batch_cap = 0;
+  p->need_measured = p->need_warmup = NAN;
+  p->flow_factor = 0;
+  p->flow_pool = -1;
   for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
   memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
   lbmc_point_pairs_clear(p);
   if (p->near_cap && R > 0) {
     v->evidence |= LBMC_EV_NEAR_CAP;
-    lbmc_reason(v,
-                "the warm-up rule (MSER) discarded %.3g of the %.3g run, near its cap of half "
-                "the run: the transient lasts about as long as the run",
-                v->warmup_used, v->time);
+    lbmc_point_reason(v,
+                      "the warm-up rule (MSER) discarded %.3g of the %.3g run, near its cap of "
+                      "half the run: the transient lasts about as long as the run",
+                      v->warmup_used, v->time);
   }
 }
 
@@ -535,6 +619,22 @@ static void lbmc_point_entries(lbmc_point *p, lbmc_units *u, int batches)
   }
 }
 
+/* A pool above its capacity but not proven overloaded: the data that would decide. */
+static void lbmc_point_flow_advice(lbmc_point *p, long R)
+{
+  lbmc_verdict *v = &p->v;
+  const double f = p->flow_factor;
+  if (!(f > 0) || (v->evidence & (LBMC_EV_DRIFT | LBMC_EV_OVERLOAD))) return;
+  v->evidence |= LBMC_EV_GROWING;
+  if (R >= 2) v->suggested_replicas = (long)ceil((double)R * f * 1.2);
+  lbmc_point_reason(v,
+                    "pool %d receives more customers than its capacity in the last half of the "
+                    "run, not proven at level 1 - %g: about %.2g times the data would decide "
+                    "(%ld replicas, or runs %.2g times longer)",
+                    p->flow_pool + 1, LBMC_DRIFT_ALPHA, f * 1.2,
+                    R >= 2 ? v->suggested_replicas : 1L, f * 1.2);
+}
+
 lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
 {
   lbmc_units u = {0};
@@ -545,8 +645,11 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     lbmc_point_conclude(p);
     return LBMC_SUCCESS;
   }
+  LBMC_CALL(lbmc_point_flow(p, R));
   if (R >= 2) LBMC_CALL(lbmc_point_drift(p, R));
-  if (!(p->v.evidence & LBMC_EV_DRIFT)) {
+  if (!(p->v.evidence & (LBMC_EV_DRIFT | LBMC_EV_OVERLOAD))) {
+    lbmc_point_flow_advice(p, R);
+    LBMC_CALL(lbmc_point_relax_check(p, R));
     if (R >= 2) {
       LBMC_CALL(lbmc_point_halves(p, R));
       lbmc_point_short(p, R);
@@ -557,6 +660,7 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     lbmc_point_entries(p, &u, R == 1);
     if (p->pe) LBMC_CALL(lbmc_point_pairs_reduce(p, &u, R == 1));
     if (p->qkind != LBMC_QK_NONE) LBMC_CALL(lbmc_point_quantiles(p, R));
+    lbmc_point_apply_moments(p);
   }
   lbmc_point_conclude(p);
   return LBMC_SUCCESS;

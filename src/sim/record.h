@@ -31,7 +31,7 @@
 #include "lbmc/error.h"
 
 /** Version of the layout; a record of another version is refused. */
-#define LBMC_RECORD_VERSION 3
+#define LBMC_RECORD_VERSION 4
 
 /** How a record holds its customers' sojourn and waiting times. */
 typedef enum {
@@ -58,6 +58,7 @@ typedef struct {
   double seg_len;   /* time of one segment */
   double tau;       /* the histograms' time scale (time) */
   double t_stop;    /* time at which the cap was hit (status unstable), else NaN */
+  double n_start;   /* customers in the system at time 0 (0 from an empty start) */
 } lbmc_record_head;
 
 /** A record read in place: pointers into its bytes (which must outlive it). */

@@ -235,6 +235,21 @@ static void lbmc_replica_detach(lbmc_replica *r)
   lbmc_engine_set_mixture(r->e, NULL);
 }
 
+/* The central moments of a segment's customers at its ticks' ends (x[0..k)) into its
+ * record: sums of squared and cubed deviations from their mean. */
+static void lbmc_replica_moments(const double *x, int k, double *seg)
+{
+  double mean = 0, m2 = 0, m3 = 0;
+  for (int i = 0; i < k; i++) mean += x[i] / k;
+  for (int i = 0; i < k; i++) {
+    const double d = x[i] - mean;
+    m2 += d * d;
+    m3 += d * d * d;
+  }
+  seg[LBMC_TK_N_M2] = m2;
+  seg[LBMC_TK_N_M3] = m3;
+}
+
 /* The measured period from t_start: segment s is the sum of its ticks of length h, its
  * customers go to the histograms of its group. Stops early at the runaway cap. Errors:
  * the engine's, LBMC_ERR_INTERRUPTED. */
@@ -250,13 +265,18 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
       lbmc_engine_set_mixture(r->e, r->mix[g]);
     else
       lbmc_engine_set_histograms(r->e, &r->h[2 * g], &r->h[2 * g + 1]);
+    double n_end[LBMC_TICKS_PER_SEGMENT];
+    int ticks = 0;
     for (int k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
       const size_t i = s * LBMC_TICKS_PER_SEGMENT + (size_t)k;
       LBMC_CALL(lbmc_engine_advance(r->e, t_start + (double)(i + 1) * h, r->tick));
+      r->tick[LBMC_TK_N_M2] = r->tick[LBMC_TK_N_M3] = 0;
       for (size_t w = 0; w < r->W; w++) seg[w] += r->tick[w];
+      n_end[ticks++] = r->tick[LBMC_TK_N_END];
       if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
       if (lbmc_engine_overflowed(r->e)) break;
     }
+    lbmc_replica_moments(n_end, ticks, seg);
     seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e);
   }
   lbmc_replica_detach(r);
@@ -290,7 +310,7 @@ static lbmc_err lbmc_replica_observe(lbmc_replica *r)
 
 /* Pack the record of the run into r->rec. */
 static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_start,
-                                  double seg_len, size_t *size)
+                                  double seg_len, double n_start, size_t *size)
 {
   lbmc_record_head head;
   memset(&head, 0, sizeof head);
@@ -307,6 +327,7 @@ static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_
   head.seg_len = seg_len;
   head.tau = r->tau;
   head.t_stop = head.status == LBMC_STATUS_UNSTABLE ? lbmc_engine_time(r->e) : NAN;
+  head.n_start = n_start;
   *size = lbmc_record_pack(r->rec, r->rec_cap, &head, r->start, r->seg, r->h,
                            (const lbmc_mixture *const *)r->mix);
   if (*size > r->rec_cap) {
@@ -327,12 +348,15 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
   const double t_start = transient ? o->transient[0] : o->warmup_auto ? 0 : o->warmup;
   const double seg_len = transient ? o->transient[2] : ldexp(o->time, u->doubling) / (double)r->S;
   const double h = transient ? seg_len : seg_len / LBMC_TICKS_PER_SEGMENT;
+  double n_start;
   lbmc_err err;
   *record = NULL;
   *size = 0;
   LBMC_CALL(lbmc_replica_groups(r, transient ? 0 : u->one_replica));
   LBMC_CALL(lbmc_replica_start(r, u));
   r->t_end = t_start + ldexp(o->time, u->doubling);
+  LBMC_CALL(lbmc_engine_advance(r->e, 0, r->tick)); /* a tick of length 0: the start */
+  n_start = r->tick[LBMC_TK_N_END];
   err = lbmc_replica_warmup(r, t_start, h);
   if (!err && !lbmc_engine_overflowed(r->e))
     err = transient ? lbmc_replica_observe(r) : lbmc_replica_segments(r, t_start, h);
@@ -342,7 +366,7 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
   }
   LBMC_CALL(err);
   if (lbmc_engine_overflowed(r->e)) memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
-  LBMC_CALL(lbmc_replica_pack(r, u, t_start, seg_len, size));
+  LBMC_CALL(lbmc_replica_pack(r, u, t_start, seg_len, n_start, size));
   *record = r->rec;
   return LBMC_SUCCESS;
 }

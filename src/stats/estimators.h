@@ -39,7 +39,13 @@
   X(LOWER_OPEN, 8, "lower_open", "the interval's lower end lies below the data")                   \
   X(UNRELIABLE, 9, "unreliable",                                                                   \
     "too few replicas (or batches) for this quantile level, or too few customers beyond the "      \
-    "quantile, for an honest interval: more replicas or a longer run give one")
+    "quantile, for an honest interval: more replicas or a longer run give one")                    \
+  X(INFINITE, 10, "infinite",                                                                      \
+    "the metric is infinite (a moment of the service law that it needs does not exist): "          \
+    "reported as inf, without an interval")                                                        \
+  X(HEAVY_TAIL, 11, "heavy_tail",                                                                  \
+    "the estimator's variance is infinite (a heavy-tailed service law): no interval from the "     \
+    "spread of replicas or batches is reliable, at any run length")
 
 enum {
 #define LBMC_X_IV_FLAG(id, bit, name, meaning) LBMC_IV_##id = 1u << (bit),
@@ -234,5 +240,80 @@ typedef struct {
  *  proven = 0, bounds NaN). */
 void lbmc_growth_test(const double *nbar, const double *arrivals, size_t units, size_t stride,
                       double alpha, double c, double g_min, lbmc_growth *out);
+
+/* ---- relaxation time (relax.c) ------------------------------------------------------- */
+
+/** Fewest batches per unit a scale of lbmc_relax_estimate is read at. */
+#define LBMC_RELAX_MIN_BATCHES 8
+/** The integrated autocorrelation time of the customers in the system, and how it was
+ *  read. */
+typedef struct {
+  double tau;       /* tau (time), corrected for the batch length; INFINITY when the batches
+                       are far shorter than tau (no reading), NaN if it cannot be estimated */
+  double tau_upper; /* its one-sided upper confidence bound at `level` */
+  double reading;   /* var_inf / (2 var) at `scale`, before the correction (a lower bound) */
+  double var;       /* the marginal variance of the series */
+  double var_inf;   /* l Var(mean over l) at l = `scale` */
+  double scale;     /* the batch length l it was read at (time) */
+  double dof;       /* degrees of freedom of var_inf */
+  int resolved;     /* scale >= window x tau: the reading is near its limit */
+} lbmc_relax;
+
+/** Integrated autocorrelation time tau = int_0^inf Corr(N_0, N_t) dt of a stationary
+ *  series N observed on `units` independent units of m equal parts each (part_len of
+ *  time): area[u m + i], len[u m + i] the integral of N and the time of part i of unit u.
+ *  With var the marginal variance Var(N_t) (from samples), tau = sigma_inf^2 / (2 var),
+ *  sigma_inf^2 = lim T Var(Nbar_T). Batch means of growing length l = part_len x 1, 2,
+ *  4, ... within the units (at least LBMC_RELAX_MIN_BATCHES per unit) give
+ *  V(l) = l x (pooled within-unit variance of the batch means), which approaches
+ *  sigma_inf^2 from below like f(l / tau) (about 1 - 1.25 tau / l): each reading is
+ *  corrected with the f of M/M/1 in heavy traffic (the slowest approach among the queues
+ *  studied; faster ones make the correction err on the long side), and the first with
+ *  l >= window x tau is used (a self-consistent window, as Sokal's); if none, tau is not
+ *  resolved, and the units' whole means (T times their variance) may raise its lower
+ *  bound (never resolve it: their spread is what the interval itself rests on). tau_upper: the
+ *  same correction of the reading's chi-square upper bound (V dof / sigma^2 about
+ *  chi-square on dof). Sources: A. D. Sokal, "Monte Carlo methods in statistical
+ *  mechanics: foundations and new algorithms", in Functional Integration, Plenum 1997 (the
+ *  integrated autocorrelation time and self-consistent windows); N. Madras and A. D.
+ *  Sokal, J. Stat. Phys. 50 (1988) 109-186; G. S. Fishman, Discrete-Event Simulation,
+ *  Springer 2001, 6.6 (batch means of growing size). var <= 0 or no data: tau NaN. */
+void lbmc_relax_estimate(const double *area, const double *len, size_t units, size_t m,
+                         double part_len, double var_within, double var, double window,
+                         double level, lbmc_relax *out);
+
+/** Count, mean and sums of squared and cubed deviations of a sample. */
+typedef struct {
+  double n, mean, m2, m3;
+} lbmc_moments;
+
+/** Add sample b to sample a (the moments of their union; b with n = 0 changes nothing).
+ *  Source: T. F. Chan, G. H. Golub and R. J. LeVeque, "Updating formulae and a pairwise
+ *  algorithm for computing sample variances", Stanford CS report 79-773 (1979), and its
+ *  third-moment form (P. Pebay, Sandia report SAND2008-6212). */
+void lbmc_moments_add(lbmc_moments *a, const lbmc_moments *b);
+
+/** The envelope G(x) of the transient a start leaves, x = time / tau (tau the integrated
+ *  autocorrelation time): the integral of the mean deficit beyond time x tau is at most
+ *  deficit0 x tau x G(x). G = 1.1 G_RBM, G_RBM that of reflected Brownian motion started
+ *  at 0, the heavy-traffic limit of a queue started empty, whose deficit decays like
+ *  t^{-3/2} e^{-t/(2 tau)} (G_RBM(0) = 1/2 by the Poisson equation, G_RBM(2) = 0.072,
+ *  G_RBM(5) = 0.0084, G_RBM(10) = 3.6e-4; tabulated by quadrature of the law of the
+ *  maximum of Brownian motion with drift). M/M/1 at rho = 0.95 from empty is within 3% of
+ *  it (exact); a many-server queue (Ornstein-Uhlenbeck: e^{-x}) falls faster beyond
+ *  x = 4.7 and up to twice as slowly before, where MSER sees its large transient. Source:
+ *  J. Abate and W. Whitt, "Transient behavior of regulated Brownian motion, I: starting at
+ *  the origin", Adv. Appl. Probab. 19 (1987) 560-598. */
+double lbmc_transient_envelope(double x);
+
+/** Bound on the bias that a start `deficit` away from the stationary mean leaves in the
+ *  mean over a measured period of `measured` after `warmup` (both time, from the start):
+ *  |deficit| tau G(warmup / tau) / measured (lbmc_transient_envelope). NaN without tau or
+ *  time. */
+double lbmc_transient_bound(double deficit, double tau, double warmup, double measured);
+
+/** The smallest warm-up with lbmc_transient_bound at most `target` (0 if none is needed;
+ *  NaN if it cannot be said). */
+double lbmc_transient_warmup(double deficit, double tau, double measured, double target);
 
 #endif

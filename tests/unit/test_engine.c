@@ -243,11 +243,21 @@ static void test_replay(void)
   c = &lbmc_engine_state(e)->tally.c;
   a0 = c->arrivals, d0 = c->departures;
   for (size_t s = 0; s < S; s++) {
+    double n_end[LBMC_TICKS_PER_SEGMENT], mean = 0;
     memset(seg, 0, sizeof *seg * width);
     for (size_t k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
       const size_t i = s * LBMC_TICKS_PER_SEGMENT + k;
       CU_ASSERT_FATAL(lbmc_engine_advance(e, o.warmup + (double)(i + 1) * h, tick) == LBMC_SUCCESS);
+      tick[LBMC_TK_N_M2] = tick[LBMC_TK_N_M3] = 0;
       for (size_t w = 0; w < width; w++) seg[w] += tick[w];
+      n_end[k] = tick[LBMC_TK_N_END];
+    }
+    /* the driver's central moments of the segment's customers at its tick ends */
+    for (size_t k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) mean += n_end[k] / LBMC_TICKS_PER_SEGMENT;
+    for (size_t k = 0; k < LBMC_TICKS_PER_SEGMENT; k++) {
+      const double d = n_end[k] - mean;
+      seg[LBMC_TK_N_M2] += d * d;
+      seg[LBMC_TK_N_M3] += d * d * d;
     }
     seg[LBMC_TK_CPU] = rec.seg[s * width + LBMC_TK_CPU]; /* CPU time is not replayed */
     UT_CHECK(memcmp(seg, rec.seg + s * width, sizeof *seg * width) == 0,

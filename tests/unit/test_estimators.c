@@ -459,6 +459,88 @@ static void test_growth(void)
   gsl_rng_free(r);
 }
 
+/* The relaxation time of an Ornstein-Uhlenbeck series (exact AR(1) sampling at spacing 1,
+ * tau = 20): read from batch means of growing length with the M/M/1 correction, which errs
+ * long for OU (docs/model.md); a run far shorter than tau is not resolved. */
+static void test_relax(void)
+{
+  enum { U = 4, M = 4096 };
+  const double tau = 20, phi = exp(-1 / tau);
+  double *area = malloc(sizeof *area * U * M), *len = malloc(sizeof *len * U * M);
+  double var_within = 0, n = 0, within[U] = {0};
+  lbmc_relax rx;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  CU_ASSERT_FATAL(area && len && r);
+  gsl_rng_set(r, 91);
+  for (int u = 0; u < U; u++) {
+    double x = gsl_ran_gaussian(r, 1), mean = 0;
+    for (int i = 0; i < M; i++) {
+      x = phi * x + gsl_ran_gaussian(r, sqrt(1 - phi * phi));
+      area[u * M + i] = 10 + x, len[u * M + i] = 1;
+      mean += (10 + x) / M;
+    }
+    for (int i = 0; i < M; i++) within[u] += (area[u * M + i] - mean) * (area[u * M + i] - mean);
+    var_within += within[u], n += M;
+  }
+  var_within /= n;
+  lbmc_relax_estimate(area, len, U, M, 1, var_within, var_within, 2, 0.9, &rx);
+  UT_CHECK(rx.resolved && rx.tau > 0.9 * tau && rx.tau < 1.6 * tau && rx.tau_upper >= rx.tau,
+           "OU, tau 20: tau %g (upper %g, read at %g, resolved %d)", rx.tau, rx.tau_upper, rx.scale,
+           rx.resolved);
+  /* 64 parts of the same series: 3 relaxation times, too short to resolve */
+  lbmc_relax_estimate(area, len, 1, 64, 1, var_within, var_within, 2, 0.9, &rx);
+  UT_CHECK(!rx.resolved || rx.tau_upper > 64.0 / 6, "a run of 3.2 tau: tau %g upper %g resolved %d",
+           rx.tau, rx.tau_upper, rx.resolved);
+  /* no variance: no estimate */
+  lbmc_relax_estimate(area, len, U, M, 1, 0, 0, 2, 0.9, &rx);
+  CU_ASSERT(isnan(rx.tau));
+  free(area), free(len), gsl_rng_free(r);
+}
+
+/* The transient's envelope: reflected Brownian motion's integrated deficit from 0 (G(0) =
+ * 1/2, G(2) = 0.0721, G(5) = 0.00845) with a tenth added, decreasing; the warm-up that
+ * brings the bound to a target is the smallest that does. */
+static void test_transient(void)
+{
+  double prev = INFINITY, w;
+  CU_ASSERT_DOUBLE_EQUAL(lbmc_transient_envelope(0), 1.1 * 0.5, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(lbmc_transient_envelope(2), 1.1 * 0.07211402, 1e-8);
+  CU_ASSERT_DOUBLE_EQUAL(lbmc_transient_envelope(5), 1.1 * 0.008445059, 1e-9);
+  for (double x = 0; x < 40; x += 0.37) {
+    const double g = lbmc_transient_envelope(x);
+    UT_CHECK(g < prev && g > 0, "envelope at %g: %g after %g", x, g, prev);
+    prev = g;
+  }
+  /* M/M/1 at 0.95 from empty: L = 19, tau = 780, 10 x 20000: bound at most 0.1 */
+  w = lbmc_transient_warmup(19, 780, 20000, 0.1);
+  CU_ASSERT(lbmc_transient_bound(19, 780, w, 20000) <= 0.1 + 1e-12);
+  CU_ASSERT(lbmc_transient_bound(19, 780, 0.99 * w, 20000) > 0.1);
+  CU_ASSERT_EQUAL(lbmc_transient_warmup(19, 780, 20000, 1e3), 0);
+  CU_ASSERT(isnan(lbmc_transient_bound(19, NAN, 100, 20000)));
+}
+
+/* Moments of a union from those of its parts (Chan et al.): as computed directly. */
+static void test_moments(void)
+{
+  double x[50], mean = 0, m2 = 0, m3 = 0;
+  lbmc_moments a = {0, 0, 0, 0};
+  for (int i = 0; i < 50; i++) x[i] = i * i % 17 + 0.25 * i;
+  for (int i = 0; i < 50; i++) mean += x[i] / 50;
+  for (int i = 0; i < 50; i++) m2 += pow(x[i] - mean, 2), m3 += pow(x[i] - mean, 3);
+  for (int part = 0; part < 50; part += 7) { /* parts of 7 (the last of 1) */
+    lbmc_moments b = {0, 0, 0, 0};
+    const int end = part + 7 < 50 ? part + 7 : 50;
+    for (int i = part; i < end; i++) b.mean += x[i] / (end - part);
+    for (int i = part; i < end; i++) b.m2 += pow(x[i] - b.mean, 2), b.m3 += pow(x[i] - b.mean, 3);
+    b.n = end - part;
+    lbmc_moments_add(&a, &b);
+  }
+  CU_ASSERT_DOUBLE_EQUAL(a.n, 50, 0);
+  CU_ASSERT_DOUBLE_EQUAL(a.mean, mean, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(a.m2, m2, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(a.m3, m3, 1e-8);
+}
+
 int ut_register_estimators(void)
 {
   static const ut_test tests[] = {
@@ -477,6 +559,9 @@ int ut_register_estimators(void)
       {"batch means: coverage on a correlated run", test_batch_coverage},
       {"mser: groups, cap, near the cap", test_mser},
       {"growth: drift test", test_growth},
+      {"relaxation time: OU, short runs", test_relax},
+      {"transient envelope and warm-up", test_transient},
+      {"moments of a union", test_moments},
       {NULL, NULL}};
   return ut_add_suite("estimators", tests);
 }

@@ -19,9 +19,11 @@
 /* One segment of an M/M/1-like record: time len, arrivals a (all admitted), of which
  * `waited` waited, mean customers nbar (all at the one server), departures a with mean
  * sojourn 2. */
+static int rec_pools = 1; /* pools of the records made (all customers in pool 1) */
+
 static void seg_fill(double *seg, double len, double a, double waited, double nbar)
 {
-  const int J = 1, K = TK_K;
+  const int J = rec_pools, K = TK_K;
   memset(seg, 0, sizeof *seg * lbmc_tick_width(J, K));
   seg[LBMC_TK_LEN] = len;
   seg[LBMC_TK_ARRIVALS] = a;
@@ -45,7 +47,7 @@ typedef void (*seg_profile)(long i, size_t s, double *a, double *waited, double 
 static unsigned char *make_record(long i, int doubling, seg_profile f, int status, double atom,
                                   size_t *size)
 {
-  const size_t W = lbmc_tick_width(1, TK_K);
+  const size_t W = lbmc_tick_width(rec_pools, TK_K);
   double *seg = calloc(S_SEG * W, sizeof *seg);
   lbmc_dhist *h = malloc(sizeof *h * 2);
   int64_t groups[2] = {0, S_SEG};
@@ -75,12 +77,13 @@ static unsigned char *make_record(long i, int doubling, seg_profile f, int statu
 static lbmc_model *test_model(void)
 {
   lbmc_model *m = NULL;
-  double beta = 1, mu = 1;
-  long buffer = LBMC_BUFFER_INF;
+  double beta[2] = {0.5, 0.5}, mu[2] = {1, 1};
+  long buffer[2] = {LBMC_BUFFER_INF, LBMC_BUFFER_INF};
   CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
-  lbmc_model_set_n(m, 1);
+  lbmc_model_set_n(m, rec_pools);
   lbmc_model_set_lambda(m, 0.5);
-  lbmc_model_set_pools(m, 1, &beta, &mu, &buffer);
+  if (rec_pools == 1) beta[0] = 1;
+  lbmc_model_set_pools(m, rec_pools, beta, mu, buffer);
   lbmc_model_set_policy(m, "random");
   CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
   return m;
@@ -243,6 +246,16 @@ static void test_point_verdicts(void)
   UT_CHECK(v->status == LBMC_STATUS_NOT_STATIONARY, "slope: %s (%s)", lbmc_status_name(v->status),
            v->reason);
   lbmc_point_destroy(&p);
+  /* one pool at rho < 1 cannot be unstable: the growth of a drift profile is a fill-up */
+  p = reduce(m, &o, 5, prof_drift, NULL, 0);
+  v = lbmc_point_verdict(p);
+  UT_CHECK(v->status == LBMC_STATUS_NOT_STATIONARY && (v->evidence & LBMC_EV_GROWING) &&
+               v->suggested_replicas == 0,
+           "drift, one pool: %s (%s)", lbmc_status_name(v->status), v->reason);
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+  rec_pools = 2; /* two pools: instability is possible, and the drift test proves it */
+  m = test_model();
   p = reduce(m, &o, 5, prof_drift, NULL, 0);
   v = lbmc_point_verdict(p);
   UT_CHECK(v->status == LBMC_STATUS_UNSTABLE && (v->evidence & LBMC_EV_DRIFT), "drift: %s (%s)",
@@ -250,6 +263,7 @@ static void test_point_verdicts(void)
   CU_ASSERT(isnan(lbmc_point_estimates(p)->estimate[at(m, LBMC_M_P_WAIT)]));
   lbmc_point_destroy(&p);
   lbmc_model_destroy(&m);
+  rec_pools = 1;
 }
 
 /* A replica over the cap makes the point unstable, naming the replica and the time. */

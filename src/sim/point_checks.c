@@ -1,0 +1,426 @@
+/* The checks of a point's verdict that rest on the system's time scales and on its
+ * model rather than on its halves (docs/model.md, "Verdicts"):
+ *   - the relaxation time of the customers in the system (integrated autocorrelation
+ *     time) against the measured period, and the transient the start leaves after the
+ *     warm-up, against the standard error;
+ *   - flow balance: a pool that receives more customers than its servers can serve;
+ *   - moments: metrics that are infinite, and estimators whose variance is, decided from
+ *     the service laws and the model. */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/ticks.h"
+#include "lbmc/metrics.h"
+#include "lbmc/service.h"
+#include "lbmc/sim.h"
+#include "point_impl.h"
+
+/* ---- relaxation time ---- */
+
+void lbmc_point_record_moments(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
+                               lbmc_moments *out)
+{
+  memset(out, 0, sizeof *out);
+  for (size_t s = from; s < to; s++) {
+    const double *seg = rec->seg + s * p->W;
+    const lbmc_moments m = {LBMC_TICKS_PER_SEGMENT, seg[LBMC_TK_N_END] / LBMC_TICKS_PER_SEGMENT,
+                            seg[LBMC_TK_N_M2], seg[LBMC_TK_N_M3]};
+    if (seg[LBMC_TK_LEN] > 0) lbmc_moments_add(out, &m);
+  }
+}
+
+lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
+                                  lbmc_point_relaxation *out)
+{
+  const int seg_parts = from_records || R == 1;
+  const size_t Sm = p->S - p->d, m = seg_parts ? Sm : p->fine;
+  double *area, *len, *wy, *wx, sy = 0, sx = 0, var, m2_within = 0;
+  lbmc_moments mom = {0, 0, 0, 0};
+  lbmc_interval iv;
+  memset(out, 0, sizeof *out);
+  out->nbar = out->se = out->n0 = NAN;
+  out->rx.tau = out->rx.tau_upper = NAN;
+  if (R < 1 || m < 1) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_point_work(p, 2 * (size_t)R * m + 4 * (m > (size_t)R ? m : (size_t)R)));
+  area = p->work;
+  len = area + (size_t)R * m;
+  wy = len + (size_t)R * m;
+  wx = wy + (m > (size_t)R ? m : (size_t)R);
+  out->n0 = 0;
+  for (long i = 0; i < R; i++) {
+    const lbmc_point_rep *r = &p->rep[i];
+    if (seg_parts) {
+      lbmc_record rec;
+      lbmc_moments rm;
+      lbmc_record_view(r->full, r->full_size, &rec);
+      for (size_t s = 0; s < Sm; s++) {
+        const double *seg = rec.seg + (p->d + s) * p->W;
+        area[(size_t)i * m + s] = seg[LBMC_TK_AREA_N];
+        len[(size_t)i * m + s] = seg[LBMC_TK_LEN];
+      }
+      lbmc_point_record_moments(p, &rec, p->d, p->S, &rm);
+      lbmc_moments_add(&mom, &rm);
+      m2_within += rm.m2;
+      out->n0 += rec.h.n_start / (double)R;
+    } else {
+      memcpy(area + (size_t)i * m, r->fine_area, sizeof *area * m);
+      memcpy(len + (size_t)i * m, r->fine_len, sizeof *len * m);
+      lbmc_moments_add(&mom, &r->mom);
+      m2_within += r->mom.m2;
+      out->n0 += r->n_start / (double)R;
+    }
+  }
+  /* the replicas' (or the one replica's merged batches') means of customers in the system */
+  if (R >= 2) {
+    for (long i = 0; i < R; i++) {
+      wy[i] = wx[i] = 0;
+      for (size_t s = 0; s < m; s++)
+        wy[i] += area[(size_t)i * m + s], wx[i] += len[(size_t)i * m + s];
+    }
+    lbmc_ratio_interval(wy, wx, (size_t)R, 1, p->o.confidence, &iv);
+  } else {
+    lbmc_batch_rule rule;
+    unsigned flags = 0;
+    size_t k;
+    lbmc_batch_rule_default(&rule);
+    k = lbmc_batch_merge(area, len, m, 1, &rule, wy, wx, &flags);
+    lbmc_ratio_interval(wy, wx, k, 1, p->o.confidence, &iv);
+  }
+  for (size_t s = 0; s < (size_t)R * m; s++) sy += area[s], sx += len[s];
+  out->nbar = sx > 0 ? sy / sx : NAN;
+  out->se = iv.std_err;
+  var = mom.n > 0 ? mom.m2 / mom.n : NAN;
+  out->skew = mom.m2 > 0 ? sqrt(mom.n) * mom.m3 / pow(mom.m2, 1.5) : 0;
+  lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
+                      mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL,
+                      &out->rx);
+  return LBMC_SUCCESS;
+}
+
+double lbmc_point_warmup_needed(const lbmc_point_relaxation *m, double measured)
+{
+  return lbmc_transient_warmup(m->n0 - m->nbar, m->rx.tau, measured, LBMC_RELAX_BIAS_SE * m->se);
+}
+
+/* The integrated autocorrelation time of the customers in the system in the heavy-traffic
+ * limit of the pooled system: reflected Brownian motion with drift -(C - Lambda) and
+ * variance Lambda (1 + c_s^2) (Poisson arrivals), in customers, tau = Lambda (1 + c_s^2) /
+ * (C - Lambda)^2 = rho (1 + c_s^2) / (C (1 - rho)^2), C the servers' total capacity (Harrison,
+ * Brownian Motion and Stochastic Flow Systems, 1985, 1.9; Abate and Whitt 1987). M/M/1:
+ * 2 rho / (1 - rho)^2 against the exact (1 + 4 rho - 4 rho^2 + rho^3) / (1 - rho)^2, below
+ * it at every rho < 1 and equal in the limit; servers that do not pool (random routing
+ * over n servers) relax n times more slowly. A floor that the data cannot talk the rules
+ * below: a run whose queue made no large excursion reads a short tau, and its mean is low
+ * too (one replica of M/M/1 at rho 0.9, 1000 batches of 100: of 200 runs, the 14 accepted
+ * on their own tau covered 21%). 0 where the limit does not apply: finite buffers,
+ * speeds that depend on the queue, rho >= 1, or a service law of infinite variance. */
+static double lbmc_point_tau_floor(const lbmc_point *p)
+{
+  const double rho = lbmc_model_rho(p->m);
+  double cap = 0, scv = 0;
+  for (int j = 0; j < p->J; j++) {
+    const double *rates;
+    const lbmc_service *s = lbmc_model_service(p->m, j);
+    if (lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF || lbmc_model_rates(p->m, j, &rates) != 1)
+      return 0;
+    cap += (double)p->N[j] * rates[0];
+    scv = fmax(scv, s ? s->scv : 1.0);
+  }
+  if (!(rho < 1) || !(cap > 0) || !isfinite(scv)) return 0;
+  return rho * (1 + scv) / (cap * (1 - rho) * (1 - rho));
+}
+
+/* The measured time per replica the relaxation rule asks of R replicas with tau_u and
+ * skewness g of the customers in the system. */
+static double lbmc_point_relax_needed(long R, double tau_u, double g)
+{
+  const double neff = fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * g * g);
+  const double total = 2 * neff * tau_u / (double)R; /* n_eff = R T / (2 tau_u) */
+  if (R >= 2) return fmax(LBMC_RELAX_MIN_TAUS * tau_u, total);
+  return fmax(LBMC_RELAX_MIN_BATCHES * LBMC_RELAX_BATCH_TAUS * tau_u, total);
+}
+
+lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
+{
+  lbmc_verdict *v = &p->v;
+  lbmc_point_relaxation m;
+  double tau_u, need, wneed, skew_u;
+  const double T = v->time_used, w = v->warmup_used;
+  p->batch_cap = 0;
+  p->need_measured = p->need_warmup = NAN;
+  if (p->moment_any)
+    return LBMC_SUCCESS; /* N's variance or skewness is infinite: no
+                            relaxation time to measure (the metrics that
+                            depend on it are marked) */
+  LBMC_CALL(lbmc_point_relax_measure(p, R, 0, &m));
+  if (getenv("LBMC_DEBUG_RELAX"))
+    fprintf(stderr,
+            "relax: var %g skew %g reading %g at %g (dof %g) tau %g tau_u %g resolved %d se %g\n",
+            m.rx.var, m.skew, m.rx.reading, m.rx.scale, m.rx.dof, m.rx.tau, m.rx.tau_upper,
+            m.rx.resolved, m.se);
+  v->relaxation_time = m.rx.tau;
+  tau_u = m.rx.tau_upper;
+  if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
+  {
+    const double floor_tau = lbmc_point_tau_floor(p);
+    tau_u = fmax(tau_u, floor_tau);
+    if (isfinite(m.rx.tau)) m.rx.tau = fmax(m.rx.tau, floor_tau);
+  }
+  v->relaxation_upper = tau_u;
+  /* the skewness of N as a negative binomial law of its mean and variance, (2 - p) CV with
+   * p = min(1, mean / variance): exact for M/M/1's geometric law ((1 + rho) / sqrt(rho)),
+   * for sums of independent ones and for a Poisson law (1 / sqrt(L)); a sample skewness of
+   * correlated samples is too noisy to gate on, and smallest in the runs whose intervals
+   * are too narrow (no large excursion) */
+  skew_u = m.nbar > 0 ? (2 - fmin(1.0, m.nbar / m.rx.var)) * sqrt(m.rx.var) / m.nbar : 0;
+  need = lbmc_point_relax_needed(R, tau_u, skew_u);
+  if (R == 1 && isfinite(tau_u)) /* the batches: each at least LBMC_RELAX_BATCH_TAUS tau_u */
+    p->batch_cap =
+        (size_t)fmax((double)LBMC_RELAX_MIN_BATCHES, floor(T / (LBMC_RELAX_BATCH_TAUS * tau_u)));
+  if (!m.rx.resolved || !(T >= need)) {
+    p->need_measured = m.rx.resolved && isfinite(need)
+                           ? need
+                           : fmax(LBMC_SUGGEST_FACTOR * T, isfinite(need) ? need : 0);
+    v->evidence |= LBMC_EV_RELAX;
+    if (m.rx.resolved && isfinite(need))
+      lbmc_point_reason(v,
+                        "the measured period (%.4g per replica) is %.2g relaxation times: the "
+                        "customers in the system decorrelate over about %.3g (integrated "
+                        "autocorrelation time; at most %.3g at 90%%), and with skewness about "
+                        "%.2g %s needs %.3g",
+                        T, T / m.rx.tau, m.rx.tau, tau_u, skew_u,
+                        R >= 2 ? "the interval of the replicas' means" : "batch means", need);
+    else if (isfinite(m.rx.tau))
+      lbmc_point_reason(v,
+                        "the measured period (%.4g per replica) is too short to measure the "
+                        "relaxation time of the customers in the system: it is at least %.3g "
+                        "(integrated autocorrelation time), the run at most %.2g of them",
+                        T, m.rx.tau, T / m.rx.tau);
+    else
+      lbmc_point_reason(v,
+                        "the measured period (%.4g per replica) is shorter than the relaxation "
+                        "time of the customers in the system (more than %.3g)",
+                        T, m.rx.reading);
+  }
+  /* the start's transient needs a finite tau (without one the rule above already withholds
+   * ok and asks for a longer run) */
+  v->transient_bound = m.se > 0 && isfinite(m.rx.tau)
+                           ? lbmc_transient_bound(m.n0 - m.nbar, m.rx.tau, w, T) / m.se
+                           : NAN;
+  if (v->transient_bound > LBMC_RELAX_BIAS_SE) {
+    wneed = lbmc_point_warmup_needed(&m, T);
+    p->need_warmup = wneed;
+    /* with the same warm-up, a run f times longer makes bound / se f^(1/2) times smaller */
+    if (!p->o.warmup_auto)
+      p->need_measured = fmax(isnan(p->need_measured) ? 0 : p->need_measured,
+                              T * pow(v->transient_bound / LBMC_RELAX_BIAS_SE, 2));
+    v->evidence |= LBMC_EV_TRANSIENT;
+    lbmc_point_reason(v,
+                      "the start (%.4g customers against a mean of %.4g) may leave a bias up to "
+                      "%.3g standard errors after the warm-up of %.4g (relaxation time about "
+                      "%.3g); a warm-up of %.4g would make it a quarter",
+                      m.n0, m.nbar, v->transient_bound, w, m.rx.tau, wneed);
+  }
+  return LBMC_SUCCESS;
+}
+
+/* ---- flow balance ---- */
+
+/* Pool j's admissions and time over the last half of the measured period: per eighth of
+ * each replica (units: 4 R) into y, x; per replica into ry, rx. */
+static void lbmc_point_flow_terms(const lbmc_point *p, long R, int j, double *y, double *x,
+                                  double *ry, double *rx)
+{
+  for (long i = 0; i < R; i++) {
+    const lbmc_point_rep *r = &p->rep[i];
+    ry[i] = rx[i] = 0;
+    for (int k = LBMC_PARTS / 2; k < LBMC_PARTS; k++) {
+      const size_t u = (size_t)i * (LBMC_PARTS / 2) + (size_t)(k - LBMC_PARTS / 2);
+      y[u] = r->adm[j * LBMC_PARTS + k];
+      x[u] = r->parts[k][LBMC_PART_LEN];
+      ry[i] += y[u], rx[i] += x[u];
+    }
+  }
+}
+
+lbmc_err lbmc_point_flow(lbmc_point *p, long R)
+{
+  lbmc_verdict *v = &p->v;
+  const double n = (double)p->n, lambda = lbmc_model_lambda(p->m);
+  const double g_min = p->o.runaway_fraction / 2 * lambda * n; /* per unit time */
+  const size_t U = (size_t)R * (LBMC_PARTS / 2);
+  double *y, *x, *ry, *rx, worst_factor = 0;
+  int worst = -1;
+  LBMC_CALL(lbmc_point_work(p, 2 * U + 2 * (size_t)R));
+  y = p->work, x = y + U, ry = x + U, rx = ry + R;
+  for (int j = 0; j < p->J; j++) {
+    const double *rates;
+    const int L = lbmc_model_rates(p->m, j, &rates);
+    const double cap = (double)p->N[j] * rates[L - 1];
+    lbmc_interval in, across;
+    double se, t, lower, upper, factor;
+    if (lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF || !p->rep[0].adm) continue;
+    lbmc_point_flow_terms(p, R, j, y, x, ry, rx);
+    lbmc_ratio_interval(y, x, U, 1, 0.5, &in);
+    if (!(in.dof > 0) || isnan(in.std_err)) continue;
+    se = in.std_err;
+    if (R >= 2) { /* the replicas' own spread, if larger */
+      lbmc_ratio_interval(ry, rx, (size_t)R, 1, 0.5, &across);
+      if (across.std_err > se) se = across.std_err;
+    }
+    t = gsl_cdf_tdist_Qinv(LBMC_DRIFT_ALPHA, in.dof);
+    lower = in.estimate - t * se;
+    upper = in.estimate + t * se;
+    factor = lower / (cap + g_min);
+    if (isnan(v->overload) || factor > v->overload) v->overload = factor;
+    if (lower > cap + g_min) {
+      v->evidence |= LBMC_EV_OVERLOAD;
+      lbmc_point_reason(v,
+                        "pool %d receives %.4g [%.4g, %.4g] customers per unit time in the last "
+                        "half of the run (interval at level 1 - %g); its capacity is %.4g: "
+                        "its queues grow without bound (flow balance)",
+                        j + 1, in.estimate, lower, upper, 2 * LBMC_DRIFT_ALPHA, cap);
+      continue;
+    }
+    /* above the capacity but not proven: the data that would prove it (se ~ 1/sqrt(R T)) */
+    if (in.estimate > cap + g_min && se > 0) {
+      const double f = pow(t * se / (in.estimate - cap - g_min), 2);
+      if (f > worst_factor) worst_factor = f, worst = j;
+    }
+  }
+  if (worst >= 0 && !(v->evidence & LBMC_EV_OVERLOAD)) {
+    p->flow_factor = worst_factor;
+    p->flow_pool = worst;
+  }
+  return LBMC_SUCCESS;
+}
+
+/* ---- moments ---- */
+
+/* Sup of the b with E[S^b] finite for pool j's service law. */
+static double lbmc_point_tail_index(const lbmc_point *p, int j)
+{
+  const lbmc_service *s = lbmc_model_service(p->m, j);
+  return s ? lbmc_service_tail_index(s) : INFINITY;
+}
+
+/* The moment of S whose finiteness makes pool j's mean wait finite (its customers can
+ * wait): 2 for a single-slot server under a policy that does not look at the work
+ * (the residual service a waiting customer meets is length-biased: Pollaczek-
+ * Khinchine); lwl(d) with distinct sampling waits only behind d loaded servers: 1 + 1/d
+ * (Hellemans and Van Houdt 2018). Servers with L slots: 1 + 1/L is necessary, 2
+ * sufficient (*sure = 0 between). */
+static double lbmc_point_wait_moment(const lbmc_point *p, int j, int *sure)
+{
+  const double *rates;
+  const int L = lbmc_model_rates(p->m, j, &rates);
+  const char *policy = lbmc_model_policy_name(p->m);
+  *sure = 1;
+  if (strcmp(policy, "lwl") == 0 && strcmp(lbmc_model_sampling(p->m), "with_replacement") != 0 &&
+      L == 1) {
+    const long d = lbmc_model_policy_param(p->m);
+    return d >= 1 ? 1 + 1.0 / (double)d : 2;
+  }
+  if (L > 1) *sure = 0;
+  return L > 1 ? 1 + 1.0 / (double)L : 2;
+}
+
+/* 1 if pool j's customers can wait: it holds more customers than service slots. */
+static int lbmc_point_can_wait(const lbmc_point *p, int j)
+{
+  const double *rates;
+  const long B = lbmc_model_buffer(p->m, j);
+  return B == LBMC_BUFFER_INF || B > lbmc_model_rates(p->m, j, &rates);
+}
+
+void lbmc_point_moments(lbmc_point *p)
+{
+  const int J = p->J, K = p->K;
+  const size_t ow = lbmc_metric_offset(LBMC_M_MEAN_WAIT, J, K);
+  const size_t os = lbmc_metric_offset(LBMC_M_MEAN_SOJOURN, J, K);
+  const size_t oq = lbmc_metric_offset(LBMC_M_MEAN_QUEUE, J, K);
+  char pools[256] = "", heavy_pools[256] = "";
+  int any_inf = 0, any_heavy = 0, undecided = 0;
+  memset(p->moment_flags, 0, sizeof *p->moment_flags * p->total);
+  p->heavy_all = p->moment_any = 0;
+  p->moment_reason[0] = '\0';
+  for (int j = 0; j < J; j++) {
+    const double a = lbmc_point_tail_index(p, j);
+    int sure;
+    const double need = lbmc_point_wait_moment(p, j, &sure);
+    if (!isfinite(a)) continue;
+    if (a <= 2) { /* E[S^2] infinite: busy periods and every time average are long-range
+                     dependent, so no estimator has a finite variance */
+      p->heavy_all = 1;
+      snprintf(heavy_pools + strlen(heavy_pools), sizeof heavy_pools - strlen(heavy_pools), "%s%d",
+               *heavy_pools ? ", " : "", j + 1);
+    }
+    if (!lbmc_point_can_wait(p, j)) continue;
+    if (a <= need) { /* the mean wait at pool j is infinite */
+      any_inf = 1;
+      p->moment_flags[oq + (size_t)j] = LBMC_IV_INFINITE;
+      p->moment_flags[ow] = p->moment_flags[os] = LBMC_IV_INFINITE;
+      snprintf(pools + strlen(pools), sizeof pools - strlen(pools), "%s%d", *pools ? ", " : "",
+               j + 1);
+    } else {
+      undecided |= !sure && a <= 2;
+      if (a <= 4) { /* the mean is finite, but the waits' sum over a run has infinite variance:
+                       a service of length s makes about s customers wait about s */
+        any_heavy = 1;
+        p->moment_flags[oq + (size_t)j] |= LBMC_IV_HEAVY_TAIL;
+        p->moment_flags[ow] |= LBMC_IV_HEAVY_TAIL;
+        p->moment_flags[os] |= LBMC_IV_HEAVY_TAIL;
+      }
+    }
+  }
+  for (size_t k = 0; k < p->total && p->heavy_all; k++)
+    p->moment_flags[k] |= p->moment_flags[k] & LBMC_IV_INFINITE ? 0 : LBMC_IV_HEAVY_TAIL;
+  /* quantiles keep their intervals (Woodruff's band is of counts, always finite) */
+  for (int q = 0; q < 2; q++) {
+    const size_t off =
+        lbmc_metric_offset(q ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, J, K);
+    for (int l = 0; l < LBMC_QUANTILES; l++) p->moment_flags[off + (size_t)l] = 0;
+  }
+  if (any_inf)
+    snprintf(p->moment_reason, sizeof p->moment_reason,
+             "mean_wait, mean_sojourn and mean_queue of pool %s are infinite: the service law "
+             "has an infinite moment E[S^2] (or E[S^(1+1/d)] for lwl(d)) where customers wait, "
+             "so the mean wait is infinite (Pollaczek-Khinchine); quantiles stay finite",
+             pools);
+  if (p->heavy_all)
+    snprintf(p->moment_reason + strlen(p->moment_reason),
+             sizeof p->moment_reason - strlen(p->moment_reason),
+             "%sheavy tail: the service law of pool %s has infinite variance, so the "
+             "busy periods and every time average are long-range dependent and no "
+             "estimator has a finite variance; the intervals from the spread of replicas "
+             "or batches undercover at any run length%s",
+             *p->moment_reason ? "; " : "", heavy_pools,
+             undecided ? " (the mean wait of servers with several slots may be infinite too)" : "");
+  p->moment_any = p->heavy_all || any_inf || any_heavy;
+}
+
+void lbmc_point_apply_moments(lbmc_point *p)
+{
+  lbmc_verdict *v = &p->v;
+  lbmc_estimates *e = &p->est;
+  int any_inf = 0;
+  for (size_t k = 0; k < p->total; k++) {
+    const unsigned f = p->moment_flags[k];
+    if (f & LBMC_IV_INFINITE) {
+      e->estimate[k] = INFINITY;
+      e->half_width[k] = e->std_err[k] = e->lower[k] = e->upper[k] = e->upper_bound[k] = NAN;
+      e->flags[k] = LBMC_IV_INFINITE;
+      any_inf = 1;
+    } else if ((f & LBMC_IV_HEAVY_TAIL) && !isnan(e->lower[k]) &&
+               !(e->flags[k] & (LBMC_IV_EMPTY | LBMC_IV_NONE_OBSERVED | LBMC_IV_ALL_OBSERVED))) {
+      e->half_width[k] = e->std_err[k] = e->lower[k] = e->upper[k] = NAN;
+      e->flags[k] |= LBMC_IV_HEAVY_TAIL;
+    }
+  }
+  if (any_inf) v->evidence |= LBMC_EV_INFINITE;
+  if (p->heavy_all) v->evidence |= LBMC_EV_HEAVY_TAIL;
+  if (any_inf || p->heavy_all) lbmc_point_reason(v, "%s", p->moment_reason);
+}
