@@ -51,10 +51,8 @@ typedef struct {
 
 static int lbmc_gen_same_service(const lbmc_model *m)
 {
-  for (int j = 1; j < m->J; j++) {
-    const lbmc_service *a = &m->service[0], *b = &m->service[j];
-    if (a->kind != b->kind || memcmp(a->p, b->p, sizeof a->p) != 0) return 0;
-  }
+  for (int j = 1; j < m->J; j++)
+    if (!lbmc_service_equal(&m->service[0], &m->service[j])) return 0;
   return 1;
 }
 

@@ -218,6 +218,25 @@ int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims)
   return rank;
 }
 
+int lbmc_h5_read_strs(hid_t loc, const char *name, hsize_t n, char **out)
+{
+  hid_t t = lbmc_h5_vlstr();
+  char **buf = calloc(n ? n : 1, sizeof *buf);
+  int rc = buf ? lbmc_h5_read(loc, name, t, buf) : -1;
+  for (hsize_t i = 0; i < n; i++) {
+    out[i] = rc == 0 ? strdup(buf[i] ? buf[i] : "") : NULL;
+    if (!out[i]) rc = -1;
+    if (buf) H5free_memory(buf[i]);
+  }
+  for (hsize_t i = 0; rc && i < n; i++) {
+    free(out[i]);
+    out[i] = NULL;
+  }
+  H5Tclose(t);
+  free(buf);
+  return rc;
+}
+
 int lbmc_h5_read_str(hid_t loc, const char *name, hsize_t n, char *out, size_t cap)
 {
   hid_t t = lbmc_h5_vlstr();

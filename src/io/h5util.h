@@ -54,5 +54,8 @@ int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf);
 int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims);
 /** Read a 1-D string dataset of n entries into out[i] (each copied into cap bytes). */
 int lbmc_h5_read_str(hid_t loc, const char *name, hsize_t n, char *out, size_t cap);
+/** Read a string dataset of n entries whole: out[i] a malloc'ed copy (the caller frees
+ *  each; on failure none is left). */
+int lbmc_h5_read_strs(hid_t loc, const char *name, hsize_t n, char **out);
 
 #endif

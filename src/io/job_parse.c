@@ -45,6 +45,10 @@ static const char *const lbmc_jp_service_words[][2] = {
     {"dist", "system.service or system.pools[j].service, e.g. service: {dist: lognormal, scv: 4}"},
     {"scv", "a service distribution, e.g. service: {dist: lognormal, scv: 4}"},
     {"shape", "a service distribution, e.g. service: {dist: weibull, shape: 0.5}"},
+    {"alpha", "a phase-type service distribution, e.g. service: {dist: ph, alpha: [1, 0], T: "
+              "[[-2, 2], [0, -2]]}"},
+    {"T", "a phase-type service distribution, e.g. service: {dist: ph, alpha: [1, 0], T: [[-2, "
+          "2], [0, -2]]}"},
 };
 
 /* Where a key misplaced in another section belongs (for the unknown-key message):

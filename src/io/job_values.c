@@ -225,75 +225,141 @@ lbmc_err lbmc_jv_read_vectors(lbmc_jp *c, yaml_node_t *node, const lbmc_input *r
 
 #define LBMC_JV_SERVICE_WHAT       LBMC_IN_SERVICE_WHAT
 #define LBMC_JV_SERVICE_MAX_PARAMS 8
+#define LBMC_JV_SERVICE_DISTS                                                                      \
+  "exponential, deterministic, erlang, hyperexponential, lognormal, weibull, lomax, ph or coxian"
+
+/* The text of a list parameter of a service mapping (a list of numbers, or of lists of
+ * numbers for ph's T): "[a, b]" or "[[a, b], [c, d]]" with the numbers as written,
+ * which lbmc_service_parse reads; malloc'ed into *out. depth 0: the list itself. */
+static lbmc_err lbmc_jv_service_list(const lbmc_jp *c, const yaml_node_t *node, const char *key,
+                                     int depth, char **out)
+{
+  const yaml_node_item_t *first = node->data.sequence.items.start,
+                         *top = node->data.sequence.items.top;
+  size_t len = 3, used = 0;
+  char **parts = calloc((size_t)(top - first) + 1, sizeof *parts);
+  lbmc_err err = LBMC_SUCCESS;
+  *out = NULL;
+  if (!parts) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, lbmc_jp_line(node), key, "out of memory");
+  for (const yaml_node_item_t *it = first; !err && it < top; it++) {
+    const yaml_node_t *item = yaml_document_get_node(c->doc, *it);
+    const char *text;
+    if (item->type == YAML_SEQUENCE_NODE && depth == 0) {
+      err = lbmc_jv_service_list(c, item, key, 1, &parts[it - first]);
+    } else if (!(err = lbmc_jp_scalar(
+                     c, item, key, depth ? "a number" : "a number or a list of numbers", &text)) &&
+               !(parts[it - first] = strdup(text))) {
+      err = lbmc_jp_fail(c, LBMC_ERR_MEMORY, lbmc_jp_line(item), key, "out of memory");
+    }
+    if (!err) len += strlen(parts[it - first]) + 2;
+  }
+  if (!err && !(*out = malloc(len)))
+    err = lbmc_jp_fail(c, LBMC_ERR_MEMORY, lbmc_jp_line(node), key, "out of memory");
+  if (!err) {
+    used = (size_t)snprintf(*out, len, "[");
+    for (const yaml_node_item_t *it = first; it < top; it++)
+      used += (size_t)snprintf(*out + used, len - used, "%s%s", it > first ? ", " : "",
+                               parts[it - first]);
+    snprintf(*out + used, len - used, "]");
+  }
+  for (const yaml_node_item_t *it = first; it < top; it++) free(parts[it - first]);
+  free(parts);
+  return err;
+}
 
 /* The mapping form {dist: NAME, KEY: VALUE, ...}: dist required, every other key a
- * parameter (checked by lbmc_service_make), each key once; its text is
- * "NAME:KEY=VALUE,..." with the values as written. */
+ * parameter, each key once; its text is "NAME:KEY=VALUE,..." with the values as
+ * written (lists as "[a, b]"). Numbers are checked by lbmc_service_make; a mapping
+ * with a list (ph, coxian) by lbmc_service_parse of its text. */
 static lbmc_err lbmc_jv_service_map(const lbmc_jp *c, const yaml_node_t *node,
                                     const lbmc_job_setting *s, const char *where,
                                     lbmc_input_value *v)
 {
   const char *dist = NULL, *names[LBMC_JV_SERVICE_MAX_PARAMS], *texts[LBMC_JV_SERVICE_MAX_PARAMS];
+  char *lists[LBMC_JV_SERVICE_MAX_PARAMS] = {NULL};
   double values[LBMC_JV_SERVICE_MAX_PARAMS];
-  int n = 0, dist_line = 0, lines[LBMC_JV_SERVICE_MAX_PARAMS];
+  int n = 0, dist_line = 0, lines[LBMC_JV_SERVICE_MAX_PARAMS], has_list = 0;
   char dkey[96], key[96], pwhere[640];
   size_t len, used;
+  lbmc_err err = LBMC_SUCCESS;
   snprintf(dkey, sizeof dkey, "%s.dist", s->key);
-  for (yaml_node_pair_t *pr = node->data.mapping.pairs.start; pr < node->data.mapping.pairs.top;
-       pr++) {
+  for (yaml_node_pair_t *pr = node->data.mapping.pairs.start;
+       !err && pr < node->data.mapping.pairs.top; pr++) {
     const yaml_node_t *knode = yaml_document_get_node(c->doc, pr->key);
     const yaml_node_t *vnode = yaml_document_get_node(c->doc, pr->value);
     const char *word, *kind = lbmc_jp_not_scalar(knode), *text;
     const int kline = lbmc_jp_line(knode);
-    if (kind)
-      return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
-                          "%s is not allowed as a key; the keys are dist and the distribution's "
-                          "parameters, e.g. {dist: lognormal, scv: 4}",
-                          kind);
+    int twice = -1;
+    if (kind) {
+      err = lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                         "%s is not allowed as a key; the keys are dist and the distribution's "
+                         "parameters, e.g. {dist: lognormal, scv: 4}",
+                         kind);
+      break;
+    }
     word = (const char *)knode->data.scalar.value;
     if (strcmp(word, "dist") == 0) {
       if (dist)
-        return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
-                            "'dist' is given twice (first at line %d); give each key once",
-                            dist_line);
-      LBMC_CALL(lbmc_jp_scalar(c, vnode, dkey,
-                               "a distribution name (exponential, deterministic, erlang, "
-                               "hyperexponential, lognormal, weibull or lomax)",
-                               &dist));
+        err =
+            lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                         "'dist' is given twice (first at line %d); give each key once", dist_line);
+      else
+        err = lbmc_jp_scalar(c, vnode, dkey, "a distribution name (" LBMC_JV_SERVICE_DISTS ")",
+                             &dist);
       dist_line = kline;
       continue;
     }
     for (int i = 0; i < n; i++)
-      if (strcmp(names[i], word) == 0)
-        return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
-                            "'%s' is given twice (first at line %d); give each key once", word,
-                            lines[i]);
-    if (n == LBMC_JV_SERVICE_MAX_PARAMS)
-      return lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
-                          "more than %d parameters are not allowed; a distribution has at most 3",
-                          LBMC_JV_SERVICE_MAX_PARAMS);
+      if (strcmp(names[i], word) == 0) twice = i;
+    if (twice >= 0) {
+      err = lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                         "'%s' is given twice (first at line %d); give each key once", word,
+                         lines[twice]);
+      break;
+    }
+    if (n == LBMC_JV_SERVICE_MAX_PARAMS) {
+      err = lbmc_jp_fail(c, LBMC_ERR_ARG, kline, s->key,
+                         "more than %d parameters are not allowed; a distribution has at most 3",
+                         LBMC_JV_SERVICE_MAX_PARAMS);
+      break;
+    }
     snprintf(key, sizeof key, "%s.%s", s->key, word);
-    LBMC_CALL(lbmc_jp_scalar(c, vnode, key, "a number", &text));
-    LBMC_CALL(lbmc_parse_real(lbmc_jp_where(c, lbmc_jp_line(vnode), key, pwhere, sizeof pwhere),
-                              text, &values[n]));
     names[n] = word;
-    texts[n] = text;
-    lines[n++] = kline;
+    lines[n] = kline;
+    values[n] = 0;
+    if (vnode->type == YAML_SEQUENCE_NODE) { /* ph and coxian: read from the text */
+      err = lbmc_jv_service_list(c, vnode, key, 0, &lists[n]);
+      texts[n] = lists[n];
+      has_list = 1;
+    } else if (!(err = lbmc_jp_scalar(c, vnode, key, "a number",
+                                      &text))) {
+      texts[n] = text;
+      err = lbmc_parse_real(lbmc_jp_where(c, lbmc_jp_line(vnode), key, pwhere, sizeof pwhere), text,
+                            &values[n]);
+    }
+    n++;
   }
-  if (!dist)
-    return lbmc_jp_fail(c, LBMC_ERR_ARG, v->line, s->key,
-                        "the key 'dist' is required in a mapping (the distribution: exponential, "
-                        "deterministic, erlang, hyperexponential, lognormal, weibull or lomax), "
-                        "e.g. {dist: lognormal, scv: 4}");
-  len = strlen(dist) + 1;
-  for (int i = 0; i < n; i++) len += strlen(names[i]) + strlen(texts[i]) + 2;
-  v->text = malloc(len);
-  if (!v->text) return lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
-  used = (size_t)snprintf(v->text, len, "%s", dist);
-  for (int i = 0; i < n; i++)
-    used +=
-        (size_t)snprintf(v->text + used, len - used, "%s%s=%s", i ? "," : ":", names[i], texts[i]);
-  return lbmc_service_make(where, dist, n, names, values, v->svc);
+  if (!err && !dist)
+    err = lbmc_jp_fail(
+        c, LBMC_ERR_ARG, v->line, s->key,
+        "the key 'dist' is required in a mapping (the distribution: " LBMC_JV_SERVICE_DISTS
+        "), e.g. {dist: lognormal, scv: 4}");
+  if (!err) {
+    len = strlen(dist) + 1;
+    for (int i = 0; i < n; i++) len += strlen(names[i]) + strlen(texts[i]) + 2;
+    v->text = malloc(len);
+    if (!v->text) err = lbmc_jp_fail(c, LBMC_ERR_MEMORY, v->line, s->key, "out of memory");
+  }
+  if (!err) {
+    used = (size_t)snprintf(v->text, len, "%s", dist);
+    for (int i = 0; i < n; i++)
+      used += (size_t)snprintf(v->text + used, len - used, "%s%s=%s", i ? "," : ":", names[i],
+                               texts[i]);
+    err = has_list ? lbmc_service_parse(where, v->text, v->svc)
+                   : lbmc_service_make(where, dist, n, names, values, v->svc);
+  }
+  for (int i = 0; i < n; i++) free(lists[i]);
+  return err;
 }
 
 /* One distribution: a scalar in the text form, or a mapping. */

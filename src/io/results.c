@@ -96,7 +96,7 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   r->pt = calloc((size_t)P ? (size_t)P : 1, sizeof *r->pt);
   r->mean = malloc(sizeof *r->mean * (PT * 6 + 1));
   r->flags = calloc(PT + 1, sizeof *r->flags);
-  r->service = calloc((size_t)P * (size_t)J * LBMC_SERVICE_TEXT + 1, 1);
+  r->service = calloc((size_t)P * (size_t)J + 1, sizeof *r->service);
   r->slots = malloc(sizeof *r->slots * ((size_t)P * (size_t)J + 1));
   r->mu_k = malloc(sizeof *r->mu_k * ((size_t)P * (size_t)J * LBMC_MAX_RATES + 1));
   if (!r->pt || !r->mean || !r->flags || !r->service || !r->slots || !r->mu_k ||
@@ -111,10 +111,7 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, lbmc_results **out)
   r->upper = r->lower + PT;
   r->upper_bound = r->upper + PT;
   for (size_t i = 0; i < PT * 6; i++) r->mean[i] = NAN;
-  for (size_t i = 0; i < (size_t)P * (size_t)J; i++) {
-    snprintf(r->service + i * LBMC_SERVICE_TEXT, LBMC_SERVICE_TEXT, "exponential");
-    r->slots[i] = 1;
-  }
+  for (size_t i = 0; i < (size_t)P * (size_t)J; i++) r->slots[i] = 1;
   for (size_t i = 0; i < (size_t)P * (size_t)J * LBMC_MAX_RATES; i++) r->mu_k[i] = NAN;
   for (long i = 0; i < P; i++) {
     lbmc_point_info *p = &r->pt[i];
@@ -137,6 +134,8 @@ void lbmc_results_destroy(lbmc_results **r)
   free((*r)->pt);
   free((*r)->mean);
   free((*r)->flags);
+  for (size_t i = 0; (*r)->service && i < (size_t)(*r)->P * (size_t)(*r)->J; i++)
+    free((*r)->service[i]);
   free((*r)->service);
   free((*r)->slots);
   free((*r)->mu_k);
@@ -144,8 +143,24 @@ void lbmc_results_destroy(lbmc_results **r)
   *r = NULL;
 }
 
-void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
-                            const lbmc_run_options *o)
+const char *lbmc_results_service(const lbmc_results *res, long i, int j)
+{
+  const char *t = res->service[(size_t)i * (size_t)res->J + (size_t)j];
+  return t ? t : "exponential";
+}
+
+lbmc_err lbmc_results_set_service(lbmc_results *res, long i, int j, const char *text)
+{
+  char **at = &res->service[(size_t)i * (size_t)res->J + (size_t)j], *copy = NULL;
+  if (text && strcmp(text, "exponential") != 0 && !(copy = strdup(text)))
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for a service text");
+  free(*at);
+  *at = copy;
+  return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
+                                const lbmc_run_options *o)
 {
   lbmc_point_info *p = &res->pt[i];
   p->index = grid_index;
@@ -175,8 +190,7 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
       const double *rates;
       int L = lbmc_model_rates(m, j, &rates);
       double *mu_k = LBMC_RES_MU_K(res, i, j);
-      snprintf(LBMC_RES_SERVICE(res, i, j), LBMC_SERVICE_TEXT, "%s",
-               lbmc_model_service(m, j)->text);
+      LBMC_CALL(lbmc_results_set_service(res, i, j, lbmc_model_service(m, j)->text));
       res->slots[(size_t)i * res->J + j] = L;
       for (int k = 0; k < LBMC_MAX_RATES; k++) mu_k[k] = k < L ? rates[k] : NAN;
     }
@@ -184,6 +198,7 @@ void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lb
   p->status = LBMC_STATUS_OK;
   p->reason[0] = '\0';
   p->surely_unstable = lbmc_model_surely_unstable(m);
+  return LBMC_SUCCESS;
 }
 
 /* Replica i of acc into slot r of point p. */
@@ -265,7 +280,8 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
     memcpy(dst->mean + (size_t)k * (size_t)dst->P * t + (size_t)to * t,
            src->mean + (size_t)k * (size_t)src->P * t + (size_t)from * t, sizeof(double) * t);
   memcpy(dst->flags + (size_t)to * t, src->flags + (size_t)from * t, sizeof(int64_t) * t);
-  memcpy(LBMC_RES_SERVICE(dst, to, 0), LBMC_RES_SERVICE(src, from, 0), J * LBMC_SERVICE_TEXT);
+  for (size_t j = 0; j < J; j++)
+    LBMC_CALL(lbmc_results_set_service(dst, to, (int)j, LBMC_RES_SERVICE(src, from, (int)j)));
   memcpy(dst->slots + (size_t)to * J, src->slots + (size_t)from * J, sizeof(int) * J);
   memcpy(LBMC_RES_MU_K(dst, to, 0), LBMC_RES_MU_K(src, from, 0),
          sizeof(double) * J * LBMC_MAX_RATES);

@@ -80,19 +80,20 @@ typedef struct lbmc_results_ {
   int64_t *flags; /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
-  char *service; /* P x J x LBMC_SERVICE_TEXT: canonical text, "lognormal:scv=4" */
-  int *slots;    /* P x J: L_j, length of the speed list (1 = constant mu_j) */
-  double *mu_k;  /* P x J x LBMC_MAX_RATES: mu_j(1..L_j), NaN beyond L_j */
+  char **service; /* P x J: canonical text, "lognormal:scv=4" (malloc'ed; NULL: the
+                     default, exponential); of any length (a ph law's is long) */
+  int *slots;     /* P x J: L_j, length of the speed list (1 = constant mu_j) */
+  double *mu_k;   /* P x J x LBMC_MAX_RATES: mu_j(1..L_j), NaN beyond L_j */
 } lbmc_results;
 
 /** The largest number of replicas of any point (at least 1): the R axis of the file. */
 long lbmc_results_replicas(const lbmc_results *res);
 
-/** Bytes of one service text (lbmc_service.text). */
-#define LBMC_SERVICE_TEXT ((int)sizeof(((lbmc_service *)0)->text))
-/** Service text of point i, pool j. */
-#define LBMC_RES_SERVICE(res, i, j)                                                                \
-  ((res)->service + ((size_t)(i) * (res)->J + (j)) * LBMC_SERVICE_TEXT)
+/** Service text of point i, pool j ("exponential" unless set). */
+const char *lbmc_results_service(const lbmc_results *res, long i, int j);
+#define LBMC_RES_SERVICE(res, i, j) lbmc_results_service((res), (i), (j))
+/** Set the service text of point i, pool j (a copy). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_set_service(lbmc_results *res, long i, int j, const char *text);
 /** Speed list of point i, pool j (LBMC_MAX_RATES entries). */
 #define LBMC_RES_MU_K(res, i, j) ((res)->mu_k + ((size_t)(i) * (res)->J + (j)) * LBMC_MAX_RATES)
 
@@ -108,7 +109,8 @@ typedef enum {
   LBMC_FIELD_INT,
   LBMC_FIELD_DOUBLE,
   LBMC_FIELD_CHARS,
-  LBMC_FIELD_STATUS
+  LBMC_FIELD_STATUS,
+  LBMC_FIELD_TEXT /* a malloc'ed string (char *) of any length; NULL: the column's default */
 } lbmc_field_kind;
 /** Where the values live: a field of lbmc_point_info, or an lbmc_results array. */
 typedef enum {
@@ -170,9 +172,10 @@ void lbmc_results_destroy(lbmc_results **res);
 /** At least R replica slots per point (slots double as needed; the values move).
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_reserve(lbmc_results *res, long R);
-/** Fill point i's parameters from a set-up model and its run options. */
-void lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
-                            const lbmc_run_options *o);
+/** Fill point i's parameters from a set-up model and its run options.
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
+                                const lbmc_run_options *o);
 /** Store the reduction of point i (lbmc_point_reduce done; verdict, estimates, and the
  *  replicas 0 .. replicas - 1 it rests on). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_store(lbmc_results *res, long i, const lbmc_point *acc);

@@ -47,8 +47,8 @@ static const lbmc_point_column lbmc_columns[] = {
      "customers a server of each pool holds, -1 = unlimited"},
     {"pool_servers", LBMC_COL_I64, LBMC_COL_POOL, LBMC_FIELD_LONG, LBMC_PT_POOL(pool_servers), 0,
      "1", "servers per pool (largest-remainder rounding of beta_j n)"},
-    {"service", LBMC_COL_STR, LBMC_COL_POOL, LBMC_FIELD_CHARS, LBMC_STORE_SERVICE, 0,
-     LBMC_SERVICE_TEXT, 1, "1",
+    {"service", LBMC_COL_STR, LBMC_COL_POOL, LBMC_FIELD_TEXT, LBMC_STORE_SERVICE, 0, sizeof(char *),
+     1, "1",
      "service requirement distribution (mean 1) of each pool, canonical text such as "
      "lognormal:scv=4 (docs/job-files.md)"},
     {"slots", LBMC_COL_I64, LBMC_COL_POOL, LBMC_FIELD_INT, LBMC_STORE_SLOTS, 0, sizeof(int), 1, "1",
@@ -119,7 +119,7 @@ void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long
 {
   const size_t pj = (size_t)i * (size_t)res->J + (size_t)j;
   switch (c->store) {
-  case LBMC_STORE_SERVICE: return res->service + pj * LBMC_SERVICE_TEXT;
+  case LBMC_STORE_SERVICE: return res->service + pj;
   case LBMC_STORE_SLOTS: return res->slots + pj;
   case LBMC_STORE_MU_K: return res->mu_k + pj * LBMC_MAX_RATES + (size_t)k;
   default: return (char *)&res->pt[i] + c->offset + (size_t)j * c->size;

@@ -85,6 +85,7 @@ static void lbmc_scatter_column(lbmc_results *res, const lbmc_point_column *c, i
       case LBMC_FIELD_INT: *(int *)v = (int)((const int64_t *)buf)[at]; break;
       case LBMC_FIELD_DOUBLE: *(double *)v = ((const double *)buf)[at]; break;
       case LBMC_FIELD_CHARS: snprintf(v, c->size, "%s", text); break;
+      case LBMC_FIELD_TEXT: break; /* read whole by lbmc_read_texts */
       case LBMC_FIELD_STATUS: {
         lbmc_status st = LBMC_STATUS_OK; /* an unknown name reads as ok */
         for (int s = LBMC_STATUS_OK; s < LBMC_STATUSES; s++)
@@ -94,6 +95,21 @@ static void lbmc_scatter_column(lbmc_results *res, const lbmc_point_column *c, i
       }
       }
     }
+}
+
+/* A column of texts of any length (the service): each stored by
+ * lbmc_results_set_service. */
+static int lbmc_read_texts(hid_t f, const char *path, lbmc_results *res, size_t per)
+{
+  const size_t n = (size_t)res->P * per;
+  char **texts = calloc(n + 1, sizeof *texts);
+  int rc = texts ? lbmc_h5_read_strs(f, path, (hsize_t)n, texts) : -1;
+  for (size_t at = 0; at < n; at++) {
+    if (!rc && lbmc_results_set_service(res, (long)(at / per), (int)(at % per), texts[at])) rc = -1;
+    if (texts) free(texts[at]);
+  }
+  free(texts);
+  return rc;
 }
 
 /* Column c of /points; an optional column missing from the file keeps its defaults
@@ -110,6 +126,7 @@ static int lbmc_read_column(hid_t f, lbmc_results *res, const lbmc_point_column 
   if (!*found) return c->optional ? 0 : -1;
   per = lbmc_column_width(f, path, c, res, &L);
   if (per == 0) return -1;
+  if (c->kind == LBMC_FIELD_TEXT) return lbmc_read_texts(f, path, res, per);
   n = (size_t)res->P * per;
   buf = malloc(n * cap + 1);
   if (!buf) return -1;

@@ -64,6 +64,7 @@ static void lbmc_gather_column(const lbmc_results *res, const lbmc_point_column 
       case LBMC_FIELD_INT: I[at] = *(const int *)v; break;
       case LBMC_FIELD_DOUBLE: F[at] = *(const double *)v; break;
       case LBMC_FIELD_CHARS: S[at] = v; break;
+      case LBMC_FIELD_TEXT: S[at] = lbmc_results_service(res, i, j); break; /* service only */
       case LBMC_FIELD_STATUS: S[at] = lbmc_status_name(*(const lbmc_status *)v); break;
       }
     }

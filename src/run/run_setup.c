@@ -151,6 +151,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   char ckpt[4096];
   lbmc_model *m = NULL;
   lbmc_run_options o;
+  lbmc_err err;
   LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
                                 (int)run->opts.tail_k, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
@@ -164,7 +165,11 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   for (long i = 0; i < run->P; i++) {
     LBMC_CALL(lbmc_job_point_model(run->job, run->grid[i], &m));
     lbmc_job_point_options(run->job, run->grid[i], &o);
-    lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    err = lbmc_results_set_point(run->res, i, run->grid[i], m, &o);
+    if (err) {
+      lbmc_model_destroy(&m);
+      return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
+    }
     run->res->pt[i].scenario = lbmc_job_point_scenario(run->job, run->grid[i]);
     lbmc_runner_warn_service(run, m, i);
     lbmc_model_destroy(&m);
