@@ -20,9 +20,10 @@ extern "C" {
  *  cost, what it applies to) is in its table; names, choices and help are read from
  *  the registry (lbmc/engines.h). Adding an engine: its file and one line here. */
 #define LBMC_ENGINE_LIST(X)                                                                        \
-  X(OCCUPANCY, occupancy) /* counts of servers per pool and level (docs/occupancy.md) */           \
-  X(SERVERS, servers)     /* every server, exponential service: the Markov race */                 \
-  X(GENERAL, general)     /* every server, any service: an event calendar */
+  X(OCCUPANCY, occupancy)       /* counts of servers per pool and level (docs/occupancy.md) */     \
+  X(OCCUPANCY_PH, occupancy_ph) /* the same per level and phase: phase-type service */             \
+  X(SERVERS, servers)           /* every server, exponential service: the Markov race */           \
+  X(GENERAL, general)           /* every server, any service: an event calendar */
 
 /** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,
  *  --engine): 0 for auto, else 1 + the engine's position in LBMC_ENGINE_LIST (a test
