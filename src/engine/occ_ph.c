@@ -15,15 +15,15 @@
  * stream) and keeps it.
  *
  * Service events. The busy servers of pool j in phase p leave p at total rate
- * mu_j (-T_pp) y_j(p) (y_j(p) = servers in phase p). The next service event is one
- * Exp(D) time, D the sum of those rates, drawn from the service stream after each
- * service event; a service started by an arrival races its own Exp(mu_j (-T_pp)) clock
- * against it (D only grows between service events: arrivals at busy servers change no
- * phase). At the event the pair (j, p) is chosen in proportion to the rates then, the
- * level k in proportion to x_j(k, p) (an exact integer draw below y_j(p) and a descent
- * of phase p's Fenwick tree), and the outcome from row p of T: a phase change to p'
- * with probability T[p][p'] / (-T_pp), a completion with exit_p / (-T_pp). A
- * completion at level k >= 2 starts the next customer in a phase drawn from alpha.
+ * mu_j (-T_pp) y_j(p) (y_j(p) = servers in phase p). The pairs (j, p) are grouped in
+ * rate classes (equal mu_j (-T_pp): one class for an Erlang law, two for H2), each with
+ * its own exponential clock (below, "The clocks of the rate classes"); the earliest
+ * fires, and the server that moves is a uniform busy one of its class (one exact integer
+ * draw, service stream): its pair by a scan of the members' y_j(p), its level k by the
+ * descent of phase p's Fenwick tree with the rank left over. The outcome comes from row
+ * p of T: a phase change to p' with probability T[p][p'] / (-T_pp), a completion with
+ * exit_p / (-T_pp) (no draw when one of them is certain). A completion at level k >= 2
+ * starts the next customer in a phase drawn from alpha.
  *
  * Per-customer metrics by conditional expectation (terms at admission): a customer
  * joining class (j, k, p), k >= 1, waits the residual requirement from phase p and k - 1
@@ -72,66 +72,110 @@ static int lbmc_phocc_applies(const lbmc_model *m, char *why, size_t len)
 
 /* ---- The phase arrays ---- */
 
-/* Add d to x_j(k, p) in phase p's Fenwick tree. */
+/* The trees are indexed by level from the top: node i = size - k holds level k, so that
+ * the update path of a level, i, i + (i & -i), ... up to size, is short for the low
+ * levels where most servers are (length about the number of one bits of k - 1 plus one:
+ * 1 node for levels 1 and 2) and never longer than log2(size); a search descends
+ * log2(size) steps. */
+
+/* Add d to x_j(k, p) in phase p's Fenwick tree (1 <= k < size). */
 static inline void lbmc_phocc_fen_add(lbmc_phocc_pool *h, uint32_t k, uint32_t p, int64_t d)
 {
-  for (uint32_t i = k; i < h->size; i += i & -i) h->f[(size_t)i * h->m + p] += d;
+  int64_t *f = h->f + p;
+  const uint32_t m = h->m, size = h->size;
+  for (uint32_t i = size - k; i < size; i += i & -i) f[(size_t)i * m] += d;
+}
+
+/* Move one server of phase p from level a to level b. */
+static inline void lbmc_phocc_fen_shift(lbmc_phocc_pool *h, uint32_t a, uint32_t b, uint32_t p)
+{
+  lbmc_phocc_fen_add(h, a, p, -1);
+  lbmc_phocc_fen_add(h, b, p, 1);
 }
 
 /* Move one server at level k from phase p to q (both trees share the path). */
 static inline void lbmc_phocc_fen_move(lbmc_phocc_pool *h, uint32_t k, uint32_t p, uint32_t q)
 {
-  for (uint32_t i = k; i < h->size; i += i & -i) {
-    h->f[(size_t)i * h->m + p]--;
-    h->f[(size_t)i * h->m + q]++;
+  int64_t *f = h->f;
+  const uint32_t m = h->m, size = h->size;
+  for (uint32_t i = size - k; i < size; i += i & -i) {
+    f[(size_t)i * m + p]--;
+    f[(size_t)i * m + q]++;
   }
 }
 
-/* The level of the server of rank U (0 <= U < y(p)) among phase p's, ranked by level:
- * the smallest k with x(1, p) + .. + x(k, p) > U. The descent starts at the highest
- * power of two <= top (every x beyond top is 0). */
-static inline uint32_t lbmc_phocc_fen_find(const lbmc_phocc_pool *h, uint32_t top, uint32_t p,
-                                           int64_t U)
+/* The level of the server of rank U (0 <= U < y(p)) among phase p's, ranked by level
+ * from the top: the smallest node i with x(size - 1, p) + .. + x(size - i, p) > U, level
+ * size - i; the descent from size / 2, without branches on the data. */
+static inline uint32_t lbmc_phocc_fen_find(const lbmc_phocc_pool *h, uint32_t p, int64_t U)
 {
-  const int64_t *f = h->f;
+  const int64_t *f = h->f + p;
   const uint32_t m = h->m;
   uint32_t pos = 0;
-  for (uint32_t step = 1u << (31 - __builtin_clz(top)); step; step >>= 1) {
-    const int64_t v = f[(size_t)(pos + step) * m + p];
-    if (v <= U) {
-      U -= v;
-      pos += step;
-    }
+  for (uint32_t step = h->size >> 1; step; step >>= 1) {
+    const int64_t v = f[(size_t)(pos + step) * m];
+    const int64_t take = -(int64_t)(v <= U); /* all ones when the subtree is passed */
+    U -= v & take;
+    pos += step & (uint32_t)take;
   }
-  return pos + 1;
+  return h->size - (pos + 1);
 }
 
-/* Rebuild the Fenwick trees from x (O(size m)). */
+/* Build the Fenwick trees of the levels 1 .. size - 1 from x (O(size m)). */
 static void lbmc_phocc_fen_build(lbmc_phocc_pool *h)
 {
-  memcpy(h->f, h->x, sizeof *h->f * h->size * h->m);
-  for (uint32_t i = 1; i < h->size; i++) {
+  const uint32_t m = h->m, size = h->size;
+  memset(h->f, 0, sizeof *h->f * m);
+  for (uint32_t i = 1; i < size; i++)
+    memcpy(h->f + (size_t)i * m, h->x + (size_t)(size - i) * m, sizeof *h->f * m);
+  for (uint32_t i = 1; i < size; i++) {
     uint32_t up = i + (i & -i);
-    if (up < h->size)
-      for (uint32_t p = 0; p < h->m; p++) h->f[(size_t)up * h->m + p] += h->f[(size_t)i * h->m + p];
+    if (up < size)
+      for (uint32_t p = 0; p < m; p++) h->f[(size_t)up * m + p] += h->f[(size_t)i * m + p];
   }
 }
 
-/* Make level k addressable in pool h (size > k), doubling; -1 when out of memory. */
+/* Make level k addressable in pool h: size (a power of two) doubled until size > k, the
+ * arrays grown (doubling) when size passes their capacity, and the trees rebuilt (their
+ * indices count from size). At most log2 of the highest level times per replica. 0, or
+ * -1 when out of memory. */
 static int lbmc_phocc_grow(lbmc_phocc_pool *h, uint32_t k)
 {
-  uint64_t size = h->size ? h->size : LBMC_PHOCC_SIZE0;
-  int64_t *x, *f;
+  uint64_t size = h->size, cap = h->cap;
   while (size <= k) size *= 2;
   if (size > UINT32_MAX / LBMC_PHOCC_M) return -1;
-  x = realloc(h->x, sizeof *x * size * h->m);
-  if (!x) return -1;
-  h->x = x;
-  f = realloc(h->f, sizeof *f * size * h->m);
-  if (!f) return -1;
-  h->f = f;
-  memset(h->x + (size_t)h->size * h->m, 0, sizeof *x * (size - h->size) * h->m);
+  if (size > cap) {
+    int64_t *x, *f;
+    while (cap < size) cap *= 2;
+    x = realloc(h->x, sizeof *x * cap * h->m);
+    if (!x) return -1;
+    h->x = x;
+    f = realloc(h->f, sizeof *f * cap * h->m);
+    if (!f) return -1;
+    h->f = f;
+    h->cap = (uint32_t)cap;
+  }
+  memset(h->x + (size_t)h->size * h->m, 0, sizeof *h->x * (size - h->size) * h->m);
   h->size = (uint32_t)size;
+  lbmc_phocc_fen_build(h);
+  return 0;
+}
+
+/* The arrays of pool h at reset: capacity at least LBMC_PHOCC_SIZE0 levels and above
+ * top, size the smallest power of two above top (>= 2), every count zero. -1 when out of
+ * memory. */
+static int lbmc_phocc_clear(lbmc_phocc_pool *h, uint32_t top)
+{
+  h->size = 2;
+  if (!h->cap) {
+    h->x = malloc(sizeof *h->x * LBMC_PHOCC_SIZE0 * h->m);
+    h->f = malloc(sizeof *h->f * LBMC_PHOCC_SIZE0 * h->m);
+    if (!h->x || !h->f) return -1;
+    h->cap = LBMC_PHOCC_SIZE0;
+  }
+  memset(h->y, 0, sizeof h->y);
+  memset(h->x, 0, sizeof *h->x * h->size * h->m);
+  if (top >= h->size && lbmc_phocc_grow(h, top) != 0) return -1;
   lbmc_phocc_fen_build(h);
   return 0;
 }
@@ -162,6 +206,7 @@ static void lbmc_phocc_init_law(lbmc_phocc_pool *h, const lbmc_model *m, int j)
     double c = 0;
     int n = 0;
     h->rate[p] = mu * q;
+    h->inv_rate[p] = 1.0 / h->rate[p];
     h->res[p] = res[p];
     for (int d = 0; d <= ph; d++) {
       double r = d == ph ? exit[p] : (d == p ? 0.0 : T[p * ph + d]);
@@ -181,6 +226,41 @@ static void lbmc_phocc_init_law(lbmc_phocc_pool *h, const lbmc_model *m, int j)
   h->start = -1;
   for (int p = 0; starts == 1 && p < ph; p++)
     if (alpha[p] > 0) h->start = p;
+}
+
+/* The rate classes of the pairs (j, p): pairs of equal rate, in order of first
+ * appearance. */
+static void lbmc_phocc_init_classes(lbmc_phocc *o)
+{
+  uint32_t n = 0;
+  o->C = 0;
+  for (uint32_t j = 0; j < o->st.J; j++)
+    for (uint32_t p = 0; p < o->ph[j].m; p++) o->ph[j].cls[p] = UINT16_MAX;
+  for (uint32_t j0 = 0; j0 < o->st.J; j0++)
+    for (uint32_t p0 = 0; p0 < o->ph[j0].m; p0++) {
+      lbmc_phocc_class *c = &o->cls[o->C];
+      if (o->ph[j0].cls[p0] != UINT16_MAX) continue;
+      c->rate = o->ph[j0].rate[p0];
+      c->inv_rate = 1.0 / c->rate;
+      c->busy = 0;
+      c->first = n;
+      c->n = 0;
+      for (uint32_t j = j0; j < o->st.J; j++)
+        for (uint32_t p = 0; p < o->ph[j].m; p++)
+          if (o->ph[j].cls[p] == UINT16_MAX && o->ph[j].rate[p] == c->rate) {
+            o->ph[j].cls[p] = (uint16_t)o->C;
+            o->member[n++] = (uint16_t)(j * LBMC_PHOCC_M + p);
+            c->n++;
+          }
+      o->C++;
+    }
+}
+
+/* y_j(p) += d, and its class's busy servers. */
+static inline void lbmc_phocc_busy(lbmc_phocc *o, lbmc_phocc_pool *h, uint32_t p, int64_t d)
+{
+  h->y[p] += d;
+  o->cls[h->cls[p]].busy += d;
 }
 
 /* A phase drawn from alpha (service stream). */
@@ -227,8 +307,9 @@ static lbmc_err lbmc_phocc_create(const lbmc_model *m, int K, uint64_t max_custo
   err = lbmc_occ_state_init(&o->st, m, K, max_customers);
   for (int j = 0; j < m->J && !err; j++) {
     lbmc_phocc_init_law(&o->ph[j], m, j);
-    if (lbmc_phocc_grow(&o->ph[j], 1) != 0) err = LBMC_ERR_MEMORY;
+    if (lbmc_phocc_clear(&o->ph[j], 0) != 0) err = LBMC_ERR_MEMORY;
   }
+  if (!err) lbmc_phocc_init_classes(o);
   lbmc_occ_view_init(&o->view, &o->st);
   if (err) {
     lbmc_phocc_destroy((void **)&o);
@@ -264,13 +345,12 @@ static int lbmc_phocc_set_phases(lbmc_phocc *o, uint32_t j, const int64_t *c, ui
 {
   lbmc_phocc_pool *h = &o->ph[j];
   const uint32_t top = o->st.pool[j].top;
-  if (top >= h->size && lbmc_phocc_grow(h, top) != 0) return -1;
-  memset(h->x, 0, sizeof *h->x * h->size * h->m);
-  memset(h->y, 0, sizeof h->y);
+  for (uint32_t p = 0; p < h->m; p++) o->cls[h->cls[p]].busy -= h->y[p];
+  if (lbmc_phocc_clear(h, top) != 0) return -1;
   for (uint32_t k = 1; c && k < levels && k <= top; k++)
     for (uint32_t p = 0; p < h->m; p++) {
       h->x[(size_t)k * h->m + p] = c[(size_t)k * M + p];
-      h->y[p] += c[(size_t)k * M + p];
+      lbmc_phocc_busy(o, h, p, c[(size_t)k * M + p]);
     }
   lbmc_phocc_fen_build(h);
   h->waits = h->wait_levels = h->phase_changes = 0;
@@ -308,22 +388,49 @@ static int lbmc_phocc_initial(lbmc_phocc *o)
   return 0;
 }
 
-/* Total rate of service events D = sum_j sum_p mu_j (-T_pp) y_j(p). */
-static double lbmc_phocc_rate(const lbmc_phocc *o)
+/* ---- The clocks of the rate classes ----
+ * Class c's servers leave their phases at total rate rate_c busy_c; its clock next_c is
+ * an Exp(rate_c busy_c) time from its last draw (service stream), INFINITY when none is
+ * busy, and the next service event is the earliest clock: the classes race, which
+ * chooses a class in proportion to rate_c busy_c without a draw. A server joins a class
+ * only by an arrival at an idle server or by an event of another class (a server leaves
+ * its class only at its own event); the pending time is then rescaled,
+ * t + (next_c - t) (busy_c - 1) / busy_c, since the residual of an exponential time is
+ * exponential with the same rate (memoryless) and a scaled one has the scaled rate. The
+ * class that fired draws afresh. */
+
+/* A fresh clock for class c at time t. */
+static inline void lbmc_phocc_draw(lbmc_phocc *o, lbmc_phocc_class *c)
 {
-  double D = 0;
-  for (uint32_t j = 0; j < o->st.J; j++) {
-    const lbmc_phocc_pool *h = &o->ph[j];
-    for (uint32_t p = 0; p < h->m; p++) D += h->rate[p] * (double)h->y[p];
-  }
-  return D;
+  lbmc_occ_state *st = &o->st;
+  c->next = c->busy > 0 ? st->t + lbmc_exp_zig(st->s_svc, &st->zig) * c->inv_rate / (double)c->busy
+                        : INFINITY;
+}
+
+/* A server has joined class c (busy_c already counts it). */
+static inline void lbmc_phocc_join(lbmc_phocc *o, lbmc_phocc_class *c)
+{
+  const double t = o->st.t;
+  if (c->busy == 1)
+    lbmc_phocc_draw(o, c);
+  else
+    c->next = t + (c->next - t) * ((double)(c->busy - 1) / (double)c->busy);
+}
+
+/* The earliest clock: next_dep and its class. */
+static inline void lbmc_phocc_earliest(lbmc_phocc *o)
+{
+  uint32_t best = 0;
+  for (uint32_t c = 1; c < o->C; c++)
+    if (o->cls[c].next < o->cls[best].next) best = c;
+  o->dep_cls = best;
+  o->next_dep = o->cls[best].next;
 }
 
 static lbmc_err lbmc_phocc_reset(void *ws, lbmc_stream *streams)
 {
   lbmc_phocc *o = ws;
   lbmc_occ_state *st = &o->st;
-  double D;
   st->s_arr = &streams[LBMC_PURPOSE_ARRIVALS];
   st->s_svc = &streams[LBMC_PURPOSE_SERVICE];
   st->s_route = &streams[LBMC_PURPOSE_ROUTING];
@@ -335,8 +442,8 @@ static lbmc_err lbmc_phocc_reset(void *ws, lbmc_stream *streams)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy-ph engine: out of memory");
   if (st->ops->reset) LBMC_CALL(st->ops->reset(st, st->pw));
   o->next_arr = lbmc_exp_zig(st->s_arr, &st->zig) * o->inv_lambda_total;
-  D = lbmc_phocc_rate(o);
-  o->next_dep = D > 0 ? lbmc_exp_zig(st->s_svc, &st->zig) / D : INFINITY;
+  for (uint32_t c = 0; c < o->C; c++) lbmc_phocc_draw(o, &o->cls[c]);
+  lbmc_phocc_earliest(o);
   return LBMC_SUCCESS;
 }
 
@@ -355,26 +462,30 @@ static void lbmc_phocc_arrival(lbmc_phocc *o)
     return;
   }
   if (lbmc_phocc_room(o, c.j, c.k + 1) != 0) return;
-  if (c.k == 0) { /* a service starts: its phase from alpha; it races the pending event */
-    double t_new;
+  if (c.k == 0) { /* a service starts: its phase from alpha; its class's clock is rescaled */
+    lbmc_phocc_class *cl;
     p = lbmc_phocc_alpha(o, h);
     h->x[h->m + p]++;
-    h->y[p]++;
+    lbmc_phocc_busy(o, h, p, 1);
     lbmc_phocc_fen_add(h, 1, p, 1);
     st->tally.c.starts++;
-    t_new = st->t + lbmc_exp_zig(st->s_svc, &st->zig) / h->rate[p];
-    if (t_new < o->next_dep) o->next_dep = t_new;
+    cl = &o->cls[h->cls[p]];
+    lbmc_phocc_join(o, cl);
+    if (cl->next < o->next_dep) {
+      o->next_dep = cl->next;
+      o->dep_cls = h->cls[p];
+    }
   } else { /* a uniform server of the level: phase p w.p. x(k, p) / count(k) */
     int64_t *xk = h->x + (size_t)c.k * h->m;
-    if (h->m > 1) {
-      int64_t U =
-          (int64_t)lbmc_occ_uint(st->s_route, (uint64_t)lbmc_occ_count(&st->pool[c.j], c.k));
+    if (h->m > 1) { /* the server's rank within its level, from the form or drawn here */
+      int64_t U = c.rank1 ? (int64_t)(c.rank1 - 1)
+                          : (int64_t)lbmc_occ_uint(st->s_route,
+                                                   (uint64_t)lbmc_occ_count(&st->pool[c.j], c.k));
       while (U >= xk[p]) U -= xk[p++];
     }
     xk[p]--;
     xk[h->m + p]++;
-    lbmc_phocc_fen_add(h, c.k, p, -1);
-    lbmc_phocc_fen_add(h, c.k + 1, p, 1);
+    lbmc_phocc_fen_shift(h, c.k, c.k + 1, p);
     st->tally.c.waited++;
     h->waits++;
     h->wait_levels += c.k - 1;
@@ -388,37 +499,42 @@ static void lbmc_phocc_arrival(lbmc_phocc *o)
   lbmc_occ_up(st, c.j, c.k);
 }
 
-/* The (pool, phase) of the next service event, in proportion to mu_j (-T_pp) y_j(p). */
-static void lbmc_phocc_pick(lbmc_phocc *o, uint32_t *jj, uint32_t *pp)
+/* The server of an event of class c: a uniform busy one of the class, its pair (pool
+ * *jj, phase *pp) from the members' counts and its level (returned) from the pair's
+ * Fenwick tree, with one exact integer draw. */
+static uint32_t lbmc_phocc_pick(lbmc_phocc *o, const lbmc_phocc_class *c, uint32_t *jj,
+                                uint32_t *pp)
 {
-  double x = lbmc_u01(o->st.s_svc) * lbmc_phocc_rate(o);
-  uint32_t lj = 0, lp = 0;
-  for (uint32_t j = 0; j < o->st.J; j++) {
-    const lbmc_phocc_pool *h = &o->ph[j];
-    for (uint32_t p = 0; p < h->m; p++) {
-      double w = h->rate[p] * (double)h->y[p];
-      if (w <= 0) continue;
-      lj = j;
-      lp = p;
-      if (x < w) goto found;
-      x -= w;
-    }
+  int64_t U = (int64_t)lbmc_occ_uint(o->st.s_svc, (uint64_t)c->busy);
+  const uint16_t *mem = o->member + c->first;
+  uint32_t j, p;
+  for (;;) {
+    j = *mem / LBMC_PHOCC_M;
+    p = *mem % LBMC_PHOCC_M;
+    if (U < o->ph[j].y[p]) break;
+    U -= o->ph[j].y[p];
+    mem++;
   }
-found: /* or the last busy (pool, phase), if x ran past the end by rounding */
-  *jj = lj;
-  *pp = lp;
+  *jj = j;
+  *pp = p;
+  return lbmc_phocc_fen_find(&o->ph[j], p, U);
+}
+
+/* The server of phase p of pool h joins phase q's class (after an event of class cf). */
+static inline void lbmc_phocc_enter(lbmc_phocc *o, lbmc_phocc_pool *h, uint32_t q, uint32_t cf)
+{
+  lbmc_phocc_busy(o, h, q, 1);
+  if (h->cls[q] != cf) lbmc_phocc_join(o, &o->cls[h->cls[q]]);
 }
 
 static void lbmc_phocc_service(lbmc_phocc *o)
 {
   lbmc_occ_state *st = &o->st;
+  const uint32_t cf = o->dep_cls;
   uint32_t j, p, k, d;
   lbmc_phocc_pool *h;
-  double D;
-  lbmc_phocc_pick(o, &j, &p);
+  k = lbmc_phocc_pick(o, &o->cls[cf], &j, &p);
   h = &o->ph[j];
-  k = lbmc_phocc_fen_find(h, st->pool[j].top, p,
-                          (int64_t)lbmc_occ_uint(st->s_svc, (uint64_t)h->y[p]));
   if (h->next[p] >= 0) {
     d = (uint32_t)h->next[p];
   } else {
@@ -427,31 +543,35 @@ static void lbmc_phocc_service(lbmc_phocc *o)
     while (i + 1 < h->ndest[p] && u >= h->cum[p][i]) i++;
     d = h->dest[p][i];
   }
+  lbmc_phocc_busy(o, h, p, -1);
   if (d < h->m) { /* a phase change at level k */
     h->x[(size_t)k * h->m + p]--;
     h->x[(size_t)k * h->m + d]++;
-    h->y[p]--;
-    h->y[d]++;
+    lbmc_phocc_enter(o, h, d, cf);
     lbmc_phocc_fen_move(h, k, p, d);
     h->phase_changes++;
   } else { /* a completion at level k */
     h->x[(size_t)k * h->m + p]--;
-    h->y[p]--;
-    lbmc_phocc_fen_add(h, k, p, -1);
     lbmc_occ_down(st, j, k);
     st->tally.c.departures++;
-    if (k >= 2) { /* the next customer starts */
+    if (k >= 2) { /* the next customer starts, in phase q */
       const uint32_t q = lbmc_phocc_alpha(o, h);
       h->x[(size_t)(k - 1) * h->m + q]++;
-      h->y[q]++;
-      lbmc_phocc_fen_add(h, k - 1, q, 1);
+      lbmc_phocc_enter(o, h, q, cf);
+      if (q == p) {
+        lbmc_phocc_fen_shift(h, k, k - 1, p);
+      } else {
+        lbmc_phocc_fen_add(h, k, p, -1);
+        lbmc_phocc_fen_add(h, k - 1, q, 1);
+      }
       st->tally.c.starts++;
-    } else if (st->ops->on_idle) {
-      st->ops->on_idle(st, st->pw, j); /* idleness grew */
+    } else {
+      lbmc_phocc_fen_add(h, k, p, -1);
+      if (st->ops->on_idle) st->ops->on_idle(st, st->pw, j); /* idleness grew */
     }
   }
-  D = lbmc_phocc_rate(o);
-  o->next_dep = D > 0 ? st->t + lbmc_exp_zig(st->s_svc, &st->zig) / D : INFINITY;
+  lbmc_phocc_draw(o, &o->cls[cf]);
+  lbmc_phocc_earliest(o);
 }
 
 static void lbmc_phocc_run(lbmc_phocc *o, double t_end)

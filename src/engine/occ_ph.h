@@ -27,13 +27,17 @@ extern const lbmc_engine_type lbmc_engine_occupancy_ph;
  *  phase, and the law's constants. */
 typedef struct {
   uint32_t m;    /* phases of the pool's law (1: exponential) */
-  uint32_t size; /* levels 0 .. size - 1 addressable in x and f (a power of two) */
+  uint32_t size; /* levels 0 .. size - 1 addressable in x and f (a power of two > top) */
+  uint32_t cap;  /* levels allocated in x and f */
   int64_t *x;    /* size x m: x[k m + p] = servers at level k >= 1 in phase p (row 0: 0) */
-  int64_t *f;    /* size x m: per phase p, a Fenwick tree over levels 1 .. size - 1:
-                    f[i m + p] = sum of x[l m + p] for l in (i - (i & -i), i] */
+  int64_t *f;    /* size x m: per phase p, a Fenwick tree over levels 1 .. size - 1 indexed
+                    from the top: f[i m + p] = sum of x[(size - l) m + p] for l in
+                    (i - (i & -i), i] */
   int64_t y[LBMC_PHOCC_M];   /* busy servers in phase p: sum over the levels of x */
   double rate[LBMC_PHOCC_M]; /* mu_j (-T_pp): rate of leaving phase p (time units) */
-  double res[LBMC_PHOCC_M];  /* mean residual requirement from phase p, ((-T)^-1 1)_p */
+  double inv_rate[LBMC_PHOCC_M];
+  uint16_t cls[LBMC_PHOCC_M]; /* the rate class of phase p (lbmc_phocc) */
+  double res[LBMC_PHOCC_M];   /* mean residual requirement from phase p, ((-T)^-1 1)_p */
   /* Leaving phase p: to next[p] (0 .. m - 1; m = completion) when certain, else (-1)
    * to dest[p][i] with cumulative probability cum[p][i], i < ndest[p]. */
   int next[LBMC_PHOCC_M];
@@ -48,11 +52,29 @@ typedef struct {
   int64_t waits, wait_levels, wait_phase[LBMC_PHOCC_M], phase_changes;
 } lbmc_phocc_pool;
 
+/** Most (pool, phase) pairs. */
+#define LBMC_PHOCC_PAIRS (LBMC_MAX_POOLS * LBMC_PHOCC_M)
+
+/** A rate class: the (pool, phase) pairs whose servers leave their phase at the same
+ *  rate, so that the server an event of the class moves is a uniform busy one of it. */
+typedef struct {
+  double rate; /* mu_j (-T_pp) of every member */
+  double inv_rate;
+  double next;    /* the class's next event (occ_ph.c, "The clocks of the rate classes") */
+  int64_t busy;   /* busy servers of the members */
+  uint32_t first; /* members: member[first .. first + n) */
+  uint32_t n;
+} lbmc_phocc_class;
+
 /** The workspace. st comes first: the view's ws is &st (lbmc_occ_view_init). */
 typedef struct {
   lbmc_occ_state st;
+  uint32_t C;                             /* rate classes */
+  lbmc_phocc_class cls[LBMC_PHOCC_PAIRS]; /* in order of first appearance over (j, p) */
+  uint16_t member[LBMC_PHOCC_PAIRS];      /* j LBMC_PHOCC_M + p, grouped by class */
   lbmc_phocc_pool ph[LBMC_MAX_POOLS];
-  double next_arr, next_dep;
+  double next_arr, next_dep; /* next arrival; next service event: the earliest class clock */
+  uint32_t dep_cls;          /* the class of next_dep */
   double inv_lambda_total;
   /* At the start of the current tick: the per-customer counters above. */
   int64_t wait_levels0[LBMC_MAX_POOLS], wait_phase0[LBMC_MAX_POOLS][LBMC_PHOCC_M];
