@@ -86,11 +86,22 @@ static inline void lbmc_phocc_fen_add(lbmc_phocc_pool *h, uint32_t k, uint32_t p
   for (uint32_t i = size - k; i < size; i += i & -i) f[(size_t)i * m] += d;
 }
 
-/* Move one server of phase p from level a to level b. */
-static inline void lbmc_phocc_fen_shift(lbmc_phocc_pool *h, uint32_t a, uint32_t b, uint32_t p)
+/* Move one server of phase p one level up (up = 1: from level k to k + 1) or down (up =
+ * 0: from k to k - 1). Its nodes i and i -+ 1 are neighbours: with lo the lower of the
+ * two, the update paths of lo and lo + 1 meet at lo + (lo & -lo), beyond which the
+ * changes cancel, and on the way lo + 1 visits lo + 1, lo + 2, lo + 4, .. below it: one
+ * node for odd lo, 1 + (trailing zeros of lo) in general, about two on average. */
+static inline void lbmc_phocc_fen_shift(lbmc_phocc_pool *h, uint32_t k, int up, uint32_t p)
 {
-  lbmc_phocc_fen_add(h, a, p, -1);
-  lbmc_phocc_fen_add(h, b, p, 1);
+  int64_t *f = h->f + p;
+  const uint32_t m = h->m, lo = h->size - k - (uint32_t)up; /* k + 1 up, k down */
+  const int64_t d = up ? 1 : -1;                            /* the change at lo */
+  const uint32_t low = lo & -lo;
+  f[(size_t)lo * m] += d;
+  for (uint32_t s = 1; s < h->size; s <<= 1) { /* log2(size) steps, without branches */
+    const int64_t on = -(int64_t)(s < low);
+    f[(size_t)(on ? lo + s : lo) * m] -= d & on;
+  }
 }
 
 /* Move one server at level k from phase p to q (both trees share the path). */
@@ -249,6 +260,7 @@ static void lbmc_phocc_init_classes(lbmc_phocc *o)
         for (uint32_t p = 0; p < o->ph[j].m; p++)
           if (o->ph[j].cls[p] == UINT16_MAX && o->ph[j].rate[p] == c->rate) {
             o->ph[j].cls[p] = (uint16_t)o->C;
+            o->ymem[n] = &o->ph[j].y[p];
             o->member[n++] = (uint16_t)(j * LBMC_PHOCC_M + p);
             c->n++;
           }
@@ -270,7 +282,7 @@ static inline uint32_t lbmc_phocc_alpha(lbmc_phocc *o, const lbmc_phocc_pool *h)
   uint32_t p = 0;
   if (h->start >= 0) return (uint32_t)h->start;
   u = lbmc_u01(o->st.s_svc);
-  while (p + 1 < h->m && u >= h->acum[p]) p++;
+  for (uint32_t q = 0; q + 1 < h->m; q++) p += u >= h->acum[q]; /* without branches */
   return p;
 }
 
@@ -353,7 +365,7 @@ static int lbmc_phocc_set_phases(lbmc_phocc *o, uint32_t j, const int64_t *c, ui
       lbmc_phocc_busy(o, h, p, c[(size_t)k * M + p]);
     }
   lbmc_phocc_fen_build(h);
-  h->waits = h->wait_levels = h->phase_changes = 0;
+  h->wait_levels = h->phase_changes = 0;
   memset(h->wait_phase, 0, sizeof h->wait_phase);
   return 0;
 }
@@ -481,13 +493,13 @@ static void lbmc_phocc_arrival(lbmc_phocc *o)
       int64_t U = c.rank1 ? (int64_t)(c.rank1 - 1)
                           : (int64_t)lbmc_occ_uint(st->s_route,
                                                    (uint64_t)lbmc_occ_count(&st->pool[c.j], c.k));
-      while (U >= xk[p]) U -= xk[p++];
+      int64_t cum = 0;
+      for (uint32_t q = 0; q + 1 < h->m; q++) p += (cum += xk[q]) <= U; /* without branches */
     }
     xk[p]--;
     xk[h->m + p]++;
-    lbmc_phocc_fen_shift(h, c.k, c.k + 1, p);
+    lbmc_phocc_fen_shift(h, c.k, 1, p);
     st->tally.c.waited++;
-    h->waits++;
     h->wait_levels += c.k - 1;
     h->wait_phase[p]++;
   }
@@ -505,19 +517,19 @@ static void lbmc_phocc_arrival(lbmc_phocc *o)
 static uint32_t lbmc_phocc_pick(lbmc_phocc *o, const lbmc_phocc_class *c, uint32_t *jj,
                                 uint32_t *pp)
 {
-  int64_t U = (int64_t)lbmc_occ_uint(o->st.s_svc, (uint64_t)c->busy);
-  const uint16_t *mem = o->member + c->first;
-  uint32_t j, p;
-  for (;;) {
-    j = *mem / LBMC_PHOCC_M;
-    p = *mem % LBMC_PHOCC_M;
-    if (U < o->ph[j].y[p]) break;
-    U -= o->ph[j].y[p];
-    mem++;
+  int64_t U = (int64_t)lbmc_occ_uint(o->st.s_svc, (uint64_t)c->busy), cum = 0, before = 0;
+  const int64_t *const *y = o->ymem + c->first;
+  uint32_t i = 0, j, p;
+  for (uint32_t a = 0; a < c->n; a++) { /* the member holding rank U, without branches */
+    const int64_t passed = -(int64_t)((cum += *y[a]) <= U);
+    i += (uint32_t)(passed & 1);
+    before += *y[a] & passed;
   }
+  j = o->member[c->first + i] / LBMC_PHOCC_M;
+  p = o->member[c->first + i] % LBMC_PHOCC_M;
   *jj = j;
   *pp = p;
-  return lbmc_phocc_fen_find(&o->ph[j], p, U);
+  return lbmc_phocc_fen_find(&o->ph[j], p, U - before);
 }
 
 /* The server of phase p of pool h joins phase q's class (after an event of class cf). */
@@ -559,7 +571,7 @@ static void lbmc_phocc_service(lbmc_phocc *o)
       h->x[(size_t)(k - 1) * h->m + q]++;
       lbmc_phocc_enter(o, h, q, cf);
       if (q == p) {
-        lbmc_phocc_fen_shift(h, k, k - 1, p);
+        lbmc_phocc_fen_shift(h, k, 0, p);
       } else {
         lbmc_phocc_fen_add(h, k, p, -1);
         lbmc_phocc_fen_add(h, k - 1, q, 1);

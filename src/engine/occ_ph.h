@@ -47,9 +47,9 @@ typedef struct {
   int start;                 /* the start phase when certain, else -1 (acum) */
   double acum[LBMC_PHOCC_M]; /* cumulative alpha */
   double inv_mu;             /* 1 / mu_j */
-  /* Cumulative since the replica started: admissions at a busy server, the sum of
-   * (k - 1) over them, how many found phase p in service; phase changes. */
-  int64_t waits, wait_levels, wait_phase[LBMC_PHOCC_M], phase_changes;
+  /* Cumulative since the replica started: the sum of (k - 1) over the admissions at a
+   * busy server, how many of them found phase p in service; phase changes. */
+  int64_t wait_levels, wait_phase[LBMC_PHOCC_M], phase_changes;
 } lbmc_phocc_pool;
 
 /** Most (pool, phase) pairs. */
@@ -72,6 +72,7 @@ typedef struct {
   uint32_t C;                             /* rate classes */
   lbmc_phocc_class cls[LBMC_PHOCC_PAIRS]; /* in order of first appearance over (j, p) */
   uint16_t member[LBMC_PHOCC_PAIRS];      /* j LBMC_PHOCC_M + p, grouped by class */
+  const int64_t *ymem[LBMC_PHOCC_PAIRS];  /* &ph[j].y[p] of each member */
   lbmc_phocc_pool ph[LBMC_MAX_POOLS];
   double next_arr, next_dep; /* next arrival; next service event: the earliest class clock */
   uint32_t dep_cls;          /* the class of next_dep */
