@@ -13,7 +13,7 @@ int main(int argc, char **argv)
       ut_register_stats,       ut_register_policy_simple, ut_register_policy_balanced,
       ut_register_policy_pull, ut_register_engine,        ut_register_replica,
       ut_register_service,     ut_register_estimators,    ut_register_dhist,
-      ut_register_occupancy,   ut_register_point,
+      ut_register_occupancy,   ut_register_occ_ph,        ut_register_point,
   };
   unsigned failures;
   if (CU_initialize_registry() != CUE_SUCCESS) return 2;
