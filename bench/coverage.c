@@ -37,18 +37,18 @@ typedef struct {
 } cov_case;
 
 static const cov_case cov_cases[] = {
-    {"short", "M/M/1 rho 0.5, 200 replicas of time 20 (issue 11, fault 1)", 0.5, 1, 0, 20, 200, 4,
-     0.9},
+    {"short", "M/M/1 rho 0.5, 200 replicas of time 20 (too few replicas, short runs)", 0.5, 1, 0,
+     20, 200, 4, 0.9},
     {"few", "M/M/1 lambda 0.05, 100 replicas of time 40: about 2 customers each", 0.05, 1, 0, 40,
      100, 4, 0.9},
-    {"heavy", "M/M/1 rho 0.9, 10 replicas of time 2000 (issue 11, fault 2: q0.99)", 0.9, 1, 0, 2000,
-     10, 4, 0.99},
+    {"heavy", "M/M/1 rho 0.9, 10 replicas of time 2000 (heavy tail: q0.99)", 0.9, 1, 0, 2000, 10, 4,
+     0.99},
     {"rare", "M/M/1/6 rho 0.2 (p_block 5.1e-5), 20 replicas of time 500", 0.2, 1, 6, 500, 20, 4,
      0.9},
     {"rare-seen", "M/M/1/6 rho 0.2, 20 replicas of time 20000 (about 2 blocked per replica)", 0.2,
      1, 6, 20000, 20, 4, 0.9},
-    {"batches", "M/M/1 rho 0.9, one replica of time 1e5 in 1000 batches (issue 11, fault 5)", 0.9,
-     1, 0, 1e5, 1, 1000, 0.9},
+    {"batches", "M/M/1 rho 0.9, one replica of time 1e5 in 1000 batches (batch means)", 0.9, 1, 0,
+     1e5, 1, 1000, 0.9},
     {"batches-mm1b", "M/M/1/10 rho 0.8, one replica of time 2e4 in 200 batches", 0.8, 1, 10, 2e4, 1,
      200, 0.99},
 };

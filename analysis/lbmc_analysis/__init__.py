@@ -5,7 +5,7 @@ Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
 -matplotlib).
 
 * :func:`load` / :func:`to_frame` / :func:`to_replica_frame` / :func:`select_points`:
-  read a results file, layout of ``docs/results-format.md`` (version 1);
+  read a results file, layout of ``docs/results-format.md`` (versions 1 and 2);
 * :func:`check_file`: list the deviations of a file from that document;
 * :func:`compare`: paired difference and ratio of two policies per scenario;
 * :mod:`lbmc_analysis.grid`: the job's axes as dimensions (:func:`load`'s default),
@@ -23,7 +23,7 @@ Use with ``PYTHONPATH=analysis`` (no installation) and Debian's Python
 The model, metrics and references are described in docs/model.md and docs/results-format.md.
 """
 
-from . import derived, grid, meanfield, metrics, notebook, policies
+from . import derived, grid, layout, meanfield, metrics, notebook, policies
 from .compare import compare
 from .conformance import check_file
 from .grid import flatten, to_grid
@@ -58,6 +58,7 @@ __all__ = [
     "derived",
     "flatten",
     "grid",
+    "layout",
     "load",
     "meanfield",
     "notebook",

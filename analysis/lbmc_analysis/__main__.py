@@ -1,4 +1,4 @@
-"""Command line of lbmc_analysis: ``python3 -m lbmc_analysis plot|compare FILE ...``.
+"""Command line of lbmc_analysis: ``python3 -m lbmc_analysis plot|compare FILE ...`` and ``limit``.
 
 ``plot`` draws :func:`lbmc_analysis.plot.metric_vs_n` for the common case (``lbmc plot``
 of the C program calls it):
@@ -9,6 +9,15 @@ of the C program calls it):
 ``compare`` prints :func:`lbmc_analysis.compare` as CSV:
 
     python3 -m lbmc_analysis compare out.h5 --metric mean_sojourn pull "jsq(2)"
+
+``limit`` prints :func:`lbmc_analysis.limits.reference` (or, with ``--refined N``,
+:func:`lbmc_analysis.limits.refined` at n = N) of one point as JSON (NaN -> null, infinite
+limits -> "inf"; the shape in docs/limits.md), for ``lbmc sim --limit`` to read; a JSON list
+of points gives a list of results (one start-up for many points):
+
+    python3 -m lbmc_analysis limit --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
+    python3 -m lbmc_analysis limit --refined 20 --json '{"policy": "pull", "lambda": 1, "pools": [{"beta": 0.5, "mu": 2}, {"beta": 0.5, "mu": "1/3"}]}'
+    python3 -m lbmc_analysis limit --transient 0:40:0.5 --init tail:1,1,0.8 --refined 10 --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
 
 Exit status: 0 on success, 2 for bad input (unknown metric, column or value, a file that
 is not an lbmc results file), with one message on stderr naming what is wrong and what is
@@ -71,6 +80,19 @@ def _parser():
     c.add_argument("a", help="first policy (or value of --along)")
     c.add_argument("b", help="second policy (or value of --along)")
     c.add_argument("--along", default="policy", help="grid dimension the two values belong to (default policy)")
+    lm = sub.add_parser("limit", help="the n -> infinity limit (or refined x* + V/n) of every metric of a point, JSON")
+    lm.add_argument("--json", required=True, dest="point",
+                    help="the point's parameters as a JSON object (or a list of them): policy, lambda, pools [{beta, mu or "
+                         "mu_k, buffer, service}] (or arrays beta, mu, ...), optional n, routers, stale, sampling, K")
+    lm.add_argument("--refined", type=int, default=None, metavar="N",
+                    help="the refined mean field x* + V/N (Gast & Van Houdt 2017) instead of the limit")
+    lm.add_argument("--transient", default=None, metavar="T0:T1:DT",
+                    help="the mean-field ODE (and with --refined N, x(t) + V(t)/N) on the times T0, T0+DT, .., T1")
+    lm.add_argument("--init", default="empty", metavar="X0",
+                    help="start of --transient: empty, or tail:F1,F2,...[;G1,...] (fractions of each pool's servers "
+                         "with at least k customers)")
+    lm.add_argument("--details", action="store_true", help="keep the solvers' diagnostics")
+    lm.add_argument("--indent", type=int, default=None)
     return ap
 
 
@@ -97,6 +119,74 @@ def _compare(args):
     return 0
 
 
+def _number(v):
+    """JSON values may write fractions as strings ("1/3"), as job files do."""
+    if isinstance(v, str):
+        t = v.strip()
+        if "/" in t:
+            a, b = t.split("/", 1)
+            try:
+                return float(a) / float(b)
+            except (ValueError, ZeroDivisionError):
+                return v
+        try:
+            return float(t) if t.lower() not in ("inf", "infinity") else v
+        except ValueError:
+            return v
+    if isinstance(v, list):
+        return [_number(x) for x in v]
+    if isinstance(v, dict):
+        return {k: (_number(x) if k in ("beta", "mu", "mu_k", "lambda") else x) for k, x in v.items()}
+    return v
+
+
+def _times(text):
+    """``"T0:T1:DT"`` -> the grid T0, T0 + DT, ..., T1 (T1 included when on the grid)."""
+    try:
+        t0, t1, dt = (float(v) for v in text.split(":"))
+    except ValueError:
+        raise ValueError(f"--transient {text!r} is not allowed; T0:T1:DT with numbers is required") from None
+    if not (0 <= t0 < t1 and dt > 0) or (t1 - t0) / dt > 1e6:
+        raise ValueError(f"--transient {text!r} is not allowed; 0 <= T0 < T1, DT > 0, at most 1e6 steps are required")
+    import numpy as np
+
+    k = int(np.floor((t1 - t0) / dt + 1e-9))
+    return t0 + dt * np.arange(k + 1)
+
+
+def _limit(args):
+    import json
+
+    from . import limits
+
+    try:
+        point = json.loads(args.point)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--json: not a JSON object ({exc})") from None
+    many = isinstance(point, list)
+    points = point if many else [point]
+    if not points or not all(isinstance(p, dict) for p in points):
+        raise ValueError("--json: a JSON object of the point's parameters (or a list of them) is required")
+    out = []
+    for i, p in enumerate(points):
+        p = {k: (_number(v) if k in ("beta", "mu", "mu_k", "lambda", "pools") else v) for k, v in p.items()}
+        if isinstance(p.get("pools"), list):
+            p["pools"] = [_number(q) if isinstance(q, dict) else q for q in p["pools"]]
+        try:
+            if args.transient is not None:
+                res = limits.transient_for_point(p, _times(args.transient), None if args.init == "empty" else args.init,
+                                                 n=args.refined)
+            elif args.refined is not None:
+                res = limits.refined(p, args.refined)
+            else:
+                res = limits.reference(p)
+        except ValueError as exc:
+            raise ValueError(f"point {i + 1}: {exc}" if many else str(exc)) from None
+        out.append(limits.to_json(res, details=args.details, indent=args.indent))
+    print("[" + ",\n".join(out) + "]" if many else out[0])
+    return 0
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     from .io import LbmcFormatError
@@ -104,6 +194,8 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # GridWarning etc.: the commands say what they need
+            if args.command == "limit":
+                return _limit(args)
             return _plot(args) if args.command == "plot" else _compare(args)
     except FileNotFoundError as exc:
         print(f"lbmc_analysis: error: {exc}", file=sys.stderr)

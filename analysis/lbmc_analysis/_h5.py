@@ -1,7 +1,8 @@
-"""Low-level readers of lbmc results files shared by :mod:`lbmc_analysis.io` and
-:mod:`lbmc_analysis.grid` (the layer below both): HDF5 values as plain Python, datasets
-as arrays (strings as str), and the warning :func:`lbmc_analysis.load` gives when it
-falls back to the flat form."""
+"""Low-level readers of lbmc results files shared by :mod:`lbmc_analysis.io`,
+:mod:`lbmc_analysis.grid` and :mod:`lbmc_analysis.layout` (the layer below them): HDF5
+values as plain Python, datasets as arrays (strings as str), and the warning
+:func:`lbmc_analysis.load` gives when it falls back to the flat form. A module private
+to the package: its names are public to the package's modules."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ class GridWarning(UserWarning):
     """:func:`load` could not recover the job's grid and returned the flat form (the message says why)."""
 
 
-def _py(value):
+def py_value(value):
     """HDF5 attribute value -> plain Python (str, int, float) or numpy array."""
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
@@ -28,7 +29,7 @@ def _py(value):
     return value
 
 
-def _read_array(dset: h5py.Dataset) -> np.ndarray:
+def read_array(dset: h5py.Dataset) -> np.ndarray:
     """Read a dataset; strings (variable- or fixed-length) come back as object arrays of str."""
     if h5py.check_string_dtype(dset.dtype) is not None:
         # h5py >= 3 returns bytes for string *datasets* unless asked for str

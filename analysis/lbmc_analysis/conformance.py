@@ -1,4 +1,4 @@
-"""Check a results file against docs/results-format.md (layout version 1), item by item.
+"""Check a results file against docs/results-format.md (layout versions 1 and 2), item by item.
 
 :func:`check_file` lists every deviation it finds instead of stopping at the first,
 so a test on a file written by the real ``lbmc run`` can print them all:
@@ -19,6 +19,12 @@ non-empty ``reason`` exactly at unstable points; NaN estimates at unstable point
 padding of ``/replicas`` slots beyond a point's replicas (NaN in float datasets, -1
 in integer ones) and ``unstable`` 0 or 1 in the slots that ran. Extra (unknown)
 datasets are allowed, as the document says.
+
+Which metrics, ``/points`` columns and other ``/replicas`` datasets a file must hold, and
+their shapes, are the file's own tables (:mod:`lbmc_analysis.layout`; the documented ones
+for files written before the tables); it must then hold every one it lists, and every
+documented one. The units the document states for particular datasets are checked
+(``DOC_UNITS``); every other dataset's units are ``"1"``, and a metric's are its group's.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ import re
 import h5py
 import numpy as np
 
-from .io import METRICS, POINTS, SUPPORTED_LAYOUT_VERSIONS
-from .policies import _as_list, allowed_policies
+from .layout import (DOC_METRICS, DOC_POINTS, DOC_REPLICA_EXTRAS, SUPPORTED_LAYOUT_VERSIONS, metrics_of,
+                     point_columns_of, replica_extras_of)
+from .policies import allowed_policies, as_list
 
 __all__ = ["check_file"]
 
@@ -49,50 +56,13 @@ ROOT_ATTRS = {
     "complete": "int",
 }
 
-# /points dataset -> dtype kind ("i" int64, "f" double, "s" string)
-POINT_TYPES = {
-    "index": "i",
-    "n": "i",
-    "lambda": "f",
-    "rho": "f",
-    "policy": "s",
-    "policy_name": "s",
-    "d": "i",
-    "sampling": "s",
-    "routers": "i",
-    "stale": "s",
-    "beta": "f",
-    "mu": "f",
-    "buffer": "i",
-    "pool_servers": "i",
-    "time": "f",
-    "warmup": "f",
-    "batches": "i",
-    "replicas": "i",
-    "status": "s",
-    "reason": "s",
-}
-
-# /points units (docs/results-format.md: "1/time" for rates, "time" for model time)
-POINT_UNITS = {"lambda": "1/time", "mu": "1/time", "time": "time", "warmup": "time"}
-
-METRIC_UNITS = {
-    "p_wait": "1",
-    "p_block": "1",
-    "p_wait_or_block": "1",
-    "mean_sojourn": "time",
-    "mean_wait": "time",
-    "mean_queue": "1",
-    "utilization": "1",
-    "admitted_share": "1",
-    "tail": "1",
-    "messages_per_arrival": "1",
-    "withdrawals_per_arrival": "1",
-    "throughput": "1/time",
-}
-
-REPLICA_EXTRA_TYPES = {"warmup": "f", "events": "i", "cpu_seconds": "f", "growth": "f", "unstable": "i"}
-REPLICA_EXTRA_UNITS = {"warmup": "time", "events": "1", "cpu_seconds": "s", "growth": "1", "unstable": "1"}
+# the units docs/results-format.md states for particular datasets ("1/time" for rates,
+# "time" for model time, "s" for CPU seconds); every other /points, /replicas and metric
+# dataset is "1"
+DOC_UNITS = {"lambda": "1/time", "mu": "1/time", "time": "time", "warmup": "time", "warmup_used": "time",
+             "time_used": "time", "time_run": "time", "suggested_time": "time", "mu_k": "1/time",
+             "mean_sojourn": "time", "mean_wait": "time", "throughput": "1/time", "sojourn_quantiles": "time",
+             "wait_quantiles": "time", "cpu_seconds": "s"}
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$")
 
@@ -139,11 +109,49 @@ def _check_policy_attrs(pts, problems):
     if not isinstance(d, h5py.Dataset):
         return
     names = allowed_policies(dict(d.attrs))
-    rules = _as_list(d.attrs.get("messages_per_arrival"))
+    rules = as_list(d.attrs.get("messages_per_arrival"))
     if rules is not None:
         if names is None or len(rules) != len(names):
             problems.append(f"/points/policy_name: attribute 'messages_per_arrival' has {len(rules)} entries, "
                             f"'allowed' {'is missing' if names is None else f'has {len(names)}'}")
+
+
+def _kind(dtype):
+    """The layout's type of a dataset: "i" (int64), "f" (double), "s" (variable-length UTF-8),
+    or None for any other."""
+    if _is_vlen_utf8(dtype):
+        return "s"
+    if dtype.kind == "i" and dtype.itemsize == 8:
+        return "i"
+    return "f" if dtype.kind == "f" and dtype.itemsize == 8 else None
+
+
+def _shape_ok(shape, table_shape, P, J):
+    """Does a /points dataset's shape fit its table shape ("P", "P x J", "P x J x L")?"""
+    if table_shape == "P x J x L":
+        return len(shape) == 3 and shape[:2] == (P, J) and shape[2] >= 1
+    return shape == ((P,) if table_shape == "P" else (P, J))
+
+
+def _check_points(pts, columns, P, J, problems) -> dict:
+    """Every column the file lists (and every documented one) exists with its shape, one of
+    the layout's types, units and description; returns {name: values}."""
+    vals = {}
+    for name, table_shape in {**DOC_POINTS, **columns}.items():
+        d = pts.get(name)
+        where = f"/points/{name}"
+        if not isinstance(d, h5py.Dataset):
+            problems.append(f"{where}: missing")
+            continue
+        if not _shape_ok(d.shape, table_shape, P, J):
+            problems.append(f"{where}: shape {d.shape}, expected {table_shape} with P = {P}, J = {J}")
+        kind = _kind(d.dtype)
+        if kind is None:
+            problems.append(f"{where}: dtype {d.dtype} ({h5py.check_string_dtype(d.dtype)}), expected int64, "
+                            f"double or a variable-length UTF-8 string")
+        _check_dset_attrs(d, where, problems, DOC_UNITS.get(name, "1"))
+        vals[name] = d.asstr()[()] if h5py.check_string_dtype(d.dtype) else d[()]
+    return vals
 
 
 def check_file(path) -> list[str]:
@@ -192,21 +200,7 @@ def _check(f, problems):
     P = pts["n"].shape[0] if pts["n"].ndim == 1 else -1
     J = pts["beta"].shape[1] if isinstance(pts.get("beta"), h5py.Dataset) and pts["beta"].ndim == 2 else -1
     K = int(attrs["tail_k"]) if "tail_k" in attrs else -1
-    vals = {}
-    for name, kind in POINT_TYPES.items():
-        d = pts.get(name)
-        where = f"/points/{name}"
-        if not isinstance(d, h5py.Dataset):
-            problems.append(f"{where}: missing")
-            continue
-        want = (P,) if POINTS[name] == "P" else (P, J)
-        if d.shape != want:
-            problems.append(f"{where}: shape {d.shape}, expected {want}")
-        if not _kind_ok(d.dtype, kind):
-            problems.append(f"{where}: dtype {d.dtype} ({h5py.check_string_dtype(d.dtype)}), expected "
-                            + {"i": "int64", "f": "double", "s": "variable-length UTF-8 string"}[kind])
-        _check_dset_attrs(d, where, problems, POINT_UNITS.get(name, "1"))
-        vals[name] = d.asstr()[()] if kind == "s" and h5py.check_string_dtype(d.dtype) else d[()]
+    vals = _check_points(pts, point_columns_of(f), P, J, problems)
 
     def domain(name, doc_values):
         """Values of /points/name within its ``allowed`` attribute (the program's own list) if the
@@ -258,52 +252,112 @@ def _check(f, problems):
             problems.append(f"/points/reason: point {p} has status 'ok' but a reason "
                             f"({vals['reason'][p]!r}); the doc keeps reasons for the other statuses")
 
-    est = f.get("estimates")
+    metrics = {**DOC_METRICS, **metrics_of(f)}
+    _check_estimates(f.get("estimates"), metrics, P, J, K, vals, unstable, problems)
+    _check_replicas(f.get("replicas"), metrics, f.get("estimates"), replica_extras_of(f), P, J, K, vals,
+                    unstable, problems)
+
+
+def _metric_shape(kind, est, m, P, J, K):
+    """The shape of /estimates/m/mean for a metric of shape ``kind`` (a quantile metric: one
+    entry per level of its ``levels`` attribute), None if it cannot be told."""
+    if kind == "quantile":
+        g = est.get(m) if isinstance(est, h5py.Group) else None
+        holder = g.get("mean") if isinstance(g, h5py.Group) and "levels" not in g.attrs else g
+        levels = holder.attrs.get("levels") if holder is not None else None
+        return None if levels is None else (P, int(np.size(levels)))
+    return {"scalar": (P,), "pool": (P, J), "pool_k": (P, J, K)}.get(kind)
+
+
+def _check_estimate_replicas(est, P, vals, problems):
+    """/estimates/replicas: P int64 values equal to /points/replicas."""
+    r = est.get("replicas")
+    if not isinstance(r, h5py.Dataset):
+        problems.append("/estimates/replicas: missing")
+        return
+    if r.shape != (P,) or r.dtype.kind not in "iu":
+        problems.append(f"/estimates/replicas: shape {r.shape} dtype {r.dtype}, expected ({P},) int64")
+    elif "replicas" in vals and np.shape(vals["replicas"]) == (P,) and not np.array_equal(r[()], vals["replicas"]):
+        bad = int(np.flatnonzero(r[()] != vals["replicas"])[0])
+        problems.append(f"/estimates/replicas differs from /points/replicas (first at point {bad}: "
+                        f"{int(r[bad])} vs {int(vals['replicas'][bad])})")
+    _check_dset_attrs(r, "/estimates/replicas", problems, "1")
+
+
+def _check_estimates(est, metrics, P, J, K, vals, unstable, problems):
+    """Every metric's group: mean, half_width and std_err of its shape, doubles, with units
+    (the doc's) and description; NaN estimates at unstable points."""
     if not isinstance(est, h5py.Group):
         problems.append("missing group /estimates")
-    else:
-        r = est.get("replicas")
-        if not isinstance(r, h5py.Dataset):
-            problems.append("/estimates/replicas: missing")
-        else:
-            if r.shape != (P,) or r.dtype.kind not in "iu":
-                problems.append(f"/estimates/replicas: shape {r.shape} dtype {r.dtype}, expected ({P},) int64")
-            elif "replicas" in vals and np.shape(vals["replicas"]) == (P,) and not np.array_equal(r[()], vals["replicas"]):
-                bad = int(np.flatnonzero(r[()] != vals["replicas"])[0])
-                problems.append(f"/estimates/replicas differs from /points/replicas (first at point {bad}: "
-                                f"{int(r[bad])} vs {int(vals['replicas'][bad])})")
-            _check_dset_attrs(r, "/estimates/replicas", problems, "1")
-        for m, kind in METRICS.items():
-            g = est.get(m)
-            want = {"scalar": (P,), "pool": (P, J), "pool_k": (P, J, K)}[kind]
-            if not isinstance(g, h5py.Group):
-                problems.append(f"/estimates/{m}: missing group")
+        return
+    _check_estimate_replicas(est, P, vals, problems)
+    for m, kind in metrics.items():
+        g = est.get(m)
+        units = DOC_UNITS.get(m, "1")
+        if not isinstance(g, h5py.Group):
+            problems.append(f"/estimates/{m}: missing group")
+            continue
+        want = _metric_shape(kind, est, m, P, J, K)
+        if want is None:
+            problems.append(f"/estimates/{m}: shape {kind!r} unknown, or its attribute 'levels' missing")
+            continue
+        _check_dset_attrs(g, f"/estimates/{m} (group)", problems, units)
+        for part in ("mean", "half_width", "std_err"):
+            d = g.get(part)
+            where = f"/estimates/{m}/{part}"
+            if not isinstance(d, h5py.Dataset):
+                problems.append(f"{where}: missing")
                 continue
-            _check_dset_attrs(g, f"/estimates/{m} (group)", problems, METRIC_UNITS[m])
-            for part in ("mean", "half_width", "std_err"):
-                d = g.get(part)
-                where = f"/estimates/{m}/{part}"
-                if not isinstance(d, h5py.Dataset):
-                    problems.append(f"{where}: missing")
-                    continue
-                if d.shape != want:
-                    problems.append(f"{where}: shape {d.shape}, expected {want}")
-                if not _kind_ok(d.dtype, "f"):
-                    problems.append(f"{where}: dtype {d.dtype}, expected double")
-                _check_dset_attrs(d, where, problems)
-                if part == "mean" and "units" in d.attrs and d.attrs["units"] != METRIC_UNITS[m]:
-                    problems.append(f"{where}: units {d.attrs['units']!r}, the doc says {METRIC_UNITS[m]!r}")
-                if part == "mean" and d.shape == want and unstable.shape == (P,) and unstable.any():
-                    a = d[()]
-                    if not np.all(np.isnan(a[unstable])):
-                        problems.append(f"{where}: unstable points must have NaN estimates")
+            if d.shape != want:
+                problems.append(f"{where}: shape {d.shape}, expected {want}")
+            if not _kind_ok(d.dtype, "f"):
+                problems.append(f"{where}: dtype {d.dtype}, expected double")
+            _check_dset_attrs(d, where, problems)
+            if part == "mean" and "units" in d.attrs and d.attrs["units"] != units:
+                problems.append(f"{where}: units {d.attrs['units']!r}, the doc says {units!r}")
+            if part == "mean" and d.shape == want and unstable.shape == (P,) and unstable.any():
+                if not np.all(np.isnan(d[()][unstable])):
+                    problems.append(f"{where}: unstable points must have NaN estimates")
 
-    rep = f.get("replicas")
+
+def _check_int_padding(name, a, n_run, R, vals, unstable, problems):
+    """An integer /replicas dataset: -1 beyond each point's replicas; unstable 0 or 1 (and 1
+    only at unstable points); events not negative."""
+    where = f"/replicas/{name}"
+    for p in range(a.shape[0]):
+        r_p = max(int(n_run[p]), 0)
+        if r_p < R and not np.all(a[p, r_p:] == -1):
+            problems.append(f"{where}: point {p} has {r_p} replicas but slots beyond are not -1")
+            return
+        if name == "unstable" and not np.all((a[p, :r_p] == 0) | (a[p, :r_p] == 1)):
+            problems.append(f"{where}: point {p}: values {sorted(set(a[p, :r_p].tolist()))}, expected 0 or 1 "
+                            f"in the slots that ran")
+            return
+        if name == "unstable" and np.any(a[p, :r_p] == 1) and unstable.shape == (a.shape[0],) and not unstable[p]:
+            problems.append(f"{where}: point {p} has a replica stopped as unstable but status "
+                            f"{vals['status'][p]!r}")
+            return
+        if name == "events" and np.any(a[p, :r_p] < 0):
+            problems.append(f"{where}: point {p}: negative event counts in slots that ran")
+            return
+
+
+def _check_float_padding(name, a, n_run, R, problems):
+    """A double /replicas dataset: NaN beyond each point's replicas."""
+    for p in range(a.shape[0]):
+        if int(n_run[p]) < R and not np.all(np.isnan(a[p, int(n_run[p]):])):
+            problems.append(f"/replicas/{name}: point {p} has {int(n_run[p])} replicas but slots beyond are not NaN")
+            return
+
+
+def _check_replicas(rep, metrics, est, extras, P, J, K, vals, unstable, problems):
+    """/replicas: every metric (doubles, P x R then its shape) and every other dataset the
+    file lists (P x R, doubles or integers) with units, description and padding."""
     if not isinstance(rep, h5py.Group):
         problems.append("missing group /replicas")
         return
     R = None
-    for name in ("warmup", *METRICS):
+    for name in ("warmup", *metrics):
         d = rep.get(name)
         if isinstance(d, h5py.Dataset) and d.ndim >= 2:
             R = d.shape[1]
@@ -312,42 +366,25 @@ def _check(f, problems):
         problems.append("/replicas: no P x R dataset found")
         return
     n_run = vals.get("replicas")
-    if n_run is not None and np.shape(n_run) == (P,) and P > 0 and int(np.max(n_run)) != R:
+    runs = n_run is not None and np.shape(n_run) == (P,)
+    if runs and P > 0 and int(np.max(n_run)) != R:
         problems.append(f"/replicas: R = {R} but the largest /points/replicas is {int(np.max(n_run))}")
-    for name, kind in list(REPLICA_EXTRA_TYPES.items()) + [(m, "f") for m in METRICS]:
+    for name in list(dict.fromkeys([*DOC_REPLICA_EXTRAS, *extras])) + list(metrics):
         d = rep.get(name)
         where = f"/replicas/{name}"
         if not isinstance(d, h5py.Dataset):
             problems.append(f"{where}: missing")
             continue
-        mshape = {"scalar": (), "pool": (J,), "pool_k": (J, K)}.get(METRICS.get(name, "scalar"))
-        want = (P, R) + (mshape if name in METRICS else ())
+        shape = _metric_shape(metrics[name], est, name, P, J, K) if name in metrics else (P,)
+        want = (P, R) + tuple(shape[1:]) if shape is not None else None
         if d.shape != want:
             problems.append(f"{where}: shape {d.shape}, expected {want}")
-        if not _kind_ok(d.dtype, kind) and not (name == "unstable" and d.dtype.kind in "iu"):
-            problems.append(f"{where}: dtype {d.dtype}, expected {'double' if kind == 'f' else 'integer'}")
-        _check_dset_attrs(d, where, problems, METRIC_UNITS.get(name, REPLICA_EXTRA_UNITS.get(name)))
-        if kind == "i" and d.shape == want and n_run is not None and np.shape(n_run) == (P,):
-            a = d[()]
-            for p in range(P):
-                r_p = max(int(n_run[p]), 0)
-                if r_p < R and not np.all(a[p, r_p:] == -1):
-                    problems.append(f"{where}: point {p} has {r_p} replicas but slots beyond are not -1")
-                    break
-                if name == "unstable" and not np.all((a[p, :r_p] == 0) | (a[p, :r_p] == 1)):
-                    problems.append(f"{where}: point {p}: values {sorted(set(a[p, :r_p].tolist()))}, expected 0 or 1 "
-                                    f"in the slots that ran")
-                    break
-                if name == "unstable" and np.any(a[p, :r_p] == 1) and unstable.shape == (P,) and not unstable[p]:
-                    problems.append(f"{where}: point {p} has a replica stopped as unstable but status "
-                                    f"{vals['status'][p]!r}")
-                    break
-                if name == "events" and np.any(a[p, :r_p] < 0):
-                    problems.append(f"{where}: point {p}: negative event counts in slots that ran")
-                    break
-        if kind == "f" and d.shape == want and n_run is not None and np.shape(n_run) == (P,):
-            a = d[()]
-            for p in range(P):
-                if int(n_run[p]) < R and not np.all(np.isnan(a[p, int(n_run[p]):])):
-                    problems.append(f"{where}: point {p} has {int(n_run[p])} replicas but slots beyond are not NaN")
-                    break
+        integer = d.dtype.kind in "iu"
+        if not (_kind_ok(d.dtype, "f") or (integer and name not in metrics)):
+            problems.append(f"{where}: dtype {d.dtype}, expected {'double' if name in metrics else 'double or integer'}")
+        _check_dset_attrs(d, where, problems, DOC_UNITS.get(name, "1"))
+        if d.shape == want and runs:
+            if integer:
+                _check_int_padding(name, d[()], n_run, R, vals, unstable, problems)
+            else:
+                _check_float_padding(name, d[()], n_run, R, problems)

@@ -11,9 +11,10 @@ Where the axes come from, first that applies:
 1. the group ``/grid`` of the file, when the C side writes it (see :func:`read_grid_group`
    for the datasets read): axis names, lengths, values as written, and which axes are
    linked into one dimension;
-2. the job text (root attribute ``job``), read with PyYAML (Debian's python3-yaml) the
-   way docs/job-files.md says: every list at a key that may be an axis is one, in the
-   order the keys appear in the file.
+2. only for a file written before ``/grid`` existed: the job text (root attribute
+   ``job``), read with PyYAML (Debian's python3-yaml) the way docs/job-files.md says:
+   every list at a key that may be an axis is one, in the order the keys appear in the
+   file.
 
 Either way the axes are checked against the points (every point's ``n``, ``lambda``,
 ``policy``, ... must equal its cell's axis values); a file that fails the check is not
@@ -34,7 +35,7 @@ import h5py
 import numpy as np
 import xarray as xr
 
-from ._h5 import GridWarning, _read_array
+from ._h5 import GridWarning, read_array
 
 __all__ = ["Axis", "Dim", "axes_from_job", "coord_name", "flatten", "read_grid_group", "to_grid", "grid_dims"]
 
@@ -139,9 +140,9 @@ def read_grid_group(f: h5py.File) -> list | None:
     if not isinstance(g, h5py.Group):
         return None
     try:
-        names = [str(x) for x in _read_array(g["axis_name"])]
-        lengths = [int(x) for x in _read_array(g["axis_length"])]
-        values = [str(x) for x in _read_array(g["axis_value"])]
+        names = [str(x) for x in read_array(g["axis_name"])]
+        lengths = [int(x) for x in read_array(g["axis_length"])]
+        values = [str(x) for x in read_array(g["axis_value"])]
     except KeyError as exc:
         raise NoGrid(f"the /grid group lacks {exc}") from None
     if len(lengths) != len(names) or sum(lengths) != len(values):
@@ -149,8 +150,8 @@ def read_grid_group(f: h5py.File) -> list | None:
                      f"{len(values)} values")
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     axes = [Axis(n, values[bounds[i]:bounds[i + 1]]) for i, n in enumerate(names)]
-    dim_of = [int(x) for x in _read_array(g["axis_dim"])] if "axis_dim" in g else list(range(len(axes)))
-    dim_names = [str(x) for x in _read_array(g["dim_name"])] if "dim_name" in g else []
+    dim_of = [int(x) for x in read_array(g["axis_dim"])] if "axis_dim" in g else list(range(len(axes)))
+    dim_names = [str(x) for x in read_array(g["dim_name"])] if "dim_name" in g else []
     if len(dim_of) != len(axes):
         raise NoGrid(f"/grid/axis_dim has {len(dim_of)} entries for {len(axes)} axes")
     dims = []

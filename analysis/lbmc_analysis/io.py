@@ -1,9 +1,11 @@
-"""Read lbmc results files (HDF5, layout version 1) into xarray and pandas.
+"""Read lbmc results files (HDF5, layout versions 1 and 2) into xarray and pandas.
 
 The layout is the contract documented in ``docs/results-format.md`` of the lbmc
-repository ("lbmc results file (HDF5), layout version 1"). This module reads it into
+repository ("lbmc results file (HDF5), layout version 2"). This module reads it into
 the *flat* form (one ``point`` dimension, the file's rows); :mod:`lbmc_analysis.grid`
-reshapes that into the job's grid. Where the reader had to choose (replica padding of
+reshapes that into the job's grid. Which metrics, columns and per-replica datasets a
+file holds, their shapes and the names of the flag bits come from the file itself
+(:mod:`lbmc_analysis.layout`). Where the reader had to choose (replica padding of
 integer datasets, names that collide), the choice is written in :func:`load`.
 """
 
@@ -20,8 +22,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._h5 import GridWarning, _py, _read_array
+from ._h5 import GridWarning, py_value, read_array
 from .grid import flatten, grid_dims, to_grid
+from .layout import (DOC_FLAG_NAMES, DOC_METRICS, DOC_POINTS, DOC_REPLICA_EXTRAS, SUPPORTED_LAYOUT_VERSIONS,
+                     flag_names_of, metric_order, metrics_of, point_columns_of, replica_extras_of)
 
 __all__ = [
     "GridWarning",
@@ -36,54 +40,19 @@ __all__ = [
     "to_replica_frame",
     "select_points",
     "metric_names",
+    "FRAME_FIXED",
 ]
 
-#: layout versions this reader understands (docs/results-format.md, "layout version 1").
-SUPPORTED_LAYOUT_VERSIONS = (1, 2)
+#: the documented metrics and their shape after the point axis ("scalar" P, "pool" P x J,
+#: "pool_k" P x J x K): what files that do not list their metrics hold. A file's own list
+#: (with the quantiles) is :func:`lbmc_analysis.layout.metrics_of`; a loaded Dataset's
+#: order is :func:`metric_names`.
+METRICS = DOC_METRICS
 
-#: the metrics of docs/results-format.md ("Metrics" table) and the shape after the
-#: point axis: "scalar" (P), "pool" (P x J), "pool_k" (P x J x K).
-METRICS = {
-    "p_wait": "scalar",
-    "p_block": "scalar",
-    "p_wait_or_block": "scalar",
-    "mean_sojourn": "scalar",
-    "mean_wait": "scalar",
-    "mean_queue": "pool",
-    "utilization": "pool",
-    "admitted_share": "pool",
-    "tail": "pool_k",
-    "messages_per_arrival": "scalar",
-    "withdrawals_per_arrival": "scalar",
-    "throughput": "scalar",
-}
-
-#: /points datasets of the doc and their shape ("P" or "PJ").
-POINTS = {
-    "index": "P",
-    "n": "P",
-    "lambda": "P",
-    "rho": "P",
-    "policy": "P",
-    "policy_name": "P",
-    "d": "P",
-    "sampling": "P",
-    "routers": "P",
-    "stale": "P",
-    "beta": "PJ",
-    "mu": "PJ",
-    "buffer": "PJ",
-    "pool_servers": "PJ",
-    "time": "P",
-    "warmup": "P",
-    "batches": "P",
-    "replicas": "P",
-    "status": "P",
-    "reason": "P",
-}
-
-#: /replicas datasets that are not metrics (shape P x R).
-REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "growth", "unstable")
+#: names of the bits of /estimates/M/flags of files that do not list them; a loaded
+#: Dataset's are ``ds.attrs["lbmc_flag_names"]`` (the file's), a frame's
+#: ``frame.attrs["flag_names"]``.
+FLAG_NAMES = DOC_FLAG_NAMES
 
 #: value that integer /replicas datasets hold in a replica slot that was never run.
 INT_PAD = -1
@@ -94,21 +63,17 @@ _CI_PARTS = ("half_width", "std_err")
 #: ends ``lower`` and ``upper`` (it need not be symmetric) and ``flags`` (bits named by its
 #: attribute ``names``: none_observed, upper_open, unreliable, ...).
 _PARTS = _CI_PARTS + ("upper_bound", "lower", "upper", "flags")
-_FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "upper_bound", "lower",
-                "upper", "flags", "replicas")
-
-
-#: names of the bits of /estimates/M/flags (layout 2), as the file's attribute ``names`` lists them
-#: (src/stats/estimators.h, LBMC_IV_FLAG_LIST).
-FLAG_NAMES = ("empty", "none_observed", "all_observed", "no_interval", "correlated", "below_range",
-              "above_range", "upper_open", "lower_open", "unreliable")
+#: the columns of :func:`to_frame` that are not point parameters
+FRAME_FIXED = ("metric", "pool", "k", "level", "mean", "half_width", "std_err", "upper_bound", "lower",
+               "upper", "flags", "replicas")
 
 
 def flag_names(flags, names=None) -> list:
     """The names of the bits set in ``flags`` (an ``M_flags`` value, or a ``flags`` column of
     :func:`to_frame`): e.g. ``["none_observed"]`` for an event never observed (then the estimate
     is 0 and ``upper_bound`` a one-sided bound), ``["unreliable"]`` for a quantile without an
-    interval. ``names``: the file's list (the attribute ``names`` of the flags variable);
+    interval. ``names``: the file's list (``frame.attrs["flag_names"]``,
+    ``ds.attrs["lbmc_flag_names"]``, or the attribute ``names`` of the flags variable);
     default :data:`FLAG_NAMES`. NaN / <NA> gives []."""
     if flags is None or (isinstance(flags, float) and math.isnan(flags)) or flags is pd.NA:
         return []
@@ -131,7 +96,7 @@ class PartialResultsWarning(UserWarning):
 
 
 def _dset_attrs(dset) -> dict:
-    return {k: _py(v) for k, v in dset.attrs.items()}
+    return {k: py_value(v) for k, v in dset.attrs.items()}
 
 
 def _fail(path, msg):
@@ -146,7 +111,7 @@ def _fail(path, msg):
 def load(path, grid: bool = True) -> xr.Dataset:
     """Load an lbmc results file into an :class:`xarray.Dataset`.
 
-    Follows docs/results-format.md (layout version 1).
+    Follows docs/results-format.md (layout versions 1 and 2).
 
     ``grid=True`` (the default) returns the *grid form*: the job's grid axes are the
     dimensions (``n``, ``lambda_``, ``policy``, ``mu_2`` for ``pools[2].mu``, ...), so
@@ -196,7 +161,10 @@ def load(path, grid: bool = True) -> xr.Dataset:
     Attributes
         Root attributes go to ``ds.attrs`` (``lbmc_version``, ``layout_version``,
         ``job``, ``seed``, ``confidence``, ``tail_k``, ``shard``, ``complete``, ...)
-        plus ``source_path``. Each HDF5 dataset's attributes (``units``,
+        plus ``source_path`` and the file's tables (:mod:`lbmc_analysis.layout`):
+        ``lbmc_metrics`` (the metrics in order), ``lbmc_point_columns`` (the /points
+        columns in order) and ``lbmc_flag_names`` (bit b of a ``flags`` value is
+        ``lbmc_flag_names[b]``). Each HDF5 dataset's attributes (``units``,
         ``description``) go to the variable's or coordinate's ``attrs``;
         ``M_half_width`` also gets ``confidence``; a metric group's own
         ``description`` (``/estimates/M``) becomes ``metric_description`` of ``M``.
@@ -255,7 +223,7 @@ def _layout_version(f, path):
             f"(root attributes: {sorted(attrs.keys()) or 'none'}; top-level objects: "
             f"{sorted(f.keys()) or 'none'}){hint}",
         )
-    raw = _py(attrs["layout_version"])
+    raw = py_value(attrs["layout_version"])
     try:
         lv = int(raw)
         if lv != raw:
@@ -267,7 +235,7 @@ def _layout_version(f, path):
         _fail(
             path,
             f"unsupported layout_version {lv} (this lbmc_analysis reads layout version {supported}); "
-            f"the file was written by lbmc {_py(attrs.get('lbmc_version', 'of unknown version'))}: "
+            f"the file was written by lbmc {py_value(attrs.get('lbmc_version', 'of unknown version'))}: "
             f"update lbmc_analysis",
         )
     return lv
@@ -295,10 +263,17 @@ def _levels_of(obj):
 
 
 class _Shape:
-    """Sizes of a file: P points, J pools, K tail levels, R replica slots (None: no /replicas)."""
+    """Sizes of a file: P points, J pools, K tail levels, R replica slots (None: no /replicas);
+    and its tables (:mod:`lbmc_analysis.layout`): ``metrics`` and ``points`` ({name: shape}),
+    ``extras`` (the /replicas datasets that are not metrics)."""
 
     def __init__(self, P, J, K):
         self.P, self.J, self.K, self.R = P, J, K, None
+        self.metrics, self.points, self.extras = dict(DOC_METRICS), dict(DOC_POINTS), DOC_REPLICA_EXTRAS
+
+    def read_tables(self, f):
+        """The tables of the open file ``f`` (the documented ones for files without them)."""
+        self.metrics, self.points, self.extras = metrics_of(f), point_columns_of(f), replica_extras_of(f)
 
 
 class _Levels:
@@ -322,13 +297,17 @@ class _Levels:
 
 def _read(f: h5py.File, path: str) -> xr.Dataset:
     """The flat Dataset of an open results file (see :func:`load`, ``grid=False``)."""
-    root_attrs = {k: _py(v) for k, v in f.attrs.items()}
+    root_attrs = {k: py_value(v) for k, v in f.attrs.items()}
     root_attrs["layout_version"] = _layout_version(f, path)
     pts = _group(f, "points")
     if pts is None:
         _fail(path, f"no /points group (top-level objects: {sorted(f.keys()) or 'none'})")
     est, rep = _group(f, "estimates"), _group(f, "replicas")
     shape = _file_shape(pts, est, root_attrs, path)
+    shape.read_tables(f)
+    root_attrs["lbmc_metrics"] = list(shape.metrics)
+    root_attrs["lbmc_point_columns"] = list(shape.points)
+    root_attrs["lbmc_flag_names"] = list(flag_names_of(f))
     levels = _Levels()
     coords = _point_coords(pts, shape, path)
     data_vars, metric_dims = _estimate_vars(est, shape, levels, root_attrs, path)
@@ -375,13 +354,13 @@ def _point_coords(pts, shape, path) -> dict:
     for name, obj in pts.items():
         if not isinstance(obj, h5py.Dataset):
             continue
-        arr = _read_array(obj)
+        arr = read_array(obj)
         if arr.shape == (P,):
             dims = ("point",)
         elif arr.shape == (P, J):
             dims = ("point", "pool")
-        elif name in POINTS:
-            want = "(P,)" if POINTS[name] == "P" else "(P, J)"
+        elif shape.points.get(name) in ("P", "P x J"):
+            want = "(P,)" if shape.points[name] == "P" else "(P, J)"
             _fail(path, f"/points/{name} has shape {arr.shape}, expected {want} with P = {P}, J = {J}")
         else:
             continue  # unknown and of unknown shape (e.g. mu_k, P x J x L): ignore
@@ -410,7 +389,7 @@ def _estimate_vars(est, shape, levels, root_attrs, path):
         return data_vars, metric_dims
     for name, obj in est.items():
         if name == "replicas" and isinstance(obj, h5py.Dataset):
-            arr = _read_array(obj)
+            arr = read_array(obj)
             if arr.shape != (P,):
                 _fail(path, f"/estimates/replicas has shape {arr.shape}, expected ({P},)")
             data_vars["replicas"] = (("point",), arr, _dset_attrs(obj))
@@ -420,22 +399,23 @@ def _estimate_vars(est, shape, levels, root_attrs, path):
         if parts is None:
             continue
         mshape = parts[""].shape
+        known = shape.metrics.get(name)
         if len(mshape) == 0 or mshape[0] != P:
-            if name in METRICS:
+            if known:
                 _fail(path, f"/estimates/{name}: mean has shape {mshape}, first axis must be P = {P}")
             continue
         ldim = levels.dim_for(name, lev, mshape[1] if len(mshape) == 2 else -1)
         dims = _metric_dims(mshape[1:], shape.J, shape.K, lev if ldim else None, ldim)
-        if dims is None or (name in METRICS and dims != _expected_dims(METRICS[name])):
-            if name in METRICS:
+        if dims is None or (known and dims != _expected_dims(known, ldim)):
+            if known:
                 _fail(path, f"/estimates/{name}/mean has shape {mshape}, expected "
-                            f"{_expected_shape(METRICS[name], P, shape.J, shape.K)}")
+                            f"{_expected_shape(known, P, shape.J, shape.K)}")
             continue
         if ldim:
             levels.coords[ldim] = lev
         metric_dims[name] = dims
         for suffix, dset in parts.items():
-            arr = _read_array(dset)
+            arr = read_array(dset)
             if arr.shape != mshape:
                 _fail(path, f"/estimates/{name}/{suffix[1:]} has shape {arr.shape}, but mean has {mshape}")
             data_vars[name + suffix] = (("point",) + dims, arr, _estimate_attrs(obj, dset, suffix, root_attrs))
@@ -446,8 +426,8 @@ def _estimate_attrs(obj, dset, suffix, root_attrs):
     """A dataset's attributes; the mean also gets its group's units and description."""
     attrs = _dset_attrs(dset)
     if suffix == "" and isinstance(obj, h5py.Group) and "description" in obj.attrs:
-        attrs.setdefault("metric_description", _py(obj.attrs["description"]))
-        attrs.setdefault("units", _py(obj.attrs.get("units", "")))
+        attrs.setdefault("metric_description", py_value(obj.attrs["description"]))
+        attrs.setdefault("units", py_value(obj.attrs.get("units", "")))
     if suffix == "_half_width" and "confidence" in root_attrs:
         attrs.setdefault("confidence", root_attrs["confidence"])
     return attrs
@@ -503,13 +483,13 @@ def _replica_vars(rep, shape, levels, metric_dims, n_run, path) -> dict:
         if not isinstance(obj, h5py.Dataset) or obj.ndim < 2:
             continue
         if obj.shape[0] != P or obj.shape[1] != R:
-            if name in METRICS or name in REPLICA_EXTRAS:
+            if name in shape.metrics or name in shape.extras:
                 _fail(path, f"/replicas/{name} has shape {obj.shape}, expected (P, R, ...) = ({P}, {R}, ...)")
             continue
         dims = _replica_dims(name, obj, shape, levels, metric_dims, path)
         if dims is None:
             continue
-        arr = _read_array(obj)
+        arr = read_array(obj)
         if arr.dtype.kind in "iub":
             arr = _mask_unrun(arr, n_run, R)
         out[f"{name}_replicas"] = (("point", "replica") + dims, arr, _dset_attrs(obj))
@@ -541,12 +521,14 @@ def _assemble(coords, data_vars, shape, levels, root_attrs, path) -> xr.Dataset:
     return ds
 
 
-def _expected_dims(kind):
-    return {"scalar": (), "pool": ("pool",), "pool_k": ("pool", "k")}[kind]
+def _expected_dims(kind, level_dim=None):
+    """Dims after ``point`` of a metric of shape ``kind`` (a quantile metric: its level dim)."""
+    return {"scalar": (), "pool": ("pool",), "pool_k": ("pool", "k"), "quantile": (level_dim,)}.get(kind)
 
 
 def _expected_shape(kind, P, J, K):
-    return {"scalar": f"({P},)", "pool": f"({P}, {J})", "pool_k": f"({P}, {J}, {K})"}[kind]
+    return {"scalar": f"({P},)", "pool": f"({P}, {J})", "pool_k": f"({P}, {J}, {K})",
+            "quantile": f"({P}, Q) with a 'levels' attribute of Q levels"}.get(kind, "?")
 
 
 def _dim_size(dim, J, K, levels):
@@ -572,20 +554,21 @@ def _as_dataset(obj) -> xr.Dataset:
 
 
 def metric_names(ds: xr.Dataset) -> list[str]:
-    """Names of the metrics in a loaded dataset (variables with a mean), in file-doc order.
+    """Names of the metrics in a loaded dataset (variables with a mean), in the file's order.
 
     These are the base names; :func:`lbmc_analysis.metrics.parse_metric` reads a name with
     its pool, level or quantile (``tail[2][3]``)."""
     suffixes = tuple("_" + c for c in _PARTS) + ("_replicas",)
     names = [v for v in ds.data_vars if v != "replicas" and not str(v).endswith(suffixes)]
-    order = {m: i for i, m in enumerate(METRICS)}
+    order = {m: i for i, m in enumerate(metric_order(ds.attrs))}
     return sorted(names, key=lambda m: (order.get(m, len(order)), m))
 
 
 def _point_params(ds: xr.Dataset) -> pd.DataFrame:
     """One row per point: every point coordinate; (point, pool) ones as name_1..name_J."""
     cols: dict[str, Any] = {"point": ds["point"].values}
-    rank = {("point_replicas" if k == "replicas" else k): i for i, k in enumerate(POINTS)}
+    columns = ds.attrs.get("lbmc_point_columns", list(DOC_POINTS))
+    rank = {("point_replicas" if k == "replicas" else k): i for i, k in enumerate(columns)}
     names = sorted((str(k) for k in ds.coords), key=lambda k: (rank.get(k, len(rank)), k))
     for name in names:
         c = ds.coords[name]
@@ -619,7 +602,7 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
     Units per metric are in ``frame.attrs["units"]``, their one-sentence
     descriptions in ``frame.attrs["descriptions"]``; ``frame.attrs["params"]`` holds
     the units and description of each point column, ``frame.attrs["confidence"]`` the
-    level of the intervals, ``frame.attrs["policy_messages"]`` the message rule of each
+    level of the intervals, ``frame.attrs["flag_names"]`` the names of the flag bits, ``frame.attrs["policy_messages"]`` the message rule of each
     policy family (:func:`lbmc_analysis.policies.message_rules`). ``status`` and ``reason`` say
     why an unstable point's ``mean`` is NaN, or why a not_stationary point's numbers are not
     to be trusted (run longer: ``suggested_time``).
@@ -681,6 +664,7 @@ def to_frame(data, metrics: Iterable[str] | None = None) -> pd.DataFrame:
                                  for m in names}
     out.attrs["source_path"] = ds.attrs.get("source_path")
     out.attrs["confidence"] = ds.attrs.get("confidence")
+    out.attrs["flag_names"] = list(ds.attrs.get("lbmc_flag_names", FLAG_NAMES))
     out.attrs["params"] = {("point_replicas" if k == "replicas" else k): {a: ds[k].attrs.get(a) for a in
                                                                           ("units", "description")}
                            for k in ds.coords if ds[k].dims[:1] == ("point",)}

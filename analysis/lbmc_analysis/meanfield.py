@@ -81,7 +81,6 @@ __all__ = [
     "workload_per_server",
     "pool_sizes",
     "parse_policy",
-    "reference_for_point",
 ]
 
 # ----------------------------------------------------------------------------------
@@ -1107,99 +1106,3 @@ def parse_policy(policy):
         name = "pull"
     return name, (int(param) if param is not None else None)
 
-
-def _pool_param(params, name):
-    if name in params and params[name] is not None:
-        v = np.atleast_1d(np.asarray(params[name], dtype=float))
-        if v.size:
-            return v
-    cols = sorted(
-        (int(k[len(name) + 1 :]), k)
-        for k in params
-        if isinstance(k, str) and k.startswith(name + "_") and k[len(name) + 1 :].isdigit()
-    )
-    if not cols:
-        return None
-    return np.array([float(params[k]) for _, k in cols])
-
-
-def reference_for_point(params: Mapping[str, Any], K=10):
-    """Pick and compute the applicable reference for one grid point, or ``None``.
-
-    ``params`` holds the point's parameters as in a results file / :func:`to_frame`
-    row: ``lambda``, ``policy`` (or ``policy_name`` and ``d``), ``beta``, ``mu``,
-    ``buffer`` (arrays, or columns ``beta_1, beta_2, ...``), optional ``n``,
-    ``routers``, ``stale``. Rules:
-
-    * ``random`` -> :func:`random_routing` (exact for every n);
-    * ``pull`` -> :func:`pull_multi_router` (single-router x* of [S15]) when rho < 1;
-    * ``balanced(1)`` with unlimited buffers -> :func:`proportional_routing` (exact);
-    * ``jsq(d)`` with all mu equal -> :func:`jsq_fixed_point` (d < n), or, for
-      full JSQ (``jsq`` / d = n), the PULL fixed point (with idle servers present
-      full JSQ also picks a uniform idle server; heuristic limit);
-    * anything else (JSQ(d) with unequal speeds, balanced(c >= 2), lwl) -> ``None``.
-
-    Returns the reference dict with an added ``"reference"`` key naming the formula,
-    or ``None`` when no formula applies or the point has no stationary limit.
-    """
-    lam = float(params["lambda"])
-    beta = _pool_param(params, "beta")
-    mu = _pool_param(params, "mu")
-    buf = _pool_param(params, "buffer")
-    if beta is None or mu is None:
-        raise ValueError("params must include beta and mu (arrays or beta_1.., mu_1.. columns)")
-    buffer = None if buf is None else [(-1 if (b < 0 or math.isinf(b)) else int(b)) for b in buf]
-    name = params.get("policy_name")
-    d = params.get("d")
-    if (name is None or (isinstance(name, float) and math.isnan(name))) and "policy" in params:
-        name, d_parsed = parse_policy(params["policy"])
-        if d is None or (isinstance(d, float) and math.isnan(d)):
-            d = d_parsed
-    if isinstance(name, str) and name == "jiq":
-        name = "pull"
-    n = params.get("n")
-    cap = float(np.sum(beta * mu))
-    try:
-        if name == "random":
-            r = random_routing(lam, beta, mu, buffer, K)
-            r["reference"] = "random routing: independent M/M/1(/B) queues (exact)"
-            return r if r["stable"] else None
-        if name == "balanced" and d is not None and int(d) == 1 and (buf is None or np.all((buf < 0) | np.isinf(buf))):
-            if lam >= cap:
-                return None
-            r = proportional_routing(lam, beta, mu, K)
-            r["reference"] = "balanced(1): rate-proportional routing, independent M/M/1 queues (exact)"
-            return r
-        if name == "pull":
-            if lam <= 0 or lam >= cap:
-                return None
-            # a results file's stale column already says "keep" for jiq; the alias matters for bare text only
-            stale = params.get("stale") or ("keep" if params.get("policy") == "jiq" else "withdraw")
-            r = pull_multi_router(lam, beta, mu, int(params.get("routers") or 1), stale, buffer, K)
-            r["reference"] = "PULL fixed point (Stolyar 2015)"
-            return r
-        if name == "jsq":
-            full = d is None or (n is not None and int(d) >= int(n))
-            if full:
-                if lam <= 0 or lam >= cap:
-                    return None
-                r = pull_fixed_point(lam, beta, mu, buffer, K)
-                r["messages_per_arrival"] = 2.0 * float(n) if n is not None else math.nan
-                r["reference"] = "full JSQ: PULL fixed point (heuristic)"
-                return r
-            if np.allclose(mu, mu[0]) and (buf is None or np.allclose(buf, buf[0])):
-                b0 = None if buffer is None else buffer[0]
-                if (b0 is None or b0 == -1) and lam >= mu[0]:
-                    return None
-                r = jsq_fixed_point(lam, int(d), mu=float(mu[0]), buffer=b0, K=K)
-                J = beta.size
-                for key in ("mean_queue", "utilization"):
-                    r[key] = np.repeat(r[key], J)
-                r["admitted_share"] = beta.copy()
-                r["tail"] = np.repeat(r["tail"], J, axis=0)
-                r["reference"] = "JSQ(d) mean field (Vvedenskaya et al. 1996; Mitzenmacher 2001)"
-                return r
-            return None
-    except ValueError:
-        return None
-    return None

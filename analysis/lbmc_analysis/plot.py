@@ -42,7 +42,7 @@ Metrics are spelled as :mod:`lbmc_analysis.metrics` reads them (``tail[1][3]``,
 ``utilization[2]``, ``sojourn_quantiles[0.99]``); ``pool=``, ``k=``, ``level=`` do the
 same.
 
-Mean-field overlays use :func:`lbmc_analysis.meanfield.reference_for_point`
+Mean-field overlays use :func:`lbmc_analysis.limits.reference_for_point`
 (JSQ(d): Vvedenskaya, Dobrushin & Karpelevich 1996, Mitzenmacher 2001; PULL:
 Stolyar 2015; random routing: exact M/M/1(/B)), drawn dashed in the series' colour;
 their Line2D objects have ``gid="reference"``.
@@ -63,8 +63,8 @@ from matplotlib import patches, ticker, transforms
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from . import meanfield, metrics, policies
-from .io import _FRAME_FIXED, to_frame
+from . import limits, meanfield, metrics, policies
+from .io import FRAME_FIXED, to_frame
 
 __all__ = ["metric_vs_n", "deviation_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
            "add_legend_entries"]
@@ -119,7 +119,7 @@ def frame_of(data) -> pd.DataFrame:
 
 
 def _param_columns(df):
-    return [c for c in df.columns if c not in _FRAME_FIXED and c != "point"]
+    return [c for c in df.columns if c not in FRAME_FIXED and c != "point"]
 
 
 def _col_name(c):
@@ -176,7 +176,7 @@ def _row_params(row: Mapping[str, Any]) -> dict:
 
 def _auto_reference(params, K):
     try:
-        return meanfield.reference_for_point(params, K=max(int(K or 1), 1))
+        return limits.reference_for_point(params, K=max(int(K or 1), 1))
     except (KeyError, ValueError, TypeError):
         return None
 
@@ -290,7 +290,7 @@ def _group_label(keys, by):
 def fixed_parameters(rows: pd.DataFrame, exclude: Sequence[str] = ()) -> str:
     """The parameters with one value over ``rows``, as a line: ``n = 100, λ = 0.9, β = (0.5, 0.5), ...``."""
     parts = []
-    cols = [c for c in rows.columns if c not in _FRAME_FIXED and c != "point"]
+    cols = [c for c in rows.columns if c not in FRAME_FIXED and c != "point"]
     for base in _CAPTION:
         if base in exclude:
             continue
@@ -579,7 +579,7 @@ def metric_vs_n(data, metric: str, *, by: str | Sequence[str] = "policy", x: str
     ``level=`` do the same. A per-pool metric without a pool gives one series per pool.
     Bars (``bands=True``: bands) are the file's half-widths. ``reference="auto"`` draws
     the mean-field / exact value of each point dashed (see
-    :func:`lbmc_analysis.meanfield.reference_for_point`); a callable receives the
+    :func:`lbmc_analysis.limits.reference_for_point`); a callable receives the
     point's parameters (dict) and returns a number or a reference dict; ``None`` draws
     none. ``x`` may name another numeric parameter (``lambda``, ``routers``,
     ``beta_1``). ``title`` goes above the line of fixed parameters (``caption=False``

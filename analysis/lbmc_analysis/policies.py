@@ -23,7 +23,7 @@ import math
 import operator
 from typing import Mapping
 
-__all__ = ["DOC_MESSAGES", "allowed_policies", "message_rules", "expected_messages"]
+__all__ = ["DOC_MESSAGES", "allowed_policies", "as_list", "message_rules", "expected_messages"]
 
 #: messages per arrival of docs/model.md ("Policies"), for files without the attribute.
 DOC_MESSAGES = {"random": "0", "jsq": "2*d", "pull": "1", "balanced": "2*d", "lwl": "2*d"}
@@ -32,7 +32,7 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
-def _as_list(v):
+def as_list(v):
     """An attribute value (str, bytes, array or list of them) -> list of str; None stays None."""
     if v is None:
         return None
@@ -43,13 +43,13 @@ def _as_list(v):
 
 def allowed_policies(attrs: Mapping) -> list | None:
     """The policy families listed in ``/points/policy_name``'s ``allowed`` attribute (None if absent)."""
-    return _as_list(attrs.get("allowed"))
+    return as_list(attrs.get("allowed"))
 
 
 def message_rules(attrs: Mapping) -> dict:
     """{policy family: expression} from the attributes of ``/points/policy_name``; the
     docs/model.md rules for a file that has none."""
-    names, rules = allowed_policies(attrs), _as_list(attrs.get("messages_per_arrival"))
+    names, rules = allowed_policies(attrs), as_list(attrs.get("messages_per_arrival"))
     if names and rules and len(names) == len(rules):
         return dict(zip(names, rules))
     return dict(DOC_MESSAGES)

@@ -37,3 +37,25 @@ def real(tmp_path_factory):
     import realfiles
 
     return realfiles.write_all(tmp_path_factory)
+
+
+# ---- the `slow` marker: tests that take more than a few seconds (exact chains at n = 40 and
+# beyond, long grids). Skipped by default; run them with `--run-slow`, or select them with
+# `-m slow` (e.g. `/usr/bin/python3 -m pytest analysis/tests -m slow`).
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", default=False, help="also run the tests marked slow")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: slower checks (seconds to minutes), skipped unless --run-slow or -m slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow") or "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow or -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

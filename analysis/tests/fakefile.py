@@ -29,7 +29,7 @@ import h5py
 import numpy as np
 from scipy import stats
 
-from lbmc_analysis import meanfield
+from lbmc_analysis import limits, meanfield
 
 STR = h5py.string_dtype("utf-8")
 
@@ -122,7 +122,7 @@ def _base_values(p: dict, K: int) -> dict:
     J = len(p["beta"])
     beta, mu = np.array(p["beta"]), np.array(p["mu"])
     rho = p["lambda"] / float(np.sum(beta * mu))
-    ref = meanfield.reference_for_point({**p, "n": p["n"]}, K=K)
+    ref = limits.reference_for_point({**p, "n": p["n"]}, K=K)
     if ref is not None and all(np.all(np.isfinite(np.asarray(ref[m], dtype=float))) for m in METRIC_ORDER):
         base = {m: np.asarray(ref[m], dtype=float) for m in METRIC_ORDER}
         # finite n: make PULL wait a little so that log plots have something to show

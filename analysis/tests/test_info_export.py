@@ -24,7 +24,7 @@ def _info(*args):
 def test_csv_loads_in_pandas(real):
     path = real["linked"]
     df = pd.read_csv(io.StringIO(_info(path, "--format", "csv")), float_precision="round_trip")
-    cols = list(df.columns)  # upper_bound only when some entry has none observed (issue 11)
+    cols = list(df.columns)  # upper_bound only when some entry has none observed
     assert cols[:15] == ["point", "n", "buffer_1", "buffer_2", "policy", "metric", "entry", "pool", "k",
                          "level", "mean", "half_width", "std_err", "lower", "upper"]
     assert set(cols[15:-5]) <= {"upper_bound"}

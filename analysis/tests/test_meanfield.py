@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from lbmc_analysis import limits
 from lbmc_analysis import meanfield as mf
 
 # ----------------------------------------------------------------------------- JSQ(d)
@@ -319,19 +320,19 @@ def test_pull_multi_router():
 
 def test_reference_for_point():
     base = {"lambda": 0.9, "beta": [1.0], "mu": [1.0], "buffer": [-1], "n": 1000}
-    r = mf.reference_for_point({**base, "policy": "jsq(2)"})
+    r = limits.reference_for_point({**base, "policy": "jsq(2)"})
     assert r["mean_sojourn"] == pytest.approx(2.614057377)
-    r = mf.reference_for_point({**base, "policy_name": "random", "d": 0})
+    r = limits.reference_for_point({**base, "policy_name": "random", "d": 0})
     assert r["mean_sojourn"] == pytest.approx(10.0)
-    r = mf.reference_for_point({**base, "policy": "pull", "routers": 2, "stale": "withdraw"})
+    r = limits.reference_for_point({**base, "policy": "pull", "routers": 2, "stale": "withdraw"})
     assert r["utilization"][0] == pytest.approx(0.9)
     # columns as in to_frame
-    r = mf.reference_for_point({"lambda": 1.0, "policy": "pull", "beta_1": 0.5, "beta_2": 0.5,
+    r = limits.reference_for_point({"lambda": 1.0, "policy": "pull", "beta_1": 0.5, "beta_2": 0.5,
                                 "mu_1": 2.0, "mu_2": 1 / 3, "buffer_1": -1, "buffer_2": -1})
     assert r["a"] == pytest.approx(5 + math.sqrt(29))
     # no formula for heterogeneous JSQ(d), and none for unstable points
-    assert mf.reference_for_point({"lambda": 1.0, "policy": "jsq(2)", "beta": [0.5, 0.5], "mu": [2, 1 / 3]}) is None
-    assert mf.reference_for_point({**base, "lambda": 1.1, "policy": "pull"}) is None
+    assert limits.reference_for_point({"lambda": 1.0, "policy": "jsq(2)", "beta": [0.5, 0.5], "mu": [2, 1 / 3]}) is None
+    assert limits.reference_for_point({**base, "lambda": 1.1, "policy": "pull"}) is None
     assert mf.parse_policy("balanced(3)") == ("balanced", 3)
     assert mf.parse_policy("jiq") == ("pull", None)
     with pytest.raises(ValueError):
@@ -382,8 +383,12 @@ def test_workload_per_server():
 
 
 def test_reference_for_balanced_one():
-    r = mf.reference_for_point({"lambda": 0.84, "policy": "balanced(1)", "beta": [0.2, 0.3, 0.5],
+    r = limits.reference_for_point({"lambda": 0.84, "policy": "balanced(1)", "beta": [0.2, 0.3, 0.5],
                                 "mu": [2.5, 1, 0.5], "buffer": [-1, -1, -1], "n": 10})
     assert r is not None and r["workload"] == pytest.approx(5.52)
-    assert mf.reference_for_point({"lambda": 0.84, "policy": "balanced(2)", "beta": [0.2, 0.3, 0.5],
-                                   "mu": [2.5, 1, 0.5], "n": 10}) is None
+    # balanced(2) as n -> infinity (the cavity with draws proportional to mu): a server of pool j
+    # gets arrivals at rate rho mu_j (A_k^2 - A_{k+1}^2)/(A_k - A_{k+1}) and serves at mu_j, so
+    # every pool has the tails of homogeneous JSQ(2) at load rho = 0.8
+    r = limits.reference_for_point({"lambda": 0.84, "policy": "balanced(2)", "beta": [0.2, 0.3, 0.5],
+                                "mu": [2.5, 1, 0.5], "n": 10})
+    np.testing.assert_allclose(r["tail"][:, :4], np.tile(mf.jsq_tail(0.8, 2, 4), (3, 1)), atol=1e-10)

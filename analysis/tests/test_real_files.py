@@ -93,7 +93,7 @@ def test_real_unstable_points_are_nan(real):
     unstable = status == "unstable"
     # random routing (n = 10 and 60) and JSQ(2) at n = 60 overload the slow pool: their
     # customers pass the job's max_customers (1000), the proof of instability; JSQ(2) and
-    # PULL at n = 10 (critically loaded, issue 12) are never ok
+    # PULL at n = 10 (critically loaded) are never ok
     assert list(status[4:]) == ["unstable", "unstable"] and status[2] == "unstable", list(status)
     assert set(status[:2]) <= {"unstable", "not_stationary"}, list(status)
     assert status[3] == "ok"

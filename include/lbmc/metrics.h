@@ -128,9 +128,10 @@ lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *sums, int J, int
 /** The metrics of a union of ticks: sums[] holds the element-wise sum of their tick
  *  records (src/core/ticks.h layout); pool_servers[J] = N_j; n = total servers.
  *  out has lbmc_metric_total(J, K) entries, each y / x of lbmc_metric_terms (NaN when
- *  x = 0, and for the quantiles). (Internal use by the replica driver.) */
+ *  x = 0, and for the quantiles); weights (NULL: not wanted) as many, each x (NaN for
+ *  the quantiles): a value's numerator is value x weight. (Internal use by the point.) */
 void lbmc_metrics_from_sums(const double *sums, int J, int K, const long *pool_servers, long n,
-                            double *out);
+                            double *out, double *weights);
 
 #ifdef __cplusplus
 }

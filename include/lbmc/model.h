@@ -41,13 +41,14 @@ lbmc_err lbmc_model_set_lambda(lbmc_model *m, double lambda);
 /** Pools: arrays of length J (1 <= J <= LBMC_MAX_POOLS): fractions beta_j in (0, 1],
  *  speeds mu_j > 0 (rate per time unit), buffers B_j >= 1 or LBMC_BUFFER_INF
  *  (customers a server holds, the one in service included). Copied.
- *  Errors: LBMC_ERR_ARG. */
+ *  Errors: LBMC_ERR_ARG, LBMC_ERR_MEMORY. */
 lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const double *mu,
                               const long *buffer);
 /** Change beta_j of pool j only (a grid axis). Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_model_set_pool_beta(lbmc_model *m, int j, double beta);
 /** Service-requirement distribution of pool j, or of every pool with j = -1 (the
- *  default is exponential). Copied. Errors: LBMC_ERR_ARG (pool out of range). */
+ *  default is exponential). Copied. Errors: LBMC_ERR_ARG (pool out of range),
+ *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc);
 /** Queue-length-dependent speeds of pool j (PULL paper, section 6.1): a server of the
  *  pool holding q customers works at speed rates[min(q, L) - 1] (requirement units
@@ -89,7 +90,8 @@ int64_t lbmc_model_pool_servers(const lbmc_model *m, int j);
 /** Load rho = lambda / sum_j beta_j mu_j. */
 double lbmc_model_rho(const lbmc_model *m);
 long lbmc_model_routers(const lbmc_model *m);
-/** Service distribution of pool j (owned by the model). */
+/** Service distribution of pool j (owned by the model; valid until the model is destroyed or
+ *  its pools or service laws are set again). */
 const lbmc_service *lbmc_model_service(const lbmc_model *m, int j);
 /** Speed list of pool j: its length L (1 without queue-length dependence) and values. */
 int lbmc_model_rates(const lbmc_model *m, int j, const double **rates);
@@ -109,6 +111,36 @@ const char *lbmc_model_sampling(const lbmc_model *m);
 
 /** 1 if the model is unstable for certain: rho >= 1 with every buffer unlimited. */
 int lbmc_model_surely_unstable(const lbmc_model *m);
+
+/** One pool of a set-up model, as lbmc_model_describe reads it. */
+typedef struct {
+  double beta, mu;             /* fraction of the servers; speed (mu_k[0] with a speed list) */
+  long buffer;                 /* customers a server holds, LBMC_BUFFER_INF: unlimited */
+  int64_t servers;             /* N_j, the pool's servers */
+  const lbmc_service *service; /* service distribution (owned by the model) */
+  int L;                       /* entries of the speed list, 1 for the constant speed mu */
+  const double *mu_k;          /* speeds with 1, ..., L customers (owned by the model) */
+} lbmc_pool_description;
+
+/** A set-up model as its views show it: lbmc sim's table and JSON, the /points row of a
+ *  results file. Each view formats these fields; none reads the model's getters, so a
+ *  new setting reaches every view through this struct. Texts and arrays are the model's
+ *  (valid while it lives). */
+typedef struct {
+  int64_t n;
+  double lambda, rho;
+  const char *policy;      /* canonical text, "jsq(2)" */
+  const char *policy_name; /* its family, "jsq" */
+  long d;                  /* the policy's parameter (lbmc_model_policy_param) */
+  long routers;
+  const char *stale, *sampling; /* "" for policies that do not read them */
+  int surely_unstable;          /* lbmc_model_surely_unstable */
+  int J;
+  lbmc_pool_description pool[LBMC_MAX_POOLS]; /* J of them */
+} lbmc_model_description;
+
+/** The description of a set-up model m into *d (the getters above, read once). */
+void lbmc_model_describe(const lbmc_model *m, lbmc_model_description *d);
 
 #ifdef __cplusplus
 }

@@ -41,8 +41,13 @@ typedef struct {
   long index;        /* entry within the metric (0 for scalars; the level of a quantile) */
   double relative;   /* target relative half-width, > 0 */
   long max_replicas; /* budget, >= replicas */
-  double max_time;   /* longest run time per replica; 0: 16 x the time setting */
+  double max_time;   /* longest run time per replica; 0: LBMC_MAX_TIME_FACTOR x the time
+                        setting */
 } lbmc_precision;
+
+/** The default of lbmc_precision.max_time: this many times the time setting (a point not
+ *  yet stationary may have its run doubled four times). */
+#define LBMC_MAX_TIME_FACTOR 16
 
 /* X(enum suffix, bit, name, meaning): the evidence of a verdict, defined once. */
 #define LBMC_EVIDENCE_LIST(X)                                                                      \
@@ -72,6 +77,22 @@ enum {
 
 /** Names of the evidence bits set in `evidence`, comma-separated, into buf (len bytes). */
 const char *lbmc_evidence_names(unsigned evidence, char *buf, size_t len);
+/** The evidence bits of comma-separated names (as lbmc_evidence_names writes them);
+ *  names it does not know are left out. */
+unsigned lbmc_evidence_bits(const char *names);
+
+/* The levels and limits of the verdict's tests (docs/model.md, "Verdicts"), named once:
+ * the tests (src/sim/point_reduce.c) and the descriptions of a results file's columns
+ * read them. */
+/** Level of the halves test and of the eighths' correlation test ("run longer"). */
+#define LBMC_STATIONARITY_ALPHA 0.01
+/** The eighths' correlation test is made with fewer replicas than this; with more, the
+ *  replica means are close to normal even when short (measured: docs/model.md). */
+#define LBMC_SHORT_MAX_REPLICAS 30
+/** Level of the drift test for `unstable` (its false-alarm rate on stable systems). */
+#define LBMC_DRIFT_ALPHA 1e-3
+/** Deceleration constant of the drift test (lbmc_growth_test: sqrt(t) filling gives 0.82). */
+#define LBMC_DRIFT_DECEL 0.85
 
 /** The verdict of a point and its evidence. Times are in the model's unit. */
 typedef struct {
@@ -79,9 +100,9 @@ typedef struct {
   char reason[512];      /* why the status is not ok, with the numbers; "" for ok */
   unsigned evidence;     /* LBMC_EV_* bits behind the status */
   long replicas;         /* replicas behind the estimates */
-  int level;             /* precision mode's doublings of the run */
-  double time;           /* the `time` setting x 2^level: the run per replica (auto) or its
-                            measured period (fixed warm-up) */
+  int doubling;          /* sequential mode's doublings of the run (not stationary) */
+  double time;           /* the `time` setting x 2^doubling: the run per replica (auto) or
+                            its measured period (fixed warm-up) */
   double warmup_used;    /* warm-up discarded per replica */
   double time_used;      /* measured time per replica, after the warm-up */
   double suggested_time; /* not_stationary: a `time` setting to try; NaN otherwise */
@@ -94,14 +115,31 @@ typedef struct {
   double decel_lower;    /* lower bound of Delta4 - c Delta3 (> 0: growth not slowing) */
 } lbmc_verdict;
 
-/** The estimates of a point: arrays of lbmc_metric_total(J, K) entries (metric order of
- *  lbmc/metrics.h), owned by the point. Ends that do not exist are NaN; `flags` are the
- *  LBMC_IV_* bits of src/stats/estimators.h (names: lbmc_interval_flag_names). */
+/** A block of estimates: seven arrays of `total` entries. A point's (lbmc_point_estimates,
+ *  owned by the point) has lbmc_metric_total(J, K) entries in the metric order of
+ *  lbmc/metrics.h; a results file's holds its points' one after another. Ends that do not
+ *  exist are NaN; `flags` are the LBMC_IV_* bits of src/stats/estimators.h (names:
+ *  lbmc_interval_flag_names). */
 typedef struct {
-  size_t total;
+  size_t total; /* entries of each array */
   double *estimate, *half_width, *std_err, *lower, *upper, *upper_bound;
   unsigned *flags;
 } lbmc_estimates;
+
+/** The double arrays of lbmc_estimates, estimate .. upper_bound: a point keeps them, and
+ *  a results object its per-point copies (mean .. upper_bound), in this order in one
+ *  block of LBMC_ESTIMATE_ARRAYS arrays. */
+#define LBMC_ESTIMATE_ARRAYS 6
+/** A block of `total` estimates into *e (its seven arrays in one allocation): values
+ *  NaN, flags 0. The point holds one (lbmc_point_estimates) and a results file one for
+ *  all its points (P x total). Free with lbmc_estimates_free. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_estimates_alloc(lbmc_estimates *e, size_t total);
+/** Free the arrays of e (from lbmc_estimates_alloc) and zero it; nothing for a zeroed e. */
+void lbmc_estimates_free(lbmc_estimates *e);
+/** Copy entries from .. from + n - 1 of every array of src to entries to .. to + n - 1
+ *  of dst (both large enough). */
+void lbmc_estimates_copy(lbmc_estimates *dst, size_t to, const lbmc_estimates *src, size_t from,
+                         size_t n);
 
 /** Names of the interval flags set in `flags` ("none_observed,upper_open"), into buf. */
 const char *lbmc_interval_flag_names(unsigned flags, char *buf, size_t len);
@@ -112,14 +150,16 @@ const char *lbmc_interval_flag_meaning(int b);
 
 /** What a point keeps of replica i (after the warm-up is decided). */
 typedef struct {
-  int present;          /* 1 if the replica is in */
-  int unstable;         /* 1 if it hit the customer cap */
-  int64_t events;       /* arrivals plus departures in its measured period */
-  double cpu_seconds;   /* CPU time of its segments */
-  double growth;        /* its own last-quarter growth per arrival (evidence only) */
-  const double *values; /* lbmc_metric_total entries: its own ratios (NaN when x = 0) and
-                           quantiles of its retained customers */
-  const double *sums;   /* lbmc_tick_width(J, K) raw sums over its measured period */
+  int present;           /* 1 if the replica is in */
+  int unstable;          /* 1 if it hit the customer cap */
+  int64_t events;        /* arrivals plus departures in its measured period */
+  double cpu_seconds;    /* CPU time of its segments */
+  double growth;         /* its own last-quarter growth per arrival (evidence only) */
+  const double *values;  /* lbmc_metric_total entries: its own ratios y / x (NaN when
+                            x = 0) and quantiles of its retained customers */
+  const double *weights; /* lbmc_metric_total entries: the denominator x of each ratio
+                            (lbmc_metric_terms), NaN for the quantiles */
+  const double *sums;    /* lbmc_tick_width(J, K) raw sums over its measured period */
 } lbmc_point_replica_info;
 
 typedef struct lbmc_point_ lbmc_point;
@@ -132,15 +172,16 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
                            lbmc_point **p);
 void lbmc_point_destroy(lbmc_point **p);
 
-/** Add a replica record (size bytes). A record of another level than the point's is
+/** Add a replica record (size bytes). A record of another doubling than the point's is
  *  ignored (*used = 0; else 1). Errors: LBMC_ERR_ARG (not a valid record of this point's
  *  model), LBMC_ERR_MEMORY, LBMC_ERR_FILE (malformed histograms). */
 lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *used);
 
-/** The point's level (0 at creation). lbmc_point_set_level forgets every replica and
- *  starts level k (the run time x 2^k). */
-int lbmc_point_level(const lbmc_point *p);
-void lbmc_point_set_level(lbmc_point *p, int level);
+/** The point's doubling: how many times sequential mode doubled its run because it was
+ *  not stationary (0 at creation). lbmc_point_set_doubling forgets every replica and
+ *  starts doubling k (the run time x 2^k). */
+int lbmc_point_doubling(const lbmc_point *p);
+void lbmc_point_set_doubling(lbmc_point *p, int doubling);
 
 /** Decide the point's warm-up now from replicas 0 .. R - 1 (all in), before its first
  *  round is complete: for partial results of an interrupted first round (with a fixed
@@ -163,8 +204,8 @@ void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *in
 /** What sequential mode does after a reduction of R replicas. */
 typedef enum {
   LBMC_NEXT_DONE = 0, /* the point is finished (its verdict may now be precision_not_met) */
-  LBMC_NEXT_MORE,     /* run replicas R .. *next - 1 at the same level */
-  LBMC_NEXT_LONGER    /* not stationary: rerun from replica 0 at the next level (time x 2) */
+  LBMC_NEXT_MORE,     /* run replicas R .. *next - 1 at the same doubling */
+  LBMC_NEXT_LONGER    /* not stationary: rerun from replica 0 at the next doubling (time x 2) */
 } lbmc_next;
 
 /** The decision after lbmc_point_reduce of R replicas under the precision target prec
@@ -174,7 +215,7 @@ typedef enum {
  *  DONE when reached, else MORE up to about R (relative / target)^2 replicas (at least
  *  R + 1, at most max_replicas; twice R when there is no interval yet), and at
  *  max_replicas DONE with status precision_not_met and the reason. *next: the replicas of
- *  the next round (MORE), or of the first round at the next level (LONGER). why[len]
+ *  the next round (MORE), or of the first round at the next doubling (LONGER). why[len]
  *  gets one line saying which and why. */
 lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next, char *why,
                           size_t len);

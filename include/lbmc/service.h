@@ -1,5 +1,5 @@
-/* Service-requirement distributions (issue #6). A customer's service requirement S has
- * mean 1; at a server of pool j it takes S / mu_j time units (or S / mu_j(q) with
+/* Service-requirement distributions (docs/job-files.md, "Service"). A customer's service
+ * requirement S has mean 1; at a server of pool j it takes S / mu_j time units (or S / mu_j(q) with
  * queue-length-dependent speeds). Every distribution is parameterised so that
  * E[S] = 1; its squared coefficient of variation scv = Var[S] / E[S]^2 is given or
  * implied by the parameters.
@@ -54,7 +54,10 @@ extern "C" {
 
 /** Bytes of a law's canonical text, the terminating NUL included: the longest ph text
  *  (16 + 256 numbers) fits with 6 significant digits per number; texts are exact (17
- *  digits at most, as many as needed to read back the same double) whenever they fit. */
+ *  digits at most, as many as needed to read back the same double) whenever they fit,
+ *  which they always do up to 10 phases. The laws of scalar parameters keep the 64
+ *  bytes (63 characters) their texts always had. Results files store the texts as
+ *  variable-length strings, so files written before phase-type laws read unchanged. */
 #define LBMC_SERVICE_TEXT_MAX 4096
 
 typedef enum {
@@ -95,9 +98,10 @@ typedef struct {
 /** The exponential distribution (the default). */
 void lbmc_service_exponential(lbmc_service *s);
 
-/** Parse the text form; `where` names the value in messages ("--service",
- *  "jobs/x.yaml:9: system.service"). Errors: LBMC_ERR_ARG naming the text, the
- *  parameter and what is allowed. */
+/** Parse the text form (at most 65535 characters); `where` names the value in
+ *  messages ("--service", "jobs/x.yaml:9: system.service"). Errors: LBMC_ERR_ARG
+ *  naming the text, the parameter and what is allowed (for ph and coxian: the entry,
+ *  row or phase at fault, and the computed mean when it is not 1). */
 lbmc_err lbmc_service_parse(const char *where, const char *text, lbmc_service *s);
 
 /** Build from a kind name and named parameters (names[i] = values[i], n of them), as

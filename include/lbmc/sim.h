@@ -101,14 +101,14 @@ typedef struct {
   long replica;      /* 0-based, < replicas_max */
   long replicas_max; /* most replicas of any point of the run (the stream numbering) */
   long seed;         /* 0 .. LBMC_SEED_MAX */
-  int level;         /* sequential mode's doublings: the run's time is o->time x 2^level */
+  int doubling;      /* sequential mode's doublings: the run's time is o->time x 2^doubling */
   int one_replica;   /* the point's first round is one replica: keep min(batches, 64)
                         quantile groups, the units of its batch-means intervals */
 } lbmc_unit;
 
 /** Run unit u: its streams numbered from (u->scenario, u->replica, purpose) and seeded
  *  with u->seed (lbmc/rng.h), an empty system at time 0, a fixed warm-up discarded (none
- *  with warmup auto), then the measured period of o->time x 2^level in segments; and
+ *  with warmup auto), then the measured period of o->time x 2^doubling in segments; and
  *  write its replica record (src/sim/record.h: raw sums per segment and the customers'
  *  sojourn and waiting times per quantile group; the bytes lbmc_point_add reads, that
  *  travel to rank 0 and into checkpoints). A replica whose customers exceed the cap stops

@@ -12,9 +12,9 @@ extern "C" {
 
 /** Buffer size meaning "unlimited". */
 #define LBMC_BUFFER_INF (-1L)
-/** The pool fractions must sum to 1 within this (issue #2). */
+/** The pool fractions must sum to 1 within this (rounding of fractions written in decimal). */
 #define LBMC_BETA_SUM_TOL 1e-9
-/** Most servers a model may have (issue 10: the occupancy engine's limit; it keeps
+/** Most servers a model may have (the occupancy engine's limit; it keeps
  *  counts of servers, exact as 64-bit integers, and draws positions among n exactly
  *  with 52 random bits). */
 #define LBMC_MAX_N 1000000000000LL

@@ -65,8 +65,20 @@ json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K);
 /** The verdict's evidence as JSON. */
 json_t *lbmc_cli_json_verdict(const lbmc_verdict *v);
 
-/** Print a one-paragraph description of the model. */
-void lbmc_cli_print_model(FILE *f, const lbmc_model *m);
+/** The model's views, from its description (lbmc_model_describe): a paragraph of text,
+ *  and a JSON object (n, lambda, rho, policy, routers, stale, sampling, pools: beta, mu,
+ *  buffer ("inf" or an integer), servers, service, scv (null if infinite), mu_k),
+ *  caller-owned. */
+void lbmc_cli_print_model(FILE *f, const lbmc_model_description *d);
+json_t *lbmc_cli_json_model(const lbmc_model_description *d);
+
+/** lbmc sim's run of its point (sim_run.c): the job of one point its flags built, the
+ *  point's model m (set up) and run options o, the engine that runs it; the replicas
+ *  one after another through sequential mode's driver, then the point printed as a
+ *  table, or as JSON with json = 1. Errors: LBMC_ERR_INTERRUPTED after a signal (the
+ *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY. */
+lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
+                            const char *engine, int json);
 
 /** Install the handlers of SIGINT and SIGTERM (and SIGUSR1 if usr1) that set the
  *  returned flag to 1 (the program's one global: a handler can reach nothing else).

@@ -94,14 +94,14 @@ static void lbmc_info_print_text(FILE *f, const lbmc_info *info, lbmc_table *t)
   }
   lbmc_table_print(f, t, LBMC_FORMAT_TABLE);
   for (long i = 0; i < res->P; i++)
-    if (info->keep[i] && res->pt[i].status != LBMC_STATUS_OK) {
+    if (info->keep[i] && res->pt[i].v.status != LBMC_STATUS_OK) {
       char first[64], why[1024];
       snprintf(first, sizeof first, "point %ld %s: ", res->pt[i].index,
-               lbmc_status_name(res->pt[i].status));
-      snprintf(why, sizeof why, "%s", res->pt[i].reason);
-      if (!isnan(res->pt[i].suggested_time))
+               lbmc_status_name(res->pt[i].v.status));
+      snprintf(why, sizeof why, "%s", res->pt[i].v.reason);
+      if (!isnan(res->pt[i].v.suggested_time))
         snprintf(why + strlen(why), sizeof why - strlen(why), " (run longer: e.g. time %g)",
-                 res->pt[i].suggested_time);
+                 res->pt[i].v.suggested_time);
       lbmc_print_wrapped(f, first, 2, why, info->width);
     }
 }
@@ -278,9 +278,13 @@ static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
   res = info->res;
   info->grid = res->grid;
   if (!info->grid && res->job_text && *res->job_text) {
+    /* a file written before /grid existed: the grid of its job text, if this lbmc still
+     * reads it (a probe: store mode, no message when it does not) */
     lbmc_job *job = NULL;
-    if (lbmc_job_parse_text(res->job_text, info->path, &job) == LBMC_SUCCESS &&
-        lbmc_grid_from_job(job, &info->own_grid) == LBMC_SUCCESS)
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+    const lbmc_err parsed = lbmc_job_parse_text(res->job_text, info->path, &job);
+    lbmc_error_set_mode(was);
+    if (parsed == LBMC_SUCCESS && lbmc_grid_from_job(job, &info->own_grid) == LBMC_SUCCESS)
       info->grid = info->own_grid;
     lbmc_job_destroy(&job);
   }

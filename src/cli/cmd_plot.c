@@ -1,4 +1,4 @@
-/* lbmc plot: a figure from a results file by the Python package (analysis/, issue 14):
+/* lbmc plot: a figure from a results file by the Python package (analysis/):
  * runs /usr/bin/python3 -m lbmc_analysis plot with the same arguments, the package found
  * where `cmake --install` puts it (share/lbmc/python next to the program's bin/) or in
  * the source tree lbmc was built from (analysis/), whichever comes first. */

@@ -1,21 +1,17 @@
-/* lbmc sim: one system from flags, replicas one after another. The flags, their
- * checks and the help text are loops over the table of inputs (src/io/inputs.h), which
- * job files share. */
+/* lbmc sim: one system from flags. The flags, their checks and the help text are loops
+ * over the table of inputs (src/io/inputs.h), which job files share; the flags then give
+ * the settings of a job of one point (src/io/job_build.h), whose model, run options and
+ * precision target are built as a job file's, and the point runs through sequential
+ * mode's driver as lbmc run's do (sim_run.c). */
 #include <getopt.h>
-#include <jansson.h>
-#include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "../io/inputs.h"
+#include "../io/job_build.h"
 #include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
-#include "lbmc/point.h"
 #include "lbmc/rng.h"
 
 /* Column of the help texts in lbmc sim --help. */
@@ -77,15 +73,13 @@ typedef struct {
   int given[LBMC_INPUTS];
   const char *mu_k[LBMC_MAX_POOLS];
   int n_mu_k;
-  lbmc_run_options o; /* from the run-option flags */
-  long replicas, seed;
 } lbmc_sim_args;
 
 /* The value of input ID (an LBMC_IN_ name without its prefix), NULL if not given. */
 #define LBMC_SIM_GIVEN(a, ID) ((a)->given[LBMC_IN_##ID] ? &(a)->val[LBMC_IN_##ID] : NULL)
 
 /* One flag with its value: converted now; ranges are checked once all are read. The
- * model judges the policy, stale and sampling (lbmc_sim_model), as for job files. */
+ * model judges the policy, stale and sampling (lbmc_job_point_model), as for job files. */
 static lbmc_err lbmc_sim_flag(lbmc_sim_args *a, int id, const char *text)
 {
   const lbmc_input *row = &lbmc_inputs[id];
@@ -105,23 +99,21 @@ static lbmc_err lbmc_sim_flag(lbmc_sim_args *a, int id, const char *text)
 }
 
 /* After every flag: required flags, then ranges in table order, then the run options. */
-static lbmc_err lbmc_sim_check(lbmc_sim_args *a)
+static lbmc_err lbmc_sim_check(const lbmc_sim_args *a)
 {
-  const lbmc_input_value *v;
+  lbmc_run_options o;
   char where[64];
   for (int id = 0; id < LBMC_INPUTS; id++)
     if (lbmc_inputs[id].flag && lbmc_inputs[id].sim_need && !a->given[id])
       return LBMC_ERROR(LBMC_ERR_ARG, "--%s: %s", lbmc_inputs[id].flag, lbmc_inputs[id].sim_need);
-  lbmc_run_options_default(&a->o);
+  lbmc_run_options_default(&o);
   for (int id = 0; id < LBMC_INPUTS; id++) {
     if (!lbmc_inputs[id].flag || !a->given[id]) continue;
     snprintf(where, sizeof where, "--%s", lbmc_inputs[id].flag);
     LBMC_CALL(lbmc_input_check(&lbmc_inputs[id], where, &a->val[id]));
-    lbmc_input_apply(&lbmc_inputs[id], &a->val[id], &a->o);
+    lbmc_input_apply(&lbmc_inputs[id], &a->val[id], &o);
   }
-  a->replicas = (v = LBMC_SIM_GIVEN(a, REPLICAS)) ? v->l : LBMC_SIM_DEFAULT_REPLICAS;
-  a->seed = (v = LBMC_SIM_GIVEN(a, SEED)) ? v->l : LBMC_DEFAULT_SEED;
-  return lbmc_run_options_check(&a->o, "--");
+  return lbmc_run_options_check(&o, "--");
 }
 
 static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *help)
@@ -156,44 +148,99 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
   return lbmc_sim_check(a);
 }
 
-/* --service SPEC (every pool) or SPEC1;...;SPECJ (one per pool). */
-static lbmc_err lbmc_sim_service(const char *text, int J, lbmc_model *m)
+/* ---- the flags as a job of one point ---- */
+
+/* A number as the value of input id (of pool j) of the job. */
+static lbmc_err lbmc_sim_give_real(lbmc_job *job, int id, int j, double x)
 {
-  char buf[4096], *save = NULL, *tok, where[64];
+  lbmc_input_value v = {0};
+  v.x = x;
+  return lbmc_job_give(job, id, j, NULL, &v);
+}
+
+static lbmc_err lbmc_sim_give_long(lbmc_job *job, int id, int j, long l)
+{
+  lbmc_input_value v = {0};
+  v.l = l;
+  return lbmc_job_give(job, id, j, NULL, &v);
+}
+
+/* --pools beta:mu:buffer,...: each pool's fraction, speed and buffer. */
+static lbmc_err lbmc_sim_give_pools(lbmc_job *job, int J, const double *beta, const double *mu,
+                                    const long *buffer)
+{
+  for (int j = 0; j < J; j++) {
+    LBMC_CALL(lbmc_sim_give_real(job, LBMC_IN_POOL_BETA, j, beta[j]));
+    LBMC_CALL(lbmc_sim_give_real(job, LBMC_IN_POOL_MU, j, mu[j]));
+    LBMC_CALL(lbmc_sim_give_long(job, LBMC_IN_POOL_BUFFER, j, buffer[j]));
+  }
+  return LBMC_SUCCESS;
+}
+
+/* A service distribution parsed from text, given as setting id (of pool j). */
+static lbmc_err lbmc_sim_give_service(lbmc_job *job, int id, int j, const char *where,
+                                      const char *text)
+{
   lbmc_service svc;
+  lbmc_input_value v = {0};
+  LBMC_CALL(lbmc_service_parse(where, text, &svc));
+  v.text = svc.text;
+  v.svc = &svc;
+  return lbmc_job_give(job, id, j, "--service", &v);
+}
+
+/* --service SPEC (every pool) or SPEC1;...;SPECJ (one per pool). */
+static lbmc_err lbmc_sim_service(lbmc_job *job, const char *text, int J)
+{
+  char *buf, *save = NULL, *tok, where[64];
+  lbmc_err err = LBMC_SUCCESS;
   int count = 1, j = 0;
   for (const char *p = text; *p; p++) count += *p == ';';
-  if (count == 1) {
-    LBMC_CALL(lbmc_service_parse("--service", text, &svc));
-    return lbmc_model_set_service(m, -1, &svc);
-  }
+  if (count == 1) return lbmc_sim_give_service(job, LBMC_IN_SERVICE, 0, "--service", text);
   if (count != J)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "--service: '%s' gives %d distributions for %d pool%s; allowed: one for all "
                       "pools, or one per pool separated by ';'",
                       text, count, J, J > 1 ? "s" : "");
-  if (strlen(text) >= sizeof buf)
-    return LBMC_ERROR(LBMC_ERR_ARG, "--service: the value is too long (at most %zu characters)",
-                      sizeof buf - 1);
-  snprintf(buf, sizeof buf, "%s", text);
+  if (!(buf = strdup(text))) /* of any length: phase-type texts are long */
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "--service: out of memory");
   /* strsep-like split that keeps empty fields, so "a;;b" names its empty pool */
-  for (tok = buf; j < J; j++, tok = save) {
+  for (tok = buf; !err && j < J; j++, tok = save) {
     save = strchr(tok, ';');
     if (save) *save++ = '\0';
     snprintf(where, sizeof where, "--service: pool %d", j + 1);
-    LBMC_CALL(lbmc_service_parse(where, tok, &svc));
-    LBMC_CALL(lbmc_model_set_service(m, j, &svc));
+    err = lbmc_sim_give_service(job, LBMC_IN_POOL_SERVICE, j, where, tok);
+  }
+  free(buf);
+  return err;
+}
+
+/* The speeds R1,...,RL of --mu-k's pool (1-based, for messages) into rates[*L]. */
+static lbmc_err lbmc_sim_speeds(long pool, char *list, double *rates, int *L)
+{
+  char where[96], *save = NULL;
+  *L = 0;
+  for (char *tok = list; tok; tok = save) { /* empty fields kept: "1,,2" is an error */
+    save = strchr(tok, ',');
+    if (save) *save++ = '\0';
+    if (*L == LBMC_MAX_RATES)
+      return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: pool %ld: more than %d speeds are not allowed", pool,
+                        LBMC_MAX_RATES);
+    snprintf(where, sizeof where, "--mu-k: pool %ld: speed %d", pool, *L + 1);
+    LBMC_CALL(lbmc_parse_real(where, tok, &rates[*L]));
+    LBMC_CALL(lbmc_check_positive(where, rates[*L]));
+    ++*L;
   }
   return LBMC_SUCCESS;
 }
 
 /* --mu-k J=R1,...,RL for pool J (1-based) of J pools; seen[] marks pools already given. */
-static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
+static lbmc_err lbmc_sim_mu_k(lbmc_job *job, const char *text, int J, int *seen)
 {
-  char buf[4096], *eq, *save = NULL, where[96];
+  char buf[4096], *eq;
   double rates[LBMC_MAX_RATES];
+  lbmc_input_value v = {0};
   long pool;
-  int L = 0;
   if (strlen(text) >= sizeof buf)
     return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: the value is too long (at most %zu characters)",
                       sizeof buf - 1);
@@ -214,19 +261,50 @@ static lbmc_err lbmc_sim_mu_k(const char *text, int J, int *seen, lbmc_model *m)
     return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: pool %ld is given twice; give each pool's speeds once",
                       pool);
   seen[pool - 1] = 1;
-  for (char *tok = eq + 1; tok; tok = save) { /* empty fields kept: "1,,2" is an error */
-    save = strchr(tok, ',');
-    if (save) *save++ = '\0';
-    if (L == LBMC_MAX_RATES)
-      return LBMC_ERROR(LBMC_ERR_ARG, "--mu-k: pool %ld: more than %d speeds are not allowed", pool,
-                        LBMC_MAX_RATES);
-    snprintf(where, sizeof where, "--mu-k: pool %ld: speed %d", pool, L + 1);
-    LBMC_CALL(lbmc_parse_real(where, tok, &rates[L]));
-    LBMC_CALL(lbmc_check_positive(where, rates[L]));
-    L++;
-  }
-  return lbmc_model_set_rates(m, (int)pool - 1, L, rates);
+  LBMC_CALL(lbmc_sim_speeds(pool, eq + 1, rates, &v.vec_len));
+  v.vec = rates;
+  return lbmc_job_give(job, LBMC_IN_POOL_MU_K, (int)pool - 1, "--mu-k", &v);
 }
+
+/* Every flag of an input with a job-file key gives its setting (lbmc sim's defaults
+ * where they differ from a job file's); --pools, --mu-k and --service give the pools'. */
+static lbmc_err lbmc_sim_give(const lbmc_sim_args *a, lbmc_job *job, int J, const double *beta,
+                              const double *mu, const long *buffer)
+{
+  const lbmc_input_value *v;
+  int seen[LBMC_MAX_POOLS] = {0};
+  for (int id = 0; id < LBMC_INPUTS; id++)
+    if (lbmc_inputs[id].key && lbmc_inputs[id].flag && a->given[id])
+      LBMC_CALL(lbmc_job_give(job, id, 0, NULL, &a->val[id]));
+  if (!a->given[LBMC_IN_POLICY]) {
+    lbmc_input_value policy = {0};
+    policy.text = (char *)lbmc_inputs[LBMC_IN_POLICY].def;
+    LBMC_CALL(lbmc_job_give(job, LBMC_IN_POLICY, 0, NULL, &policy));
+  }
+  if (!a->given[LBMC_IN_REPLICAS])
+    LBMC_CALL(lbmc_sim_give_long(job, LBMC_IN_REPLICAS, 0, LBMC_SIM_DEFAULT_REPLICAS));
+  LBMC_CALL(lbmc_sim_give_pools(job, J, beta, mu, buffer));
+  for (int i = 0; i < a->n_mu_k; i++) LBMC_CALL(lbmc_sim_mu_k(job, a->mu_k[i], J, seen));
+  if ((v = LBMC_SIM_GIVEN(a, SERVICE_TEXT))) LBMC_CALL(lbmc_sim_service(job, v->text, J));
+  return LBMC_SUCCESS;
+}
+
+/* The job of one point that the flags describe (caller-owned). */
+static lbmc_err lbmc_sim_job(const lbmc_sim_args *a, lbmc_job **job)
+{
+  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
+  long buffer[LBMC_MAX_POOLS];
+  int J;
+  lbmc_err err;
+  LBMC_CALL(
+      lbmc_cli_parse_pools("--pools", LBMC_SIM_GIVEN(a, POOLS_TEXT)->text, &J, beta, mu, buffer));
+  LBMC_CALL(lbmc_job_build("command line", J, job));
+  err = lbmc_sim_give(a, *job, J, beta, mu, buffer);
+  if (err) lbmc_job_destroy(job);
+  return err;
+}
+
+/* ---- what only the command line judges ---- */
 
 /* --stale or --sampling given for a policy that does not read it: name those that do. */
 static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
@@ -237,331 +315,80 @@ static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
                     count > 1 ? "ies" : "y", users, lbmc_model_policy(m));
 }
 
-static lbmc_err lbmc_sim_model(const lbmc_sim_args *a, lbmc_model *m)
+/* The point's model under o: its size for the engines, a warning for each pool whose
+ * service distribution makes the means converge slowly or not at all, and --stale or
+ * --sampling given for a policy that does not read it (a job file ignores them). */
+static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
+                               const lbmc_run_options *o)
 {
-  const lbmc_input_value *v, *stale = LBMC_SIM_GIVEN(a, STALE),
-                             *sampling = LBMC_SIM_GIVEN(a, SAMPLING);
-  double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
-  long buffer[LBMC_MAX_POOLS];
-  int J;
-  LBMC_CALL(
-      lbmc_cli_parse_pools("--pools", LBMC_SIM_GIVEN(a, POOLS_TEXT)->text, &J, beta, mu, buffer));
-  LBMC_CALL(lbmc_model_set_origin(m, "command line"));
-  LBMC_CALL(lbmc_model_set_n(m, LBMC_SIM_GIVEN(a, N)->l));
-  LBMC_CALL(lbmc_model_set_lambda(m, LBMC_SIM_GIVEN(a, LAMBDA)->x));
-  LBMC_CALL(lbmc_model_set_pools(m, J, beta, mu, buffer));
-  {
-    int seen[LBMC_MAX_POOLS] = {0};
-    for (int i = 0; i < a->n_mu_k; i++) LBMC_CALL(lbmc_sim_mu_k(a->mu_k[i], J, seen, m));
-  }
-  if ((v = LBMC_SIM_GIVEN(a, SERVICE_TEXT))) LBMC_CALL(lbmc_sim_service(v->text, J, m));
-  v = LBMC_SIM_GIVEN(a, POLICY);
-  LBMC_CALL(lbmc_model_set_policy(m, v ? v->text : lbmc_inputs[LBMC_IN_POLICY].def));
-  if ((v = LBMC_SIM_GIVEN(a, ROUTERS))) LBMC_CALL(lbmc_model_set_routers(m, v->l));
-  if (stale) LBMC_CALL(lbmc_model_set_stale(m, stale->text));
-  if (sampling) LBMC_CALL(lbmc_model_set_sampling(m, sampling->text));
-  LBMC_CALL(lbmc_model_setup(m));
-  LBMC_CALL(lbmc_run_check_size(m, &a->o, "--time/--warmup"));
-  for (int j = 0; j < J; j++) {
+  LBMC_CALL(lbmc_run_check_size(m, o, "--time/--warmup"));
+  for (int j = 0; j < lbmc_model_pools(m); j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
     if (w)
       fprintf(stderr, "lbmc: warning: pool %d, service %s: %s\n", j + 1,
               lbmc_model_service(m, j)->text, w);
   }
-  if (stale && !*lbmc_model_stale(m)) return lbmc_sim_not_for(m, "stale");
-  if (sampling && !*lbmc_model_sampling(m)) return lbmc_sim_not_for(m, "sampling");
+  if (a->given[LBMC_IN_STALE] && !*lbmc_model_stale(m)) return lbmc_sim_not_for(m, "stale");
+  if (a->given[LBMC_IN_SAMPLING] && !*lbmc_model_sampling(m))
+    return lbmc_sim_not_for(m, "sampling");
   return LBMC_SUCCESS;
 }
 
-/* --precision M:REL, --max-replicas, --max-time into prec (disabled without --precision). */
-static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, const lbmc_model *m,
-                                   lbmc_precision *prec)
+/* --precision M:REL: the settings of run.precision (--max-replicas, --max-time given with
+ * the other flags, or lbmc sim's default budget), then the job's precision target. */
+static lbmc_err lbmc_sim_precision(const lbmc_sim_args *a, lbmc_job *job)
 {
-  const lbmc_input_value *v = LBMC_SIM_GIVEN(a, PRECISION_TEXT),
-                         *mr = LBMC_SIM_GIVEN(a, MAX_REPLICAS);
-  const lbmc_input_value *mt = LBMC_SIM_GIVEN(a, MAX_TIME);
-  char metric[128];
+  const lbmc_input_value *v = LBMC_SIM_GIVEN(a, PRECISION_TEXT);
+  lbmc_input_value metric = {0}, rel = {0};
+  char text[128];
   const char *colon;
-  memset(prec, 0, sizeof *prec);
   if (!v) {
-    if (mr || mt)
+    if (a->given[LBMC_IN_MAX_REPLICAS] || a->given[LBMC_IN_MAX_TIME])
       return LBMC_ERROR(LBMC_ERR_ARG, "--%s: applies only with --precision",
-                        mr ? "max-replicas" : "max-time");
+                        a->given[LBMC_IN_MAX_REPLICAS] ? "max-replicas" : "max-time");
     return LBMC_SUCCESS;
   }
   colon = strrchr(v->text, ':');
-  if (!colon || colon == v->text || strlen(v->text) >= sizeof metric)
+  if (!colon || colon == v->text || strlen(v->text) >= sizeof text)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "--precision: '%s' is not allowed; write METRIC:REL, e.g. p_wait:0.05",
                       v->text);
-  snprintf(metric, sizeof metric, "%.*s", (int)(colon - v->text), v->text);
-  LBMC_CALL(lbmc_metric_parse("--precision", metric, lbmc_model_pools(m), (int)a->o.tail_k, 0,
-                              &prec->metric, &prec->index));
-  LBMC_CALL(lbmc_parse_real("--precision: REL", colon + 1, &prec->relative));
-  LBMC_CALL(lbmc_check_positive("--precision: REL", prec->relative));
-  prec->enabled = 1;
-  prec->max_replicas = mr ? mr->l : LBMC_SIM_DEFAULT_MAX_REPLICAS;
-  prec->max_time = mt ? mt->x : 0;
-  if (prec->max_replicas < a->replicas)
-    return LBMC_ERROR(LBMC_ERR_ARG,
-                      "--max-replicas: %ld is not allowed; allowed: at least "
-                      "--replicas = %ld",
-                      prec->max_replicas, a->replicas);
-  return LBMC_SUCCESS;
+  snprintf(text, sizeof text, "%.*s", (int)(colon - v->text), v->text);
+  metric.text = text;
+  LBMC_CALL(lbmc_input_parse(&lbmc_inputs[LBMC_IN_RELATIVE], "--precision: REL", colon + 1, &rel));
+  LBMC_CALL(lbmc_input_check(&lbmc_inputs[LBMC_IN_RELATIVE], "--precision: REL", &rel));
+  LBMC_CALL(lbmc_job_give(job, LBMC_IN_METRIC, 0, "--precision", &metric));
+  LBMC_CALL(lbmc_job_give(job, LBMC_IN_RELATIVE, 0, "--precision: REL", &rel));
+  if (!a->given[LBMC_IN_MAX_REPLICAS])
+    LBMC_CALL(lbmc_sim_give_long(job, LBMC_IN_MAX_REPLICAS, 0, LBMC_SIM_DEFAULT_MAX_REPLICAS));
+  return lbmc_job_build_finish(job);
 }
 
-static json_t *lbmc_json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+/* ---- the command ---- */
 
-/* The model as JSON. */
-static json_t *lbmc_sim_json_model(const lbmc_model *m)
-{
-  const int J = lbmc_model_pools(m);
-  json_t *model = json_object(), *pools = json_array();
-  json_object_set_new(model, "n", json_integer(lbmc_model_n(m)));
-  json_object_set_new(model, "lambda", json_real(lbmc_model_lambda(m)));
-  json_object_set_new(model, "rho", json_real(lbmc_model_rho(m)));
-  json_object_set_new(model, "policy", json_string(lbmc_model_policy(m)));
-  json_object_set_new(model, "routers", json_integer(lbmc_model_routers(m)));
-  json_object_set_new(model, "stale", json_string(lbmc_model_stale(m)));
-  json_object_set_new(model, "sampling", json_string(lbmc_model_sampling(m)));
-  for (int j = 0; j < J; j++) {
-    json_t *p = json_object();
-    const lbmc_service *svc = lbmc_model_service(m, j);
-    const double *rates;
-    int L = lbmc_model_rates(m, j, &rates);
-    json_t *speeds = json_array();
-    json_object_set_new(p, "beta", json_real(lbmc_model_beta(m, j)));
-    json_object_set_new(p, "mu", json_real(lbmc_model_mu(m, j)));
-    json_object_set_new(p, "buffer",
-                        lbmc_model_buffer(m, j) == LBMC_BUFFER_INF
-                            ? json_string("inf")
-                            : json_integer(lbmc_model_buffer(m, j)));
-    json_object_set_new(p, "servers", json_integer(lbmc_model_pool_servers(m, j)));
-    json_object_set_new(p, "service", json_string(svc->text));
-    json_object_set_new(p, "scv", lbmc_json_num(svc->scv)); /* null if infinite */
-    for (int k = 0; k < L; k++) json_array_append_new(speeds, json_real(rates[k]));
-    json_object_set_new(p, "mu_k", speeds);
-    json_array_append_new(pools, p);
-  }
-  json_object_set_new(model, "pools", pools);
-  return model;
-}
-
-/* A finished (or interrupted) lbmc sim: the point and what the run was. */
-typedef struct {
-  const lbmc_sim_args *a;
-  const lbmc_model *m;
-  lbmc_replica *rep;
-  lbmc_point *acc;
-  lbmc_precision prec;
-  const char *engine;  /* the engine that runs the replicas */
-  char init_note[256]; /* why they did not start as asked ("" if they did) */
-  long done, target, Rmax;
-  int interrupted;
-  int64_t events;
-  double cpu;
-  /* progress on a terminal */
-  int tty;
-  double t0, shown;
-} lbmc_sim_run;
-
-/* The replica driver's monitor: stop at SIGINT or SIGTERM (ctx: the flag). */
-static int lbmc_sim_monitor(void *ctx) { return *(volatile sig_atomic_t *)ctx != 0; }
-
-static double lbmc_sim_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* "replica 12 of 40 (level 1), 3.1 s, ETA 7 s" on a terminal, at most twice a second. */
-static void lbmc_sim_progress(lbmc_sim_run *s, int force)
-{
-  double now = lbmc_sim_now(), el = now - s->t0;
-  if (!s->tty || (!force && now - s->shown < 0.5)) return;
-  s->shown = now;
-  if (force) {
-    fprintf(stderr, "\r%70s\r", "");
-    return;
-  }
-  fprintf(stderr, "\rlbmc sim: replica %ld of %ld%s, %.1f s, ETA %.0f s   ", s->done + 1, s->target,
-          lbmc_point_level(s->acc) ? " (a longer run)" : "", el,
-          s->done > 0 ? el / (double)s->done * (double)(s->target - s->done) : 0.0);
-  fflush(stderr);
-}
-
-/* Replicas done .. target - 1 into the point; stops at a signal (s->interrupted). */
-static lbmc_err lbmc_sim_round(lbmc_sim_run *s)
-{
-  for (; s->done < s->target; s->done++) {
-    lbmc_unit u = {
-        0, 0, s->done, s->Rmax, s->a->seed, lbmc_point_level(s->acc), s->a->replicas == 1};
-    const void *rec;
-    size_t size;
-    int used;
-    lbmc_err err;
-    lbmc_sim_progress(s, 0);
-    err = lbmc_replica_record(s->rep, &u, &rec, &size);
-    if (err == LBMC_ERR_INTERRUPTED) {
-      s->interrupted = 1;
-      return LBMC_SUCCESS;
-    }
-    LBMC_CALL(err);
-    LBMC_CALL(lbmc_point_add(s->acc, rec, size, &used));
-  }
-  return LBMC_SUCCESS;
-}
-
-/* Rounds until the point is done (sequential mode: more replicas, or a longer run). */
-static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
-{
-  for (;;) {
-    long next;
-    char why[256];
-    lbmc_next what;
-    LBMC_CALL(lbmc_sim_round(s));
-    if (s->interrupted) return LBMC_SUCCESS;
-    LBMC_CALL(lbmc_point_reduce(s->acc, s->target));
-    what = lbmc_point_next(s->acc, &s->prec, &next, why, sizeof why);
-    lbmc_sim_progress(s, 1);
-    if (*why) fprintf(stderr, "lbmc sim: %s\n", why);
-    if (what == LBMC_NEXT_DONE) return LBMC_SUCCESS;
-    if (what == LBMC_NEXT_LONGER) {
-      lbmc_point_set_level(s->acc, lbmc_point_level(s->acc) + 1);
-      s->done = 0;
-    }
-    s->target = next;
-  }
-}
-
-/* After an interruption: the replicas that finished, if the point can use them. */
-static int lbmc_sim_partial(lbmc_sim_run *s)
-{
-  lbmc_sim_progress(s, 1);
-  if (s->done > 0 && lbmc_point_decide_early(s->acc, s->done)) return 0;
-  while (s->done > 0 && !lbmc_point_ready(s->acc, s->done)) s->done--;
-  if (s->done == 0 || lbmc_point_reduce(s->acc, s->done)) return 0;
-  return 1;
-}
-
-static void lbmc_sim_totals(lbmc_sim_run *s)
-{
-  const long R = lbmc_point_verdict(s->acc)->replicas;
-  for (long r = 0; r < R; r++) {
-    lbmc_point_replica_info info;
-    lbmc_point_replica(s->acc, r, &info);
-    s->events += info.events;
-    s->cpu += info.cpu_seconds;
-  }
-}
-
-static void lbmc_sim_print_json(const lbmc_sim_run *s)
-{
-  const lbmc_sim_args *a = s->a;
-  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
-  json_t *root = json_object(), *levels = json_array();
-  json_object_set_new(root, "status", json_string(lbmc_status_name(v->status)));
-  if (*v->reason) json_object_set_new(root, "reason", json_string(v->reason));
-  if (s->interrupted) json_object_set_new(root, "interrupted", json_true());
-  json_object_set_new(root, "verdict", lbmc_cli_json_verdict(v));
-  json_object_set_new(
-      root, "estimates",
-      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), lbmc_model_pools(s->m), a->o.tail_k));
-  json_object_set_new(root, "replicas", json_integer(v->replicas));
-  json_object_set_new(root, "events", json_integer(s->events));
-  json_object_set_new(root, "cpu_seconds", json_real(s->cpu));
-  json_object_set_new(root, "warmup", lbmc_json_num(v->warmup_used));
-  json_object_set_new(root, "model", lbmc_sim_json_model(s->m));
-  json_object_set_new(root, "seed", json_integer(a->seed));
-  json_object_set_new(root, "confidence", json_real(a->o.confidence));
-  json_object_set_new(root, "common_random_numbers", json_true());
-  json_object_set_new(root, "engine", json_string(s->engine));
-  json_object_set_new(root, "init", json_string(lbmc_init_kind_names[a->o.init]));
-  if (*s->init_note) json_object_set_new(root, "init_note", json_string(s->init_note));
-  for (int i = 0; i < LBMC_QUANTILES; i++)
-    json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
-  json_object_set_new(root, "quantile_levels", levels);
-  json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-  fputc('\n', stdout);
-  json_decref(root);
-}
-
-static void lbmc_sim_print_table(const lbmc_sim_run *s)
-{
-  const lbmc_sim_args *a = s->a;
-  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
-  char lv[32];
-  lbmc_cli_print_model(stdout, s->m);
-  printf("run: %ld replica%s, warm-up %s%.6g, measured time %.6g per replica, %ld batches, "
-         "seed %ld, engine %s, start %s%s\n",
-         v->replicas, v->replicas == 1 ? "" : "s", a->o.warmup_auto ? "auto (MSER), " : "",
-         v->warmup_used, v->time_used, a->o.batches, a->seed, s->engine,
-         lbmc_init_kind_names[a->o.init], s->interrupted ? " (interrupted: partial results)" : "");
-  if (*s->init_note) printf("note: %s\n", s->init_note);
-  lbmc_cli_print_verdict(stdout, v);
-  if (v->status == LBMC_STATUS_UNSTABLE) return;
-  printf("estimates (%s intervals, %s):\n", lbmc_cli_level(a->o.confidence, lv, sizeof lv),
-         v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
-  lbmc_cli_print_point(stdout, s->m, a->o.tail_k, lbmc_point_estimates(s->acc));
-  printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)s->events, s->cpu,
-         s->cpu > 0 ? (double)s->events / s->cpu : 0.0);
-}
-
-/* Run the point (rounds, a signal's partial results), then print it. */
-static lbmc_err lbmc_sim_point(lbmc_sim_run *s)
-{
-  volatile sig_atomic_t *stop = lbmc_cli_catch_stop_signals(0);
-  lbmc_err err;
-  if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, (void *)stop);
-  s->tty = isatty(STDERR_FILENO);
-  s->t0 = s->shown = lbmc_sim_now();
-  err = lbmc_sim_rounds(s);
-  LBMC_CALL(err);
-  if (s->interrupted && !lbmc_sim_partial(s)) {
-    fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
-    return LBMC_ERR_INTERRUPTED;
-  }
-  if (s->interrupted)
-    fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
-            s->done == 1 ? "" : "s");
-  lbmc_sim_totals(s);
-  if (LBMC_SIM_GIVEN(s->a, JSON))
-    lbmc_sim_print_json(s);
-  else
-    lbmc_sim_print_table(s);
-  return s->interrupted ? LBMC_ERR_INTERRUPTED : LBMC_SUCCESS;
-}
-
+/* The flags as a job, its point's model checked as the command line judges it, the
+ * precision target, then the run (sim_run.c). */
 static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
 {
   lbmc_sim_args a;
+  lbmc_job *job = NULL;
   lbmc_model *m = NULL;
-  lbmc_sim_run s;
+  lbmc_run_options o;
+  const char *engine = NULL;
   lbmc_err err = LBMC_SUCCESS;
-  memset(&s, 0, sizeof s);
   LBMC_CALL(lbmc_sim_parse(argc, argv, &a, help));
   if (*help) return LBMC_SUCCESS;
-  LBMC_CALL(lbmc_model_create(&m));
-  s.a = &a;
-  s.m = m;
-  LBMC_CALL_GOTO(err, lbmc_sim_model(&a, m), done);
-  LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &a.o, "--", &s.engine), done);
-  LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, m, &s.prec), done);
-  s.Rmax = s.prec.enabled ? s.prec.max_replicas : a.replicas;
-  s.target = a.replicas;
-  LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, s.Rmax), done);
-  LBMC_CALL_GOTO(err, lbmc_point_create(m, &a.o, a.replicas, &s.acc), done);
-  if (!lbmc_model_surely_unstable(m)) {
-    LBMC_CALL_GOTO(err, lbmc_replica_create(m, &a.o, &s.rep), done);
-    snprintf(s.init_note, sizeof s.init_note, "%s", lbmc_replica_init_note(s.rep));
-  } else
-    s.target = 0; /* rho >= 1 with unlimited buffers: nothing to simulate */
-  err = lbmc_sim_point(&s);
+  LBMC_CALL(lbmc_sim_job(&a, &job));
+  lbmc_job_point_options(job, 0, &o);
+  LBMC_CALL_GOTO(err, lbmc_job_point_model(job, 0, &m), done);
+  LBMC_CALL_GOTO(err, lbmc_sim_judge(&a, m, &o), done);
+  LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
+  LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
+  LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
+  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON]);
 done:
-  lbmc_replica_destroy(&s.rep);
-  lbmc_point_destroy(&s.acc);
   lbmc_model_destroy(&m);
+  lbmc_job_destroy(&job);
   return err;
 }
 

@@ -1,6 +1,6 @@
-/* Helpers the commands of the lbmc program share (cli.h): the --pools list, the
- * description of a model, the table of estimates and the list of policies (read from
- * the policy registry, src/policies/registry.h). */
+/* Helpers the commands of the lbmc program share (cli.h): the --pools list, the model
+ * as text (from its description, lbmc_model_describe), the table of estimates and the
+ * list of policies (read from the policy registry, src/policies/registry.h). */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -52,33 +52,26 @@ lbmc_err lbmc_cli_parse_pools(const char *where, const char *text, int *J, doubl
   return LBMC_SUCCESS;
 }
 
-void lbmc_cli_print_model(FILE *f, const lbmc_model *m)
+void lbmc_cli_print_model(FILE *f, const lbmc_model_description *d)
 {
   fprintf(f, "system: n = %lld servers, lambda = %g per server, rho = %.6g, policy %s",
-          (long long)lbmc_model_n(m), lbmc_model_lambda(m), lbmc_model_rho(m),
-          lbmc_model_policy(m));
-  if (*lbmc_model_sampling(m)) fprintf(f, " (sampling %s)", lbmc_model_sampling(m));
-  fprintf(f, ", %ld router%s", lbmc_model_routers(m), lbmc_model_routers(m) > 1 ? "s" : "");
-  if (*lbmc_model_stale(m)) fprintf(f, " (stale %s)", lbmc_model_stale(m));
+          (long long)d->n, d->lambda, d->rho, d->policy);
+  if (*d->sampling) fprintf(f, " (sampling %s)", d->sampling);
+  fprintf(f, ", %ld router%s", d->routers, d->routers > 1 ? "s" : "");
+  if (*d->stale) fprintf(f, " (stale %s)", d->stale);
   fputc('\n', f);
-  for (int j = 0; j < lbmc_model_pools(m); j++) {
-    long b = lbmc_model_buffer(m, j);
-    fprintf(f, "  pool %d: beta = %g, mu = %g, buffer = ", j + 1, lbmc_model_beta(m, j),
-            lbmc_model_mu(m, j));
-    if (b == LBMC_BUFFER_INF)
+  for (int j = 0; j < d->J; j++) {
+    const lbmc_pool_description *p = &d->pool[j];
+    fprintf(f, "  pool %d: beta = %g, mu = %g, buffer = ", j + 1, p->beta, p->mu);
+    if (p->buffer == LBMC_BUFFER_INF)
       fputs("inf", f);
     else
-      fprintf(f, "%ld", b);
-    fprintf(f, ", %lld servers, service %s", (long long)lbmc_model_pool_servers(m, j),
-            lbmc_model_service(m, j)->text);
-    {
-      const double *rates;
-      int L = lbmc_model_rates(m, j, &rates);
-      if (L > 1) {
-        fputs(", speeds mu_k =", f);
-        for (int k = 0; k < L; k++) fprintf(f, "%s %g", k ? "," : "", rates[k]);
-        fputs(" (speeds with 1, 2, ... customers)", f);
-      }
+      fprintf(f, "%ld", p->buffer);
+    fprintf(f, ", %lld servers, service %s", (long long)p->servers, p->service->text);
+    if (p->L > 1) {
+      fputs(", speeds mu_k =", f);
+      for (int k = 0; k < p->L; k++) fprintf(f, "%s %g", k ? "," : "", p->mu_k[k]);
+      fputs(" (speeds with 1, 2, ... customers)", f);
     }
     fputc('\n', f);
   }

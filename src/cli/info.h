@@ -1,7 +1,7 @@
 /* Private: lbmc info, a results file's views (docs/results-format.md). cmd_info.c is the
  * command (options, the header, the formats); info_rows.c selects points (--where) and
  * metric entries (--metrics) and builds the tidy rows, one per point, metric and entry.
- * A further view (e.g. paired comparisons, issue 12) is one more file that fills an
+ * A further view (e.g. the paired comparisons of info_compare.c) is one more file that fills an
  * lbmc_table from the same lbmc_info and is printed like the rows (table.h), hooked into
  * cmd_info.c by its option and one call. */
 #ifndef LBMC_INFO_H
@@ -47,7 +47,7 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec);
  *  the other estimate parts the file holds), engine, replicas, status, reason. Errors:
  *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
-/** Paired comparisons (info_compare.c, issue 12): for each scenario (the grid point
+/** Paired comparisons (info_compare.c): for each scenario (the grid point
  *  without its routing axes) with a point of policy A and one of policy B (spec "A,B",
  *  as in /points/policy; same routers, stale and sampling when several), and each chosen
  *  metric entry (--metrics; default p_wait_or_block, mean_sojourn, messages_per_arrival;

@@ -1,4 +1,4 @@
-/* lbmc info FILE --compare A,B: paired comparisons of two policies (issue 12, item 5), a
+/* lbmc info FILE --compare A,B: paired comparisons of two policies, a
  * view of lbmc info (info.h) as a table, so in text, CSV and JSON. The policies of a
  * scenario (the grid point without its routing axes) share their random streams replica
  * by replica (docs/model.md, "Random streams"), so replica r under A and replica r under
@@ -109,19 +109,19 @@ static void lbmc_compare_terms(const lbmc_results *res, long p, size_t k, long R
 static lbmc_err lbmc_compare_cells(const lbmc_results *res, lbmc_table *t, long pa, long pb,
                                    size_t k, double *work)
 {
-  const long R =
-      res->pt[pa].replicas < res->pt[pb].replicas ? res->pt[pa].replicas : res->pt[pb].replicas;
+  const long R = res->pt[pa].v.replicas < res->pt[pb].v.replicas ? res->pt[pa].v.replicas
+                                                                 : res->pt[pb].v.replicas;
   double *ya = work, *xa = ya + R, *yb = xa + R, *xb = yb + R;
   lbmc_interval d, q, u;
-  if (res->pt[pa].status == LBMC_STATUS_UNSTABLE || res->pt[pb].status == LBMC_STATUS_UNSTABLE)
+  if (res->pt[pa].v.status == LBMC_STATUS_UNSTABLE || res->pt[pb].v.status == LBMC_STATUS_UNSTABLE)
     return lbmc_table_text(t, C_NOTE, "unstable: no comparison");
   lbmc_compare_terms(res, pa, k, R, ya, xa);
   lbmc_compare_terms(res, pb, k, R, yb, xb);
   lbmc_ratio_paired_difference(ya, xa, yb, xb, (size_t)R, 1, res->confidence, &d);
   lbmc_ratio_paired_ratio(ya, xa, yb, xb, (size_t)R, 1, res->confidence, &q);
   lbmc_ratio_difference(ya, xa, (size_t)R, 1, yb, xb, (size_t)R, 1, res->confidence, &u);
-  lbmc_table_real(t, C_A, res->mean[(size_t)pa * res->total + k]);
-  lbmc_table_real(t, C_B, res->mean[(size_t)pb * res->total + k]);
+  lbmc_table_real(t, C_A, res->est.estimate[(size_t)pa * res->total + k]);
+  lbmc_table_real(t, C_B, res->est.estimate[(size_t)pb * res->total + k]);
   lbmc_table_real(t, C_D, d.estimate);
   lbmc_table_real(t, C_DL, d.lower);
   lbmc_table_real(t, C_DU, d.upper);
@@ -133,7 +133,7 @@ static lbmc_err lbmc_compare_cells(const lbmc_results *res, lbmc_table *t, long 
   lbmc_table_real(t, C_UHW, u.half_width);
   if (d.half_width > 0 && isfinite(u.half_width))
     lbmc_table_real(t, C_GAIN, u.half_width / d.half_width);
-  if (res->pt[pa].status != LBMC_STATUS_OK || res->pt[pb].status != LBMC_STATUS_OK)
+  if (res->pt[pa].v.status != LBMC_STATUS_OK || res->pt[pb].v.status != LBMC_STATUS_OK)
     return lbmc_table_text(t, C_NOTE, "a point is not ok: see lbmc info");
   return LBMC_SUCCESS;
 }

@@ -11,25 +11,25 @@
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
 
-/* The estimate parts of a point entry, each P x total in lbmc_results; an optional part
- * is a column only when the file holds it (an array with a value). */
+/* The estimate parts of a point entry, each P x total in the results' estimate block; an
+ * optional part is a column only when the file holds it (an array with a value). */
 static const struct {
   const char *name;
-  size_t offset; /* of its double * in lbmc_results */
+  size_t offset; /* of its double * in lbmc_estimates */
   int optional, digits;
 } lbmc_info_parts[] = {
-    {"mean", offsetof(lbmc_results, mean), 0, 6},
-    {"half_width", offsetof(lbmc_results, half_width), 0, 3},
-    {"std_err", offsetof(lbmc_results, std_err), 0, 3},
-    {"lower", offsetof(lbmc_results, lower), 0, 6},
-    {"upper", offsetof(lbmc_results, upper), 0, 6},
-    {"upper_bound", offsetof(lbmc_results, upper_bound), 1, 3},
+    {"mean", offsetof(lbmc_estimates, estimate), 0, 6},
+    {"half_width", offsetof(lbmc_estimates, half_width), 0, 3},
+    {"std_err", offsetof(lbmc_estimates, std_err), 0, 3},
+    {"lower", offsetof(lbmc_estimates, lower), 0, 6},
+    {"upper", offsetof(lbmc_estimates, upper), 0, 6},
+    {"upper_bound", offsetof(lbmc_estimates, upper_bound), 1, 3},
 };
 #define LBMC_INFO_PARTS ((int)(sizeof lbmc_info_parts / sizeof lbmc_info_parts[0]))
 
 static const double *lbmc_info_part(const lbmc_results *res, int p)
 {
-  return *(double *const *)((const char *)res + lbmc_info_parts[p].offset);
+  return *(double *const *)((const char *)&res->est + lbmc_info_parts[p].offset);
 }
 
 const char *lbmc_info_axis_column(const char *axis, char *buf, size_t len)
@@ -276,6 +276,7 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
 {
   const lbmc_results *res = info->res;
   const lbmc_point_info *p = &res->pt[i];
+  const lbmc_estimates *est = &res->est;
   const int A = info->grid ? info->grid->A : 0;
   const size_t k = (size_t)i * res->total + lbmc_metric_offset(m, res->J, res->K) + (size_t)e;
   LBMC_CALL(lbmc_table_add_row(t));
@@ -289,21 +290,21 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
   }
   if (info->format == LBMC_FORMAT_TABLE) {
     char cell[160];
-    LBMC_CALL(lbmc_table_text(t, t->ncols - 5,
-                              p->status == LBMC_STATUS_UNSTABLE
-                                  ? "-"
-                                  : lbmc_cli_cell(cell, sizeof cell, res->mean[k], res->lower[k],
-                                                  res->upper[k], res->upper_bound[k],
-                                                  (unsigned)res->flags[k])));
-  } else if (res->flags[k]) {
+    LBMC_CALL(
+        lbmc_table_text(t, t->ncols - 5,
+                        p->v.status == LBMC_STATUS_UNSTABLE
+                            ? "-"
+                            : lbmc_cli_cell(cell, sizeof cell, est->estimate[k], est->lower[k],
+                                            est->upper[k], est->upper_bound[k], est->flags[k])));
+  } else if (est->flags[k]) {
     char names[256];
-    LBMC_CALL(lbmc_table_text(
-        t, t->ncols - 5, lbmc_interval_flag_names((unsigned)res->flags[k], names, sizeof names)));
+    LBMC_CALL(lbmc_table_text(t, t->ncols - 5,
+                              lbmc_interval_flag_names(est->flags[k], names, sizeof names)));
   }
   LBMC_CALL(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
-  lbmc_table_int(t, t->ncols - 3, p->replicas);
-  LBMC_CALL(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->status)));
-  return lbmc_table_text(t, t->ncols - 1, p->reason);
+  lbmc_table_int(t, t->ncols - 3, p->v.replicas);
+  LBMC_CALL(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->v.status)));
+  return lbmc_table_text(t, t->ncols - 1, p->v.reason);
 }
 
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t)

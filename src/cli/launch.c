@@ -44,13 +44,18 @@ lbmc_err lbmc_cli_check_launch(int mpi_size)
 {
   const char *var, *procid = getenv("SLURM_PROCID");
   long tasks = lbmc_slurm_step_tasks(&var);
+  lbmc_error_mode was;
+  lbmc_err err;
   if (tasks <= 1) return LBMC_SUCCESS;
   if (mpi_size < 0 ? lbmc_has_pmi() : mpi_size > 1) return LBMC_SUCCESS;
-  if (procid && strcmp(procid, "0") != 0) return LBMC_ERR_ARG; /* task 0 says it once */
-  return LBMC_ERROR(LBMC_ERR_ARG,
-                    "lbmc run: Slurm started this step with %ld tasks (%s=%ld) but MPI sees one "
-                    "rank per task (srun --mpi=none, or no PMI support), so every task would run "
-                    "the whole job alone; nothing was computed. Launch with srun --mpi=pmix (see "
-                    "srun --mpi=list), or with mpirun inside the allocation",
-                    tasks, var, tasks);
+  was = lbmc_error_set_mode(LBMC_ERRORS_STORE); /* the other tasks keep the message */
+  if (!procid || strcmp(procid, "0") == 0) lbmc_error_set_mode(was); /* task 0 says it once */
+  err = LBMC_ERROR(LBMC_ERR_ARG,
+                   "lbmc run: Slurm started this step with %ld tasks (%s=%ld) but MPI sees one "
+                   "rank per task (srun --mpi=none, or no PMI support), so every task would run "
+                   "the whole job alone; nothing was computed. Launch with srun --mpi=pmix (see "
+                   "srun --mpi=list), or with mpirun inside the allocation",
+                   tasks, var, tasks);
+  lbmc_error_set_mode(was);
+  return err;
 }

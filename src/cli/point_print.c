@@ -1,7 +1,8 @@
 /* How the commands show a point's estimates and verdict (cli.h): one cell per estimate,
  * with its interval, or "none observed, < X" for an event never seen, "unknown (...)"
  * for a quantile outside the histogram's range, "[a, ?]" for an open end; the table of
- * lbmc sim; and the same as JSON (lower, upper, upper_bound, flags as names). */
+ * lbmc sim; and the same as JSON (lower, upper, upper_bound, flags as names), with the
+ * point's model as JSON (from its description, lbmc_model_describe). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,7 +160,7 @@ json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)
   for (char *save = NULL, *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
     json_array_append_new(ev, json_string(tok));
   json_object_set_new(o, "evidence", ev);
-  json_object_set_new(o, "level", json_integer(v->level));
+  json_object_set_new(o, "level", json_integer(v->doubling)); /* the key as before */
   json_object_set_new(o, "time", lbmc_json_num(v->time));
   json_object_set_new(o, "warmup_used", lbmc_json_num(v->warmup_used));
   json_object_set_new(o, "time_used", lbmc_json_num(v->time_used));
@@ -171,4 +172,33 @@ json_t *lbmc_cli_json_verdict(const lbmc_verdict *v)
   json_object_set_new(o, "growth_lower", lbmc_json_num(v->growth_lower));
   json_object_set_new(o, "decel_lower", lbmc_json_num(v->decel_lower));
   return o;
+}
+
+json_t *lbmc_cli_json_model(const lbmc_model_description *d)
+{
+  json_t *model = json_object(), *pools = json_array();
+  json_object_set_new(model, "n", json_integer(d->n));
+  json_object_set_new(model, "lambda", json_real(d->lambda));
+  json_object_set_new(model, "rho", json_real(d->rho));
+  json_object_set_new(model, "policy", json_string(d->policy));
+  json_object_set_new(model, "routers", json_integer(d->routers));
+  json_object_set_new(model, "stale", json_string(d->stale));
+  json_object_set_new(model, "sampling", json_string(d->sampling));
+  for (int j = 0; j < d->J; j++) {
+    const lbmc_pool_description *p = &d->pool[j];
+    json_t *pool = json_object(), *speeds = json_array();
+    json_object_set_new(pool, "beta", json_real(p->beta));
+    json_object_set_new(pool, "mu", json_real(p->mu));
+    json_object_set_new(pool, "buffer",
+                        p->buffer == LBMC_BUFFER_INF ? json_string("inf")
+                                                     : json_integer(p->buffer));
+    json_object_set_new(pool, "servers", json_integer(p->servers));
+    json_object_set_new(pool, "service", json_string(p->service->text));
+    json_object_set_new(pool, "scv", lbmc_json_num(p->service->scv)); /* null if infinite */
+    for (int k = 0; k < p->L; k++) json_array_append_new(speeds, json_real(p->mu_k[k]));
+    json_object_set_new(pool, "mu_k", speeds);
+    json_array_append_new(pools, pool);
+  }
+  json_object_set_new(model, "pools", pools);
+  return model;
 }

@@ -96,14 +96,16 @@ lbmc_term_kind lbmc_metric_terms(int i, size_t e, const double *S, int J, int K,
   }
 }
 
-void lbmc_metrics_from_sums(const double *S, int J, int K, const long *N, long n, double *out)
+void lbmc_metrics_from_sums(const double *S, int J, int K, const long *N, long n, double *out,
+                            double *weights)
 {
   for (int i = 0; i < LBMC_METRICS; i++) {
     const size_t off = lbmc_metric_offset(i, J, K), len = lbmc_metric_size(i, J, K);
     for (size_t e = 0; e < len; e++) {
       double y, x;
-      lbmc_metric_terms(i, e, S, J, K, N, n, &y, &x);
+      const lbmc_term_kind kind = lbmc_metric_terms(i, e, S, J, K, N, n, &y, &x);
       out[off + e] = x > 0 ? y / x : NAN; /* quantiles (x = 0): filled from the histograms */
+      if (weights) weights[off + e] = kind == LBMC_TERM_QUANTILE ? NAN : x;
     }
   }
 }

@@ -14,8 +14,8 @@
 #include "lbmc/check.h"
 #include "sampler.h"
 
-/* Mean-1 hyperexponential weights must match within this (issue #6: "explicit
- * probabilities and rates"). */
+/* Mean-1 hyperexponential weights given as explicit probabilities and rates must match
+ * within this. */
 #define LBMC_HYPER_MEAN_TOL 1e-9
 /* Largest hyperexponential scv: the short-phase probability 1/(2 (C + 1)) must stay far
  * above the 2^-53 resolution of the uniforms (else the sampled mean drifts to 1/2). */
@@ -560,7 +560,7 @@ static lbmc_err lbmc_ph_finish(const char *where, const char *dist, const char *
 
 static lbmc_err lbmc_svc_ph(const char *where, int n, const lbmc_svc_arg *args, lbmc_service *s)
 {
-  static const char *usage = "ph:alpha=[0.4,0.6],T=[[-2,1],[0,-1.2]]";
+  static const char *usage = "ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]";
   const lbmc_svc_arg *a = lbmc_svc_arg_find(n, args, "alpha"), *t = lbmc_svc_arg_find(n, args, "T");
   double alpha[LBMC_PH_MAX_PHASES], T[LBMC_PH_M2];
   int m = 0;

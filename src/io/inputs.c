@@ -12,9 +12,11 @@
 #include "lbmc/engines.h"
 
 const lbmc_input lbmc_inputs[LBMC_INPUTS] = {
-#define LBMC_X_INPUT_ROW(id, ...) [LBMC_IN_##id] = {__VA_ARGS__},
-    LBMC_INPUT_LIST(LBMC_X_INPUT_ROW)
+#define LBMC_X_INPUT_ROW(id, ...)  [LBMC_IN_##id] = {__VA_ARGS__},
+#define LBMC_X_INPUT_AXIS(id, ...) [LBMC_IN_##id] = {.axis = 1, __VA_ARGS__},
+    LBMC_INPUT_LIST(LBMC_X_INPUT_ROW, LBMC_X_INPUT_AXIS)
 #undef LBMC_X_INPUT_ROW
+#undef LBMC_X_INPUT_AXIS
 };
 
 int lbmc_input_is_run_option(const lbmc_input *row)

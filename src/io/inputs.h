@@ -15,6 +15,7 @@
 
 #include "lbmc/error.h"
 #include "lbmc/model.h"
+#include "lbmc/point.h"
 #include "lbmc/rng.h"
 #include "lbmc/service.h"
 #include "lbmc/sim.h"
@@ -67,7 +68,10 @@ typedef struct {
   const char *flag;     /* lbmc sim flag without "--" ("tail-k"); NULL: job files only */
   const char *arg;      /* the value's name in lbmc sim --help ("N") */
   lbmc_input_type type; /* how a value is read and checked */
-  int axis;             /* in a job file, a list of values forms a grid axis */
+  int axis;             /* in a job file, a list of values forms a grid axis (the rows
+                           written AXIS(...) in LBMC_INPUT_LIST) */
+  int routing;          /* an axis that changes only how customers are routed: the
+                           points along it share a scenario (lbmc_job_axis_routing) */
   long lo, hi;          /* LBMC_IT_INT: the range; LBMC_IT_TEXTS: most repetitions */
   size_t opt;           /* LBMC_IT_RUN_*, WARMUP, CHOICE: offset in lbmc_run_options */
   const char *choices;  /* LBMC_IT_OPTION, CHOICE: the allowed words, ", "-separated */
@@ -93,52 +97,57 @@ typedef struct {
   "a service distribution, as text such as lognormal:scv=4 or as a mapping such as "               \
   "{dist: lognormal, scv: 4}"
 
-/* X(ID, fields...): the inputs in the order of the job-file sections ("allowed: ..."
- * lists), of lbmc sim --help and of its range checks. The rows of one pool,
- * POOL_BETA .. POOL_SERVICE, stay together. */
-#define LBMC_INPUT_LIST(X)                                                                         \
+/* The inputs of one pool (system.pools[j]), in the order of the job-file section. */
+#define LBMC_POOL_INPUT_LIST(X, AXIS)                                                              \
+  AXIS(POOL_BETA, .key = "system.pools[j].beta", .type = LBMC_IT_BETA,                             \
+       .what = "a pool fraction in (0, 1] or 'rest'")                                              \
+  AXIS(POOL_MU, .key = "system.pools[j].mu", .type = LBMC_IT_POSITIVE,                             \
+       .what = "a positive finite number such as 2 or 1/3 (speed)")                                \
+  AXIS(POOL_BUFFER, .key = "system.pools[j].buffer", .type = LBMC_IT_BUFFER,                       \
+       .what = "an integer >= 1 or 'inf' (buffer)")                                                \
+  AXIS(POOL_MU_K, .key = "system.pools[j].mu_k", .type = LBMC_IT_SPEEDS,                           \
+       .what = "a list of speeds [mu(1), ..., mu(L)] by customers at the server (1 to 64 numbers " \
+               "> 0)")                                                                             \
+  AXIS(POOL_SERVICE, .key = "system.pools[j].service", .type = LBMC_IT_SERVICE,                    \
+       .what = LBMC_IN_SERVICE_WHAT)
+
+/* X(ID, fields...) or AXIS(ID, fields...): the inputs in the order of the job-file
+ * sections ("allowed: ..." lists), of lbmc sim --help and of its range checks. AXIS
+ * marks an input that a list of values in a job file makes a grid axis: the table gets
+ * its .axis = 1, and LBMC_MAX_AXES counts them. The rows of one pool stay together, in
+ * LBMC_POOL_INPUT_LIST. */
+#define LBMC_INPUT_LIST(X, AXIS)                                                                   \
   X(GROUP_SYSTEM, .type = LBMC_IT_GROUP, .help = "system")                                         \
   X(SYSTEM, .key = "system", .type = LBMC_IT_SECTION,                                              \
     .need = "the servers, arrivals and pools: n, lambda, pools")                                   \
-  X(N, .key = "system.n", .flag = "n", .arg = "N", .type = LBMC_IT_INT, .axis = 1, .lo = 1,        \
-    .hi = LBMC_MAX_N,                                                                              \
-    .help = "number of servers (integer >= 1, 1e9 allowed; above\n"                                \
-            "2147483647 the occupancy engine only)",                                               \
-    .what = "an integer from 1 to 10^12 (servers)",                                                \
-    .need = "the number of servers: an integer >= 1, or a list of them",                           \
-    .sim_need = "the number of servers is required")                                               \
-  X(LAMBDA, .key = "system.lambda", .flag = "lambda", .arg = "L", .type = LBMC_IT_POSITIVE,        \
-    .axis = 1, .help = "arrival rate per server (> 0); total rate L*N",                            \
-    .what = "a positive finite number (arrival rate per server)",                                  \
-    .need = "the arrival rate per server: a number > 0, or a list",                                \
-    .sim_need = "the arrival rate per server is required")                                         \
+  AXIS(N, .key = "system.n", .flag = "n", .arg = "N", .type = LBMC_IT_INT, .lo = 1,                \
+       .hi = LBMC_MAX_N,                                                                           \
+       .help = "number of servers (integer >= 1, 1e9 allowed; above\n"                             \
+               "2147483647 the occupancy engine only)",                                            \
+       .what = "an integer from 1 to 10^12 (servers)",                                             \
+       .need = "the number of servers: an integer >= 1, or a list of them",                        \
+       .sim_need = "the number of servers is required")                                            \
+  AXIS(LAMBDA, .key = "system.lambda", .flag = "lambda", .arg = "L", .type = LBMC_IT_POSITIVE,     \
+       .help = "arrival rate per server (> 0); total rate L*N",                                    \
+       .what = "a positive finite number (arrival rate per server)",                               \
+       .need = "the arrival rate per server: a number > 0, or a list",                             \
+       .sim_need = "the arrival rate per server is required")                                      \
   X(POOLS_TEXT, .flag = "pools", .arg = "LIST", .type = LBMC_IT_TEXT,                              \
     .help = "pools beta:mu:buffer, comma-separated; beta = fraction of\n"                          \
             "servers (sum 1), mu = speed (> 0; 1/3 allowed), buffer =\n"                           \
             "customers per server incl. the one in service (>= 1 or inf)",                         \
     .sim_need = "the pools beta:mu:buffer are required")                                           \
-  X(ROUTERS, .key = "system.routers", .flag = "routers", .arg = "R", .type = LBMC_IT_INT,          \
-    .axis = 1, .lo = 1, .hi = LBMC_MAX_ROUTERS, .def = "1", .help = "routers",                     \
-    .what = "an integer from 1 to 1048576 (routers)")                                              \
+  AXIS(ROUTERS, .key = "system.routers", .routing = 1, .flag = "routers", .arg = "R",              \
+       .type = LBMC_IT_INT, .lo = 1, .hi = LBMC_MAX_ROUTERS, .def = "1", .help = "routers",        \
+       .what = "an integer from 1 to 1048576 (routers)")                                           \
   X(POOLS, .key = "system.pools", .type = LBMC_IT_POOLS,                                           \
     .need = "a list of pools, each a mapping {beta, mu, buffer}")                                  \
-  X(BETA, .key = "system.beta", .type = LBMC_IT_BETAS, .axis = 1,                                  \
-    .what = "a vector of pool fractions [beta_1, ..., beta_J]")                                    \
-  X(SERVICE, .key = "system.service", .type = LBMC_IT_SERVICE, .axis = 1,                          \
-    .what = LBMC_IN_SERVICE_WHAT)                                                                  \
-  X(BUFFER, .key = "system.buffer", .type = LBMC_IT_BUFFER, .axis = 1,                             \
-    .what = "an integer >= 1 or 'inf' (buffer of every pool)")                                     \
-  X(POOL_BETA, .key = "system.pools[j].beta", .type = LBMC_IT_BETA, .axis = 1,                     \
-    .what = "a pool fraction in (0, 1] or 'rest'")                                                 \
-  X(POOL_MU, .key = "system.pools[j].mu", .type = LBMC_IT_POSITIVE, .axis = 1,                     \
-    .what = "a positive finite number such as 2 or 1/3 (speed)")                                   \
-  X(POOL_BUFFER, .key = "system.pools[j].buffer", .type = LBMC_IT_BUFFER, .axis = 1,               \
-    .what = "an integer >= 1 or 'inf' (buffer)")                                                   \
-  X(POOL_MU_K, .key = "system.pools[j].mu_k", .type = LBMC_IT_SPEEDS, .axis = 1,                   \
-    .what = "a list of speeds [mu(1), ..., mu(L)] by customers at the server (1 to 64 numbers "    \
-            "> 0)")                                                                                \
-  X(POOL_SERVICE, .key = "system.pools[j].service", .type = LBMC_IT_SERVICE, .axis = 1,            \
-    .what = LBMC_IN_SERVICE_WHAT)                                                                  \
+  AXIS(BETA, .key = "system.beta", .type = LBMC_IT_BETAS,                                          \
+       .what = "a vector of pool fractions [beta_1, ..., beta_J]")                                 \
+  AXIS(SERVICE, .key = "system.service", .type = LBMC_IT_SERVICE, .what = LBMC_IN_SERVICE_WHAT)    \
+  AXIS(BUFFER, .key = "system.buffer", .type = LBMC_IT_BUFFER,                                     \
+       .what = "an integer >= 1 or 'inf' (buffer of every pool)")                                  \
+  LBMC_POOL_INPUT_LIST(X, AXIS)                                                                    \
   X(SERVICE_TEXT, .flag = "service", .arg = "SPEC", .type = LBMC_IT_TEXT,                          \
     .help = "service requirement distribution (mean 1; the time at a server\n"                     \
             "of pool j is requirement / mu_j) for every pool, or one per\n"                        \
@@ -147,20 +156,26 @@ typedef struct {
             "  hyperexponential:scv=C (C >= 1, balanced means),\n"                                 \
             "  hyperexponential:p=P,r1=A,r2=B (P/A + (1-P)/B = 1),\n"                              \
             "  lognormal:scv=C, weibull:shape=K (K >= 0.1),\n"                                     \
-            "  lomax:shape=A (A > 1; Pareto II)")                                                  \
+            "  lomax:shape=A (A > 1; Pareto II),\n"                                                \
+            "  ph:alpha=[A1,...,Am],T=[[T11,...,T1m],...] (phase type, m <= 16,\n"                 \
+            "  rates per unit of requirement, mean 1), coxian:scv=C (C >= 0.5),\n"                 \
+            "  coxian:r=[R1,...,Rm],p=[P1,...,P(m-1)] (phases in series: rates and\n"              \
+            "  continuation probabilities)")                                                       \
   X(MU_K_TEXT, .flag = "mu-k", .arg = "J=R1,...,RL", .type = LBMC_IT_TEXTS, .hi = LBMC_MAX_POOLS,  \
     .help = "queue-length-dependent speeds of pool J (1-based): a server\n"                        \
             "holding q customers works at speed R_min(q,L); replaces the\n"                        \
             "pool's mu from --pools; repeat for other pools (L <= 64)")                            \
-  X(POLICY, .key = "policy", .flag = "policy", .arg = "P", .type = LBMC_IT_POLICY, .axis = 1,      \
-    .def = "random", .help = "routing policy", .what = "a policy such as pull, jsq(2) or random",  \
-    .need = "a routing policy such as pull, or a list of them")                                    \
-  X(STALE, .key = "stale", .flag = "stale", .arg = "S", .type = LBMC_IT_OPTION, .axis = 1,         \
-    .choices = "withdraw, keep", .def = "withdraw", .help = "withdraw or keep", .policies = 1,     \
-    .what = "withdraw or keep")                                                                    \
-  X(SAMPLING, .key = "sampling", .flag = "sampling", .arg = "S", .type = LBMC_IT_OPTION,           \
-    .axis = 1, .choices = "distinct, with_replacement", .def = "distinct",                         \
-    .help = "distinct or with_replacement", .policies = 1, .what = "distinct or with_replacement") \
+  AXIS(POLICY, .key = "policy", .routing = 1, .flag = "policy", .arg = "P",                        \
+       .type = LBMC_IT_POLICY, .def = "random", .help = "routing policy",                          \
+       .what = "a policy such as pull, jsq(2) or random",                                          \
+       .need = "a routing policy such as pull, or a list of them")                                 \
+  AXIS(STALE, .key = "stale", .routing = 1, .flag = "stale", .arg = "S", .type = LBMC_IT_OPTION,   \
+       .choices = "withdraw, keep", .def = "withdraw", .help = "withdraw or keep", .policies = 1,  \
+       .what = "withdraw or keep")                                                                 \
+  AXIS(SAMPLING, .key = "sampling", .routing = 1, .flag = "sampling", .arg = "S",                  \
+       .type = LBMC_IT_OPTION, .choices = "distinct, with_replacement", .def = "distinct",         \
+       .help = "distinct or with_replacement", .policies = 1,                                      \
+       .what = "distinct or with_replacement")                                                     \
   X(GROUP_RUN, .type = LBMC_IT_GROUP, .help = "run")                                               \
   X(RUN, .key = "run", .type = LBMC_IT_SECTION)                                                    \
   X(REPLICAS, .key = "run.replicas", .flag = "replicas", .arg = "R", .type = LBMC_IT_INT, .lo = 1, \
@@ -168,13 +183,13 @@ typedef struct {
     .def = LBMC_IN_TEXT(LBMC_SIM_DEFAULT_REPLICAS) "; job files: " LBMC_IN_TEXT(                   \
         LBMC_JOB_DEFAULT_REPLICAS),                                                                \
     .help = "independent replicas")                                                                \
-  X(WARMUP, .key = "run.warmup", .flag = "warmup", .arg = "W", .type = LBMC_IT_WARMUP, .axis = 1,  \
-    .opt = offsetof(lbmc_run_options, warmup),                                                     \
-    .help = "warm-up time discarded, or auto (MSER-5 within --time)",                              \
-    .what = "a number >= 0 or 'auto' (warm-up time)")                                              \
-  X(TIME, .key = "run.time", .flag = "time", .arg = "T", .type = LBMC_IT_RUN_REAL, .axis = 1,      \
-    .opt = offsetof(lbmc_run_options, time), .help = "measured time per replica",                  \
-    .what = "a positive finite number (measured time)")                                            \
+  AXIS(WARMUP, .key = "run.warmup", .flag = "warmup", .arg = "W", .type = LBMC_IT_WARMUP,          \
+       .opt = offsetof(lbmc_run_options, warmup),                                                  \
+       .help = "warm-up time discarded, or auto (MSER-5 within --time)",                           \
+       .what = "a number >= 0 or 'auto' (warm-up time)")                                           \
+  AXIS(TIME, .key = "run.time", .flag = "time", .arg = "T", .type = LBMC_IT_RUN_REAL,              \
+       .opt = offsetof(lbmc_run_options, time), .help = "measured time per replica",               \
+       .what = "a positive finite number (measured time)")                                         \
   X(BATCHES, .key = "run.batches", .flag = "batches", .arg = "B", .type = LBMC_IT_RUN_INT,         \
     .opt = offsetof(lbmc_run_options, batches), .help = "batch means per replica",                 \
     .what = "an integer >= 2")                                                                     \
@@ -216,10 +231,10 @@ typedef struct {
     .def = LBMC_IN_TEXT(LBMC_SIM_DEFAULT_MAX_REPLICAS),                                            \
     .help = "with --precision: the most replicas", .need = "the most replicas a point may get")    \
   X(MAX_TIME, .key = "run.precision.max_time", .flag = "max-time", .arg = "T",                     \
-    .type = LBMC_IT_POSITIVE, .def = "16 x --time",                                                \
+    .type = LBMC_IT_POSITIVE, .def = LBMC_IN_TEXT(LBMC_MAX_TIME_FACTOR) " x --time",               \
     .help = "with --precision: the longest --time a run may be doubled to",                        \
     .what = "a positive number: the longest time setting a point not yet stationary may get "      \
-            "(default 16 x run.time)")                                                             \
+            "(default " LBMC_IN_TEXT(LBMC_MAX_TIME_FACTOR) " x run.time)")                         \
   X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
   X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
   X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
@@ -230,14 +245,31 @@ typedef struct {
 
 typedef enum {
 #define LBMC_X_INPUT_ENUM(id, ...) LBMC_IN_##id,
-  LBMC_INPUT_LIST(LBMC_X_INPUT_ENUM)
+  LBMC_INPUT_LIST(LBMC_X_INPUT_ENUM, LBMC_X_INPUT_ENUM)
 #undef LBMC_X_INPUT_ENUM
       LBMC_INPUTS
 } lbmc_input_id;
 
-/** The rows of one pool: LBMC_IN_POOL_FIRST + 0 .. LBMC_POOL_INPUTS - 1. */
+/* Counting rows of the lists: + 1 for each row written with the macro COUNT. */
+#define LBMC_X_INPUT_COUNT(id, ...) +1
+#define LBMC_X_INPUT_SKIP(id, ...)
+
+enum {
+  /** The rows of one pool: LBMC_IN_POOL_FIRST + 0 .. LBMC_POOL_INPUTS - 1. */
+  LBMC_POOL_INPUTS = 0 LBMC_POOL_INPUT_LIST(LBMC_X_INPUT_COUNT, LBMC_X_INPUT_COUNT),
+  /** The inputs that may be grid axes, and those of them that are a pool's. */
+  LBMC_AXIS_INPUTS = 0 LBMC_INPUT_LIST(LBMC_X_INPUT_SKIP, LBMC_X_INPUT_COUNT),
+  LBMC_POOL_AXIS_INPUTS = 0 LBMC_POOL_INPUT_LIST(LBMC_X_INPUT_SKIP, LBMC_X_INPUT_COUNT)
+};
 #define LBMC_IN_POOL_FIRST LBMC_IN_POOL_BETA
-#define LBMC_POOL_INPUTS   (LBMC_IN_POOL_SERVICE - LBMC_IN_POOL_BETA + 1)
+
+/** Most grid axes of a job: every axis input once, a pool's once per pool. */
+#define LBMC_MAX_AXES                                                                              \
+  (LBMC_AXIS_INPUTS - LBMC_POOL_AXIS_INPUTS + LBMC_POOL_AXIS_INPUTS * LBMC_MAX_POOLS)
+
+/** 1 if input `id` is one of a pool's (its settings are per pool). */
+#define LBMC_INPUT_IS_POOL(id)                                                                     \
+  ((id) >= LBMC_IN_POOL_FIRST && (id) < LBMC_IN_POOL_FIRST + LBMC_POOL_INPUTS)
 
 /** The table, indexed by lbmc_input_id. */
 extern const lbmc_input lbmc_inputs[LBMC_INPUTS];

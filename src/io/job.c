@@ -1,16 +1,29 @@
-/* Job files: the public API (include/lbmc/job.h), the grid and its points. Parsing is
- * in job_parse.c (sections, as the table of inputs in inputs.h lists them),
- * job_values.c (values) and job_yaml.c (YAML, messages). */
-#include <errno.h>
+/* The job (include/lbmc/job.h): its settings, the grid and its points, the precision
+ * target. A job is filled by reading a file (job_parse.c: sections, as the table of
+ * inputs in inputs.h lists them; job_values.c: values; job_yaml.c: YAML, messages) or
+ * setting by setting (job_build.c: lbmc sim's flags); both end here. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "job_impl.h"
+#include "lbmc/metrics.h"
 #include "lbmc/rng.h"
 
 /* ---- creation and destruction ---- */
+
+static void lbmc_job_setting_free(lbmc_job_setting *s)
+{
+  for (long i = 0; s->v && i < s->count; i++) {
+    free(s->v[i].text);
+    free(s->v[i].vec);
+    free(s->v[i].svc);
+  }
+  free(s->v);
+  s->v = NULL;
+  s->count = 0;
+}
 
 /* Name the setting of input row (of pool j, 0-based, for the inputs of a pool): its key
  * as in messages ("system.pools[2].mu") and its axis name (the key without "system."). */
@@ -23,10 +36,15 @@ static void lbmc_job_name_setting(lbmc_job_setting *s, const lbmc_input *row, in
              brackets + 3);
   else
     snprintf(key, sizeof key, "%s", row->key);
-  lbmc_jv_init(s, key, strncmp(key, "system.", 7) == 0 ? key + 7 : key);
+  memset(s, 0, sizeof *s);
+  s->row = row;
+  snprintf(s->key, sizeof s->key, "%s", key);
+  snprintf(s->name, sizeof s->name, "%.*s", (int)sizeof s->name - 1, /* cut as ever */
+           strncmp(key, "system.", 7) == 0 ? key + 7 : key);
+  s->axis = -1;
 }
 
-static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **out)
+lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **out)
 {
   lbmc_job *job = calloc(1, sizeof *job);
   if (job) {
@@ -40,7 +58,7 @@ static lbmc_err lbmc_job_create(const char *text, const char *name, lbmc_job **o
   for (int id = 0; id < LBMC_INPUTS; id++) {
     const lbmc_input *row = &lbmc_inputs[id];
     if (!row->key) continue;
-    if (id < LBMC_IN_POOL_FIRST || id >= LBMC_IN_POOL_FIRST + LBMC_POOL_INPUTS)
+    if (!LBMC_INPUT_IS_POOL(id))
       lbmc_job_name_setting(&job->set[id], row, 0);
     else
       for (int j = 0; j < LBMC_MAX_POOLS; j++)
@@ -55,25 +73,39 @@ void lbmc_job_destroy(lbmc_job **job)
   lbmc_job *j;
   if (!job || !*job) return;
   j = *job;
-  for (int id = 0; id < LBMC_INPUTS; id++) lbmc_jv_free(&j->set[id]);
+  for (int id = 0; id < LBMC_INPUTS; id++) lbmc_job_setting_free(&j->set[id]);
   for (int p = 0; p < LBMC_MAX_POOLS; p++)
-    for (int k = 0; k < LBMC_POOL_INPUTS; k++) lbmc_jv_free(&j->pool_set[p][k]);
+    for (int k = 0; k < LBMC_POOL_INPUTS; k++) lbmc_job_setting_free(&j->pool_set[p][k]);
   free(j->text);
   free(j->name);
   free(j);
   *job = NULL;
 }
 
+lbmc_job_setting *lbmc_job_setting_of(lbmc_job *job, int id, int j)
+{
+  return LBMC_INPUT_IS_POOL(id) ? &job->pool_set[j][id - LBMC_IN_POOL_FIRST] : &job->set[id];
+}
+
+const char *lbmc_job_where(const lbmc_job *job, const lbmc_job_setting *s, int line, char *buf,
+                           size_t len)
+{
+  if (job->built)
+    snprintf(buf, len, "%s", s->key);
+  else
+    snprintf(buf, len, "%s:%d: %s", job->name, line, s->key);
+  return buf;
+}
+
 /* ---- the grid ---- */
 
-/* P, the strides, and the random-stream capacity (LBMC_ERR_LIMIT). */
-static lbmc_err lbmc_job_grid(lbmc_job *job)
+lbmc_err lbmc_job_grid(lbmc_job *job)
 {
   const long rmax = lbmc_job_replicas_max(job);
   const long double streams = (long double)LBMC_STREAM_MAX + 1;
   const long allowed = (LBMC_STREAM_MAX + 1) / LBMC_PURPOSES; /* points x replicas */
   long double P = 1;
-  long length[LBMC_JOB_MAX_AXES]; /* of each dimension: that of its first axis */
+  long length[LBMC_MAX_AXES]; /* of each dimension: that of its first axis */
   for (int a = job->naxes - 1; a >= 0; a--) length[job->dim_of[a]] = job->axis[a]->count;
   for (int d = 0; d < job->ndims; d++) P *= (long double)length[d];
   if (P * rmax * LBMC_PURPOSES > streams)
@@ -108,10 +140,15 @@ void lbmc_job_point_label(const lbmc_job *job, long p, char *buf, size_t len)
   }
 }
 
-/* "<file>: grid point p (name=value, ...)", cut to fit buf. */
+/* "<file>: grid point p (name=value, ...)", cut to fit buf; a built job: its name. */
 static void lbmc_job_origin(const lbmc_job *job, long p, char *buf, size_t len)
 {
-  size_t used = (size_t)snprintf(buf, len, "%s: grid point %ld", job->name, p);
+  size_t used;
+  if (job->built) {
+    snprintf(buf, len, "%s", job->name);
+    return;
+  }
+  used = (size_t)snprintf(buf, len, "%s: grid point %ld", job->name, p);
   for (int a = 0; a < job->naxes && used < len; a++) {
     const lbmc_job_setting *s = job->axis[a];
     used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", a ? ", " : " (", s->name,
@@ -144,7 +181,8 @@ static lbmc_err lbmc_job_beta_sum(const lbmc_job *job, long p, const char *origi
                     origin, lines, terms, sum, LBMC_BETA_SUM_TOL);
 }
 
-/* The pools at point p, with a 'rest' fraction computed from the others. */
+/* The pools at point p, with a 'rest' fraction computed from the others. The fractions
+ * of a built job, without lines to name, are judged by lbmc_model_setup. */
 static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *origin, double *beta,
                                      double *mu, long *buffer)
 {
@@ -165,8 +203,9 @@ static lbmc_err lbmc_job_point_pools(const lbmc_job *job, long p, const char *or
       sum += beta[j];
   }
   if (rest < 0)
-    return fabs(sum - 1) > LBMC_BETA_SUM_TOL ? lbmc_job_beta_sum(job, p, origin, beta, sum)
-                                             : LBMC_SUCCESS;
+    return fabs(sum - 1) > LBMC_BETA_SUM_TOL && !job->built
+               ? lbmc_job_beta_sum(job, p, origin, beta, sum)
+               : LBMC_SUCCESS;
   beta[rest] = 1 - sum;
   if (beta[rest] > 0) return LBMC_SUCCESS;
   return LBMC_ERROR(LBMC_ERR_ARG,
@@ -210,8 +249,9 @@ static lbmc_err lbmc_job_point_fill(const lbmc_job *job, long p, lbmc_model *m)
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, ROUTERS), p)))
     LBMC_CALL(lbmc_model_set_routers(m, v->l));
   /* stale and sampling apply to the policies whose types read them (jiq fixes stale to
-   * keep); other policies ignore the setting. */
-  if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, STALE), p)) && !policy->l)
+   * keep); other policies ignore the setting. A built job gives stale to the model
+   * whatever the policy: the model judges it against jiq's. */
+  if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, STALE), p)) && (!policy->l || job->built))
     LBMC_CALL(lbmc_model_set_stale(m, v->text));
   if ((v = lbmc_job_given(job, LBMC_JOB_SET(job, SAMPLING), p)))
     LBMC_CALL(lbmc_model_set_sampling(m, v->text));
@@ -257,9 +297,7 @@ void lbmc_job_point_options(const lbmc_job *job, long p, lbmc_run_options *o)
   lbmc_job_options(job, p >= 0 && p < job->P ? p : -1, o);
 }
 
-/* Every point's model is built and set up once, so that an impossible combination is
- * reported before anything runs. */
-static lbmc_err lbmc_job_check_points(const lbmc_job *job)
+lbmc_err lbmc_job_check_points(const lbmc_job *job)
 {
   char prefix[512];
   lbmc_run_options shared;
@@ -286,85 +324,30 @@ static lbmc_err lbmc_job_check_points(const lbmc_job *job)
   return LBMC_SUCCESS;
 }
 
-/* ---- parsing ---- */
+/* ---- the precision target ---- */
 
-lbmc_err lbmc_job_parse_text(const char *text, const char *name, lbmc_job **out)
+lbmc_err lbmc_job_resolve_precision(lbmc_job *job)
 {
-  lbmc_job *job = NULL;
-  yaml_document_t doc;
-  lbmc_err err;
-  *out = NULL;
-  if (!name) name = "job";
-  if (!text) return LBMC_ERROR(LBMC_ERR_ARG, "%s: no job text", name);
-  LBMC_CALL(lbmc_job_create(text, name, &job));
-  err = lbmc_jp_load(job->name, job->text, strlen(job->text), &doc);
-  if (!err) {
-    lbmc_jp c = {&doc, job->name, job, 0, 0};
-    err = lbmc_jp_job(&c);
-    yaml_document_delete(&doc);
-  }
-  if (!err) err = lbmc_job_grid(job);
-  if (!err) err = lbmc_job_check_points(job);
-  if (err) {
-    lbmc_job_destroy(&job);
-    return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
-  }
-  *out = job;
+  const lbmc_job_setting *metric = LBMC_JOB_SET(job, METRIC),
+                         *max = LBMC_JOB_SET(job, MAX_REPLICAS);
+  const lbmc_job_setting *max_time = LBMC_JOB_SET(job, MAX_TIME);
+  lbmc_run_options o;
+  char where[512];
+  if (!metric->given) return LBMC_SUCCESS;
+  job->precision.enabled = 1;
+  job->precision.relative = LBMC_JOB_SET(job, RELATIVE)->v[0].x;
+  job->precision.max_replicas = max->v[0].l;
+  if (max_time->given) job->precision.max_time = max_time->v[0].x;
+  lbmc_job_shared_options(job, &o);
+  LBMC_CALL(lbmc_metric_parse(lbmc_job_where(job, metric, metric->v[0].line, where, sizeof where),
+                              metric->v[0].text, job->J, (int)o.tail_k, 0, &job->precision.metric,
+                              &job->precision.index));
+  if (job->precision.max_replicas < lbmc_job_replicas(job))
+    return LBMC_ERROR(LBMC_ERR_ARG, "%s: %ld is not allowed; allowed: at least %s = %ld",
+                      lbmc_job_where(job, max, max->line, where, sizeof where),
+                      job->precision.max_replicas, LBMC_JOB_SET(job, REPLICAS)->key,
+                      lbmc_job_replicas(job));
   return LBMC_SUCCESS;
-}
-
-/* The whole file into a NUL-terminated buffer; *len excludes the terminator. */
-static lbmc_err lbmc_job_read(const char *path, char **text, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  size_t cap = 4096, n;
-  char *buf = NULL, *bigger;
-  *text = NULL;
-  *len = 0;
-  if (!f)
-    return LBMC_ERROR(LBMC_ERR_FILE, "%s: cannot read the job file: %s", path, strerror(errno));
-  for (;;) {
-    bigger = realloc(buf, cap + 1);
-    if (!bigger) {
-      free(buf);
-      fclose(f);
-      return LBMC_ERROR(LBMC_ERR_MEMORY, "%s: out of memory reading the job file", path);
-    }
-    buf = bigger;
-    n = fread(buf + *len, 1, cap - *len, f);
-    *len += n;
-    if (*len < cap) break;
-    cap *= 2;
-  }
-  if (ferror(f)) {
-    free(buf);
-    fclose(f);
-    return LBMC_ERROR(LBMC_ERR_FILE, "%s: cannot read the job file", path);
-  }
-  fclose(f);
-  buf[*len] = '\0';
-  *text = buf;
-  return LBMC_SUCCESS;
-}
-
-lbmc_err lbmc_job_parse_file(const char *path, lbmc_job **job)
-{
-  char *text;
-  const char *nul;
-  size_t len;
-  lbmc_err err;
-  *job = NULL;
-  LBMC_CALL(lbmc_job_read(path, &text, &len));
-  nul = memchr(text, '\0', len);
-  if (nul)
-    err = LBMC_ERROR(LBMC_ERR_PARSE,
-                     "%s: not valid YAML: the file holds a NUL byte at offset %zu (is it a "
-                     "binary file?); a job file is YAML text",
-                     path, (size_t)(nul - text));
-  else
-    err = lbmc_job_parse_text(text, path, job);
-  free(text);
-  return err ? lbmc_error_trace(__FILE__, __LINE__, __func__, err) : LBMC_SUCCESS;
 }
 
 /* ---- getters ---- */
@@ -410,6 +393,11 @@ long lbmc_job_axis_length(const lbmc_job *job, int a)
 }
 
 int lbmc_job_dims(const lbmc_job *job) { return job->ndims; }
+
+int lbmc_job_axis_routing(const lbmc_job *job, int a)
+{
+  return a >= 0 && a < job->naxes && job->axis[a]->row->routing;
+}
 
 int lbmc_job_axis_dim(const lbmc_job *job, int a)
 {

@@ -1,23 +1,11 @@
-/* Scenarios of a job (include/lbmc/job.h): the grid without its routing axes (policy,
- * routers, stale, sampling). The random streams of a replica are numbered by its
- * scenario, not by its grid point, so that every policy of a scenario sees the same
- * arrivals and, where the engine draws them, the same service requirements in each
- * replica: common random numbers, for paired comparisons (docs/model.md, "Random
- * streams"). Built on the job's public axis functions only. */
-#include <string.h>
-
+/* Scenarios of a job (include/lbmc/job.h): the grid without its routing axes (the
+ * inputs the table of inputs marks routing: policy, routers, stale, sampling). The
+ * random streams of a replica are numbered by its scenario, not by its grid point, so
+ * that every policy of a scenario sees the same arrivals and, where the engine draws
+ * them, the same service requirements in each replica: common random numbers, for
+ * paired comparisons (docs/model.md, "Random streams"). Built on the job's public axis
+ * functions only. */
 #include "lbmc/job.h"
-
-/* The axes that change only how customers are routed. */
-static const char *const lbmc_routing_axes[] = {"policy", "routers", "stale", "sampling"};
-
-int lbmc_job_axis_routing(const lbmc_job *job, int a)
-{
-  const char *name = lbmc_job_axis_name(job, a);
-  for (size_t i = 0; name && i < sizeof lbmc_routing_axes / sizeof *lbmc_routing_axes; i++)
-    if (strcmp(name, lbmc_routing_axes[i]) == 0) return 1;
-  return 0;
-}
 
 /* Dimension d (linked axes share one): its length, and whether it is routing (all its
  * axes are; a group linking a routing axis with another changes the scenario). */

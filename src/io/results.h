@@ -16,27 +16,20 @@
 
 #define LBMC_LAYOUT_VERSION 2
 
-/** One point: its parameters (the /points row), its verdict and its replicas. */
+/** One point: its parameters (the /points row) and its verdict (lbmc/point.h, as the
+ *  point gave it: replicas, status, reason, evidence, doubling, ..., the other /points
+ *  columns). */
 typedef struct {
   long index;    /* index in the job's full grid */
   long scenario; /* the grid cell without its routing axes: numbers the random streams */
-  long n, d, routers, batches, replicas;
+  long n, d, routers, batches;
   double lambda, rho, time, warmup; /* warmup NaN = auto */
   char policy[64], policy_name[32], sampling[32], stale[16];
   char engine[16]; /* the engine that simulates it: occupancy, servers or general */
   char init[16];   /* how its replicas start: empty or meanfield */
   double beta[LBMC_MAX_POOLS], mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS], pool_servers[LBMC_MAX_POOLS];
-  lbmc_status status;
-  char reason[512];   /* why the status is not ok (evidence and numbers), "" for ok */
-  char evidence[192]; /* the verdict's evidence, names comma-separated (lbmc/point.h) */
-  long level;         /* sequential mode's doublings of the run */
-  double time_run;    /* the time setting x 2^level */
-  double warmup_used; /* warm-up discarded per replica (time) */
-  double time_used;   /* measured time per replica after the warm-up */
-  double suggested_time;
-  long warmup_near_cap;                                        /* 1: MSER truncated near its cap */
-  double halves_p, short_p, growth, growth_lower, decel_lower; /* lbmc_verdict */
+  lbmc_verdict v;      /* v.replicas: the replicas behind the estimates (0 before) */
   int surely_unstable; /* rho >= 1 with unlimited buffers: not simulated */
   int done;            /* all its replicas are in */
 } lbmc_point_info;
@@ -76,8 +69,7 @@ typedef struct lbmc_results_ {
   double *rep_growth;           /* P x Rmax (lbmc_point_replica_info.growth) */
   int64_t *rep_events;          /* P x Rmax, -1 where no replica */
   int8_t *rep_unstable;         /* P x Rmax, -1 where no replica */
-  double *mean, *half_width, *std_err, *lower, *upper, *upper_bound; /* P x total each */
-  int64_t *flags; /* P x total: LBMC_IV_* bits (src/stats/estimators.h) */
+  lbmc_estimates est;           /* P x total: point i's entries from i x total */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
   char **service; /* P x J: canonical text, "lognormal:scv=4" (malloc'ed; NULL: the
@@ -99,19 +91,24 @@ lbmc_err lbmc_results_set_service(lbmc_results *res, long i, int j, const char *
 
 /* ---- the /points columns (results_columns.c) ---- */
 
-/** Type of a column in the file. */
-typedef enum { LBMC_COL_I64, LBMC_COL_F64, LBMC_COL_STR } lbmc_col_type;
+/** Type of a column in the file (LBMC_COL_I8: /replicas only). */
+typedef enum { LBMC_COL_I64, LBMC_COL_F64, LBMC_COL_STR, LBMC_COL_I8 } lbmc_col_type;
 /** Shape of a column: P, P x J, or P x J x L (L: the longest speed list, see slots). */
 typedef enum { LBMC_COL_POINT, LBMC_COL_POOL, LBMC_COL_POOL_RATES } lbmc_col_shape;
-/** C type of the values in memory; a status is written as its name. */
+/** C type of the values in memory; a status is written as its name, evidence bits as
+ *  their names (lbmc_evidence_names). */
 typedef enum {
   LBMC_FIELD_LONG,
   LBMC_FIELD_INT,
   LBMC_FIELD_DOUBLE,
   LBMC_FIELD_CHARS,
   LBMC_FIELD_STATUS,
+  LBMC_FIELD_EVIDENCE,
   LBMC_FIELD_TEXT /* a malloc'ed string (char *) of any length; NULL: the column's default */
 } lbmc_field_kind;
+
+/** Bytes of the text of an evidence column (all names of LBMC_EVIDENCE_LIST fit). */
+#define LBMC_EVIDENCE_TEXT 192
 /** Where the values live: a field of lbmc_point_info, or an lbmc_results array. */
 typedef enum {
   LBMC_STORE_POINT,
@@ -131,15 +128,45 @@ typedef struct {
   size_t size;             /* bytes of one value (a string's capacity) */
   int optional;            /* absent from files written before it existed */
   const char *units;       /* "1", "time", "1/time" */
-  const char *description; /* NULL: built by the writer (policy_name: the registry) */
+  const char *description; /* NULL: built (lbmc_point_column_description) */
 } lbmc_point_column;
 
 /** Number of /points columns and column i, in the order they are written. */
 int lbmc_point_columns(void);
 const lbmc_point_column *lbmc_point_column_get(int i);
+/** The description of column c: its text, or one built into buf (len bytes) from the
+ *  constants of the code it names (the verdict's levels, lbmc/point.h); NULL for
+ *  policy_name, whose writer lists the policy families of the registry. */
+const char *lbmc_point_column_description(const lbmc_point_column *c, char *buf, size_t len);
 /** The value of column c at point i, pool j (0 for LBMC_COL_POINT), speed k (0 unless
  *  LBMC_COL_POOL_RATES): a pointer to its C type (lbmc_field_kind). */
 void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k);
+/** Bytes a column's text takes when read (strings, statuses and evidence as names). */
+size_t lbmc_point_column_text(const lbmc_point_column *c);
+
+/* ---- the per-replica arrays and the other /replicas datasets (results_columns.c) ---- */
+
+/** One per-replica array of lbmc_results: P x Rmax slots of lbmc_metric_total entries
+ *  (per_metric) or of one. An empty slot holds NaN (LBMC_COL_F64) or -1 (the integers). */
+typedef struct {
+  const char *name;        /* its /replicas dataset; NULL for the values and weights,
+                              written per metric as /replicas/M and /replicas/M_weight */
+  lbmc_col_type type;      /* LBMC_COL_F64, LBMC_COL_I64 or LBMC_COL_I8 */
+  size_t offset;           /* of the array's pointer in lbmc_results */
+  int per_metric;          /* 1: lbmc_metric_total entries per slot; 0: one */
+  const char *units;       /* "1", "time", "s" */
+  const char *description; /* of the dataset (NULL for the values and weights) */
+} lbmc_replica_column;
+
+/** Number of per-replica arrays and array i (the datasets in the order they are
+ *  written). */
+int lbmc_replica_columns(void);
+const lbmc_replica_column *lbmc_replica_column_get(int i);
+/** Where res keeps column c's array: a pointer to its pointer (double *, int64_t * or
+ *  int8_t *, as c->type says). */
+void **lbmc_replica_array(const lbmc_replica_column *c, const lbmc_results *res);
+/** Bytes of one value of a numeric column type. */
+size_t lbmc_col_bytes(lbmc_col_type t);
 
 /* ---- the /grid group (results_grid.c) ---- */
 
@@ -172,8 +199,8 @@ void lbmc_results_destroy(lbmc_results **res);
 /** At least R replica slots per point (slots double as needed; the values move).
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_reserve(lbmc_results *res, long R);
-/** Fill point i's parameters from a set-up model and its run options.
- *  Errors: LBMC_ERR_MEMORY. */
+/** Fill point i's parameters from a set-up model (its description, lbmc_model_describe)
+ *  and its run options. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
                                 const lbmc_run_options *o);
 /** Store the reduction of point i (lbmc_point_reduce done; verdict, estimates, and the

@@ -1,9 +1,14 @@
-/* The /points columns of a results file (docs/results-format.md), defined once: the
- * writer (results_write.c) and the reader (results_read.c) are loops over this table.
- * A column's values live in lbmc_point_info (one field per point, or an array of J per
- * point) or, for the per-pool service and speeds, in the arrays of lbmc_results. */
+/* The /points columns and the per-replica arrays of a results file
+ * (docs/results-format.md), defined once: the writer (results_write.c), the reader
+ * (results_read.c) and the results in memory (results.c) are loops over these tables.
+ * A /points column's values live in lbmc_point_info (one field per point, an array of J
+ * per point, or a field of the point's verdict) or, for the per-pool service and speeds,
+ * in the arrays of lbmc_results. */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "lbmc/point.h"
 #include "results.h"
 
 /* A field of lbmc_point_info: its place and, for strings, its capacity. */
@@ -12,6 +17,27 @@
 /* A per-pool array field of lbmc_point_info: its place and the size of one entry. */
 #define LBMC_PT_POOL(field)                                                                        \
   LBMC_STORE_POINT, offsetof(lbmc_point_info, field), sizeof(((lbmc_point_info *)0)->field[0])
+
+/* The columns whose descriptions name levels and limits of the verdict's tests
+ * (lbmc/point.h): the text, with the constants written in at each %g. */
+static const struct {
+  const char *name, *format;
+  double a, b;
+} lbmc_described[] = {
+    {"halves_p",
+     "p-value of the test that the halves of the measured period have the same customers per "
+     "server (not_stationary below %g); NaN if not made",
+     LBMC_STATIONARITY_ALPHA, 0},
+    {"short_p",
+     "p-value of the test that the eighths of the replicas' measured periods are uncorrelated "
+     "(made with 2 to %g replicas; not_stationary below %g); NaN if not made",
+     LBMC_SHORT_MAX_REPLICAS - 1, LBMC_STATIONARITY_ALPHA},
+    {"growth_lower", "drift test: one-sided lower bound of growth at level 1 - %g",
+     LBMC_DRIFT_ALPHA, 0},
+    {"decel_lower",
+     "drift test: lower bound of Delta4 - %g Delta3 (positive: the growth is not slowing down)",
+     LBMC_DRIFT_DECEL, 0},
+};
 
 /* {name, HDF5 type, shape, C type, store, offset, size, optional, units, description};
  * optional: files written before the column existed lack it (the reader keeps the
@@ -63,7 +89,7 @@ static const lbmc_point_column lbmc_columns[] = {
      "requested warm-up time, NaN for auto (MSER-5)"},
     {"batches", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(batches), 0, "1",
      "batch means per replica"},
-    {"replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(replicas), 0, "1",
+    {"replicas", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(v.replicas), 0, "1",
      "replicas run for the point"},
     {"engine", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(engine), 1, "1",
      "the engine that simulated the point, by its --engine name (lbmc sim --help lists the "
@@ -71,48 +97,67 @@ static const lbmc_point_column lbmc_columns[] = {
     {"init", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(init), 1, "1",
      "how replicas started: empty, or meanfield (near the mean-field fixed point; engines "
      "without one, and systems whose ODE does not settle, start empty)"},
-    {"status", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_STATUS, LBMC_PT(status), 0, "1",
+    {"status", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_STATUS, LBMC_PT(v.status), 0, "1",
      "the verdict: ok, not_stationary (the data cannot tell: run longer; numbers kept), "
      "unstable (proven; estimates NaN) or precision_not_met (docs/model.md, \"Verdicts\")"},
-    {"reason", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(reason), 0, "1",
+    {"reason", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(v.reason), 0, "1",
      "why the status is not ok, with the evidence's numbers; empty for ok"},
-    {"evidence", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_CHARS, LBMC_PT(evidence), 1, "1",
+    {"evidence", LBMC_COL_STR, LBMC_COL_POINT, LBMC_FIELD_EVIDENCE, LBMC_PT(v.evidence), 1, "1",
      "the verdict's evidence, comma-separated names (rho_at_least_one, customer_cap, drift, "
      "warmup_near_cap, halves_differ, replicas_short, batches_correlated, no_customers, "
      "still_growing); empty for ok"},
-    {"level", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(level), 1, "1",
+    /* "level" is the file's name of the verdict's doubling (kept: files are read by it) */
+    {"level", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_INT, LBMC_PT(v.doubling), 1, "1",
      "times sequential mode doubled the run because the point was not stationary"},
-    {"time_run", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(time_run), 1, "time",
+    {"time_run", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.time), 1, "time",
      "the time setting used: time x 2^level"},
-    {"warmup_used", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(warmup_used), 1,
+    {"warmup_used", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.warmup_used), 1,
      "time",
      "warm-up discarded per replica: the fixed warm-up, or the one MSER chose for the point"},
-    {"time_used", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(time_used), 1, "time",
+    {"time_used", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.time_used), 1, "time",
      "measured time per replica, after the warm-up"},
-    {"suggested_time", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(suggested_time), 1,
-     "time", "for a not_stationary point, a time setting to try; NaN otherwise"},
-    {"warmup_near_cap", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_LONG, LBMC_PT(warmup_near_cap), 1,
+    {"suggested_time", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.suggested_time),
+     1, "time", "for a not_stationary point, a time setting to try; NaN otherwise"},
+    {"warmup_near_cap", LBMC_COL_I64, LBMC_COL_POINT, LBMC_FIELD_INT, LBMC_PT(v.warmup_near_cap), 1,
      "1", "1 if MSER truncated in the last fifth before its cap (half the run)"},
-    {"halves_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(halves_p), 1, "1",
-     "p-value of the test that the halves of the measured period have the same customers per "
-     "server (not_stationary below 0.01); NaN if not made"},
-    {"short_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(short_p), 1, "1",
-     "p-value of the test that the eighths of the replicas' measured periods are uncorrelated "
-     "(made with 2 to 29 replicas; not_stationary below 0.01); NaN if not made"},
-    {"growth", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(growth), 1, "1",
+    {"halves_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.halves_p), 1, "1",
+     NULL /* built: lbmc_described */},
+    {"short_p", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.short_p), 1, "1",
+     NULL /* built: lbmc_described */},
+    {"growth", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.growth), 1, "1",
      "drift test: customers accumulated per arrival in the last quarter of the run, pooled over "
      "the replicas; NaN if not made"},
-    {"growth_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(growth_lower), 1, "1",
-     "drift test: one-sided lower bound of growth at level 1 - 0.001"},
-    {"decel_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(decel_lower), 1, "1",
-     "drift test: lower bound of Delta4 - 0.85 Delta3 (positive: the growth is not slowing down)"},
+    {"growth_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.growth_lower), 1,
+     "1", NULL /* built: lbmc_described */},
+    {"decel_lower", LBMC_COL_F64, LBMC_COL_POINT, LBMC_FIELD_DOUBLE, LBMC_PT(v.decel_lower), 1, "1",
+     NULL /* built: lbmc_described */},
 };
+
+const char *lbmc_point_column_description(const lbmc_point_column *c, char *buf, size_t len)
+{
+  if (c->description) return c->description;
+  for (size_t i = 0; i < sizeof lbmc_described / sizeof lbmc_described[0]; i++)
+    if (strcmp(c->name, lbmc_described[i].name) == 0) {
+      snprintf(buf, len, lbmc_described[i].format, lbmc_described[i].a, lbmc_described[i].b);
+      return buf;
+    }
+  return NULL;
+}
 
 int lbmc_point_columns(void) { return (int)(sizeof lbmc_columns / sizeof lbmc_columns[0]); }
 
 const lbmc_point_column *lbmc_point_column_get(int i)
 {
   return i >= 0 && i < lbmc_point_columns() ? &lbmc_columns[i] : NULL;
+}
+
+size_t lbmc_point_column_text(const lbmc_point_column *c)
+{
+  switch (c->kind) {
+  case LBMC_FIELD_STATUS: return 32; /* longer than the longest status name */
+  case LBMC_FIELD_EVIDENCE: return LBMC_EVIDENCE_TEXT;
+  default: return c->size;
+  }
 }
 
 void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long i, int j, int k)
@@ -124,4 +169,49 @@ void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long
   case LBMC_STORE_MU_K: return res->mu_k + pj * LBMC_MAX_RATES + (size_t)k;
   default: return (char *)&res->pt[i] + c->offset + (size_t)j * c->size;
   }
+}
+
+/* ---- the per-replica arrays ---- */
+
+/* An array of lbmc_results: the offset of its pointer. */
+#define LBMC_REP(field) offsetof(lbmc_results, field)
+
+/* {dataset, type, array, per metric, units, description}, in the order written. */
+static const lbmc_replica_column lbmc_replica_table[] = {
+    {NULL, LBMC_COL_F64, LBMC_REP(values), 1, NULL, NULL},
+    {NULL, LBMC_COL_F64, LBMC_REP(weights), 1, NULL, NULL},
+    {"warmup", LBMC_COL_F64, LBMC_REP(rep_warmup), 0, "time",
+     "warm-up time discarded by the replica (the point's); NaN where no replica"},
+    {"events", LBMC_COL_I64, LBMC_REP(rep_events), 0, "1",
+     "arrivals plus departures simulated after the warm-up; -1 where no replica"},
+    {"cpu_seconds", LBMC_COL_F64, LBMC_REP(rep_cpu), 0, "s",
+     "CPU seconds (real time, not model time) of the replica's measured period; NaN where no "
+     "replica"},
+    {"growth", LBMC_COL_F64, LBMC_REP(rep_growth), 0, "1",
+     "the replica's rise of the time-average customers in the system from the third to the last "
+     "quarter of its measured period, per arrival of the last quarter (about 0 in a steady "
+     "state; the point's drift test pools it over replicas); NaN where no replica"},
+    {"unstable", LBMC_COL_I8, LBMC_REP(rep_unstable), 0, "1",
+     "1 if the replica hit the cap on customers in the system (max_customers), 0 if not, -1 "
+     "where no replica"},
+};
+
+int lbmc_replica_columns(void)
+{
+  return (int)(sizeof lbmc_replica_table / sizeof lbmc_replica_table[0]);
+}
+
+const lbmc_replica_column *lbmc_replica_column_get(int i)
+{
+  return i >= 0 && i < lbmc_replica_columns() ? &lbmc_replica_table[i] : NULL;
+}
+
+void **lbmc_replica_array(const lbmc_replica_column *c, const lbmc_results *res)
+{
+  return (void **)((char *)res + c->offset);
+}
+
+size_t lbmc_col_bytes(lbmc_col_type t)
+{
+  return t == LBMC_COL_I8 ? sizeof(int8_t) : t == LBMC_COL_I64 ? sizeof(int64_t) : sizeof(double);
 }

@@ -68,13 +68,36 @@ static lbmc_err lbmc_merge_check_shards(lbmc_results *const *parts, const char *
   return err;
 }
 
+/* The grid of merge m (its points in, job_text set) and whether it is complete (every
+ * grid point of the job in): the first part's /grid, or for parts written before it
+ * existed the grid of their job text. That text is parsed only then, with the error
+ * handler in store mode: a job this lbmc no longer reads leaves the merge without a grid
+ * and incomplete, and is no error of the merge. */
+static lbmc_err lbmc_merge_grid(lbmc_results *m, const lbmc_results *first)
+{
+  lbmc_job *job = NULL;
+  lbmc_error_mode was;
+  lbmc_err err;
+  if (first->grid) {
+    m->complete = lbmc_grid_cells(first->grid) == m->P;
+    return lbmc_grid_copy(first->grid, &m->grid);
+  }
+  was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  err = lbmc_job_parse_text(m->job_text, "(job text of the parts)", &job);
+  lbmc_error_set_mode(was);
+  if (err) return LBMC_SUCCESS;
+  m->complete = lbmc_job_points(job) == m->P;
+  err = lbmc_grid_from_job(job, &m->grid);
+  lbmc_job_destroy(&job);
+  return err;
+}
+
 lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths, int n,
                             lbmc_results **out)
 {
-  long P = 0, Rmax = 0, k = 0, grid_points;
+  long P = 0, Rmax = 0, k = 0;
   double wall = 0;
   lbmc_results *m;
-  lbmc_job *job = NULL;
   lbmc_err err;
   if (n < 1) return LBMC_ERROR(LBMC_ERR_ARG, "merge: at least one part is required");
   for (int p = 0; p < n; p++) {
@@ -85,7 +108,11 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
   }
   LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
   LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, &m));
-  m->job_text = strdup(parts[0]->job_text);
+  m->job_text = strdup(parts[0]->job_text ? parts[0]->job_text : "");
+  if (!m->job_text) {
+    lbmc_results_destroy(&m);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory for the job text");
+  }
   m->seed = parts[0]->seed;
   m->confidence = parts[0]->confidence;
   m->mpi_ranks = 1;
@@ -118,19 +145,10 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     }
     free(next);
   }
-  /* complete if every grid point of the job is here */
-  if (lbmc_job_parse_text(m->job_text, "(job text of the parts)", &job) == LBMC_SUCCESS) {
-    grid_points = lbmc_job_points(job);
-    m->complete = grid_points == P;
-  }
-  /* the parts' /grid, or for parts written before it existed the job's */
-  err = parts[0]->grid ? lbmc_grid_copy(parts[0]->grid, &m->grid)
-        : job          ? lbmc_grid_from_job(job, &m->grid)
-                       : LBMC_SUCCESS;
-  lbmc_job_destroy(&job);
+  err = lbmc_merge_grid(m, parts[0]);
   if (err) {
     lbmc_results_destroy(&m);
-    return err;
+    return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   }
   {
     time_t now = time(NULL);

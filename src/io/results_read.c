@@ -93,6 +93,7 @@ static void lbmc_scatter_column(lbmc_results *res, const lbmc_point_column *c, i
         *(lbmc_status *)v = st;
         break;
       }
+      case LBMC_FIELD_EVIDENCE: *(unsigned *)v = lbmc_evidence_bits(text); break;
       }
     }
 }
@@ -118,8 +119,8 @@ static int lbmc_read_column(hid_t f, lbmc_results *res, const lbmc_point_column 
 {
   char path[96];
   int L = 1, rc;
-  /* a status is read as its name, longer than the enum the column's size gives */
-  size_t per, n, cap = c->kind == LBMC_FIELD_STATUS ? 32 : c->type == LBMC_COL_STR ? c->size : 8;
+  /* strings, statuses and evidence are read as text (longer than a status' enum) */
+  size_t per, n, cap = c->type == LBMC_COL_STR ? lbmc_point_column_text(c) : 8;
   void *buf;
   snprintf(path, sizeof path, "points/%s", c->name);
   *found = lbmc_h5_exists(f, path);
@@ -185,9 +186,9 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
     const char *part;
     void *dst;
     int optional;
-  } parts[] = {{"mean", res->mean, 0},       {"half_width", res->half_width, 0},
-               {"std_err", res->std_err, 0}, {"lower", res->lower, 1},
-               {"upper", res->upper, 1},     {"upper_bound", res->upper_bound, 1}};
+  } parts[] = {{"mean", res->est.estimate, 0},   {"half_width", res->est.half_width, 0},
+               {"std_err", res->est.std_err, 0}, {"lower", res->est.lower, 1},
+               {"upper", res->est.upper, 1},     {"upper_bound", res->est.upper_bound, 1}};
   char name[160];
   int rc = 0;
   for (size_t k = 0; !rc && k < sizeof parts / sizeof *parts; k++) {
@@ -197,9 +198,21 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
   }
   snprintf(name, sizeof name, "estimates/%s/flags", m);
   if (!rc)
-    rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->flags, sizeof(int64_t),
-                          H5T_NATIVE_INT64, 1, buf);
+    rc = lbmc_read_metric(f, name, res, i, (size_t)res->P, res->est.flags, sizeof(unsigned),
+                          H5T_NATIVE_UINT, 1, buf);
   return rc;
+}
+
+/* /replicas/<name> of per-replica array k (not a metric) into res. */
+static int lbmc_read_replica_column(hid_t f, lbmc_results *res, int k)
+{
+  const lbmc_replica_column *c = lbmc_replica_column_get(k);
+  const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
+                  : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
+                                           : H5T_NATIVE_DOUBLE;
+  char name[96];
+  snprintf(name, sizeof name, "replicas/%s", c->name);
+  return lbmc_h5_read(f, name, t, *lbmc_replica_array(c, res));
 }
 
 static int lbmc_read_data(hid_t f, lbmc_results *res)
@@ -222,11 +235,8 @@ static int lbmc_read_data(hid_t f, lbmc_results *res)
       rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double), H5T_NATIVE_DOUBLE,
                             1, buf);
   }
-  if (!rc) rc = lbmc_h5_read(f, "replicas/warmup", H5T_NATIVE_DOUBLE, res->rep_warmup);
-  if (!rc) rc = lbmc_h5_read(f, "replicas/cpu_seconds", H5T_NATIVE_DOUBLE, res->rep_cpu);
-  if (!rc) rc = lbmc_h5_read(f, "replicas/growth", H5T_NATIVE_DOUBLE, res->rep_growth);
-  if (!rc) rc = lbmc_h5_read(f, "replicas/events", H5T_NATIVE_INT64, res->rep_events);
-  if (!rc) rc = lbmc_h5_read(f, "replicas/unstable", H5T_NATIVE_INT8, res->rep_unstable);
+  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) /* the others: per metric, above */
+    if (lbmc_replica_column_get(k)->name) rc = lbmc_read_replica_column(f, res, k);
   free(buf);
   return rc;
 }

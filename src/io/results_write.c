@@ -46,9 +46,10 @@ static int lbmc_rates_width(const lbmc_results *res)
   return L;
 }
 
-/* Gather column c of every point into scratch (int64, double or string pointers). */
+/* Gather column c of every point into scratch (int64, double or string pointers; the
+ * names of evidence bits written into text, LBMC_EVIDENCE_TEXT bytes per value). */
 static void lbmc_gather_column(const lbmc_results *res, const lbmc_point_column *c, int L,
-                               size_t per, void *scratch)
+                               size_t per, void *scratch, char *text)
 {
   int64_t *I = scratch;
   double *F = scratch;
@@ -66,6 +67,10 @@ static void lbmc_gather_column(const lbmc_results *res, const lbmc_point_column 
       case LBMC_FIELD_CHARS: S[at] = v; break;
       case LBMC_FIELD_TEXT: S[at] = lbmc_results_service(res, i, j); break; /* service only */
       case LBMC_FIELD_STATUS: S[at] = lbmc_status_name(*(const lbmc_status *)v); break;
+      case LBMC_FIELD_EVIDENCE:
+        S[at] = lbmc_evidence_names(*(const unsigned *)v, text + at * LBMC_EVIDENCE_TEXT,
+                                    LBMC_EVIDENCE_TEXT);
+        break;
       }
     }
 }
@@ -76,12 +81,36 @@ static int lbmc_write_column(hid_t g, const lbmc_results *res, const lbmc_point_
   hsize_t dims[3] = {(hsize_t)res->P, (hsize_t)res->J, (hsize_t)L};
   const int rank = c->shape == LBMC_COL_POINT ? 1 : c->shape == LBMC_COL_POOL ? 2 : 3;
   const size_t per = rank == 1 ? 1 : rank == 2 ? (size_t)res->J : (size_t)res->J * (size_t)L;
-  lbmc_gather_column(res, c, L, per, scratch);
+  char *text = NULL;
+  int rc;
+  if (c->kind == LBMC_FIELD_EVIDENCE &&
+      !(text = malloc((size_t)res->P * per * LBMC_EVIDENCE_TEXT + 1)))
+    return -1;
+  lbmc_gather_column(res, c, L, per, scratch, text);
   switch (c->type) {
-  case LBMC_COL_I64: return lbmc_h5_write_i64(g, c->name, rank, dims, scratch, c->units, desc);
-  case LBMC_COL_F64: return lbmc_h5_write_f64(g, c->name, rank, dims, scratch, c->units, desc);
-  default: return lbmc_h5_write_strs(g, c->name, rank, dims, scratch, c->units, desc);
+  case LBMC_COL_I64: rc = lbmc_h5_write_i64(g, c->name, rank, dims, scratch, c->units, desc); break;
+  case LBMC_COL_F64: rc = lbmc_h5_write_f64(g, c->name, rank, dims, scratch, c->units, desc); break;
+  default: rc = lbmc_h5_write_strs(g, c->name, rank, dims, scratch, c->units, desc); break;
   }
+  free(text);
+  return rc;
+}
+
+/* Attribute `name` of loc: the n strings name_of(i), i = 0 .. n - 1 (at most 64). */
+static int lbmc_attr_names(hid_t loc, const char *name, int n, const char *(*name_of)(int))
+{
+  const char *names[64];
+  if (n > 64) return -1;
+  for (int i = 0; i < n; i++) names[i] = name_of(i);
+  return lbmc_h5_attr_strs(loc, name, n, names);
+}
+
+static const char *lbmc_point_column_name(int i) { return lbmc_point_column_get(i)->name; }
+
+static const char *lbmc_point_column_shape(int i)
+{
+  static const char *const shapes[] = {"P", "P x J", "P x J x L"};
+  return shapes[lbmc_point_column_get(i)->shape];
 }
 
 static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
@@ -91,11 +120,15 @@ static int lbmc_write_points(hid_t file, const lbmc_results *res, void *scratch)
   const char *families[64], *messages[64];
   char desc[512];
   const int nfamilies = lbmc_policy_families(families, messages, 64, desc, sizeof desc);
-  int rc = g < 0;
+  char built[512];
+  /* the table itself, for readers (lbmc_analysis): the columns in order, their shapes */
+  int rc = g < 0 || lbmc_attr_names(g, "columns", lbmc_point_columns(), lbmc_point_column_name) ||
+           lbmc_attr_names(g, "shapes", lbmc_point_columns(), lbmc_point_column_shape);
   for (int i = 0; !rc && i < lbmc_point_columns(); i++) {
     const lbmc_point_column *c = lbmc_point_column_get(i);
-    rc = lbmc_write_column(g, res, c, L, c->description ? c->description : desc, scratch);
-    if (!rc && !c->description) { /* policy_name: the known families and their messages */
+    const char *text = lbmc_point_column_description(c, built, sizeof built);
+    rc = lbmc_write_column(g, res, c, L, text ? text : desc, scratch);
+    if (!rc && !text) { /* policy_name: the known families and their messages */
       hid_t d = H5Dopen2(g, c->name, H5P_DEFAULT);
       rc = d < 0 || lbmc_h5_attr_strs(d, "allowed", nfamilies, families) ||
            lbmc_h5_attr_strs(d, "messages_per_arrival", nfamilies, messages);
@@ -162,17 +195,17 @@ static int lbmc_write_estimate_parts(hid_t m, const lbmc_results *res, int i, in
       {"mean",
        "the estimate, pooled over the replicas (a ratio of sums; quantiles of the pooled "
        "histogram)",
-       res->mean},
+       res->est.estimate},
       {"half_width", "max(mean - lower, upper - mean): the interval read symmetrically",
-       res->half_width},
-      {"std_err", "standard error of the estimate", res->std_err},
+       res->est.half_width},
+      {"std_err", "standard error of the estimate", res->est.std_err},
       {"lower", "lower end of the two-sided interval at level `confidence` (root attribute)",
-       res->lower},
-      {"upper", "upper end of the two-sided interval at level `confidence`", res->upper},
+       res->est.lower},
+      {"upper", "upper end of the two-sided interval at level `confidence`", res->est.upper},
       {"upper_bound",
        "one-sided upper bound at level `confidence` where the event was never observed "
        "(flag none_observed; the estimate is 0), NaN elsewhere",
-       res->upper_bound},
+       res->est.upper_bound},
   };
   int rc = 0;
   char desc[512];
@@ -197,7 +230,8 @@ static int lbmc_write_flags(hid_t m, const lbmc_results *res, int i, int rank, c
   int nf = lbmc_interval_flags(), rc;
   hid_t d;
   for (long p = 0; p < res->P; p++)
-    memcpy(F + (size_t)p * len, res->flags + (size_t)p * res->total + off, sizeof *F * len);
+    for (size_t e = 0; e < len; e++)
+      F[(size_t)p * len + e] = res->est.flags[(size_t)p * res->total + off + e];
   rc = lbmc_h5_write_i64(m, "flags", rank, dims, F, "1",
                          "bits saying when the interval does not exist or is special: bit b "
                          "means names[b] (attributes names and meanings)");
@@ -209,11 +243,22 @@ static int lbmc_write_flags(hid_t m, const lbmc_results *res, int i, int rank, c
   return rc;
 }
 
+static const char *lbmc_metric_name(int i) { return lbmc_metric_get(i)->name; }
+
+static const char *lbmc_metric_shape(int i)
+{
+  static const char *const shapes[] = {"scalar", "pool", "pool_k", "quantile"};
+  return shapes[lbmc_metric_get(i)->shape];
+}
+
 static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scratch)
 {
   hid_t g = H5Gcreate2(file, "estimates", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t P = (hsize_t)res->P, dims[4];
-  int rc = g < 0;
+  /* the metric table, for readers: the metrics in order, their shapes, the flags' names */
+  int rc = g < 0 || lbmc_attr_names(g, "metrics", LBMC_METRICS, lbmc_metric_name) ||
+           lbmc_attr_names(g, "shapes", LBMC_METRICS, lbmc_metric_shape) ||
+           lbmc_attr_names(g, "flag_names", lbmc_interval_flags(), lbmc_interval_flag_name);
   for (int i = 0; !rc && i < LBMC_METRICS; i++) {
     const lbmc_metric_info *info = lbmc_metric_get(i);
     hid_t m = H5Gcreate2(g, info->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -227,7 +272,7 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
   }
   if (!rc) {
     int64_t *I = (int64_t *)scratch;
-    for (long i = 0; i < res->P; i++) I[i] = res->pt[i].replicas;
+    for (long i = 0; i < res->P; i++) I[i] = res->pt[i].v.replicas;
     rc = lbmc_h5_write_i64(
         g, "replicas", 1, &P, I, "1",
         "replicas behind each estimate (one replica: the interval comes from its batch means)");
@@ -278,45 +323,43 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
   return lbmc_h5_write_f64(g, name, rank, dims, scratch, "1", desc);
 }
 
+/* /replicas/<name> of per-replica array c (not a metric): its first R slots per point. */
+static int lbmc_write_replica_column(hid_t g, const lbmc_results *res, const lbmc_replica_column *c,
+                                     long R, void *scratch)
+{
+  hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R};
+  lbmc_gather_replicas(res, *lbmc_replica_array(c, res), lbmc_col_bytes(c->type), 1, R, scratch);
+  switch (c->type) {
+  case LBMC_COL_I64: return lbmc_h5_write_i64(g, c->name, 2, PR, scratch, c->units, c->description);
+  case LBMC_COL_I8: return lbmc_h5_write_i8(g, c->name, 2, PR, scratch, c->units, c->description);
+  default: return lbmc_h5_write_f64(g, c->name, 2, PR, scratch, c->units, c->description);
+  }
+}
+
+/* The names of the /replicas datasets that are not metrics, in the table's order. */
+static int lbmc_replica_extras(const char **names)
+{
+  int n = 0;
+  for (int k = 0; k < lbmc_replica_columns(); k++)
+    if (lbmc_replica_column_get(k)->name) names[n++] = lbmc_replica_column_get(k)->name;
+  return n;
+}
+
 static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch, void *gather)
 {
   hid_t g = H5Gcreate2(file, "replicas", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   const long R = lbmc_results_replicas(res);
   const size_t rows = (size_t)res->P * (size_t)R;
-  hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R};
   double *values = gather, *weights = values + rows * res->total;
-  int rc = g < 0;
+  const char *extras[16];
+  int rc = g < 0 || lbmc_h5_attr_strs(g, "extras", lbmc_replica_extras(extras), extras);
   lbmc_gather_replicas(res, res->values, sizeof(double), res->total, R, values);
   lbmc_gather_replicas(res, res->weights, sizeof(double), res->total, R, weights);
   for (int i = 0; !rc && i < LBMC_METRICS; i++)
     rc = lbmc_write_replica_metric(g, res, i, R, values, weights, scratch);
-  lbmc_gather_replicas(res, res->rep_warmup, sizeof(double), 1, R, scratch);
-  if (!rc)
-    rc = lbmc_h5_write_f64(g, "warmup", 2, PR, scratch, "time",
-                           "warm-up time discarded by the replica (the point's); NaN where no "
-                           "replica");
-  lbmc_gather_replicas(res, res->rep_events, sizeof(int64_t), 1, R, scratch);
-  if (!rc)
-    rc = lbmc_h5_write_i64(
-        g, "events", 2, PR, (int64_t *)scratch, "1",
-        "arrivals plus departures simulated after the warm-up; -1 where no replica");
-  lbmc_gather_replicas(res, res->rep_cpu, sizeof(double), 1, R, scratch);
-  if (!rc)
-    rc = lbmc_h5_write_f64(g, "cpu_seconds", 2, PR, scratch, "s",
-                           "CPU seconds (real time, not model time) of the replica's measured "
-                           "period; NaN where no replica");
-  lbmc_gather_replicas(res, res->rep_growth, sizeof(double), 1, R, scratch);
-  if (!rc)
-    rc = lbmc_h5_write_f64(
-        g, "growth", 2, PR, scratch, "1",
-        "the replica's rise of the time-average customers in the system from the third to the "
-        "last quarter of its measured period, per arrival of the last quarter (about 0 in a "
-        "steady state; the point's drift test pools it over replicas); NaN where no replica");
-  lbmc_gather_replicas(res, res->rep_unstable, sizeof(int8_t), 1, R, scratch);
-  if (!rc)
-    rc = lbmc_h5_write_i8(g, "unstable", 2, PR, (int8_t *)scratch, "1",
-                          "1 if the replica hit the cap on customers in the system "
-                          "(max_customers), 0 if not, -1 where no replica");
+  for (int k = 0; !rc && k < lbmc_replica_columns(); k++)
+    if (lbmc_replica_column_get(k)->name)
+      rc = lbmc_write_replica_column(g, res, lbmc_replica_column_get(k), R, scratch);
   if (g >= 0) H5Gclose(g);
   return rc;
 }

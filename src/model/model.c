@@ -20,10 +20,8 @@ lbmc_err lbmc_model_create(lbmc_model **m)
   *m = calloc(1, sizeof **m);
   if (!*m) return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model");
   (*m)->routers = 1;
-  for (int j = 0; j < LBMC_MAX_POOLS; j++) {
-    lbmc_service_exponential(&(*m)->service[j]);
-    (*m)->nrates[j] = 1;
-  }
+  lbmc_service_exponential(&(*m)->service_all);
+  for (int j = 0; j < LBMC_MAX_POOLS; j++) (*m)->nrates[j] = 1;
   (*m)->policy = lbmc_policy_find("random", 0);
   snprintf((*m)->policy_text, sizeof(*m)->policy_text, "random");
   return LBMC_SUCCESS;
@@ -32,6 +30,7 @@ lbmc_err lbmc_model_create(lbmc_model **m)
 void lbmc_model_destroy(lbmc_model **m)
 {
   if (!m || !*m) return;
+  free((*m)->service);
   free(*m);
   *m = NULL;
 }
@@ -41,6 +40,27 @@ lbmc_err lbmc_model_duplicate(const lbmc_model *m, lbmc_model **out)
   *out = malloc(sizeof **out);
   if (!*out) return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model");
   **out = *m;
+  (*out)->service = m->nservice ? malloc(sizeof *m->service * (size_t)m->nservice) : NULL;
+  if (m->nservice && !(*out)->service) {
+    free(*out);
+    *out = NULL;
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model's service laws");
+  }
+  if (m->nservice) memcpy((*out)->service, m->service, sizeof *m->service * (size_t)m->nservice);
+  return LBMC_SUCCESS;
+}
+
+/* At least `count` pools' service laws, the new ones the default (service_all).
+ * Errors: LBMC_ERR_MEMORY. */
+static lbmc_err lbmc_model_services(lbmc_model *m, int count)
+{
+  lbmc_service *s;
+  if (count <= m->nservice) return LBMC_SUCCESS;
+  s = realloc(m->service, sizeof *s * (size_t)count);
+  if (!s) return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate %d pools' service laws", count);
+  for (int j = m->nservice; j < count; j++) s[j] = m->service_all;
+  m->service = s;
+  m->nservice = count;
   return LBMC_SUCCESS;
 }
 
@@ -79,6 +99,7 @@ lbmc_err lbmc_model_set_pools(lbmc_model *m, int J, const double *beta, const do
     snprintf(where, sizeof where, "pool %d: buffer", j + 1);
     LBMC_CALL(lbmc_check_buffer(where, buffer[j]));
   }
+  LBMC_CALL(lbmc_model_services(m, J));
   m->J = J;
   for (int j = 0; j < J; j++) {
     m->beta[j] = beta[j];
@@ -95,7 +116,9 @@ lbmc_err lbmc_model_set_service(lbmc_model *m, int j, const lbmc_service *svc)
 {
   if (j < -1 || j >= LBMC_MAX_POOLS)
     return LBMC_ERROR(LBMC_ERR_ARG, "service: pool %d does not exist", j + 1);
-  for (int i = (j < 0 ? 0 : j); i < (j < 0 ? LBMC_MAX_POOLS : j + 1); i++) m->service[i] = *svc;
+  if (j < 0) m->service_all = *svc;
+  LBMC_CALL(lbmc_model_services(m, j + 1));
+  for (int i = (j < 0 ? 0 : j); i < (j < 0 ? m->nservice : j + 1); i++) m->service[i] = *svc;
   m->is_setup = 0;
   return LBMC_SUCCESS;
 }
@@ -307,7 +330,10 @@ long lbmc_model_routers(const lbmc_model *m) { return m->routers; }
 const char *lbmc_model_policy(const lbmc_model *m) { return m->policy_text; }
 const char *lbmc_model_policy_name(const lbmc_model *m) { return m->policy->name; }
 
-const lbmc_service *lbmc_model_service(const lbmc_model *m, int j) { return &m->service[j]; }
+const lbmc_service *lbmc_model_service(const lbmc_model *m, int j)
+{
+  return j >= 0 && j < m->nservice ? &m->service[j] : &m->service_all;
+}
 
 int lbmc_model_rates(const lbmc_model *m, int j, const double **rates)
 {
@@ -351,4 +377,29 @@ int lbmc_model_surely_unstable(const lbmc_model *m)
   for (int j = 0; j < lbmc_model_pools(m); j++)
     if (lbmc_model_buffer(m, j) != LBMC_BUFFER_INF) return 0;
   return lbmc_model_rho(m) >= 1;
+}
+
+void lbmc_model_describe(const lbmc_model *m, lbmc_model_description *d)
+{
+  memset(d, 0, sizeof *d);
+  d->n = lbmc_model_n(m);
+  d->lambda = lbmc_model_lambda(m);
+  d->rho = lbmc_model_rho(m);
+  d->policy = lbmc_model_policy(m);
+  d->policy_name = lbmc_model_policy_name(m);
+  d->d = lbmc_model_policy_param(m);
+  d->routers = lbmc_model_routers(m);
+  d->stale = lbmc_model_stale(m);
+  d->sampling = lbmc_model_sampling(m);
+  d->surely_unstable = lbmc_model_surely_unstable(m);
+  d->J = lbmc_model_pools(m);
+  for (int j = 0; j < d->J; j++) {
+    lbmc_pool_description *p = &d->pool[j];
+    p->beta = lbmc_model_beta(m, j);
+    p->mu = lbmc_model_mu(m, j);
+    p->buffer = lbmc_model_buffer(m, j);
+    p->servers = lbmc_model_pool_servers(m, j);
+    p->service = lbmc_model_service(m, j);
+    p->L = lbmc_model_rates(m, j, &p->mu_k);
+  }
 }

@@ -81,7 +81,7 @@ static uint32_t lbmc_balanced_route(lbmc_state *st, void *ws, uint32_t r)
   return best;
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * The same draws on positions: pool j with probability (N_j - k_j) mu_j / sum, then a
  * position uniform among the pool's undrawn ones, whose level follows from the counts
  * (class weight mu_j x_j(k), without replacement); ties by reservoir choice. */

@@ -34,7 +34,7 @@ static uint32_t lbmc_jsqd_route(lbmc_state *st, void *ws, uint32_t r)
   return best;
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * d positions drawn uniformly (distinct: without replacement) among the n, whose
  * classes follow from the counts; the customer joins the first drawn at the lowest
  * level (the draw order is exchangeable, so this is uniform among the tied). */

@@ -102,7 +102,7 @@ static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
   return w->perm[lbmc_uint(st->s_route, w->start[L0 + 1])];
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * The lowest occupied level k0 = min_j low_j (kept by the engine in O(1) per event);
  * pool j with probability proportional to its servers at k0. */
 

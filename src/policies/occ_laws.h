@@ -1,7 +1,6 @@
-/* Private: what the occupancy forms of several policies share (issue 10,
- * docs/occupancy.md): the routing laws of the mean-field start
- * (lbmc_occupancy_ops.law, src/system/occ_policy.h) and the large-n binomial splits of
- * initial states. Defined in occ_laws.c. */
+/* Private: what the occupancy forms of several policies share (docs/occupancy.md): the routing laws
+ * of the mean-field start (lbmc_occupancy_ops.law, src/system/occ_policy.h) and the large-n
+ * binomial splits of initial states. Defined in occ_laws.c. */
 #ifndef LBMC_OCC_LAWS_H
 #define LBMC_OCC_LAWS_H
 

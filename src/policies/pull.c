@@ -24,22 +24,24 @@
 #include "../system/policy.h"
 #include "occ_laws.h"
 
+/* A message a router holds: an idle slot of `server`. */
 typedef struct {
   uint32_t server;
   uint32_t k; /* withdraw: index of the message in its server's list */
-} lbmc_msg;
+} lbmc_pull_msg;
 
+/* Where a message is: its router and its position in the router's list. */
 typedef struct {
   uint32_t router, pos;
-} lbmc_msg_loc;
+} lbmc_pull_msg_loc;
 
 typedef struct {
-  uint32_t R, L;     /* routers; most slots of any pool */
-  lbmc_msg **msg;    /* R: the messages each router holds */
-  uint32_t *count;   /* R */
-  uint32_t *cap;     /* R */
-  uint32_t *held;    /* n, withdraw only: messages out per server (= its idleness) */
-  lbmc_msg_loc *loc; /* n x L, withdraw only: where they are */
+  uint32_t R, L;          /* routers; most slots of any pool */
+  lbmc_pull_msg **msg;    /* R: the messages each router holds */
+  uint32_t *count;        /* R */
+  uint32_t *cap;          /* R */
+  uint32_t *held;         /* n, withdraw only: messages out per server (= its idleness) */
+  lbmc_pull_msg_loc *loc; /* n x L, withdraw only: where they are */
   int withdraw;
 } lbmc_pull_ws;
 
@@ -95,17 +97,17 @@ static lbmc_err lbmc_pull_create(const lbmc_state *st, void **ws)
 /* Append a message naming server s at router r; 0 on success. */
 static int lbmc_pull_put(lbmc_pull_ws *w, uint32_t r, uint32_t s)
 {
-  lbmc_msg m = {s, 0};
+  lbmc_pull_msg m = {s, 0};
   if (w->count[r] == w->cap[r]) {
     uint32_t cap = w->cap[r] * 2 + 16;
-    lbmc_msg *a = realloc(w->msg[r], sizeof *a * cap);
+    lbmc_pull_msg *a = realloc(w->msg[r], sizeof *a * cap);
     if (!a) return -1;
     w->msg[r] = a;
     w->cap[r] = cap;
   }
   if (w->withdraw) {
     m.k = w->held[s]++;
-    w->loc[(size_t)s * w->L + m.k] = (lbmc_msg_loc){r, w->count[r]};
+    w->loc[(size_t)s * w->L + m.k] = (lbmc_pull_msg_loc){r, w->count[r]};
   }
   w->msg[r][w->count[r]++] = m;
   return 0;
@@ -114,10 +116,10 @@ static int lbmc_pull_put(lbmc_pull_ws *w, uint32_t r, uint32_t s)
 /* Remove message i of router r (swap with the router's last); returns its server. */
 static uint32_t lbmc_pull_take(lbmc_pull_ws *w, uint32_t r, uint32_t i)
 {
-  lbmc_msg m = w->msg[r][i], last = w->msg[r][--w->count[r]];
+  lbmc_pull_msg m = w->msg[r][i], last = w->msg[r][--w->count[r]];
   w->msg[r][i] = last;
   if (w->withdraw) {
-    lbmc_msg_loc *mine = w->loc + (size_t)m.server * w->L;
+    lbmc_pull_msg_loc *mine = w->loc + (size_t)m.server * w->L;
     uint32_t top = --w->held[m.server];
     w->loc[(size_t)last.server * w->L + last.k].pos = i;
     if (m.k != top) { /* the server's last message takes the freed index m.k */
@@ -151,7 +153,7 @@ static uint32_t lbmc_pull_route(lbmc_state *st, void *ws, uint32_t r)
   if (w->count[r] > 0) return lbmc_pull_take(w, r, lbmc_uint(st->s_route, w->count[r]));
   s = lbmc_uint(st->s_route, st->n);
   if (w->withdraw && w->held[s] > 0) { /* idle slots: one of its messages is elsewhere */
-    const lbmc_msg_loc *at = w->loc + (size_t)s * w->L + (w->held[s] - 1);
+    const lbmc_pull_msg_loc *at = w->loc + (size_t)s * w->L + (w->held[s] - 1);
     lbmc_pull_take(w, at->router, at->pos);
     st->tally.c.messages++;
     st->tally.c.withdrawals++;
@@ -166,7 +168,7 @@ static void lbmc_pull_on_idle(lbmc_state *st, void *ws, uint32_t s)
 }
 
 /* jiq (join-idle-queue, Lu et al. 2011): pull with stale keep. */
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h) ----
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h) ----
  * With stale: withdraw every message names a server with idleness and a server's
  * messages equal its idleness. With R = 1 the router's messages are therefore the idle
  * slots of the counts themselves (so keep, jiq, gives the same chain: a message is only

@@ -11,7 +11,7 @@ static uint32_t lbmc_random_route(lbmc_state *st, void *ws, uint32_t r)
   return lbmc_uint(st->s_route, st->n);
 }
 
-/* ---- Occupancy form (issue 10, src/system/occ_policy.h): a uniform position ---- */
+/* ---- Occupancy form (the occupancy engine, src/system/occ_policy.h): a uniform position ---- */
 
 static lbmc_occ_class lbmc_random_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
 {

@@ -117,32 +117,24 @@ static void lbmc_runner_acc_free(lbmc_runner *run, long i)
   lbmc_model_destroy(&run->acc_model[i]);
 }
 
-/* Rank 0: a point whose round is complete: reduce it and do what sequential mode says
- * (the log says which and why, unless quiet). */
+/* Rank 0: a point whose round is complete: sequential mode's decision (the log says
+ * which and why, unless quiet), and a finished point stored. */
 static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
 {
-  const lbmc_precision *prec = lbmc_job_precision(run->job);
-  long R = lbmc_schedule_round(run->sched, i), next;
+  long R = lbmc_schedule_round(run->sched, i);
   char why[256];
   lbmc_next what;
   if (R == 0 && !(run->res->pt[i].surely_unstable && !run->res->pt[i].done)) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_runner_acc(run, i));
-  LBMC_CALL(lbmc_point_reduce(run->acc[i], R));
-  what = lbmc_point_next(run->acc[i], prec, &next, why, sizeof why);
+  LBMC_CALL(lbmc_schedule_settle(run->sched, i, R, run->acc[i], lbmc_job_precision(run->job), &what,
+                                 why, sizeof why));
   if (*why && !run->set->quiet && !run->set->dry_run && run->ck)
     lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: point %ld: %s\n", run->grid[i], why);
-  if (what == LBMC_NEXT_MORE) {
-    lbmc_schedule_more(run->sched, i, next);
-  } else if (what == LBMC_NEXT_LONGER) {
-    lbmc_point_set_level(run->acc[i], lbmc_point_level(run->acc[i]) + 1);
-    lbmc_schedule_longer(run->sched, i, next);
-  } else {
-    LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
-    run->res->pt[i].done = 1;
-    lbmc_schedule_finish(run->sched, i);
-    lbmc_runner_acc_free(run, i);
-    if (run->ck) lbmc_checkpoint_sync(run->ck);
-  }
+  if (what != LBMC_NEXT_DONE) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
+  run->res->pt[i].done = 1;
+  lbmc_runner_acc_free(run, i);
+  if (run->ck) lbmc_checkpoint_sync(run->ck);
   return LBMC_SUCCESS;
 }
 
@@ -297,7 +289,7 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
   if (run->res->pt[i].done) return LBMC_SUCCESS; /* a finished point: nothing left to do */
   LBMC_CALL(lbmc_runner_acc(run, i));
   LBMC_CALL(lbmc_point_add(run->acc[i], record, size, &used));
-  if (!used) return LBMC_SUCCESS; /* of a level the point has left */
+  if (!used) return LBMC_SUCCESS; /* of a doubling the point has left */
   /* live results go to the checkpoint; replayed ones (run->ck not open yet) come from it */
   if (run->ck && live) LBMC_CALL(lbmc_checkpoint_append(run->ck, record, size));
   lbmc_schedule_done(run->sched, i, (long)rec.h.replica, live && run->ck != NULL);

@@ -9,7 +9,7 @@
 #include "lbmc/log.h"
 #include "runner_impl.h"
 
-lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int level,
+lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int doubling,
                               int (*monitor)(void *), void *ctx)
 {
   lbmc_unit u;
@@ -30,7 +30,7 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int le
   u.replica = replica;
   u.replicas_max = run->Rmax;
   u.seed = lbmc_job_seed(run->job);
-  u.level = level;
+  u.doubling = doubling;
   u.one_replica = run->first_round == 1;
   err = lbmc_replica_record(run->rep, &u, &run->msg, &run->msg_size);
   if (err)
@@ -57,13 +57,13 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
 static void lbmc_runner_dispatch(lbmc_runner *run, int src)
 {
   long unit[3] = {-1, -1, 0};
-  int level = 0;
+  int doubling = 0;
   if (!run->stopping && !lbmc_schedule_all_finished(run->sched)) {
-    if (!lbmc_schedule_next(run->sched, &unit[0], &unit[1], &level)) {
+    if (!lbmc_schedule_next(run->sched, &unit[0], &unit[1], &doubling)) {
       run->waiting[run->nwaiting++] = src;
       return;
     }
-    unit[2] = level;
+    unit[2] = doubling;
   } else {
     run->released++;
   }
@@ -142,12 +142,12 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
   long p, r;
-  int aborted = 0, level;
+  int aborted = 0, doubling;
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
-    if (lbmc_schedule_next(run->sched, &p, &r, &level)) {
-      lbmc_err err = lbmc_runner_simulate(run, p, r, level, lbmc_runner_root_monitor, &ctx);
+    if (lbmc_schedule_next(run->sched, &p, &r, &doubling)) {
+      lbmc_err err = lbmc_runner_simulate(run, p, r, doubling, lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
       if (err == LBMC_ERR_INTERRUPTED) break;
       LBMC_CALL(err);

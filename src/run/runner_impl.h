@@ -12,7 +12,7 @@
 /* Messages: a worker sends a finished replica (LBMC_TAG_RESULT: the bytes of a replica
  * record, src/sim/record.h) or, without one, a control code (LBMC_TAG_CONTROL, one int);
  * either asks for the next unit, which rank 0 sends (LBMC_TAG_WORK: point, replica and
- * level as three longs, point -1 = stop). LBMC_TAG_ABORT tells workers to abandon their
+ * doubling as three longs, point -1 = stop). LBMC_TAG_ABORT tells workers to abandon their
  * replica. */
 enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
 
@@ -74,9 +74,9 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
 /** Rank 0: write the results file (complete or not) and close the checkpoint
  *  (removing it after a complete run). */
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
-/** Simulate (local point, replica, level) into run->msg (run->msg_size bytes); returns
+/** Simulate (local point, replica, doubling) into run->msg (run->msg_size bytes); returns
  *  LBMC_ERR_INTERRUPTED when the monitor stopped it. */
-lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int level,
+lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int doubling,
                               int (*monitor)(void *), void *ctx);
 
 #endif

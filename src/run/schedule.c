@@ -1,5 +1,5 @@
-/* The schedule of a run (schedule.h): which (point, replica, level) units to hand out
- * next, costliest points first, and when a point's round is complete. */
+/* Sequential mode's driver (schedule.h): which (point, replica, doubling) units to hand
+ * out next, costliest points first, when a point's round is complete, and what then. */
 #include "schedule.h"
 
 #include <math.h>
@@ -19,10 +19,10 @@ lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rm
   s->target = malloc(sizeof *s->target * (size_t)(P ? P : 1));
   s->done = calloc((size_t)P + 1, sizeof *s->done);
   s->inflight = calloc((size_t)P + 1, sizeof *s->inflight);
-  s->level = calloc((size_t)P + 1, sizeof *s->level);
+  s->doubling = calloc((size_t)P + 1, sizeof *s->doubling);
   s->finished = calloc((size_t)P + 1, sizeof *s->finished);
-  if (!s->cost || !s->order || !s->state || !s->target || !s->done || !s->inflight || !s->level ||
-      !s->finished) {
+  if (!s->cost || !s->order || !s->state || !s->target || !s->done || !s->inflight ||
+      !s->doubling || !s->finished) {
     lbmc_schedule_destroy(&s);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "schedule: out of memory for %ld points", P);
   }
@@ -53,19 +53,19 @@ void lbmc_schedule_destroy(lbmc_schedule **s)
   free((*s)->target);
   free((*s)->done);
   free((*s)->inflight);
-  free((*s)->level);
+  free((*s)->doubling);
   free((*s)->finished);
   free(*s);
   *s = NULL;
 }
 
-/* Cost of one replica of point p at its current level. */
+/* Cost of one replica of point p at its current doubling. */
 static double lbmc_schedule_cost(const lbmc_schedule *s, long p)
 {
-  return ldexp(s->cost[p], s->level[p]);
+  return ldexp(s->cost[p], s->doubling[p]);
 }
 
-int lbmc_schedule_next(lbmc_schedule *s, long *point, long *replica, int *level)
+int lbmc_schedule_next(lbmc_schedule *s, long *point, long *replica, int *doubling)
 {
   for (long k = s->cursor; k < s->P; k++) {
     long p = s->order[k];
@@ -80,7 +80,7 @@ int lbmc_schedule_next(lbmc_schedule *s, long *point, long *replica, int *level)
         s->inflight[p]++;
         *point = p;
         *replica = r;
-        *level = s->level[p];
+        *doubling = s->doubling[p];
         return 1;
       }
   }
@@ -119,7 +119,7 @@ void lbmc_schedule_longer(lbmc_schedule *s, long p, long R)
 {
   memset(s->state + (size_t)p * (size_t)s->Rmax, 0, (size_t)s->Rmax);
   s->done[p] = 0;
-  s->level[p]++;
+  s->doubling[p]++;
   s->target[p] = R < s->Rmax ? R : s->Rmax;
   s->cost_planned += lbmc_schedule_cost(s, p) * (double)s->target[p];
   s->cursor = 0;
@@ -134,3 +134,20 @@ void lbmc_schedule_finish(lbmc_schedule *s, long p)
 }
 
 int lbmc_schedule_all_finished(const lbmc_schedule *s) { return s->points_finished == s->P; }
+
+lbmc_err lbmc_schedule_settle(lbmc_schedule *s, long p, long R, lbmc_point *acc,
+                              const lbmc_precision *prec, lbmc_next *what, char *why, size_t len)
+{
+  long next;
+  LBMC_CALL(lbmc_point_reduce(acc, R));
+  *what = lbmc_point_next(acc, prec, &next, why, len);
+  if (*what == LBMC_NEXT_MORE) {
+    lbmc_schedule_more(s, p, next);
+  } else if (*what == LBMC_NEXT_LONGER) {
+    lbmc_point_set_doubling(acc, lbmc_point_doubling(acc) + 1);
+    lbmc_schedule_longer(s, p, next);
+  } else {
+    lbmc_schedule_finish(s, p);
+  }
+  return LBMC_SUCCESS;
+}

@@ -43,6 +43,60 @@ const char *lbmc_evidence_names(unsigned evidence, char *buf, size_t len)
   return lbmc_bit_names(evidence, lbmc_ev_name, LBMC_EV_COUNT, buf, len);
 }
 
+unsigned lbmc_evidence_bits(const char *names)
+{
+  unsigned bits = 0;
+  for (const char *at = names; at && *at;) {
+    const size_t len = strcspn(at, ",");
+    for (int b = 0; b < LBMC_EV_COUNT; b++)
+      if (strlen(lbmc_ev_names[b]) == len && strncmp(at, lbmc_ev_names[b], len) == 0)
+        bits |= 1u << b;
+    at += len + (at[len] == ',');
+  }
+  return bits;
+}
+
+/* The LBMC_ESTIMATE_ARRAYS double arrays of an estimate block, in their allocation order. */
+static void lbmc_estimates_parts(lbmc_estimates *e, double **part[LBMC_ESTIMATE_ARRAYS])
+{
+  part[0] = &e->estimate, part[1] = &e->half_width, part[2] = &e->std_err;
+  part[3] = &e->lower, part[4] = &e->upper, part[5] = &e->upper_bound;
+}
+
+lbmc_err lbmc_estimates_alloc(lbmc_estimates *e, size_t total)
+{
+  double **part[LBMC_ESTIMATE_ARRAYS];
+  memset(e, 0, sizeof *e);
+  e->estimate = malloc(sizeof(double) * (LBMC_ESTIMATE_ARRAYS * total + 1));
+  e->flags = calloc(total + 1, sizeof *e->flags);
+  if (!e->estimate || !e->flags) {
+    lbmc_estimates_free(e);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "estimates: out of memory for %zu entries", total);
+  }
+  e->total = total;
+  lbmc_estimates_parts(e, part);
+  for (int k = 1; k < LBMC_ESTIMATE_ARRAYS; k++) *part[k] = *part[k - 1] + total;
+  for (size_t i = 0; i < LBMC_ESTIMATE_ARRAYS * total; i++) e->estimate[i] = NAN;
+  return LBMC_SUCCESS;
+}
+
+void lbmc_estimates_free(lbmc_estimates *e)
+{
+  free(e->estimate); /* the LBMC_ESTIMATE_ARRAYS double arrays: one allocation */
+  free(e->flags);
+  memset(e, 0, sizeof *e);
+}
+
+void lbmc_estimates_copy(lbmc_estimates *dst, size_t to, const lbmc_estimates *src, size_t from,
+                         size_t n)
+{
+  double **a[6], **b[6];
+  lbmc_estimates_parts(dst, a);
+  lbmc_estimates_parts((lbmc_estimates *)src, b);
+  for (int k = 0; k < 6; k++) memcpy(*a[k] + to, *b[k] + from, sizeof(double) * n);
+  memcpy(dst->flags + to, src->flags + from, sizeof *dst->flags * n);
+}
+
 int lbmc_interval_flags(void)
 {
   int n = 0;
@@ -69,6 +123,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
                            lbmc_point **out)
 {
   lbmc_point *p = calloc(1, sizeof *p);
+  lbmc_err err;
   if (!p) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   p->m = m;
   p->o = *o;
@@ -79,20 +134,13 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->n = lbmc_model_n(m);
   for (int j = 0; j < p->J; j++) p->N[j] = lbmc_model_pool_servers(m, j);
   p->first_round = first_round < 1 ? 1 : first_round;
-  p->est.total = p->total;
-  p->est.estimate = malloc(sizeof(double) * 6 * p->total);
-  p->est.flags = calloc(p->total, sizeof *p->est.flags);
   p->hist = malloc(sizeof *p->hist * 3);
-  if (!p->est.estimate || !p->est.flags || !p->hist) {
+  err = p->hist ? lbmc_estimates_alloc(&p->est, p->total)
+                : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  if (err) {
     lbmc_point_destroy(&p);
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+    return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
   }
-  p->est.half_width = p->est.estimate + p->total;
-  p->est.std_err = p->est.half_width + p->total;
-  p->est.lower = p->est.std_err + p->total;
-  p->est.upper = p->est.lower + p->total;
-  p->est.upper_bound = p->est.upper + p->total;
-  for (size_t i = 0; i < 6 * p->total; i++) p->est.estimate[i] = NAN;
   p->v.status = LBMC_STATUS_OK;
   *out = p;
   return LBMC_SUCCESS;
@@ -101,8 +149,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
 static void lbmc_point_rep_free(lbmc_point_rep *r)
 {
   free(r->full);
-  free(r->sums);
-  free(r->values);
+  free(r->block);
   free(r->qdata);
   memset(r, 0, sizeof *r);
 }
@@ -112,8 +159,7 @@ void lbmc_point_destroy(lbmc_point **p)
   if (!p || !*p) return;
   for (long i = 0; i < (*p)->nrep; i++) lbmc_point_rep_free(&(*p)->rep[i]);
   free((*p)->rep);
-  free((*p)->est.estimate);
-  free((*p)->est.flags);
+  lbmc_estimates_free(&(*p)->est);
   free((*p)->work);
   free((*p)->hist);
   free(*p);
@@ -129,12 +175,12 @@ lbmc_err lbmc_point_work(lbmc_point *p, size_t n)
   return p->work ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
 }
 
-int lbmc_point_level(const lbmc_point *p) { return p->level; }
+int lbmc_point_doubling(const lbmc_point *p) { return p->doubling; }
 
-void lbmc_point_set_level(lbmc_point *p, int level)
+void lbmc_point_set_doubling(lbmc_point *p, int doubling)
 {
   for (long i = 0; i < p->nrep; i++) lbmc_point_rep_free(&p->rep[i]);
-  p->level = level;
+  p->doubling = doubling;
   p->have_layout = 0; /* the segments of a longer run are longer */
   p->decided = 0;
   p->d = 0;
@@ -210,9 +256,11 @@ static size_t lbmc_point_part(const lbmc_point *p, int k)
  * in the last quarter, from its parts. */
 static double lbmc_point_rep_growth(const lbmc_point_rep *r)
 {
+  const int third = 2 * LBMC_PARTS_PER_QUARTER, last = 3 * LBMC_PARTS_PER_QUARTER;
   double n3 = 0, l3 = 0, n4 = 0, l4 = 0, a4 = 0;
-  for (int k = 4; k < 6; k++) n3 += r->parts[k][LBMC_PART_AREA], l3 += r->parts[k][LBMC_PART_LEN];
-  for (int k = 6; k < 8; k++) {
+  for (int k = third; k < last; k++)
+    n3 += r->parts[k][LBMC_PART_AREA], l3 += r->parts[k][LBMC_PART_LEN];
+  for (int k = last; k < LBMC_PARTS; k++) {
     n4 += r->parts[k][LBMC_PART_AREA], l4 += r->parts[k][LBMC_PART_LEN];
     a4 += r->parts[k][LBMC_PART_ARRIVALS];
   }
@@ -272,8 +320,9 @@ static lbmc_err lbmc_point_rep_mixture(const lbmc_point *p, const lbmc_record *r
 /* The replica's quantiles and its packed retained mixture, from its record. */
 static lbmc_err lbmc_point_rep_mixtures(lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
 {
-  double *qs = r->values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
-  double *qw = r->values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
+  double *values = r->block + p->W;
+  double *qs = values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+  double *qw = values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
   lbmc_mixture *mx;
   int oom = 0;
   LBMC_CALL(lbmc_point_rep_mixture(p, rec, &mx));
@@ -303,40 +352,51 @@ static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
   return LBMC_SUCCESS;
 }
 
-/* What replica i keeps once the warm-up is known: its sums over the measured period, its
- * parts, its values and its retained histograms. */
-static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
+/* The replica's parts (LBMC_PARTS equal parts of its measured period [d, S)) from its
+ * record. */
+static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
 {
-  lbmc_point_rep *r = &p->rep[i];
-  lbmc_record rec;
-  size_t used;
-  lbmc_record_view(r->full, r->full_size, &rec);
-  r->sums = malloc(sizeof *r->sums * p->W);
-  r->values = malloc(sizeof *r->values * p->total);
-  if (!r->sums || !r->values) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
-  r->unstable = rec.h.status == LBMC_STATUS_UNSTABLE;
-  r->t_stop = rec.h.t_stop;
-  r->cap = rec.h.cap;
-  lbmc_point_sum(p, &rec, p->d, p->S, r->sums);
-  r->events = (int64_t)(r->sums[LBMC_TK_ARRIVALS] + r->sums[LBMC_TK_DEPARTURES]);
-  r->cpu = r->sums[LBMC_TK_CPU];
   for (int k = 0; k < LBMC_PARTS; k++)
     for (size_t s = lbmc_point_part(p, k); s < lbmc_point_part(p, k + 1); s++) {
-      const double *seg = rec.seg + s * p->W;
+      const double *seg = rec->seg + s * p->W;
       r->parts[k][LBMC_PART_LEN] += seg[LBMC_TK_LEN];
       r->parts[k][LBMC_PART_AREA] += seg[LBMC_TK_AREA_N];
       r->parts[k][LBMC_PART_ARRIVALS] += seg[LBMC_TK_ARRIVALS];
     }
-  r->growth = lbmc_point_rep_growth(r);
-  lbmc_metrics_from_sums(r->sums, p->J, p->K, p->N, p->n, r->values);
+}
+
+/* What replica i keeps once the warm-up is known: its sums over the measured period, its
+ * parts, its values with their weights and its retained histograms. */
+static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
+{
+  lbmc_point_rep *r = &p->rep[i];
+  lbmc_point_replica_info *kept = &r->kept;
+  lbmc_record rec;
+  size_t used;
+  double *sums, *values, *weights;
+  lbmc_record_view(r->full, r->full_size, &rec);
+  r->block = malloc(sizeof *r->block * (p->W + 2 * p->total));
+  if (!r->block) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  kept->sums = sums = r->block;
+  kept->values = values = sums + p->W;
+  kept->weights = weights = values + p->total;
+  kept->unstable = rec.h.status == LBMC_STATUS_UNSTABLE;
+  r->t_stop = rec.h.t_stop;
+  r->cap = rec.h.cap;
+  lbmc_point_sum(p, &rec, p->d, p->S, sums);
+  kept->events = (int64_t)(sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES]);
+  kept->cpu_seconds = sums[LBMC_TK_CPU];
+  lbmc_point_rep_parts(p, r, &rec);
+  kept->growth = lbmc_point_rep_growth(r);
+  lbmc_metrics_from_sums(sums, p->J, p->K, p->N, p->n, values, weights);
   if (p->qkind == LBMC_QK_HIST) {
     LBMC_CALL(lbmc_point_rep_hists(p, &rec, &used));
-    lbmc_point_rep_quantiles(p, r->values);
+    lbmc_point_rep_quantiles(p, values);
     LBMC_CALL(lbmc_point_rep_pack(p, r));
   } else if (p->qkind == LBMC_QK_MIX) {
     LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec));
   }
-  r->summarised = 1;
+  kept->present = 1;
   if (!(i == 0 && p->first_round == 1)) { /* a one-replica point keeps its batches */
     free(r->full);
     r->full = NULL;
@@ -375,7 +435,7 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   *used = 0;
   if (lbmc_record_view(record, size, &rec) != 0 || rec.h.replica < 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "point: not a valid replica record");
-  if (rec.h.level != p->level) return LBMC_SUCCESS; /* of a level the point has left */
+  if (rec.h.doubling != p->doubling) return LBMC_SUCCESS; /* a doubling the point has left */
   LBMC_CALL(lbmc_point_layout(p, &rec));
   i = (long)rec.h.replica;
   LBMC_CALL(lbmc_point_grow(p, i));
@@ -403,7 +463,7 @@ lbmc_err lbmc_point_decide_early(lbmc_point *p, long R)
                         R - 1);
   LBMC_CALL(lbmc_point_decide(p, R));
   for (long k = 0; k < p->nrep; k++)
-    if (p->rep[k].present && !p->rep[k].summarised) LBMC_CALL(lbmc_point_summarise(p, k));
+    if (p->rep[k].present && !p->rep[k].kept.present) LBMC_CALL(lbmc_point_summarise(p, k));
   return LBMC_SUCCESS;
 }
 
@@ -411,7 +471,7 @@ int lbmc_point_ready(const lbmc_point *p, long R)
 {
   if (R > p->nrep || (R > 0 && !p->decided)) return 0;
   for (long i = 0; i < R; i++)
-    if (!p->rep[i].summarised) return 0;
+    if (!p->rep[i].kept.present) return 0;
   return 1;
 }
 
@@ -421,15 +481,10 @@ const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p) { return &p->est
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
 {
   const lbmc_point_rep *r = i >= 0 && i < p->nrep ? &p->rep[i] : NULL;
-  memset(info, 0, sizeof *info);
-  if (!r || !r->summarised) return;
-  info->present = 1;
-  info->unstable = r->unstable;
-  info->events = r->events;
-  info->cpu_seconds = r->cpu;
-  info->growth = r->growth;
-  info->values = r->values;
-  info->sums = r->sums;
+  if (r && r->kept.present)
+    *info = r->kept;
+  else
+    memset(info, 0, sizeof *info);
 }
 
 /* ---- sequential mode ---- */
@@ -447,7 +502,7 @@ lbmc_next lbmc_point_next(lbmc_point *p, const lbmc_precision *prec, long *next,
 {
   lbmc_verdict *v = &p->v;
   const double max_time =
-      prec && prec->max_time > 0 ? prec->max_time : 16 * p->o.time; /* the default budget */
+      prec && prec->max_time > 0 ? prec->max_time : LBMC_MAX_TIME_FACTOR * p->o.time;
   double rel, want;
   long R = v->replicas, Rmax = prec ? prec->max_replicas : R;
   *next = R;

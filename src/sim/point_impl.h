@@ -12,20 +12,16 @@
  *  and quarters are unions of them, and their lag-1 correlation says whether the replicas
  *  are short against the relaxation time. */
 #define LBMC_PARTS 8
+/** Quarters of the measured period (the drift test's units and a replica's own growth),
+ *  each LBMC_PARTS_PER_QUARTER consecutive parts. */
+#define LBMC_QUARTERS          4
+#define LBMC_PARTS_PER_QUARTER (LBMC_PARTS / LBMC_QUARTERS)
 /** Fields of a part: its time, integral of customers in the system, arrivals. */
 enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
 
-/* ---- the tests of the verdict (docs/model.md, "Verdicts"; constants named once) ---- */
+/* ---- the tests of the verdict (docs/model.md, "Verdicts"; constants named once; the
+ * levels and limits that results files describe are in lbmc/point.h) ---- */
 
-/** Level of the halves test and of the eighths' correlation test ("run longer"). */
-#define LBMC_STATIONARITY_ALPHA 0.01
-/** The eighths' correlation test is made with fewer replicas than this; with more, the
- *  replica means are close to normal even when short (measured: docs/model.md). */
-#define LBMC_SHORT_MAX_REPLICAS 30
-/** Level of the drift test for `unstable` (its false-alarm rate on stable systems). */
-#define LBMC_DRIFT_ALPHA 1e-3
-/** Deceleration constant of the drift test (lbmc_growth_test: sqrt(t) filling gives 0.82). */
-#define LBMC_DRIFT_DECEL 0.85
 /** A not-stationary point is suggested a run this many times longer. */
 #define LBMC_SUGGEST_FACTOR 4
 /** A point with no customers is suggested a run with about this many arrivals. */
@@ -33,18 +29,15 @@ enum { LBMC_PART_LEN, LBMC_PART_AREA, LBMC_PART_ARRIVALS, LBMC_PART_FIELDS };
 
 /** What a point keeps of one replica. */
 typedef struct {
-  int present;
+  int present;         /* its record is in */
   unsigned char *full; /* the whole record, until summarised (replica 0 of a one-replica
                           point keeps it: its batches and quantile groups) */
   size_t full_size;
-  int summarised;
-  int unstable;  /* hit the customer cap */
-  double t_stop; /* when */
-  int64_t cap;   /* the cap */
-  int64_t events;
-  double cpu, growth;
-  double *sums;   /* W: raw sums over the measured period */
-  double *values; /* total: its own values */
+  lbmc_point_replica_info kept; /* once summarised (kept.present): what lbmc_point_replica
+                                   gives; its sums, values and weights live in `block` */
+  double *block;                /* W + 2 total: sums, values, weights */
+  double t_stop;                /* when it hit the customer cap (kept.unstable) */
+  int64_t cap;                  /* the cap */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
   unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
                            packed (qsize 0: none retained) */
@@ -58,8 +51,8 @@ struct lbmc_point_ {
   size_t W, total;
   long n, N[LBMC_MAX_POOLS];
   long first_round;
-  int level;
-  long nrep; /* slots allocated in rep */
+  int doubling; /* sequential mode's doublings of the run */
+  long nrep;    /* slots allocated in rep */
   lbmc_point_rep *rep;
   /* the layout of the records (from the first one) and the warm-up */
   int have_layout;

@@ -18,6 +18,7 @@
 
 #include "../core/ticks.h"
 #include "lbmc/metrics.h"
+#include "lbmc/sim.h"
 #include "point_impl.h"
 
 /* Work space of a reduction, in p->work. */
@@ -43,7 +44,7 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
   memset(u->row, 0, sizeof *u->row * u->U * p->W);
   if (R >= 2) {
     for (long i = 0; i < R; i++)
-      memcpy(u->row + (size_t)i * p->W, p->rep[i].sums, sizeof(double) * p->W);
+      memcpy(u->row + (size_t)i * p->W, p->rep[i].kept.sums, sizeof(double) * p->W);
   } else if (R == 1) {
     lbmc_record rec;
     lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
@@ -226,7 +227,7 @@ static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w, lbm
 static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
 {
   const int Q = LBMC_QUANTILES, one = R < 2;
-  size_t groups[4096];
+  size_t groups[LBMC_MAX_QUANTILE_GROUPS]; /* a one-replica record has at most these */
   double *work;
   lbmc_qunits w = {0};
   lbmc_mixture *pooled = NULL;
@@ -405,18 +406,20 @@ static void lbmc_point_short(lbmc_point *p, long R)
 static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
 {
   const double g_min = p->o.runaway_fraction / 2;
+  const int Q = LBMC_QUARTERS, w = LBMC_PARTS_PER_QUARTER;
+  const size_t stride = (size_t)Q + 1; /* per replica: Q quarter means, last arrivals */
   lbmc_growth g, g2;
   double *a;
-  LBMC_CALL(lbmc_point_work(p, 5 * (size_t)R));
+  LBMC_CALL(lbmc_point_work(p, stride * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
-    for (int q = 0; q < 4; q++) {
-      double len = lbmc_parts(p, i, 2 * q, 2 * q + 2, LBMC_PART_LEN);
-      a[5 * i + q] = len > 0 ? lbmc_parts(p, i, 2 * q, 2 * q + 2, LBMC_PART_AREA) / len : 0;
+    for (int q = 0; q < Q; q++) {
+      double len = lbmc_parts(p, i, w * q, w * (q + 1), LBMC_PART_LEN);
+      a[stride * i + q] = len > 0 ? lbmc_parts(p, i, w * q, w * (q + 1), LBMC_PART_AREA) / len : 0;
     }
-    a[5 * i + 4] = lbmc_parts(p, i, 6, 8, LBMC_PART_ARRIVALS);
+    a[stride * i + Q] = lbmc_parts(p, i, w * (Q - 1), LBMC_PARTS, LBMC_PART_ARRIVALS);
   }
-  lbmc_growth_test(a, a + 4, (size_t)R, 5, LBMC_DRIFT_ALPHA, LBMC_DRIFT_DECEL, g_min, &g);
+  lbmc_growth_test(a, a + Q, (size_t)R, stride, LBMC_DRIFT_ALPHA, LBMC_DRIFT_DECEL, g_min, &g);
   p->v.growth = g.growth;
   p->v.growth_lower = g.growth_lower;
   p->v.decel_lower = g.decel_lower;
@@ -432,7 +435,7 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   /* growth seen: significant at the stationarity level and, as the drift test asks,
    * above g_min (a smaller one is a fluctuation of a bounded system that the halves
    * test judges) */
-  lbmc_growth_test(a, a + 4, (size_t)R, 5, LBMC_STATIONARITY_ALPHA, LBMC_DRIFT_DECEL, 0, &g2);
+  lbmc_growth_test(a, a + Q, (size_t)R, stride, LBMC_STATIONARITY_ALPHA, LBMC_DRIFT_DECEL, 0, &g2);
   if (g2.growth_lower > 0 && g.growth > g_min) {
     p->v.evidence |= LBMC_EV_GROWING;
     lbmc_reason(&p->v,
@@ -453,7 +456,7 @@ static int lbmc_point_surely(lbmc_point *p, long R)
     return 1;
   }
   for (long i = 0; i < R; i++)
-    if (p->rep[i].unstable) {
+    if (p->rep[i].kept.unstable) {
       p->v.evidence |= LBMC_EV_CAP;
       lbmc_reason(&p->v,
                   "replica %ld: the customers in the system exceeded the cap of %lld "
@@ -486,7 +489,7 @@ static void lbmc_point_conclude(lbmc_point *p)
                           LBMC_EV_EMPTY | LBMC_EV_GROWING;
   if (v->evidence & (LBMC_EV_RHO | LBMC_EV_CAP | LBMC_EV_DRIFT)) {
     v->status = LBMC_STATUS_UNSTABLE;
-    for (size_t k = 0; k < 6 * p->total; k++) p->est.estimate[k] = NAN;
+    for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
     memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
     return;
   }
@@ -505,14 +508,14 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   memset(v, 0, sizeof *v);
   v->status = LBMC_STATUS_OK;
   v->replicas = R;
-  v->level = p->level;
-  v->time = ldexp(p->o.time, p->level);
+  v->doubling = p->doubling;
+  v->time = ldexp(p->o.time, p->doubling);
   v->warmup_used = p->o.warmup_auto ? (double)p->d * p->seg_len : p->o.warmup;
   v->time_used = (double)(p->S - p->d) * p->seg_len;
   v->suggested_time = v->halves_p = v->short_p = NAN;
   v->growth = v->growth_lower = v->decel_lower = NAN;
   v->warmup_near_cap = p->near_cap;
-  for (size_t k = 0; k < 6 * p->total; k++) p->est.estimate[k] = NAN;
+  for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
   memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
   if (p->near_cap && R > 0) {
     v->evidence |= LBMC_EV_NEAR_CAP;

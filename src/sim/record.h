@@ -42,22 +42,22 @@ typedef enum {
 
 /** The fixed head of a record. */
 typedef struct {
-  int64_t bytes;   /* size of the whole record */
-  int64_t version; /* LBMC_RECORD_VERSION */
-  int64_t point;   /* grid index of the point (names the record; not its streams) */
-  int64_t replica; /* 0-based */
-  int64_t level;   /* precision mode's doubling: the replica ran time x 2^level */
-  int64_t status;  /* LBMC_STATUS_OK, or LBMC_STATUS_UNSTABLE: the customer cap was hit */
-  int64_t S;       /* segments of the measured period (with warmup auto: of the run) */
-  int64_t W;       /* doubles per segment */
-  int64_t G;       /* quantile groups */
-  int64_t qkind;   /* an lbmc_quantile_kind */
-  int64_t qbytes;  /* bytes of the quantile data (a multiple of 8) */
-  int64_t cap;     /* the runaway cap on customers in the system */
-  double t_start;  /* time simulated before the segments (a fixed warm-up; 0 with auto) */
-  double seg_len;  /* time of one segment */
-  double tau;      /* the histograms' time scale (time) */
-  double t_stop;   /* time at which the cap was hit (status unstable), else NaN */
+  int64_t bytes;    /* size of the whole record */
+  int64_t version;  /* LBMC_RECORD_VERSION */
+  int64_t point;    /* grid index of the point (names the record; not its streams) */
+  int64_t replica;  /* 0-based */
+  int64_t doubling; /* sequential mode's doubling: the replica ran time x 2^doubling */
+  int64_t status;   /* LBMC_STATUS_OK, or LBMC_STATUS_UNSTABLE: the customer cap was hit */
+  int64_t S;        /* segments of the measured period (with warmup auto: of the run) */
+  int64_t W;        /* doubles per segment */
+  int64_t G;        /* quantile groups */
+  int64_t qkind;    /* an lbmc_quantile_kind */
+  int64_t qbytes;   /* bytes of the quantile data (a multiple of 8) */
+  int64_t cap;      /* the runaway cap on customers in the system */
+  double t_start;   /* time simulated before the segments (a fixed warm-up; 0 with auto) */
+  double seg_len;   /* time of one segment */
+  double tau;       /* the histograms' time scale (time) */
+  double t_stop;    /* time at which the cap was hit (status unstable), else NaN */
 } lbmc_record_head;
 
 /** A record read in place: pointers into its bytes (which must outlive it). */

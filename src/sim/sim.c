@@ -249,7 +249,7 @@ static lbmc_err lbmc_replica_pack(lbmc_replica *r, const lbmc_unit *u, double t_
   memset(&head, 0, sizeof head);
   head.point = u->point;
   head.replica = u->replica;
-  head.level = u->level;
+  head.doubling = u->doubling;
   head.status = lbmc_engine_overflowed(r->e) ? LBMC_STATUS_UNSTABLE : LBMC_STATUS_OK;
   head.S = (int64_t)r->S;
   head.W = (int64_t)r->W;
@@ -277,7 +277,7 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
 {
   const lbmc_run_options *o = r->o;
   const double t_start = o->warmup_auto ? 0 : o->warmup;
-  const double seg_len = ldexp(o->time, u->level) / (double)r->S;
+  const double seg_len = ldexp(o->time, u->doubling) / (double)r->S;
   const double h = seg_len / LBMC_TICKS_PER_SEGMENT;
   lbmc_err err;
   *record = NULL;

@@ -127,8 +127,8 @@ lbmc_err lbmc_dhist_unpack(lbmc_dhist *h, const unsigned char *buf, size_t len, 
  *  a tail level (above) from fewer than LBMC_Q_TAIL_UNITS units, or fewer than
  *  LBMC_Q_MIN_BEYOND pooled observations beyond the quantile (N = `total`). The rule
  *  never looks at the estimated variance: withholding the intervals whose variance looked
- *  too large kept those whose tail variance was underestimated (phase 1 of issue 11:
- *  the q0.99 intervals kept covered 61%). Coverage under this rule: docs/model.md. */
+ *  too large kept those whose tail variance was underestimated (measured: the q0.99
+ *  intervals kept covered 61%). Coverage under this rule: docs/model.md. */
 int lbmc_quantile_withheld(double p, long units, double total);
 
 /** A pooled distribution, as Woodruff's interval needs it: its quantile function (flags

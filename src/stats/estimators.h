@@ -202,8 +202,8 @@ size_t lbmc_batch_merge(const double *y, const double *x, size_t b, size_t strid
  *  755-760; K. P. White and S. Robinson, J. Simulation 4 (2010) 268-272. */
 size_t lbmc_mser(const double *y, size_t m, size_t batch, size_t cap_groups, int *near_cap);
 
-/** Evidence of unbounded growth (issue 12's drift test; a proposal to calibrate on the
- *  stable and unstable grids). */
+/** Evidence of unbounded growth (the drift test of the verdict "unstable", docs/model.md,
+ *  "Verdicts"; its constants calibrated on the stable and unstable grids). */
 typedef struct {
   double growth;       /* (Nbar_Q4 - Nbar_Q3) / arrivals in Q4: customers accumulated
                           per arrival in the last quarter (pooled over units) */

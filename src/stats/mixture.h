@@ -1,5 +1,5 @@
 /* Private: the law of sojourn and waiting times as a mixture over arrival classes
- * (issue 10, docs/occupancy.md).
+ * (the occupancy engine's quantiles, docs/occupancy.md).
  *
  * With exponential service and FCFS, a customer admitted at a server of pool j that
  * holds k customers waits for (k - L_j + 1)^+ departures of that server, each after an

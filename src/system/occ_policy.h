@@ -1,4 +1,4 @@
-/* Private: a routing policy in occupancy form (issue 10, docs/occupancy.md), the
+/* Private: a routing policy in occupancy form (docs/occupancy.md), the
  * occupancy engine's side of the policy interface (policy.h).
  *
  * The occupancy engine (src/engine/occupancy.c) does not see servers, only classes

@@ -32,7 +32,7 @@ typedef struct lbmc_policy_alias_ {
   int stale;           /* the stale setting it fixes (an lbmc_stale), or -1 for none */
 } lbmc_policy_alias;
 
-/* The functions of the occupancy engine for a policy (issue 10; defined there). */
+/* The functions of the occupancy engine for a policy (src/system/occ_policy.h). */
 struct lbmc_occupancy_ops_;
 
 typedef struct lbmc_policy_type_ {
@@ -55,7 +55,7 @@ typedef struct lbmc_policy_type_ {
   /* ---- engines that run it ---- */
   /* The per-server engines (servers, general) run it with the functions below; */
   int needs_workload; /* it reads server workloads: the general engine only */
-  /* the occupancy engine (issue 10) with these, NULL if it cannot. */
+  /* the occupancy engine with these, NULL if it cannot. */
   const struct lbmc_occupancy_ops_ *occupancy;
 
   /* ---- the per-server functions ---- */

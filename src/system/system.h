@@ -22,8 +22,11 @@ struct lbmc_model_ {
   double mu[LBMC_MAX_POOLS];
   long buffer[LBMC_MAX_POOLS]; /* LBMC_BUFFER_INF = unlimited */
   int64_t N[LBMC_MAX_POOLS];   /* servers per pool, after setup */
-  lbmc_service service[LBMC_MAX_POOLS];
-  int nrates[LBMC_MAX_POOLS];                   /* L_j: slots; 1 = constant speed mu_j */
+  lbmc_service *service;       /* nservice entries (at least J after set_pools; owned): pool j's
+                                  service law (a phase-type law is kilobytes: not 64 inline) */
+  int nservice;
+  lbmc_service service_all;   /* the law of pools not given their own (set_service(-1)) */
+  int nrates[LBMC_MAX_POOLS]; /* L_j: slots; 1 = constant speed mu_j */
   double rates[LBMC_MAX_POOLS][LBMC_MAX_RATES]; /* mu_j(1..L_j) */
   int64_t offset[LBMC_MAX_POOLS];               /* index of the pool's first server, after setup */
   const struct lbmc_policy_type_ *policy;

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""The reproductions of issue 11 (honest estimators) and the examples of issue 12
-(verdicts) through `lbmc sim --json`, each with its right value or an explicit verdict.
+"""Known failures of naive estimators (faults 1..7 below: per-replica means, heavy tails,
+too few replicas, batch means, ...) and the cases the verdicts must judge (too short,
+warm-up from empty, a critically loaded PULL) through `lbmc sim --json`, each with its
+right value or an explicit verdict.
 Usage: estimator_cases.py LBMC [CASE...]. Exit 0 when every check holds.
 
 Fixed seeds (deterministic). Tolerances come from the intervals: an exact value must lie
@@ -69,7 +71,7 @@ def case(name):
 
 MM1 = ["--n", "1", "--pools", "1:1:inf"]
 
-# ---- issue 11 ----------------------------------------------------------------------
+# ---- estimators: the faults of naive estimators -----------------------------------
 
 if case("pooled"):  # fault 1: the mean of per-replica ratios was biased (0.4589, 1.867)
     r = sim(*MM1, "--lambda", "0.5", "--time", "20", "--warmup", "200", "--replicas", "20000",
@@ -175,36 +177,36 @@ if case("labels"):  # fault 7: the level and the warm-up as given
     check(r["verdict"]["warmup_used"] == 3000.0,
           f"fault 7: fixed warm-up reported as {r['verdict']['warmup_used']!r}")
 
-# ---- issue 12 ----------------------------------------------------------------------
+# ---- verdicts: runs too short, warm-up from empty, critical load ------------------
 
 if case("too-short"):
     r = sim("--n", "1000", "--lambda", "0.98", "--pools", "1:1:inf", "--policy", "random",
             "--replicas", "8", "--warmup", "auto", "--time", "1000", "--seed", "31")
     check(r["status"] == "not_stationary" and r.get("reason"),
-          f"issue 12: rho 0.98, time 1000, warm-up auto: {r['status']} ({r.get('reason', '')[:60]})")
+          f"verdict: rho 0.98, time 1000, warm-up auto: {r['status']} ({r.get('reason', '')[:60]})")
     r = sim("--n", "100", "--lambda", "0.9", "--pools", "1:1:inf", "--replicas", "4", "--warmup",
             "0", "--time", "100", "--seed", "32")
-    right_or_run_longer(r, entry(r, "mean_sojourn"), 10.0, "issue 12: rho 0.9, warm-up 0, time 100")
-    check(r["status"] != "unstable", f"issue 12: rho 0.9, time 100 is not called unstable ({r['status']})")
+    right_or_run_longer(r, entry(r, "mean_sojourn"), 10.0, "verdict: rho 0.9, warm-up 0, time 100")
+    check(r["status"] != "unstable", f"verdict: rho 0.9, time 100 is not called unstable ({r['status']})")
     r = sim("--n", "1000", "--lambda", "0.95", "--pools", "1:1:inf", "--policy", "jsq(1)",
             "--replicas", "8", "--warmup", "500", "--time", "2000", "--seed", "1996")
-    right_or_run_longer(r, entry(r, "mean_sojourn"), 20.0, "issue 12: jsq-tails M/M/1 at 0.95")
+    right_or_run_longer(r, entry(r, "mean_sojourn"), 20.0, "verdict: jsq-tails M/M/1 at 0.95")
     r = sim(*MM1, "--lambda", "0.9", "--warmup", "auto", "--time", "100000", "--replicas", "4",
             "--seed", "33")
-    right_or_run_longer(r, entry(r, "mean_queue", 0), 9.0, "issue 12: M/M/1 rho 0.9 warm-up auto",
+    right_or_run_longer(r, entry(r, "mean_queue", 0), 9.0, "verdict: M/M/1 rho 0.9 warm-up auto",
                         sigmas=4)
     for extra in ([], ["--service", "lognormal:scv=4"]):
         r = sim("--n", "100", "--lambda", "0.9", "--pools", "1:1:inf", "--warmup", "0", "--time",
                 "50", "--replicas", "4", "--seed", "34", *extra)
         check(r["status"] == "not_stationary" and "unstable" not in r.get("reason", ""),
-              f"issue 12: rho 0.9 {' '.join(extra)} time 50: {r['status']} (run longer, not unstable)")
+              f"verdict: rho 0.9 {' '.join(extra)} time 50: {r['status']} (run longer, not unstable)")
 
 if case("pull-example"):  # the README's PULL at n = 10 is critically loaded: never ok
     for t in ("500", "2000"):
         r = sim("--n", "10", "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy",
                 "pull", "--replicas", "4", "--warmup", "100", "--time", t, "--seed", "1")
         check(r["status"] in ("not_stationary", "unstable") and r.get("reason"),
-              f"issue 12: PULL n = 10, time {t}: {r['status']}")
+              f"verdict: PULL n = 10, time {t}: {r['status']}")
 
 if case("controls"):  # stable points run long enough stay ok
     r = sim("--n", "100", "--lambda", "0.9", "--pools", "1:1:inf", "--replicas", "4", "--warmup",

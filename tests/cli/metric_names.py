@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""One metric naming (issue 14, item 3): every entry name `lbmc sim` prints in its table is
+"""One metric naming: every entry name `lbmc sim` prints in its table is
 read by `lbmc info --metrics` (which prints it back as the same entry) and by a job file's
 run.precision.metric, and bare per-pool names mean all entries.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Paired comparisons on common random numbers (issue 12, item 5): `lbmc info FILE
+"""Paired comparisons on common random numbers: `lbmc info FILE
 --compare A,B` and `lbmc_analysis.compare` on the same file. Usage: paired_compare.py
 LBMC SOURCE_DIR. Exit 0 when every check holds.
 

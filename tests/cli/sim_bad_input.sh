@@ -87,6 +87,27 @@ expect 2 "--service: '' is not allowed; a service distribution such as exponenti
 expect 2 "--service: 'exponential;deterministic;erlang:k=2' gives 3 distributions for 2 pools; allowed: one for all pools, or one per pool separated by ';'" sim $two --service "exponential;deterministic;erlang:k=2"
 expect 2 "--service: pool 2: '' is not allowed; a service distribution" sim $two --service "exponential;"
 expect 2 "--service: pool 2: k = 0 is not allowed; erlang needs an integer k" sim $two --service "exponential;erlang:k=0"
+# --service: phase-type laws (ph, coxian): each error names the key, the value and what is allowed
+expect 2 "--service: ph needs the parameters alpha and T; write ph:alpha=" sim $ok --service "ph:alpha=[1]"
+expect 2 "--service: alpha sums to 0.90000000000000002; allowed: a probability vector summing to 1 \(within 1e-12\)" sim $ok --service "ph:alpha=[0.5,0.4],T=[[-1,0],[0,-1]]"
+expect 2 "--service: alpha\[2\] = -0.5 is not allowed; alpha holds the probabilities of the start phases, each >= 0" sim $ok --service "ph:alpha=[1.5,-0.5],T=[[-1,0],[0,-1]]"
+expect 2 "--service: T\[2\]\[1\] = -1 is not allowed; off the diagonal T holds the rates from phase to phase, >= 0" sim $ok --service "ph:alpha=[1,0],T=[[-1,0],[-1,-1]]"
+expect 2 "--service: T\[1\]\[1\] = 2 is not allowed; a diagonal entry of T is minus the total rate out of its phase, < 0" sim $ok --service "ph:alpha=[1,0],T=[[2,0],[0,-1]]"
+expect 2 "--service: row 1 of T sums to 0.5; allowed: row sums <= 0 .*T must be a sub-generator" sim $ok --service "ph:alpha=[1,0],T=[[-1,1.5],[0,-1]]"
+expect 2 "--service: from phase 1 of T absorption is never reached .*allowed: every phase leads to absorption" sim $ok --service "ph:alpha=[1,0],T=[[-1,1],[1,-1]]"
+expect 2 "--service: ph: the mean alpha \(-T\)\^-1 1 = 2; allowed: the mean must be 1 \(within 1e-09\)" sim $ok --service "ph:alpha=[1,0],T=[[-1,1],[0,-1]]"
+expect 2 "--service: T has 1 rows; allowed: 2 rows of 2, one per phase \(alpha has 2 entries\)" sim $ok --service "ph:alpha=[1,0],T=[[-2,2]]"
+expect 2 "--service: row 2 of T has 3 entries; allowed: 2" sim $ok --service "ph:alpha=[1,0],T=[[-2,2],[0,-2,0]]"
+expect 2 "--service: alpha has 17 entries; allowed: at most 16 phases" sim $ok --service "ph:alpha=[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],T=[[-1]]"
+expect 2 "--service: T: '\[\[-1\]' is not allowed; rows are separated by commas and the list closed" sim $ok --service "ph:alpha=[1],T=[[-1]"
+expect 2 "--service: T: 'x' is not a number" sim $ok --service "ph:alpha=[1],T=[[x]]"
+expect 2 "--service: scv = 0.25 is not allowed; coxian:scv=C needs 0.5 <= C <= 1e\+12" sim $ok --service coxian:scv=0.25
+expect 2 "--service: coxian: p has 0 entries and r 2; allowed: m - 1 continuation probabilities" sim $ok --service "coxian:r=[2,2]"
+expect 2 "--service: p\[1\] = 1.5 is not allowed; a continuation probability is in \(0, 1\]" sim $ok --service "coxian:r=[2,1],p=[1.5]"
+expect 2 "--service: coxian: the mean sum_i p1...p\(i-1\) / r_i = 0.75; allowed: the mean must be 1" sim $ok --service "coxian:r=[2,2],p=[0.5]"
+expect 2 "--service: scv: a list is not allowed for lognormal; lists are for ph and coxian" sim $ok --service "lognormal:scv=[4]"
+expect 2 "--service: pool 2: alpha sums to 2" sim $two --service "erlang:k=2;ph:alpha=[1,1],T=[[-1,0],[0,-1]]"
+expect 2 "--engine: occupancy cannot simulate this model \(general service \(pool 1: coxian:scv=2\)\)" sim $ok --service coxian:scv=2 --engine occupancy
 # --mu-k: the pool, the speeds
 expect 2 "--mu-k: '1' is not allowed; write J=R1,R2,...,RL" sim $ok --mu-k 1
 expect 2 "--mu-k: '1=' is not allowed; write J=R1,R2,...,RL" sim $ok --mu-k 1=
@@ -98,7 +119,7 @@ expect 2 "--mu-k: pool 1: speed 2: an empty value is not a number" sim $ok --mu-
 expect 2 "--mu-k: pool 1: speed 2: 'abc' is not a number" sim $ok --mu-k 1=1,abc
 expect 2 "--mu-k: pool 1: more than 64 speeds are not allowed" sim $ok --mu-k "1=$(seq -s, 1 65)"
 expect 2 "--mu-k: pool 1 is given twice; give each pool's speeds once" sim $two --mu-k 1=1,2 --mu-k 1=3
-# numbers: one reader checks the whole text, the range and underflow (issue 13)
+# numbers: one reader checks the whole text, the range and underflow
 long_frac="1.00000000000000000000000000000000000000000000000000000000000000e-3/2"  # 67 characters before the slash
 expect 0 "lambda = 0.0005 per server" sim $ok --lambda "$long_frac"
 expect 0 "mu = 1, buffer = inf" sim --n 10 --lambda 0.5 --pools "1:100000000000000000000000000000000000000000000000000000000000000/100000000000000000000000000000000000000000000000000000000000000:inf" --time 5 --warmup 1
@@ -128,6 +149,8 @@ expect 0 "usage: lbmc sim" sim --help
 expect 0 "\"status\": \"ok\"" sim $good --json
 expect 0 "pool 2: beta = 0.5, mu = 1, buffer = inf, 5 servers, service deterministic, speeds mu_k = 1, 2, 3" sim $two --service "lognormal:scv=4;deterministic" --mu-k 2=1,2,3
 expect 0 "\"service\": \"erlang:k=3\"" sim $two --service erlang:k=3 --json
+expect 0 "\"service\": \"ph:alpha=\[0.5,0.5\],T=\[\[-2,1\],\[0,-1\]\]\"" sim $two --service "ph:alpha=[1/2,1/2],T=[[-2,1],[0,-1]];coxian:scv=3" --json
+expect 0 "service coxian:r=\[2,1\],p=\[0.5\]" sim $ok --service "coxian:r=[2,1],p=[1/2]"
 }
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lbmc sim interrupted (issue 14, item 7): SIGINT or SIGTERM during a long run prints
+# lbmc sim interrupted: SIGINT or SIGTERM during a long run prints
 # the estimates of the replicas finished so far, marked interrupted, with exit status
 # 130, for a fixed warm-up and for warmup auto (whose point decides its warm-up from
 # the replicas in when the first round was cut short). A replica takes a few hundredths

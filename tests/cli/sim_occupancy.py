@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The occupancy engine through `lbmc sim` (issue 10): the engine chosen and reported,
+"""The occupancy engine through `lbmc sim`: the engine chosen and reported,
 the mean-field start, large n against the mean-field law, agreement with the servers
 engine, unstable systems. Usage: sim_occupancy.py LBMC. Exit 0 when every check holds.
 

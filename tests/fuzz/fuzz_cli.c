@@ -4,10 +4,11 @@
  * both are parsed, then a model is set up from them. The first line is also read as
  * a number and as a shard by lbmc/check.h, whose results must hold together (an
  * integer is a real of the same value; no accepted real overflows or underflows;
- * accepted pools and shards are in range). A clean error is fine; a crash, a
- * broken invariant (trap), a sanitizer finding or a leak is a bug. Built with libFuzzer by
- * tests/fuzz/run.sh, and with tests/fuzz/replay.c as a plain program that the test suite runs on
- * the saved inputs of tests/fuzz/inputs/cli/. */
+ * accepted pools and shards are in range; an accepted phase-type law is a probability
+ * vector and a sub-generator with mean 1, and reads back from its canonical text). A clean error is
+ * fine; a crash, a broken invariant (trap), a sanitizer finding or a leak is a bug. Built with
+ * libFuzzer by tests/fuzz/run.sh, and with tests/fuzz/replay.c as a plain program that the test
+ * suite runs on the saved inputs of tests/fuzz/inputs/cli/. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -45,6 +46,38 @@ static void fuzz_check_pools(int J, const double *beta, const double *mu, const 
                  (buffer[j] >= 1 || buffer[j] == LBMC_BUFFER_INF));
 }
 
+/* An accepted phase-type law holds together: alpha a distribution, T a sub-generator
+ * with exit rates -T 1, mean remaining requirements h > 0 with alpha h = 1; a law of at
+ * most 10 phases (its canonical text always exact) reads back from its text as the same
+ * law. */
+static void fuzz_check_service(const lbmc_service *s)
+{
+  const double *alpha, *T, *exit, *h;
+  const int m = lbmc_service_ph(s, &alpha, &T);
+  double sum = 0, mean = 0;
+  lbmc_service again;
+  FUZZ_REQUIRE(m >= 0 && m <= LBMC_PH_MAX_PHASES && strlen(s->text) < sizeof s->text);
+  FUZZ_REQUIRE(isfinite(s->scv) || s->kind == LBMC_SERVICE_LOMAX);
+  if (m == 0) return;
+  exit = lbmc_service_ph_exit(s);
+  h = lbmc_service_ph_residual(s);
+  for (int i = 0; i < m; i++) {
+    double row = 0;
+    FUZZ_REQUIRE(alpha[i] >= 0 && T[i * m + i] < 0 && exit[i] >= 0 && isfinite(h[i]) && h[i] > 0);
+    for (int k = 0; k < m; k++) {
+      FUZZ_REQUIRE(k == i || T[i * m + k] >= 0);
+      row += T[i * m + k];
+    }
+    FUZZ_REQUIRE(row <= 1e-12 * -T[i * m + i]);
+    sum += alpha[i];
+    mean += alpha[i] * h[i];
+  }
+  FUZZ_REQUIRE(fabs(sum - 1) <= 1e-12 && fabs(mean - 1) <= 1e-9);
+  if ((s->kind == LBMC_SERVICE_PH || s->kind == LBMC_SERVICE_COXIAN) && m <= 10)
+    FUZZ_REQUIRE(lbmc_service_parse("--service", s->text, &again) == LBMC_SUCCESS &&
+                 lbmc_service_equal(s, &again) && strcmp(s->text, again.text) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Each ';'-separated distribution of text for pools 0..J-1 (or one for all). */
@@ -54,13 +87,17 @@ static void fuzz_services(char *text, int J, lbmc_model *m)
   int j = 0;
   lbmc_service svc;
   if (!strchr(text, ';')) {
-    if (lbmc_service_parse("--service", text, &svc) == LBMC_SUCCESS && m)
-      (void)lbmc_model_set_service(m, -1, &svc);
+    if (lbmc_service_parse("--service", text, &svc) == LBMC_SUCCESS) {
+      fuzz_check_service(&svc);
+      if (m) (void)lbmc_model_set_service(m, -1, &svc);
+    }
     return;
   }
   for (char *tok = strtok_r(text, ";", &save); tok; tok = strtok_r(NULL, ";", &save), j++)
-    if (lbmc_service_parse("--service: pool", tok, &svc) == LBMC_SUCCESS && m && j < J)
-      (void)lbmc_model_set_service(m, j, &svc);
+    if (lbmc_service_parse("--service: pool", tok, &svc) == LBMC_SUCCESS) {
+      fuzz_check_service(&svc);
+      if (m && j < J) (void)lbmc_model_set_service(m, j, &svc);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,14 +9,20 @@
 #include "lbmc/job.h"
 #include "lbmc/metrics.h"
 
-static int failures = 0;
+#include "expect.h"
 
-#define EXPECT(cond)                                                                               \
+/* call fails with `code` and a message holding `needle`, nothing printed: the error
+ * handler in store mode, as a library caller uses it. */
+#define EXPECT_FAILS(call, code, needle)                                                           \
   do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                              \
-      failures++;                                                                                  \
-    }                                                                                              \
+    const lbmc_error_mode was_ = lbmc_error_set_mode(LBMC_ERRORS_STORE);                           \
+    const lbmc_err got_ = (call);                                                                  \
+    lbmc_error_set_mode(was_);                                                                     \
+    EXPECT(got_ == (code) && lbmc_error_last() == (code));                                         \
+    EXPECT(strstr(lbmc_error_message(), (needle)) != NULL);                                        \
+    if (!strstr(lbmc_error_message(), (needle)))                                                   \
+      fprintf(stderr, "  message: '%s', wanted '%s' in it\n", lbmc_error_message(), (needle));     \
+    lbmc_error_clear();                                                                            \
   } while (0)
 
 static const char *const grid_text = "# a 2 x 3 grid\n"
@@ -66,9 +72,9 @@ static void test_text(void)
     EXPECT(strcmp(lbmc_model_stale(m), "withdraw") == 0);
     lbmc_model_destroy(&m);
   }
-  /* out of range: an error and no model (the message is expected on stderr) */
-  fprintf(stderr, "(expected error follows)\n");
-  EXPECT(lbmc_job_point_model(job, 6, &m) == LBMC_ERR_ARG && m == NULL);
+  /* out of range: an error with its message, and no model */
+  EXPECT_FAILS(lbmc_job_point_model(job, 6, &m), LBMC_ERR_ARG, "6");
+  EXPECT(m == NULL);
   lbmc_job_destroy(&job);
   EXPECT(job == NULL);
   lbmc_job_destroy(&job); /* no-op on NULL */
@@ -78,12 +84,17 @@ static void test_text(void)
 static void test_errors(void)
 {
   lbmc_job *job = (lbmc_job *)&job; /* must be reset to NULL on failure */
-  fprintf(stderr, "(expected errors follow)\n");
-  EXPECT(lbmc_job_parse_text("system: [", "x.yaml", &job) == LBMC_ERR_PARSE && job == NULL);
-  EXPECT(lbmc_job_parse_text("[1, 2]", "x.yaml", &job) == LBMC_ERR_PARSE && job == NULL);
-  EXPECT(lbmc_job_parse_text("", NULL, &job) == LBMC_ERR_PARSE && job == NULL);
-  EXPECT(lbmc_job_parse_text("policy: pull\n", "x.yaml", &job) == LBMC_ERR_ARG && job == NULL);
-  EXPECT(lbmc_job_parse_file("/nonexistent/x.yaml", &job) == LBMC_ERR_FILE && job == NULL);
+  EXPECT_FAILS(lbmc_job_parse_text("system: [", "x.yaml", &job), LBMC_ERR_PARSE, "x.yaml");
+  EXPECT(job == NULL);
+  EXPECT_FAILS(lbmc_job_parse_text("[1, 2]", "x.yaml", &job), LBMC_ERR_PARSE, "x.yaml");
+  EXPECT(job == NULL);
+  EXPECT_FAILS(lbmc_job_parse_text("", NULL, &job), LBMC_ERR_PARSE, "");
+  EXPECT(job == NULL);
+  EXPECT_FAILS(lbmc_job_parse_text("policy: pull\n", "x.yaml", &job), LBMC_ERR_ARG, "x.yaml");
+  EXPECT(job == NULL);
+  EXPECT_FAILS(lbmc_job_parse_file("/nonexistent/x.yaml", &job), LBMC_ERR_FILE,
+               "/nonexistent/x.yaml");
+  EXPECT(job == NULL);
 }
 
 /* Service distributions and speed lists reach the points' models exactly: the parsed

@@ -1,4 +1,4 @@
-/* Coverage in CI (issue 11): many independent runs of systems with exact values through
+/* Coverage in CI: many independent runs of systems with exact values through
  * the replica driver and the point (lbmc_replica_record, lbmc_point_reduce), counting how
  * often the nominal 95% interval holds the exact value; it must lie in 95 +/- 3% for
  * p_wait (p_block for the loss system), mean_sojourn and the 0.9 sojourn quantile, for

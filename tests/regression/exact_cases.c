@@ -2,7 +2,7 @@
  * stationary measures of small systems, see tests/data/cases-README.md) and compare
  * every metric with its exact value.
  *
- * Pass criterion (issue #2): at least 97% of the 99% confidence intervals cover the
+ * Pass criterion: at least 97% of the 99% confidence intervals cover the
  * exact values, and no estimate lies more than 4 half-widths away. Intervals are
  * Student-t across replicas (fixed seed: deterministic).
  *
@@ -15,7 +15,7 @@
  * an event calendar) instead of the exponential fast path: both must meet the same
  * criterion on exponential service.
  *
- * --occupancy simulates with the occupancy engine (issue 10: counts of servers per pool
+ * --occupancy simulates with the occupancy engine (counts of servers per pool
  * and level); the cases it does not apply to (pull with stale: keep and R > 1) are
  * listed with the engine's reason and left out.
  *

@@ -1,5 +1,5 @@
 /* Known values for general service, workload routing, speed lists and time
- * distributions (issue #6). Fixed seeds; tolerances from the confidence intervals,
+ * distributions. Fixed seeds; tolerances from the confidence intervals,
  * Bonferroni-corrected over each family (family error alpha = 0.01):
  *
  *   mg1        one server, random routing: M/G/1. Pollaczek-Khinchine:

@@ -21,7 +21,7 @@
  *               stable, its p_wait_or_block falls with n (100, 1000, 10^4), and its
  *               pool utilizations approach the fixed point a/(a + mu_j), a = 5 + sqrt(29).
  *
- * --occupancy runs every test with the occupancy engine (issue 10) instead.
+ * --occupancy runs every test with the occupancy engine instead.
  *
  * usage: lbmc-known-values TEST [--occupancy]
  */

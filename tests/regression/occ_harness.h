@@ -1,4 +1,4 @@
-/* Regression-test harness for the occupancy engine (issue 10): replicas through the
+/* Regression-test harness for the occupancy engine: replicas through the
  * replica driver (lbmc_replica_run, as lbmc sim and lbmc run), with the engine, the
  * start and the runaway cap chosen per test, results in the th_result of harness.h so
  * that th_compare / th_family judge them. */

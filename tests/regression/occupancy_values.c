@@ -1,4 +1,4 @@
-/* Regression tests of the occupancy engine (issue 10) against known values and against
+/* Regression tests of the occupancy engine against known values and against
  * the per-server engines (fixed seeds; tolerances from confidence intervals,
  * Bonferroni-corrected over each family, family error alpha = 0.01, unless the issue
  * fixes an absolute tolerance):

@@ -51,8 +51,9 @@ Usage:
         against closed forms: Pollaczek-Khinchine (M/E_k/1, M/H2/1, M/Coxian/1 mean wait
         and workload), Erlang-B and M/G/1/1 insensitivity, and ph forms of one law equal
   ph_exact.py grid [--lbmc LBMC] [--engine E] [--grid default|slow] [--control C]
-        [--replicas R] [--seed S]
-        lbmc sim (--engine E, 10 replicas) on a grid of cases, every value within its
+        [--replicas R] [--seed S] [--repeat K]
+        lbmc sim (--engine E, 10 replicas; each case K times with seeds S, S+1, ...,
+        seeds never shared between runs) on a grid of cases, every value within its
         interval at the Bonferroni level 1 - 0.01 / (values checked): exit 0 when all are.
         With --control swap-mu (the pools' speeds swapped in the simulation) or erlang-h2
         (Erlang service simulated as H2 of scv 2) the comparison must see the wrong model:
@@ -552,25 +553,28 @@ def solve(sys_, Q=None, M=None, verbose=False):
 
 
 def solve_converged(sys_, Q=None, M=None):
-    """solve() with the truncation grown until the boundary mass is below 1e-12: the cap
-    that binds (Q with an unlimited buffer, else M) grown from the geometric decay of the
-    boundary mass between the last two caps, aiming at 1e-13 (at least x 1.3, at most x 3)."""
+    """solve() with the truncation grown until the boundary mass is below 1e-12: the caps
+    that bind (Q with an unlimited buffer, M with keep) grown from the geometric decay of
+    the boundary mass between the last two caps, aiming at 1e-13 (x 1.3 to x 3 a step)."""
     Q, M = Q or 24, M or 8
+    grow_q = any(x is None for x in sys_.B)
+    grow_m = sys_.policy == "pull" and sys_.stale == "keep"
     prev = None
     while True:
         r = solve(sys_, Q, M)
         b = r["_mass_boundary"]
         if b < 1e-12:
             return r
-        cap = Q if any(x is None for x in sys_.B) else M
-        if Q > 400 or M > 80:
+        cap = Q if grow_q else M
+        if Q > 4000 or M > 200:
             raise RuntimeError(f"truncation does not converge: boundary mass {b:.1e}")
         grow = 1.5
         if prev and 0 < b < prev[1]:  # log b ~ a + cap log(rate)
             need = cap + math.log(1e-13 / b) * (cap - prev[0]) / math.log(b / prev[1])
             grow = min(max(1.3, need / cap), 3.0)
         prev = (cap, b)
-        Q, M = int(math.ceil(Q * grow)), int(math.ceil(M * grow))
+        Q = int(math.ceil(Q * grow)) if grow_q else Q
+        M = int(math.ceil(M * grow)) if grow_m else M
 
 
 # ----------------------------------------------------------------------------------
@@ -716,40 +720,41 @@ def _case(n, lam, pools, service, policy, **kw):
 DEFAULT_GRID = [
     _case(1, 0.6, [(1, 1, None)], "erlang:k=4", "random"),  # M/E4/1
     _case(1, 0.5, [(1, 1, None)], H2[5], "random", time=40000),  # M/H2/1
+    _case(1, 0.5, [(1, 1, None)], H2[20], "random", time=100000),
     _case(2, 0.6, [(1, 1, None)], H2[2], "jsq(2)"),
+    _case(2, 0.5, [(1, 1, None)], "erlang:k=4", "random"),
     _case(2, 0.7, [(1, 1, 3)], "erlang:k=2", "random"),
+    _case(2, 0.6, [(0.5, 1, None), (0.5, 2, None)], H2[2], "balanced(1)"),
+    _case(2, 0.6, [(0.5, 1, None), (0.5, 2, None)], H2[5], "jsq(2)", time=40000),
+    _case(2, 0.6, [(0.5, 1, None), (0.5, 2, None)], COX, "balanced(2)"),
+    _case(2, 0.5, [(1, 1, None)], H2[2], "pull"),
+    _case(2, 0.7, [(0.5, 1, 2), (0.5, 1.5, 2)], H2[2], "pull", routers=2),
     _case(3, 0.7, [(2 / 3, 1, 3), (1 / 3, 2, 2)], [H2[5], "erlang:k=2"], "jsq(2)"),
+    _case(3, 0.8, [(1, 1, 2)], H2[20], "pull", time=40000),
+    _case(3, 0.5, [(1, 1, None)], "erlang:k=2", "jsq"),
+    _case(3, 0.6, [(1, 1, None)], "erlang:k=2", "jsq(2)"),
+    _case(3, 0.8, [(1, 1, 3)], H2[5], "jsq(2)", sampling="with_replacement"),
+    _case(3, 0.7, [(1, 1, 2)], "erlang:k=2", "pull", routers=2),
+    _case(3, 0.9, [(1, 1, 4)], H2[20], "random", time=60000),
+    _case(3, 0.75, [(1, 1, 3)], "erlang:k=4", "jsq(2)", sampling="with_replacement"),
     _case(4, 0.8, [(0.5, 1, 2), (0.5, 2, 2)], "erlang:k=2", "balanced(2)"),
     _case(4, 0.7, [(1, 1, 3)], COX, "jsq(2)", sampling="with_replacement"),
-    _case(3, 0.8, [(1, 1, 2)], H2[20], "pull", time=40000),
-    _case(2, 0.7, [(0.5, 1, 2), (0.5, 1.5, 2)], H2[2], "pull", routers=2),
     _case(4, 0.9, [(1, 1, 1)], "erlang:k=4", "jsq"),  # Erlang's loss system
     _case(4, 0.7, [(1, 1, 3)], PHF, "jsq(2)"),
     _case(4, 0.8, [(0.5, 1, 2), (0.5, 2, 2)], H2[5], "random"),
-    _case(3, 0.5, [(1, 1, None)], "erlang:k=2", "jsq"),
-    _case(2, 0.6, [(0.5, 1, None), (0.5, 2, None)], H2[2], "balanced(1)"),
     _case(4, 0.8, [(0.5, 1, 3), (0.5, 2, 3)], [H2[2], "erlang:k=4"], "jsq(2)"),
-]
-SLOW_GRID = DEFAULT_GRID + [
-    _case(1, 0.5, [(1, 1, None)], H2[20], "random", time=100000),
-    _case(2, 0.5, [(1, 1, None)], "erlang:k=4", "random"),
-    _case(2, 0.6, [(0.5, 1, None), (0.5, 2, None)], H2[5], "jsq(2)", time=40000),
-    _case(3, 0.6, [(1, 1, None)], "erlang:k=2", "jsq(2)"),
-    _case(2, 0.5, [(1, 1, None)], H2[2], "pull"),
-    _case(2, 0.6, [(0.5, 1, None), (0.5, 2, None)], COX, "balanced(2)"),
-    _case(3, 0.8, [(1, 1, 3)], H2[5], "jsq(2)", sampling="with_replacement"),
     _case(4, 0.7, [(0.75, 1, 2), (0.25, 3, 2)], H2[5], "balanced(2)"),
     _case(4, 0.9, [(1, 1, 2)], "erlang:k=4", "balanced(4)"),
     _case(4, 0.8, [(1, 1, 2)], H2[5], "jsq(3)"),
     _case(4, 0.9, [(0.5, 1, 2), (0.5, 2, 2)], COX, "pull"),
-    _case(3, 0.7, [(1, 1, 2)], "erlang:k=2", "pull", routers=2),
     _case(4, 0.8, [(1, 1, 2)], PHF, "pull", routers=2),
-    _case(2, 2.0, [(1, 1, 1)], H2[2], "jiq", routers=2),
-    _case(2, 2.0, [(0.5, 1, 1), (0.5, 2, 1)], "erlang:k=2", "pull", routers=2, stale="keep"),
     _case(4, 0.6, [(0.5, 1, 1), (0.5, 1, 1)], [H2[20], "erlang:k=2"], "random", time=40000),
     _case(4, 1.2, [(1, 1, 1)], H2[5], "jsq"),
-    _case(3, 0.9, [(1, 1, 4)], H2[20], "random", time=60000),
-    _case(3, 0.75, [(1, 1, 3)], "erlang:k=4", "jsq(2)", sampling="with_replacement"),
+]
+# keep's chains (message counts per router) take a minute each to solve
+SLOW_GRID = DEFAULT_GRID + [
+    _case(2, 2.0, [(1, 1, 1)], H2[2], "jiq", routers=2),
+    _case(2, 2.0, [(0.5, 1, 1), (0.5, 2, 1)], "erlang:k=2", "pull", routers=2, stale="keep"),
 ]
 
 METRICS = ("p_wait", "p_block", "mean_sojourn", "mean_wait", "mean_queue", "utilization",
@@ -788,7 +793,7 @@ def _sim_args(c, engine, control, replicas, tail_k, confidence, seed):
     return args
 
 
-def grid(lbmc, engine, which, control, replicas, seed):
+def grid(lbmc, engine, which, control, replicas, seed, repeat=1):
     cases = DEFAULT_GRID if which == "default" else SLOW_GRID
     tail_k = 3
     # the exact values first: they fix the number of checks (Bonferroni)
@@ -805,15 +810,16 @@ def grid(lbmc, engine, which, control, replicas, seed):
         for name in METRICS:
             for e, x in _flatten(name, r[name]):
                 checks.append((c, name, e, x))
-    K = len(checks)
+    K = len(checks) * repeat
     confidence = 1 - 0.01 / K
     t99 = float(tdist.ppf(0.995, replicas - 1))  # the 99% interval of a replica mean
-    print(f"{len(cases)} cases, {K} values checked at the Bonferroni level 1 - 0.01/{K} = "
+    print(f"{len(cases)} cases x {repeat} seeds, {K} values checked at the Bonferroni level "
+          f"1 - 0.01/{K} = "
           f"{confidence:.7f}; exact values in {t_exact:.1f} s", flush=True)
     bad = covered99 = n99 = 0
     t_sim = 0.0
     at = 0
-    for ci, (c, r) in enumerate(zip(cases, exact)):
+    for ci, (c, r) in enumerate([x for x in zip(cases, exact) for _ in range(repeat)]):
         args = _sim_args(c, engine, control, replicas, tail_k, confidence, seed + ci)
         t1 = time.time()
         out = subprocess.run([lbmc, "sim", "--json", *args], capture_output=True, text=True)
@@ -885,6 +891,8 @@ def main():
     g.add_argument("--control", choices=("none", "swap-mu", "erlang-h2"), default="none")
     g.add_argument("--replicas", type=int, default=10)
     g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--repeat", type=int, default=1,
+                   help="simulate each case with this many seeds (coverage measurements)")
     a = ap.parse_args()
     if a.cmd == "solve":
         pools = []
@@ -900,7 +908,7 @@ def main():
         ok = selftest(a.refs, a.max_states)
         print("selftest: " + ("every check holds" if ok else f"{len(_failures)} checks fail"))
         return 0 if ok else 1
-    return 0 if grid(a.lbmc, a.engine, a.grid, a.control, a.replicas, a.seed) else 1
+    return 0 if grid(a.lbmc, a.engine, a.grid, a.control, a.replicas, a.seed, a.repeat) else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Files and locks (issue 13, items 1 and 2). On a file system without locks (simulated
+# Files and locks. On a file system without locks (simulated
 # by the LD_PRELOAD shim $LBMC_NOFLOCK, whose flock fails with ENOLCK), lbmc run stops
 # before simulating with a message naming the file, the system error and the remedy
 # HDF5_USE_FILE_LOCKING=FALSE, exit 1, and leaves nothing behind; lbmc info and merge

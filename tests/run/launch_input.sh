@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lbmc run's start-up checks and numbers on its command line (issue 13):
+# lbmc run's start-up checks and numbers on its command line:
 #  - Slurm's srun without PMI (srun -n 4 --mpi=none): Slurm says the step has several
 #    tasks, MPI one rank each; lbmc refuses before computing (exit 2, task 0 prints
 #    the remedy --mpi=pmix, the other tasks nothing; no results or checkpoint). Both
@@ -62,7 +62,7 @@ check "lbmc info --metrics 'utilization[99999999999999999999]'" refuses 2 "is no
   "$LBMC" info one.h5 --metrics 'utilization[99999999999999999999]'
 check "lbmc info --metrics 'utilization[2]'" sh -c "'$LBMC' info one.h5 --metrics 'utilization[2]' >/dev/null"
 
-# The README's note on running as root and oversubscribing (issue 13, item 8): it is
+# The README's note on running as root and oversubscribing: it is
 # there, and its spellings start more ranks than cores on this Open MPI without the
 # oversubscription setting the tests otherwise export.
 np=$(($(nproc) + 2))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slurm/submit and lbmc under Slurm, the faults of issue 13, on a throw-away
+# slurm/submit and lbmc under Slurm, the faults of launching under Slurm (lost tasks, arrays over MaxArraySize), on a throw-away
 # single-node cluster with MaxArraySize=11 (tests/slurm/cluster.sh):
 #   (1) MaxArraySize: 25 shards of a 26-point job go into 3 arrays (task numbers
 #       1-10, 1-10 + 10, 1-5 + 20) feeding one merge job; every task and the merge

@@ -124,7 +124,7 @@ merge_fails() {
 }
 check "a failed merge submission cancels the array (exit 1)" merge_fails
 
-# ---- MaxArraySize (issue 13): the stub cluster allows task numbers 0..10.
+# ---- MaxArraySize: the stub cluster allows task numbers 0..10.
 export STUB_MAXARRAY=11
 : > "$STUB_LOG"
 split_dry() { # split_dry K DIR PATTERN...: --dry-run prints exactly these sbatch lines

@@ -258,7 +258,7 @@ static void test_replay(void)
   UT_CHECK(events == (double)((c->arrivals - a0) + (c->departures - d0)),
            "events %.0f, arrivals + departures %lld", events,
            (long long)((c->arrivals - a0) + (c->departures - d0)));
-  lbmc_metrics_from_sums(sums, 2, 4, N, 9, mine);
+  lbmc_metrics_from_sums(sums, 2, 4, N, 9, mine, NULL);
   check_formulas(sums, mine, N, 9);
   lbmc_engine_destroy(&e);
   lbmc_replica_destroy(&r);

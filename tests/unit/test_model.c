@@ -272,7 +272,7 @@ static void test_parse(void)
   CU_ASSERT_EQUAL(lbmc_parse_long("k", "1.5", &b), LBMC_ERR_ARG);
 }
 
-/* Issue 13: every number is read whole, without truncation, overflow or underflow. */
+/* Every number is read whole, without truncation, overflow or underflow. */
 static void test_parse_whole_range(void)
 {
   char text[200], num[100];

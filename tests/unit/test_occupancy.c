@@ -1,4 +1,4 @@
-/* The occupancy engine (issue 10) in parts: exact integer draws, the level search, the
+/* The occupancy engine in parts: exact integer draws, the level search, the
  * Fenwick tree, the policies' occupancy forms against brute-force enumeration of their
  * per-server rules on small states, state invariants along random runs, tick records,
  * common random numbers with the per-server engine, the Erlang mixture, randomised

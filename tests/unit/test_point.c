@@ -1,7 +1,7 @@
 /* The point reduction (include/lbmc/point.h) on hand-made replica records: pooled ratios
  * and their flags, empty replicas, the one warm-up of a point, the halves, drift and cap
  * verdicts, bit-identical results whatever the order of the records, one-replica batch
- * means, quantiles of a point mass, levels, and sequential mode's decisions. The same
+ * means, quantiles of a point mass, doublings, and sequential mode's decisions. The same
  * reduction on real replicas is tested in tests/regression. */
 #include <math.h>
 #include <stdlib.h>
@@ -40,9 +40,9 @@ static void seg_fill(double *seg, double len, double a, double waited, double nb
 /* Segment profiles: per segment s of replica i, arrivals, waited and mean customers. */
 typedef void (*seg_profile)(long i, size_t s, double *a, double *waited, double *nbar);
 
-/* A record (malloc'ed, *size bytes) of replica i at `level` with S_SEG segments of length
+/* A record (malloc'ed, *size bytes) of replica i at `doubling` with S_SEG segments of length
  * 10, one quantile group of histograms holding `atom` (if > 0) for every customer. */
-static unsigned char *make_record(long i, int level, seg_profile f, int status, double atom,
+static unsigned char *make_record(long i, int doubling, seg_profile f, int status, double atom,
                                   size_t *size)
 {
   const size_t W = lbmc_tick_width(1, TK_K);
@@ -61,7 +61,7 @@ static unsigned char *make_record(long i, int level, seg_profile f, int status, 
     for (long c = 0; atom > 0 && c < (long)a; c++)
       lbmc_dhist_add(&h[0], atom), lbmc_dhist_add(&h[1], 0);
   }
-  head.point = 0, head.replica = i, head.level = level, head.status = status;
+  head.point = 0, head.replica = i, head.doubling = doubling, head.status = status;
   head.S = S_SEG, head.W = (int64_t)W, head.G = 1, head.qkind = LBMC_QK_HIST;
   head.cap = 100, head.seg_len = 10, head.tau = 1, head.t_stop = status ? 123.0 : NAN;
   *size = lbmc_record_pack(NULL, 0, &head, groups, seg, h, NULL);
@@ -304,7 +304,7 @@ static void test_point_one(void)
   lbmc_model_destroy(&m);
 }
 
-/* Levels: a record of another level is ignored; sequential mode's decisions. */
+/* Doublings: a record of another doubling is ignored; sequential mode's decisions. */
 static void test_point_next(void)
 {
   lbmc_model *m = test_model();
@@ -331,7 +331,7 @@ static void test_point_next(void)
   p = reduce(m, &o, 5, prof_slope, NULL, 0); /* not stationary: longer, up to max_time */
   CU_ASSERT(lbmc_point_next(p, &prec, &next, why, sizeof why) == LBMC_NEXT_LONGER);
   CU_ASSERT_EQUAL(next, 5);
-  lbmc_point_set_level(p, 1);
+  lbmc_point_set_doubling(p, 1);
   CU_ASSERT(!lbmc_point_ready(p, 1));
   rec = make_record(0, 0, prof_ratio, 0, 0, &size);
   CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && !used);
@@ -351,7 +351,7 @@ int ut_register_point(void)
       {"point: halves and drift", test_point_verdicts},
       {"point: customer cap", test_point_cap},
       {"point: one replica, point mass", test_point_one},
-      {"point: levels, sequential mode", test_point_next},
+      {"point: doublings, sequential mode", test_point_next},
       {NULL, NULL}};
   return ut_add_suite("point", tests);
 }

@@ -145,7 +145,7 @@ static void test_identities(void)
       for (size_t e = off; e < off + sz; e++) {
         double mean = 0;
         for (int s = 0; s < view.h.S; s++) {
-          lbmc_metrics_from_sums(view.seg + (size_t)s * (size_t)view.h.W, J, K, N, n, sv);
+          lbmc_metrics_from_sums(view.seg + (size_t)s * (size_t)view.h.W, J, K, N, n, sv, NULL);
           mean += sv[e] / (double)view.h.S;
         }
         UT_CHECK(fabs(mean - v[e]) <= eps * fmax(1e-3, fabs(v[e])),

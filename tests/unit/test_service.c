@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/sampler.h"
 #include "core/stream.h"
@@ -58,30 +57,21 @@ static lbmc_service parse_ok(const char *text)
   return s;
 }
 
-/* Parse with stderr captured; the call must fail with LBMC_ERR_ARG and its message must
- * hold every fragment (NULL-terminated list). */
+/* Parse with the error handler in store mode: the call must fail with LBMC_ERR_ARG and
+ * its message (lbmc_error_message) must hold every fragment (NULL-terminated list). */
 static void parse_bad(const char *text, const char *const *frags)
 {
-  char msg[2048] = "";
+  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  const char *msg;
   lbmc_service s;
   lbmc_err err;
-  FILE *tmp = tmpfile();
-  int saved = dup(2);
-  size_t len;
-  CU_ASSERT_FATAL(tmp != NULL && saved >= 0);
-  fflush(stderr);
-  dup2(fileno(tmp), 2);
+  lbmc_error_clear();
   err = lbmc_service_parse("--service", text, &s);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  rewind(tmp);
-  len = fread(msg, 1, sizeof msg - 1, tmp);
-  msg[len] = '\0';
-  fclose(tmp);
-  UT_CHECK(err == LBMC_ERR_ARG, "'%s' must be rejected with LBMC_ERR_ARG (got %d)",
-           text ? text : "(null)", (int)err);
-  UT_CHECK(strstr(msg, "lbmc: error: --service: ") == msg, "'%s': message '%s' must name --service",
+  lbmc_error_set_mode(was);
+  msg = lbmc_error_message();
+  UT_CHECK(err == LBMC_ERR_ARG && lbmc_error_last() == LBMC_ERR_ARG,
+           "'%s' must be rejected with LBMC_ERR_ARG (got %d)", text ? text : "(null)", (int)err);
+  UT_CHECK(strstr(msg, "--service: ") == msg, "'%s': message '%s' must name --service",
            text ? text : "(null)", msg);
   for (; *frags; frags++)
     UT_CHECK(strstr(msg, *frags) != NULL, "'%s': message '%s' lacks '%s'", text ? text : "(null)",

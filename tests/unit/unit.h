@@ -100,6 +100,7 @@ int ut_register_dhist(void);
 int ut_register_occupancy(void);
 int ut_register_occ_ph(void);
 int ut_register_point(void);
+int ut_register_error(void);
 
 /* Add a suite with its tests {name, function} ended by {NULL, NULL}. */
 typedef struct {

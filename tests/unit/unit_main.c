@@ -1,9 +1,13 @@
 /* lbmc-unit-tests [SUITE...]: registers every suite, runs them (or only the suites named),
- * exits non-zero on any failure. */
+ * exits non-zero on any failure. The units are called as a library is: the error
+ * handler keeps the messages of the errors the tests provoke (store mode) instead of
+ * printing them, unless LBMC_TRACE is set (then they are printed with their tracebacks). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lbmc/error.h"
 #include "unit.h"
 
 int main(int argc, char **argv)
@@ -14,8 +18,10 @@ int main(int argc, char **argv)
       ut_register_policy_pull, ut_register_engine,        ut_register_replica,
       ut_register_service,     ut_register_estimators,    ut_register_dhist,
       ut_register_occupancy,   ut_register_occ_ph,        ut_register_point,
+      ut_register_error,
   };
   unsigned failures;
+  if (!getenv("LBMC_TRACE")) lbmc_error_set_mode(LBMC_ERRORS_STORE);
   if (CU_initialize_registry() != CUE_SUCCESS) return 2;
   for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
     if (suites[i]() != 0) {

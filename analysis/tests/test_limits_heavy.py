@@ -1,0 +1,73 @@
+"""Heavy traffic with a fixed number of servers: diffusion limits, exact two-server JSQ,
+scaled metrics from a results file."""
+
+import math
+
+import numpy as np
+import pytest
+
+import lbmc_analysis as la
+from lbmc_analysis.limits import heavy
+
+
+def test_diffusion_limits():
+    assert heavy.diffusion_limits() == {"customers": 1.0, "workload": 1.0}
+    r = heavy.diffusion_limits(5.0, capacity=10.0)
+    assert r["customers"] == 3.0 and r["workload"] == 30.0
+    assert math.isinf(heavy.diffusion_limits(math.inf)["customers"])
+    with pytest.raises(ValueError, match="capacity = 0 is not allowed"):
+        heavy.diffusion_limits(1.0, capacity=0)
+
+
+def test_two_server_jsq_exact_small_load_by_hand():
+    # lam small: the chain is dominated by 0 and 1 customer; by Little E[N] ~ lam (1/mu of the
+    # server joined); JSQ with random ties sends the first customer to either server: E[N] ~
+    # lam (1/2)(1/mu1 + 1/mu2) to first order in lam
+    lam, mu1, mu2 = 1e-3, 2.0, 1.0
+    r = heavy.two_server_exact(lam, mu1, mu2)
+    assert r["customers"] == pytest.approx(lam * 0.5 * (1 / mu1 + 1 / mu2), rel=2e-3)
+    # ties to the faster server: lam / mu1
+    f = heavy.two_server_exact(lam, mu1, mu2, ties="fast")
+    assert f["customers"] == pytest.approx(lam / mu1, rel=2e-3)
+
+
+def test_two_server_jsq_truncation_and_pooling():
+    r = heavy.two_server_exact(0.9 * 3, 2.0, 1.0)
+    assert r["truncation"] < 1e-12 and r["residual"] < 1e-12
+    # a larger truncation changes nothing visible
+    big = heavy.two_server_exact(0.9 * 3, 2.0, 1.0, tail_tol=1e-16, diff_max=90)
+    assert big["customers"] == pytest.approx(r["customers"], rel=1e-10)
+    # measured: 1.02633 at rho = 0.9 (the c >= 2 limit is 1); rate-proportional routing: 2 rho
+    assert 1.0 < r["scaled_customers"] < 1.05
+    p = heavy.two_server_exact(0.9 * 3, 2.0, 1.0, "proportional")
+    assert p["scaled_customers"] == pytest.approx(1.8)
+    # exponential requirements: the workload equals the customers; (C - lam) E[V] -> C
+    assert r["scaled_workload"] == pytest.approx(0.3 * r["customers"])
+
+
+@pytest.mark.slow
+def test_two_server_approach_to_the_limit():
+    # (1 - rho) E[customers] for rho = 0.9 .. 0.99 decreases to the pooled limit 1 (JSQ) while
+    # rate-proportional routing tends to 2 (no pooling); measured 1.0263, 1.0207, 1.0103, 1.0055
+    prev = math.inf
+    for rho in (0.9, 0.95, 0.98, 0.99):
+        r = heavy.two_server_exact(rho * 3, 2.0, 1.0)
+        assert 1.0 < r["scaled_customers"] < prev and r["truncation"] < 1e-12
+        prev = r["scaled_customers"]
+    assert prev < 1.01
+
+
+def test_total_workload_and_scaled_metrics_of_a_file(fake):
+    # exponential: (q - u) + u (1 + 1)/2 = q per server
+    assert heavy.total_workload([3.0, 1.0], [0.9, 0.5], [2, 4], [1.0, 1.0]) == pytest.approx(10.0)
+    # scv 4: a busy server holds a residual of mean (1 + 4)/2 = 2.5
+    assert heavy.total_workload([1.0], [0.5], [1], [4.0]) == pytest.approx(0.5 + 1.25)
+    ds = la.load(fake.path, grid=False)
+    out = heavy.add_heavy_traffic_metrics(ds)
+    i = int(np.nonzero(np.isfinite(out["ht_customers"].values))[0][0])
+    N = ds["pool_servers"].values[i]
+    q = ds["mean_queue_replicas"].values[i]
+    want = (1 - ds["rho"].values[i]) * np.nanmean(np.sum(N * q, axis=-1))
+    assert out["ht_customers"].values[i] == pytest.approx(want)
+    assert np.all(out["ht_customers_limit"].values == 1.0)
+    assert "ht_workload_half_width" in out

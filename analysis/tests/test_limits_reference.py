@@ -1,0 +1,167 @@
+"""limits.reference / limits.refined: the one entry point, its JSON shape and the command line."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lbmc_analysis import limits
+from lbmc_analysis import meanfield as mf
+
+ANALYSIS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_shapes_and_fields():
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [0.5, 0.5], "mu": [1, 1], "K": 4})
+    m = r["metrics"]
+    assert set(m) == set(limits.METRICS)
+    assert m["tail"].shape == (2, 4) and m["mean_queue"].shape == (2,) and m["p_wait"].shape == ()
+    assert m["sojourn_quantiles"].shape == (4,)
+    assert r["kind"] == "limit" and r["n"] is None
+    for k in limits.METRICS:
+        assert (r["source"][k] is None) == bool(np.all(np.isnan(m[k])))
+    np.testing.assert_allclose(m["tail"], np.tile(mf.jsq_tail(0.9, 2, 4), (2, 1)), atol=1e-14)
+    assert "Vvedenskaya" in r["source"]["tail"] and r["accuracy"]["tail"] <= 1e-12
+
+
+def test_jsq2_quantiles_are_the_erlang_mixture():
+    # JSQ(2), lam 0.9: P(sojourn > t) = sum_k P(join at level k) P(Erlang(k+1) > t); check at the
+    # reported median by summing the mixture by hand
+    from scipy import special
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]})
+    med = float(r["metrics"]["sojourn_quantiles"][0])
+    x = mf.jsq_tail(0.9, 2, 40)
+    u = np.concatenate(([1.0], x))
+    join = u[:-1] ** 2 - u[1:] ** 2  # all d samples at level >= k, not all >= k + 1
+    surv = float(np.sum(join * special.gammaincc(np.arange(1, 41), med)))
+    assert surv == pytest.approx(0.5, abs=1e-9)
+
+
+def test_policies_covered():
+    base = {"lambda": 0.9, "beta": [1], "mu": [1]}
+    for pol in ("random", "jsq(2)", "jsq", "pull", "jiq", "balanced(1)", "balanced(2)", "lwl(2)"):
+        r = limits.reference({**base, "policy": pol, "n": 100})
+        assert np.isfinite(r["metrics"]["mean_sojourn"]), pol
+        assert np.isfinite(r["metrics"]["p_wait"]), pol
+    # pull: no waiting, one message per customer
+    r = limits.reference({**base, "policy": "pull"})
+    assert r["metrics"]["p_wait"] == 0 and r["metrics"]["messages_per_arrival"] == 1
+    # full jsq counts 2n messages: inf without n
+    assert math.isinf(limits.reference({**base, "policy": "jsq"})["metrics"]["messages_per_arrival"])
+    # random is exact at every n
+    r = limits.reference({**base, "policy": "random"})
+    assert r["exact"]["mean_sojourn"] and r["metrics"]["mean_sojourn"] == pytest.approx(10.0)
+    # lwl(2) exponential: -log(1 - lam^2)/lam customers per server
+    r = limits.reference({**base, "policy": "lwl(2)"})
+    assert r["metrics"]["mean_queue"][0] == pytest.approx(-math.log(1 - 0.81) / 0.9, abs=1e-9)
+
+
+def test_general_service_and_infinite_means():
+    p = {"policy": "jsq(2)", "lambda": 0.8, "pools": [{"beta": 1, "mu": 1, "service": "erlang:k=4"}]}
+    r = limits.reference(p)
+    assert "cavity" in r["source"]["tail"] and np.isfinite(r["metrics"]["mean_sojourn"])
+    # lognormal under jsq(2): no limit here (the cavity needs phase-type laws), said in notes
+    r = limits.reference({**p, "pools": [{"beta": 1, "mu": 1, "service": "lognormal:scv=4"}]})
+    assert np.isnan(r["metrics"]["mean_sojourn"]) and any("phase-type" in n for n in r["notes"])
+    # M/G/1 with Lomax 1.5: the mean wait is infinite, the utilization is not
+    r = limits.reference({"policy": "random", "lambda": 0.7, "beta": [1], "mu": [1], "service": "lomax:shape=1.5"})
+    assert math.isinf(r["metrics"]["mean_wait"]) and r["metrics"]["utilization"][0] == pytest.approx(0.7)
+    assert '"mean_wait": "inf"' in limits.to_json(r)
+    # lwl(2) with Lomax 1.8: finite although E[S^2] is infinite
+    r = limits.reference({"policy": "lwl(2)", "lambda": 0.7, "beta": [1], "mu": [1], "service": "lomax:shape=1.8"})
+    assert np.isfinite(r["metrics"]["mean_wait"])
+
+
+def test_unstable_and_unknown():
+    r = limits.reference({"policy": "jsq(2)", "lambda": 1.0, "beta": [0.5, 0.5], "mu": [2, 1 / 3]})
+    assert np.all(np.isnan(r["metrics"]["tail"])) and any("capacity" in n for n in r["notes"])
+    r = limits.reference({"policy": "lwl(2)", "lambda": 0.5, "beta": [0.5, 0.5], "mu": [2, 1]})
+    assert np.isnan(r["metrics"]["mean_sojourn"]) and any("heterogeneous" in n for n in r["notes"])
+    j = json.loads(limits.to_json(r))
+    assert j["metrics"]["mean_sojourn"] is None and j["source"]["mean_sojourn"] is None
+
+
+def test_frame_row_and_speed_lists():
+    # a to_frame row: beta_1, mu_1, buffer_1 columns, policy_name and d, NaN for absent values
+    row = {"lambda": 0.9, "policy_name": "jsq", "d": 2, "beta_1": 1.0, "mu_1": 1.0, "buffer_1": -1,
+           "n": 100, "stale": float("nan"), "sampling": "distinct"}
+    r = limits.reference(row)
+    assert r["metrics"]["p_wait"] == pytest.approx(0.81)
+    # d = n is full JSQ, as the results file writes it
+    assert "full JSQ" in limits.reference({**row, "d": 100})["source"]["utilization"]
+    # a linear speed list: slots
+    r = limits.reference({"policy": "pull", "lambda": 1.5, "pools": [{"beta": 1, "mu_k": [1, 2]}]})
+    assert r["point"]["slots"] == [2] and np.isfinite(r["metrics"]["mean_queue"][0])
+
+
+def test_errors_name_the_key():
+    with pytest.raises(ValueError, match="'lambda' is required"):
+        limits.reference({"policy": "jsq(2)", "beta": [1], "mu": [1]})
+    with pytest.raises(ValueError, match="policy = 'jsq2'"):
+        limits.reference({"policy": "jsq2", "lambda": 0.5, "beta": [1], "mu": [1]})
+    with pytest.raises(ValueError, match="beta"):
+        limits.reference({"policy": "random", "lambda": 0.5, "beta": [0.5], "mu": [1]})
+    with pytest.raises(ValueError, match="sampling"):
+        limits.reference({"policy": "random", "lambda": 0.5, "beta": [1], "mu": [1], "sampling": "some"})
+
+
+def test_refined_entry_point():
+    p = {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "buffer": 3, "K": 3}
+    r = limits.refined(p, 10)
+    lim = limits.reference(p)
+    assert r["kind"] == "refined" and r["n"] == 10
+    # refined tails below the limit (JSQ(2) at n = 10 is worse balanced... fewer long queues
+    # measured: exact n = 10 tails 0.8276, 0.5687, 0.2425 vs x* 0.8506, 0.6032, 0.2604)
+    assert np.all(r["metrics"]["tail"][0] < lim["metrics"]["tail"][0])
+    assert r["metrics"]["throughput"] == pytest.approx(0.9 * (1 - r["metrics"]["p_block"]))
+    assert np.isnan(r["metrics"]["sojourn_quantiles"]).all()
+    r = limits.refined({"policy": "lwl(2)", "lambda": 0.5, "beta": [1], "mu": [1]}, 10)
+    assert np.isnan(r["metrics"]["mean_sojourn"]) and r["notes"]
+
+
+def test_command_line():
+    env = dict(os.environ, PYTHONPATH=ANALYSIS)
+    point = {"policy": "jsq(2)", "lambda": 0.9, "pools": [{"beta": 0.5, "mu": 1}, {"beta": 0.5, "mu": "1"}], "K": 3}
+    # a list of points: one start-up, a list of results
+    out = subprocess.run([sys.executable, "-m", "lbmc_analysis", "limit", "--json",
+                          json.dumps([point, {**point, "policy": "random", "buffer": 3}])],
+                         capture_output=True, text=True, env=env, check=True)
+    j = json.loads(out.stdout)
+    assert j[0]["metrics"]["p_wait"] == pytest.approx(0.81) and len(j[0]["metrics"]["tail"]) == 2
+    assert j[1]["exact"]["p_block"] and j[1]["metrics"]["p_block"] > 0
+    bad = subprocess.run([sys.executable, "-m", "lbmc_analysis", "limit", "--refined", "10", "--json",
+                          '{"policy": "jsq(2)"}'], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "'lambda' is required" in bad.stderr
+    # --refined through the same function as limits.refined (in-process: the start-up is slow)
+    from lbmc_analysis.__main__ import main
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["limit", "--refined", "20", "--json", json.dumps({**point, "buffer": 3})]) == 0
+    assert json.loads(buf.getvalue())["kind"] == "refined"
+
+
+def test_transient_for_point_and_its_command_line():
+    from lbmc_analysis.limits import ode
+    p = {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3}
+    r = limits.transient_for_point(p, [0.0, 1.0, 2.0], "tail:1,1,0.8", n=10)
+    want = ode.transient(ode.OccupancyModel("jsq(2)", 0.9, levels=15), [0.0, 1.0, 2.0], "tail:1,1,0.8")
+    np.testing.assert_allclose(r["tail"][:, 0], want.values[:, 0, :3], atol=1e-7)
+    assert r["tail_refined"].shape == (3, 1, 3) and np.all(r["tail_refined"][0] == r["tail"][0])
+    assert r["top"] < 1e-12
+    from lbmc_analysis.__main__ import main
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["limit", "--transient", "0:2:1", "--init", "tail:1,1,0.8", "--json", json.dumps(p)]) == 0
+    j = json.loads(buf.getvalue())
+    assert j["time"] == [0.0, 1.0, 2.0] and j["tail_refined"] is None
+    np.testing.assert_allclose(j["tail"], r["tail"], atol=1e-9)
+    with pytest.raises(ValueError, match="exponential"):
+        limits.transient_for_point({**p, "service": "erlang:k=2"}, [0, 1])
