@@ -114,8 +114,8 @@ static void lbmc_svc_number(char *buf, size_t len, double x, int digits)
     return;
   }
   for (int d = 1; d <= digits; d++) {
-    snprintf(buf, len, "%.*g", d, x);
-    if (strtod(buf, NULL) == x) return;
+    int w = snprintf(buf, len, "%.*g", d, x);
+    if (w > 0 && (size_t)w < len && strtod(buf, NULL) == x) return;
   }
 }
 

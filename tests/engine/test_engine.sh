@@ -8,15 +8,9 @@
 set -u
 TE=${1:?usage: test_engine.sh LBMC_TEST_ENGINE}
 LBMC=${LBMC:?set LBMC to the lbmc program}
-WORK=$(mktemp -d /tmp/lbmc-engine-test.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fails=0
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+LBMC_TEST_NAME=engine-test
+# shellcheck source=tests/lib/check.sh
+. "${LBMC_SOURCE_DIR:?set LBMC_SOURCE_DIR}/tests/lib/check.sh"
 mm1="--n 1 --lambda 0.5 --pools 1:1:inf --policy random --replicas 8 --time 4000 --warmup 200 --seed 5"
 
 "$TE" sim --help >"$WORK/help" 2>&1
@@ -65,5 +59,4 @@ import h5py, sys
 f = h5py.File('$WORK/out.h5', 'r')
 sys.exit(0 if [e.decode() if isinstance(e, bytes) else e for e in f['points/engine'][()]] == ['single'] * 2 else 1)"
 
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+finish

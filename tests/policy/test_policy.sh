@@ -8,15 +8,9 @@ set -u
 TP=${1:?usage: test_policy.sh LBMC_TEST_POLICY}
 LBMC=${LBMC:?set LBMC to the lbmc program}
 HERE="${LBMC_SOURCE_DIR:?set LBMC_SOURCE_DIR}/tests/policy"
-WORK=$(mktemp -d /tmp/lbmc-policy-test.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fails=0
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+LBMC_TEST_NAME=policy-test
+# shellcheck source=tests/lib/check.sh
+. "${LBMC_SOURCE_DIR:?set LBMC_SOURCE_DIR}/tests/lib/check.sh"
 sys="--n 20 --lambda 0.8 --pools 1:1:inf --replicas 8 --time 2000 --warmup 100 --seed 3"
 
 # --help lists the policy and its alias, with their help lines.
@@ -74,5 +68,4 @@ check "lbmc: the job file's line and the policies allowed" grep -Eq \
   "round_robin.yaml:7: policy.*'round_robin' is not allowed \(unknown policy\); allowed: .*lwl\(d\), jiq" \
   "$WORK/err"
 
-echo "$fails failure(s)"
-[ "$fails" -eq 0 ]
+finish
