@@ -4,15 +4,17 @@
  * simulates one replica through the replica driver (all metrics on, K = 10, tick
  * records, histograms or the occupancy engine's class mixture) with about `events`
  * events in the measured period, after a warm-up, and reports simulated events per CPU
- * second of the measured period and its peak resident memory (getrusage). With two
- * engines (--engine occupancy,servers) the last column is the ratio of their speeds;
- * with --pairs, one engine is run without and with the pair statistics (run.pairs) and the
- * last column is the ratio of the speeds without to with them.
+ * second of the measured period and its peak resident memory (getrusage). Events are
+ * arrivals plus departures, and for occupancy-ph its phase changes too (their mean number
+ * per completion from the law: bench_phase_visits). With two engines (--engine
+ * occupancy,servers) the last column is the ratio of their speeds; with --pairs, one
+ * engine is run without and with the pair statistics (run.pairs) and the last column is
+ * the ratio of the speeds without to with them.
  *
  * Run by hand: build/bench/lbmc-bench [--events E] [--lambda L] [--pools LIST]
  *                [--n N1,N2,...] [--policies P1;P2;...] [--service SPEC]
  *                [--engine E1[,E2]] [--init empty|meanfield] [--warmup T]
- *                [--servers-max N] [--precision] [--pairs]
+ *                [--servers-max N] [--precision [--metric NAME]] [--pairs]
  * --engine: auto or an engine of the registry (default servers; --service selects
  *   general service, hence the general engine). n may be written 1e9; the per-server
  *   engines are run only up to --servers-max (default 10^7).
@@ -26,11 +28,12 @@
  * marked.
  * --precision: instead, the cost per unit of precision of the first policy with the
  *   first engine: 10 replicas of about E events each (init as given; from the mean-field
- *   point with --init meanfield), the 95% interval of p_wait across them, and the CPU
- *   seconds a 1% relative half-width would take (CPU used x (half-width / 1%)^2: the
- *   variance falls as 1 / CPU time). Only from a point whose verdict is ok: for any
- *   other the estimate and the cost are refused (printed as "-") and the reason given,
- *   since an interval from a run that has not reached its steady state measures nothing.
+ *   point with --init meanfield), the 95% interval of the metric (--metric, a scalar one:
+ *   p_wait by default, mean_sojourn, ...) across them, and the CPU seconds a 1% relative
+ *   half-width would take (CPU used x (half-width / 1%)^2: the variance falls as 1 / CPU
+ *   time). Only from a point whose verdict is ok: for any other the estimate and the cost
+ *   are refused (printed as "-") and the reason given, since an interval from a run that
+ *   has not reached its steady state measures nothing.
  */
 #include <getopt.h>
 #include <math.h>
@@ -42,6 +45,7 @@
 #include <unistd.h>
 
 #include "../src/cli/cli.h"
+#include "../src/core/ticks.h"
 #include "lbmc/engines.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
@@ -62,7 +66,8 @@ typedef struct {
   int engine[BENCH_ENGINES], engines; /* lbmc_engine_kind */
   int init;                           /* lbmc_init_kind */
   long long servers_max;
-  int pairs; /* 1: each engine column has pairs off, then on (one engine) */
+  int pairs;          /* 1: each engine column has pairs off, then on (one engine) */
+  const char *metric; /* --precision: the metric (a scalar one), default p_wait */
 } bench_opts;
 
 static lbmc_model *bench_model(const bench_case *c, long long n, const bench_opts *bo)
@@ -83,6 +88,42 @@ static lbmc_model *bench_model(const bench_case *c, long long n, const bench_opt
     return NULL;
   }
   return m;
+}
+
+/* The mean number of phases a requirement of the --service law visits, alpha (-T)^-1 D 1
+ * with D = diag(-T_pp) (the jump chain's visits: N = (I - P)^-1 = (-T)^-1 D), 1 for
+ * exponential service or a law that is not phase-type. The occupancy-ph engine makes
+ * one event per visit (phase changes and the completion), the tick records count the
+ * completions only: its events are arrivals + departures x visits. */
+static double bench_phase_visits(const bench_opts *bo)
+{
+  lbmc_service svc;
+  const double *alpha, *T;
+  double a[LBMC_PH_MAX_PHASES][LBMC_PH_MAX_PHASES + 1], visits = 0;
+  int m;
+  if (!bo->service || lbmc_service_parse("--service", bo->service, &svc)) return 1;
+  m = lbmc_service_ph(&svc, &alpha, &T);
+  if (m <= 1) return 1;
+  for (int i = 0; i < m; i++) { /* x (-T) = alpha as (-T)^t x = alpha, Gauss-Jordan */
+    for (int j = 0; j < m; j++) a[i][j] = -T[j * m + i];
+    a[i][m] = alpha[i];
+  }
+  for (int c = 0; c < m; c++) {
+    int piv = c;
+    for (int i = c + 1; i < m; i++)
+      if (fabs(a[i][c]) > fabs(a[piv][c])) piv = i;
+    for (int j = 0; j <= m; j++) {
+      double t = a[c][j];
+      a[c][j] = a[piv][j];
+      a[piv][j] = t;
+    }
+    for (int i = 0; i < m; i++) {
+      const double f = i == c ? 0 : a[i][c] / a[c][c];
+      for (int j = c; j <= m; j++) a[i][j] -= f * a[c][j];
+    }
+  }
+  for (int p = 0; p < m; p++) visits += a[p][m] / a[p][p] * -T[p * m + p];
+  return visits;
 }
 
 /* Run options of one measurement: about `events` events in the measured period; init:
@@ -138,9 +179,12 @@ static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int
   if (!bad) {
     getrusage(RUSAGE_SELF, &ru);
     lbmc_point_replica(p, 0, &info);
-    out[0] = (double)info.events / info.cpu_seconds;
+    double events = (double)info.events;
+    if (engine == LBMC_ENGINE_OCCUPANCY_PH) /* its phase changes are events too */
+      events += (bench_phase_visits(bo) - 1) * info.sums[LBMC_TK_DEPARTURES];
+    out[0] = events / info.cpu_seconds;
     out[1] = (double)ru.ru_maxrss / 1024.0;
-    out[2] = (double)info.events;
+    out[2] = events;
     out[3] = lbmc_point_verdict(p)->status;
     out[4] = as_asked;
     bad = lbmc_point_verdict(p)->status == LBMC_STATUS_UNSTABLE || info.unstable;
@@ -174,7 +218,7 @@ static void bench_child(const bench_case *c, long long n, const bench_opts *bo, 
   waitpid(pid, NULL, 0);
 }
 
-/* --precision: CPU seconds for a 1% relative half-width on p_wait at n (the point's
+/* --precision: CPU seconds for a 1% relative half-width on bo->metric at n (the point's
  * pooled estimate and interval over BENCH_REPS replicas), only from a point that is ok. */
 static int bench_precision(const bench_case *c, long long n, const bench_opts *bo)
 {
@@ -190,7 +234,7 @@ static int bench_precision(const bench_case *c, long long n, const bench_opts *b
   if (!m) return 1;
   bad = bench_replica(m, bo, bo->engine[0], n, &o, &r, &as_asked) ||
         lbmc_point_create(m, &o, BENCH_REPS, &p);
-  pw = lbmc_metric_offset(LBMC_M_P_WAIT, lbmc_model_pools(m), (int)o.tail_k);
+  pw = lbmc_metric_offset(lbmc_metric_find(bo->metric), lbmc_model_pools(m), (int)o.tail_k);
   for (int i = 0; !bad && i < BENCH_REPS; i++) {
     lbmc_unit u = {0, 0, i, BENCH_REPS, 1, 0, 0};
     const void *rec;
@@ -244,8 +288,8 @@ static void bench_usage(void)
   printf("usage: lbmc-bench [--events E] [--lambda L] [--pools LIST] [--n N1,N2,..]\n"
          "  [--policies 'random;jsq(2);pull/3'] (pull/3 = pull with 3 routers) [--service SPEC]\n"
          "  [--engine E1[,E2]] (%s) [--init empty|meanfield]\n"
-         "  [--warmup T] [--servers-max N] [--precision] [--pairs] (one engine without and\n"
-         "  with the pair statistics)\n",
+         "  [--warmup T] [--servers-max N] [--precision [--metric NAME]] [--pairs] (one engine\n"
+         "  without and with the pair statistics)\n",
          lbmc_engine_names(engines, sizeof engines, 1, ", ", ", "));
 }
 
@@ -253,14 +297,21 @@ static void bench_usage(void)
 static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t nslen,
                       bench_case *cases, int *ncases, int *precision)
 {
-  static const struct option opts[] = {
-      {"events", required_argument, 0, 'e'},   {"lambda", required_argument, 0, 'l'},
-      {"pools", required_argument, 0, 'p'},    {"n", required_argument, 0, 'n'},
-      {"policies", required_argument, 0, 'P'}, {"service", required_argument, 0, 'S'},
-      {"engine", required_argument, 0, 'E'},   {"init", required_argument, 0, 'I'},
-      {"warmup", required_argument, 0, 'w'},   {"servers-max", required_argument, 0, 's'},
-      {"precision", no_argument, 0, 'r'},      {"pairs", no_argument, 0, 'q'},
-      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+  static const struct option opts[] = {{"events", required_argument, 0, 'e'},
+                                       {"lambda", required_argument, 0, 'l'},
+                                       {"pools", required_argument, 0, 'p'},
+                                       {"n", required_argument, 0, 'n'},
+                                       {"policies", required_argument, 0, 'P'},
+                                       {"service", required_argument, 0, 'S'},
+                                       {"engine", required_argument, 0, 'E'},
+                                       {"init", required_argument, 0, 'I'},
+                                       {"warmup", required_argument, 0, 'w'},
+                                       {"servers-max", required_argument, 0, 's'},
+                                       {"precision", no_argument, 0, 'r'},
+                                       {"pairs", no_argument, 0, 'q'},
+                                       {"metric", required_argument, 0, 'm'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   static char policies[512];
   int c;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -279,6 +330,12 @@ static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t ns
     case 's': bo->servers_max = (long long)atof(optarg); break;
     case 'r': *precision = 1; break;
     case 'q': bo->pairs = 1; break;
+    case 'm':
+      if (lbmc_metric_find(optarg) < 0 ||
+          lbmc_metric_get(lbmc_metric_find(optarg))->shape != LBMC_SHAPE_SCALAR)
+        return bench_usage(), 2;
+      bo->metric = optarg;
+      break;
     default: bench_usage(); return c == 'h' ? 0 : 2;
     }
   }
@@ -297,7 +354,8 @@ static int bench_args(int argc, char **argv, bench_opts *bo, char *ns, size_t ns
 
 int main(int argc, char **argv)
 {
-  bench_opts bo = {0.9, 2e7, -1, "1:1:inf", NULL, {LBMC_ENGINE_SERVERS}, 1, 0, 10000000, 0};
+  bench_opts bo = {0.9, 2e7, -1,       "1:1:inf", NULL,    {LBMC_ENGINE_SERVERS},
+                   1,   0,   10000000, 0,         "p_wait"};
   char ns[512] = "1000,10000,100000,1000000";
   bench_case cases[16] = {{"random", 1}, {"jsq(2)", 1}, {"pull", 1}, {"pull", 3}};
   int ncases = 4, precision = 0, code;
@@ -313,7 +371,7 @@ int main(int argc, char **argv)
          lbmc_init_kind_names[bo.init]);
   if (precision) {
     printf("%-8s %3s %14s %-10s %-14s %10s %10s %10s %14s\n", "policy", "R", "n", "engine",
-           "verdict", "p_wait", "half-width", "CPU s", "CPU s for 1%");
+           "verdict", bo.metric, "half-width", "CPU s", "CPU s for 1%");
     for (char *s = NULL, *tok = strtok_r(ns, ",", &s); tok; tok = strtok_r(NULL, ",", &s))
       if (bench_precision(&cases[0], (long long)atof(tok), &bo)) return 1;
     return 0;

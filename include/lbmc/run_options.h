@@ -20,10 +20,11 @@ extern "C" {
  *  cost, what it applies to) is in its table; names, choices and help are read from
  *  the registry (lbmc/engines.h). Adding an engine: its file and one line here. */
 #define LBMC_ENGINE_LIST(X)                                                                        \
-  X(OCCUPANCY, occupancy) /* counts of servers per pool and level (docs/occupancy.md) */           \
-  X(SERVERS, servers)     /* every server, exponential service: the Markov race */                 \
-  X(LEAN, lean)           /* every server, any service at constant speeds: a ladder queue */       \
-  X(GENERAL, general)     /* every server, any service: an event calendar */
+  X(OCCUPANCY, occupancy)       /* counts of servers per pool and level (docs/occupancy.md) */     \
+  X(OCCUPANCY_PH, occupancy_ph) /* the same per level and phase: phase-type service */             \
+  X(SERVERS, servers)           /* every server, exponential service: the Markov race */           \
+  X(LEAN, lean)                 /* every server, any service at constant speeds: a ladder queue */ \
+  X(GENERAL, general)           /* every server, any service: an event calendar */
 
 /** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,
  *  --engine): 0 for auto, else 1 + the engine's position in LBMC_ENGINE_LIST (a test
@@ -38,7 +39,7 @@ typedef enum {
 
 /** How a replica starts (run.init, --init). */
 typedef enum {
-  LBMC_INIT_EMPTY = 0,    /* every server idle at time 0 */
+  LBMC_INIT_EMPTY = 0,     /* every server idle at time 0 */
   LBMC_INIT_MEANFIELD = 1, /* counts rounded from the mean-field fixed point (occupancy
                              engine; docs/occupancy.md); other engines start empty */
   LBMC_INIT_TAIL = 2       /* an explicit state: per pool the fractions F_k of its servers
@@ -102,8 +103,7 @@ long lbmc_transient_times(const lbmc_run_options *o);
 lbmc_err lbmc_run_options_parse_init(const char *where, const char *text, lbmc_run_options *o);
 /** Parse a --transient value "T0:T1:DT" into o->transient. Errors: LBMC_ERR_ARG (T0 >= 0,
  *  T1 > T0, DT > 0 dividing T1 - T0, at most LBMC_TRANSIENT_MAX_TIMES times). */
-lbmc_err lbmc_run_options_parse_transient(const char *where, const char *text,
-                                          lbmc_run_options *o);
+lbmc_err lbmc_run_options_parse_transient(const char *where, const char *text, lbmc_run_options *o);
 
 /** The name of run option `name` ("max_customers") as a message writes it after the
  *  prefix `where` of lbmc_run_options_check: "--max-customers" for "--", else

@@ -1,6 +1,5 @@
-/* The mean-field ODE of the occupancy chain and the start it gives (occ_meanfield.h),
- * the routing laws several policies share (occ_policy.h), and the large-n binomial
- * splits the initial states need. */
+/* The mean-field ODE of the occupancy chain and the start it gives (occ_meanfield.h):
+ * per level for exponential service, per level and phase for phase-type service. */
 #include "occ_meanfield.h"
 
 #include <gsl/gsl_errno.h>
@@ -45,14 +44,82 @@
 
 /* ---- The ODE ---- */
 
+/* The state y: J x levels x ph fractions, y[(j levels + k) ph + p] = fraction of pool j's
+ * servers at level k whose customer in service is in phase p (level 0: p = 0 only). With
+ * exponential service ph = 1 and y is J x levels. */
 typedef struct {
   const lbmc_model *m;
   const lbmc_occupancy_ops *ops;
   lbmc_occ_mf mf;
+  uint32_t ph;   /* phases per level in y: the largest pool's (1: exponential service) */
   double *p;     /* J x levels: routing law */
   double *work;  /* 2 (levels + 1) */
+  double *marg;  /* J x levels: the level marginals of y (ph > 1) */
   double effort; /* classes evaluated so far (drift calls x dimension) */
 } lbmc_mf_ctx;
+
+/* The drift with phase-type service (ph > 1; plain servers), in the fractions z_j(k, p):
+ *   arrivals: rate lambda / b_j p_j(k) from level k to k + 1; from level 0 the phase is
+ *     drawn from alpha, from level k >= 1 the server keeps its phase p, a fraction
+ *     z_j(k, p) / s_j(k) of them (the server joined is uniform within its level);
+ *   phase changes p -> p' at rate mu_j T[p][p'] per server;
+ *   completions at rate mu_j exit_p: level k to k - 1, the next customer's phase drawn
+ *     from alpha (level 1 to the idle level 0). */
+static void lbmc_mf_drift_ph(lbmc_mf_ctx *c, const double *y, double *f)
+{
+  const lbmc_model *m = c->m;
+  const uint32_t Lv = c->mf.levels, M = c->ph;
+  for (uint32_t j = 0; j < c->mf.J; j++)
+    for (uint32_t k = 0; k < Lv; k++) {
+      double sum = 0;
+      for (uint32_t q = 0; q < M; q++) sum += y[((size_t)j * Lv + k) * M + q];
+      c->marg[j * Lv + k] = sum;
+    }
+  c->mf.s = c->marg;
+  c->ops->law(&c->mf, c->p);
+  for (uint32_t j = 0; j < c->mf.J; j++) {
+    const lbmc_service *sv = &m->service[j];
+    const double *alpha, *T, *exit = lbmc_service_ph_exit(sv);
+    const uint32_t ph = (uint32_t)lbmc_service_ph(sv, &alpha, &T);
+    const double *z = y + (size_t)j * Lv * M, *p = c->p + j * Lv, mu = m->mu[j];
+    const double up = m->lambda / c->mf.b[j];
+    const long B = m->buffer[j];
+    double *g = f + (size_t)j * Lv * M;
+    memset(g, 0, sizeof *g * Lv * M);
+    for (uint32_t k = 0; k < Lv; k++) {
+      const double *zk = z + (size_t)k * M;
+      double *gk = g + (size_t)k * M;
+      if (k + 1 < Lv && (B == LBMC_BUFFER_INF || (long)k < B)) { /* arrivals: k -> k + 1 */
+        const double a = up * p[k];
+        double pos = 0;
+        if (k == 0) {
+          gk[0] -= a;
+          for (uint32_t q = 0; q < ph; q++) gk[M + q] += a * alpha[q];
+        } else {
+          for (uint32_t q = 0; q < ph; q++) pos += zk[q] > 0 ? zk[q] : 0.0;
+          for (uint32_t q = 0; pos > 0 && q < ph; q++) {
+            double r = zk[q] > 0 ? a * zk[q] / pos : 0.0;
+            gk[q] -= r;
+            gk[M + q] += r;
+          }
+        }
+      }
+      for (uint32_t q = 0; k >= 1 && q < ph; q++) { /* service of the phase-q servers */
+        const double x = mu * zk[q], e = x * exit[q];
+        for (uint32_t q2 = 0; q2 < ph; q2++) {
+          double r = q2 == q ? 0.0 : x * T[q * ph + q2];
+          gk[q] -= r;
+          gk[q2] += r;
+        }
+        gk[q] -= e;
+        if (k == 1)
+          g[0] += e;
+        else
+          for (uint32_t q2 = 0; q2 < ph; q2++) (gk - M)[q2] += e * alpha[q2];
+      }
+    }
+  }
+}
 
 static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
 {
@@ -60,7 +127,11 @@ static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
   const lbmc_model *m = c->m;
   const uint32_t Lv = c->mf.levels;
   (void)t;
-  c->effort += (double)c->mf.J * Lv;
+  c->effort += (double)c->mf.J * Lv * c->ph;
+  if (c->ph > 1) {
+    lbmc_mf_drift_ph(c, y, f);
+    return GSL_SUCCESS;
+  }
   c->mf.s = y;
   c->ops->law(&c->mf, c->p);
   for (uint32_t j = 0; j < c->mf.J; j++) {
@@ -79,36 +150,60 @@ static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
   return GSL_SUCCESS;
 }
 
-/* The fastest rate of the model: lambda plus the largest saturated speed. */
-static double lbmc_mf_rate(const lbmc_model *m)
+/* The fastest rate of the model: lambda plus the largest saturated speed (times the
+ * fastest phase, ph > 1). */
+static double lbmc_mf_rate(const lbmc_model *m, uint32_t ph)
 {
   double r = 0;
-  for (int j = 0; j < m->J; j++) r = fmax(r, m->rates[j][m->nrates[j] - 1]);
+  for (int j = 0; j < m->J; j++) {
+    double v = m->rates[j][m->nrates[j] - 1];
+    if (ph > 1) {
+      const double *T;
+      int q = lbmc_service_ph(&m->service[j], NULL, &T);
+      for (int i = 0; i < q; i++) r = fmax(r, -m->mu[j] * T[i * q + i]);
+      continue;
+    }
+    r = fmax(r, v);
+  }
   return r + m->lambda;
 }
 
 /* (Re)allocate the context and the state for `levels` levels, copying the old state. */
 static int lbmc_mf_resize(lbmc_mf_ctx *c, double **y, uint32_t levels)
 {
-  const uint32_t J = c->mf.J, old = c->mf.levels;
-  double *ny = calloc((size_t)J * levels, sizeof *ny);
+  const uint32_t J = c->mf.J, old = c->mf.levels, M = c->ph;
+  double *ny = calloc((size_t)J * levels * M, sizeof *ny);
   double *p = malloc(sizeof *p * J * levels), *w = malloc(sizeof *w * 2 * (levels + 1));
-  if (!ny || !p || !w) {
+  double *marg = M > 1 ? malloc(sizeof *marg * J * levels) : NULL;
+  if (!ny || !p || !w || (M > 1 && !marg)) {
     free(ny);
     free(p);
     free(w);
+    free(marg);
     return -1;
   }
   for (uint32_t j = 0; j < J; j++)
-    for (uint32_t k = 0; k < old && k < levels; k++) ny[j * levels + k] = (*y)[j * old + k];
+    for (uint32_t k = 0; k < old && k < levels; k++)
+      for (uint32_t q = 0; q < M; q++)
+        ny[((size_t)j * levels + k) * M + q] = (*y)[((size_t)j * old + k) * M + q];
   free(*y);
   free(c->p);
   free(c->work);
+  free(c->marg);
   *y = ny;
   c->p = p;
   c->work = c->mf.work = w;
+  c->marg = marg;
   c->mf.levels = levels;
   return 0;
+}
+
+/* The fraction of pool j's servers at level k in state y. */
+static double lbmc_mf_level(const lbmc_mf_ctx *c, const double *y, uint32_t j, uint32_t k)
+{
+  double s = 0;
+  for (uint32_t q = 0; q < c->ph; q++) s += y[((size_t)j * c->mf.levels + k) * c->ph + q];
+  return s;
 }
 
 /* Largest |drift| and largest top-level fraction of the state y. */
@@ -118,18 +213,31 @@ static void lbmc_mf_measure(lbmc_mf_ctx *c, const double *y, double *f, double *
   lbmc_mf_drift(0, y, f, c);
   *drift = 0;
   *top = 0;
-  for (uint32_t i = 0; i < c->mf.J * Lv; i++) *drift = fmax(*drift, fabs(f[i]));
-  for (uint32_t j = 0; j < c->mf.J; j++) *top = fmax(*top, y[j * Lv + Lv - 1]);
+  for (uint32_t i = 0; i < c->mf.J * Lv * c->ph; i++) *drift = fmax(*drift, fabs(f[i]));
+  for (uint32_t j = 0; j < c->mf.J; j++) *top = fmax(*top, lbmc_mf_level(c, y, j, Lv - 1));
 }
 
-static void lbmc_mf_finish(lbmc_occ_mf_point *pt, const lbmc_model *m, double *y, uint32_t Lv)
+/* The point from state y: the level fractions s (y itself with ph = 1; with ph > 1 the
+ * marginals, y kept as x). Returns -1 when out of memory. */
+static int lbmc_mf_finish(lbmc_occ_mf_point *pt, const lbmc_mf_ctx *c, double *y)
 {
-  pt->s = y;
+  const lbmc_model *m = c->m;
+  const uint32_t Lv = c->mf.levels;
   pt->levels = Lv;
+  pt->ph = c->ph;
+  pt->s = y;
+  if (c->ph > 1) {
+    pt->x = y;
+    pt->s = malloc(sizeof *pt->s * pt->J * Lv);
+    if (!pt->s) return -1;
+    for (uint32_t j = 0; j < pt->J; j++)
+      for (uint32_t k = 0; k < Lv; k++) pt->s[j * Lv + k] = lbmc_mf_level(c, y, j, k);
+  }
   pt->customers = 0;
   for (uint32_t j = 0; j < pt->J; j++)
     for (uint32_t k = 1; k < Lv; k++)
-      pt->customers += (double)m->N[j] / (double)m->n * k * y[j * Lv + k];
+      pt->customers += (double)m->N[j] / (double)m->n * k * pt->s[j * Lv + k];
+  return 0;
 }
 
 /* Customers per server in state y. */
@@ -137,7 +245,7 @@ static double lbmc_mf_customers(const lbmc_mf_ctx *c, const double *y)
 {
   double x = 0;
   for (uint32_t j = 0; j < c->mf.J; j++)
-    for (uint32_t k = 1; k < c->mf.levels; k++) x += c->mf.b[j] * k * y[j * c->mf.levels + k];
+    for (uint32_t k = 1; k < c->mf.levels; k++) x += c->mf.b[j] * k * lbmc_mf_level(c, y, j, k);
   return x;
 }
 
@@ -169,7 +277,7 @@ static int lbmc_mf_runaway(lbmc_mf_ctx *c, const double *y, double t, lbmc_mf_pr
 static int lbmc_mf_run(lbmc_mf_ctx *c, double *y, double rate, double *chunk, lbmc_mf_prog *g,
                        int *runaway)
 {
-  gsl_odeiv2_system sys = {lbmc_mf_drift, NULL, (size_t)c->mf.J * c->mf.levels, c};
+  gsl_odeiv2_system sys = {lbmc_mf_drift, NULL, (size_t)c->mf.J * c->mf.levels * c->ph, c};
   gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rkf45, 0.1 / rate,
                                                          LBMC_MF_EPS_ABS, LBMC_MF_EPS_REL);
   double *f = malloc(sizeof *f * sys.dimension), t = g->t;
@@ -204,7 +312,7 @@ static int lbmc_mf_run(lbmc_mf_ctx *c, double *y, double rate, double *chunk, lb
  * verdict of pt. Returns 0, or -1 when out of memory. */
 static int lbmc_mf_integrate(lbmc_mf_ctx *c, double **y, lbmc_occ_mf_point *pt)
 {
-  const double rate = lbmc_mf_rate(c->m);
+  const double rate = lbmc_mf_rate(c->m, c->ph);
   double chunk = 1.0 / rate;
   lbmc_mf_prog g = {0, INFINITY, 0, 0, 0, 0};
   int runaway = 0, more;
@@ -246,7 +354,12 @@ lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops 
   c.mf.m = m;
   c.mf.J = (uint32_t)m->J;
   c.mf.n = (double)m->n;
-  for (int j = 0; j < m->J; j++) c.mf.b[j] = (double)m->N[j] / (double)m->n;
+  c.ph = 1;
+  for (int j = 0; j < m->J; j++) {
+    int q = lbmc_service_ph(&m->service[j], NULL, NULL);
+    c.mf.b[j] = (double)m->N[j] / (double)m->n;
+    if (q > (int)c.ph) c.ph = (uint32_t)q;
+  }
   if (lbmc_model_surely_unstable(m)) {
     snprintf(pt->note, sizeof pt->note,
              "rho = %.4g >= 1 with unlimited buffers: no mean-field start (unstable); replicas "
@@ -256,24 +369,27 @@ lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops 
   }
   if (lbmc_mf_resize(&c, &y, LBMC_MF_LEVELS0) != 0)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field start: out of memory");
-  for (uint32_t j = 0; j < c.mf.J; j++) y[j * c.mf.levels] = 1.0; /* empty: all at level 0 */
+  for (uint32_t j = 0; j < c.mf.J; j++) /* empty: all at level 0 */
+    y[(size_t)j * c.mf.levels * c.ph] = 1.0;
   old = gsl_set_error_handler_off(); /* a failed step is reported, not fatal */
   bad = lbmc_mf_integrate(&c, &y, pt);
   gsl_set_error_handler(old);
   free(c.p);
   free(c.work);
-  if (bad) {
+  free(c.marg);
+  if (bad || lbmc_mf_finish(pt, &c, y) != 0) {
     free(y);
+    pt->s = pt->x = NULL;
     return LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field start: out of memory");
   }
-  lbmc_mf_finish(pt, m, y, c.mf.levels);
   return LBMC_SUCCESS;
 }
 
 void lbmc_occ_meanfield_free(lbmc_occ_mf_point *pt)
 {
+  if (pt->x != pt->s) free(pt->x);
   free(pt->s);
-  pt->s = NULL;
+  pt->s = pt->x = NULL;
 }
 
 void lbmc_occ_round(const double *s, uint32_t levels, int64_t N, double u, int64_t *counts)

@@ -1,4 +1,4 @@
-/* Private: the mean-field start of the occupancy engine (the start --init meanfield;
+/* Private: the mean-field start of the occupancy engines (the start --init meanfield;
  * docs/occupancy.md).
  *
  * The drift of the occupancy chain divided by n, written for the fractions s_j(k) of
@@ -10,6 +10,14 @@
  * Fehlberg 4(5)) until it is stationary; each replica then starts from counts rounded
  * from that point at random (lbmc_occ_round). Systems whose ODE does not settle
  * (unstable, or too slow to relax within the budget) start empty.
+ *
+ * With phase-type service (plain servers; the phase-type occupancy engine) the state is
+ * finer: z_j(k, p), the fraction of pool j's servers at level k whose customer in
+ * service is in phase p, with the drift of the counts x_j(k, p) divided by n (arrivals
+ * routed by the same law p_j(k) of the level marginals, the joined server's phase in
+ * proportion to z_j(k, p) and a new service's from alpha; phase changes at rates mu_j T;
+ * completions at mu_j (-T 1)_p, the next customer's phase from alpha); see
+ * lbmc_mf_drift_ph in occ_meanfield.c.
  */
 #ifndef LBMC_OCC_MEANFIELD_H
 #define LBMC_OCC_MEANFIELD_H
@@ -22,6 +30,10 @@ typedef struct {
   uint32_t J;       /* pools */
   uint32_t levels;  /* levels 0 .. levels-1 */
   double *s;        /* J x levels: fraction of pool j's servers at level k (owned) */
+  uint32_t ph;      /* phases per level in x: 1 with exponential service (x NULL) */
+  double *x;        /* ph > 1: J x levels x ph, x[(j levels + k) ph + p] = fraction of pool
+                       j's servers at level k with the customer in service in phase p
+                       (level 0: p = 0); owned */
   double t;         /* ODE time integrated */
   double customers; /* customers per server at the point */
   char note[256];   /* what happened, in words for the user */

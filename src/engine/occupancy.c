@@ -59,14 +59,28 @@ static int lbmc_occ_linear(const lbmc_model *m, int j)
   return 1;
 }
 
-static int lbmc_occ_applies(const lbmc_model *m, char *why, size_t len)
+int lbmc_occ_applies_form(const lbmc_model *m, char *why, size_t len)
+{
+  if (m->policy->occupancy) return 1;
+  snprintf(why, len, "%s %s", m->policy_text,
+           m->policy->needs_workload ? "reads workloads" : "has no occupancy form");
+  return 0;
+}
+
+int lbmc_occ_applies_size(const lbmc_model *m, char *why, size_t len)
 {
   const lbmc_occupancy_ops *ops = m->policy->occupancy;
-  if (!ops) {
-    snprintf(why, len, "%s %s", m->policy_text,
-             m->policy->needs_workload ? "reads workloads" : "has no occupancy form");
+  if (m->n > LBMC_MAX_N) {
+    snprintf(why, len, "n = %lld exceeds the occupancy engine's limit %lld", (long long)m->n,
+             LBMC_MAX_N);
     return 0;
   }
+  return ops->applies ? ops->applies(m, why, len) : 1;
+}
+
+static int lbmc_occ_applies(const lbmc_model *m, char *why, size_t len)
+{
+  if (!lbmc_occ_applies_form(m, why, len)) return 0;
   for (int j = 0; j < m->J; j++) {
     if (!lbmc_service_is_exponential(&m->service[j])) {
       snprintf(why, len, "general service (pool %d: %s)", j + 1, m->service[j].text);
@@ -80,12 +94,7 @@ static int lbmc_occ_applies(const lbmc_model *m, char *why, size_t len)
       return 0;
     }
   }
-  if (m->n > LBMC_MAX_N) {
-    snprintf(why, len, "n = %lld exceeds the occupancy engine's limit %lld", (long long)m->n,
-             LBMC_MAX_N);
-    return 0;
-  }
-  return ops->applies ? ops->applies(m, why, len) : 1;
+  return lbmc_occ_applies_size(m, why, len);
 }
 
 /* ---- Workspace ---- */
@@ -107,44 +116,54 @@ int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t)
   return 0;
 }
 
+void lbmc_occ_state_free(lbmc_occ_state *st)
+{
+  if (st->ops && st->ops->destroy) st->ops->destroy(&st->pw);
+  for (uint32_t j = 0; j < st->J; j++) {
+    free(st->pool[j].G);
+    st->pool[j].G = NULL;
+  }
+  lbmc_tally_free(&st->tally);
+}
+
 static void lbmc_occ_destroy(void **ws)
 {
   lbmc_occ *o = ws ? *ws : NULL;
   if (!o) return;
-  if (o->st.ops && o->st.ops->destroy) o->st.ops->destroy(&o->st.pw);
-  for (uint32_t j = 0; j < o->st.J; j++) free(o->st.pool[j].G);
-  lbmc_tally_free(&o->st.tally);
+  lbmc_occ_state_free(&o->st);
   free(o->counts);
   lbmc_occ_meanfield_free(&o->mf);
   free(o);
   *ws = NULL;
 }
 
+/* The view's functions: ws is the state (lbmc_occ_view_init). */
 static int64_t lbmc_occ_tail(const void *ws, int j, uint32_t k)
 {
-  const lbmc_occ_pool *p = &((const lbmc_occ *)ws)->st.pool[j];
+  const lbmc_occ_pool *p = &((const lbmc_occ_state *)ws)->pool[j];
   return k < p->cap ? p->G[k] : 0;
 }
 
 static uint64_t lbmc_occ_customers(const void *ws, int j)
 {
-  return (uint64_t)((const lbmc_occ *)ws)->st.pool[j].Q;
+  return (uint64_t)((const lbmc_occ_state *)ws)->pool[j].Q;
+}
+
+static double lbmc_occ_state_time(const void *ws) { return ((const lbmc_occ_state *)ws)->t; }
+
+void lbmc_occ_view_init(lbmc_view *v, const lbmc_occ_state *st)
+{
+  v->ws = st;
+  v->J = (int)st->J;
+  v->K = (int)st->K;
+  v->N = st->m->N;
+  v->tail = lbmc_occ_tail;
+  v->customers = lbmc_occ_customers;
+  v->workload = NULL;
+  v->time = lbmc_occ_state_time;
 }
 
 static double lbmc_occ_time(const void *ws) { return ((const lbmc_occ *)ws)->st.t; }
-
-/* The view of the tally and the observers. */
-static void lbmc_occ_init_view(lbmc_occ *o, const lbmc_model *m)
-{
-  o->view.ws = o;
-  o->view.J = (int)o->st.J;
-  o->view.K = (int)o->st.K;
-  o->view.N = m->N;
-  o->view.tail = lbmc_occ_tail;
-  o->view.customers = lbmc_occ_customers;
-  o->view.workload = NULL;
-  o->view.time = lbmc_occ_time;
-}
 
 static void lbmc_occ_init_pool(lbmc_occ_pool *p, const lbmc_model *m, int j, uint32_t K)
 {
@@ -159,36 +178,41 @@ static void lbmc_occ_init_pool(lbmc_occ_pool *p, const lbmc_model *m, int j, uin
   p->G = calloc(p->cap, sizeof *p->G);
 }
 
-static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_customers, void **ws)
+lbmc_err lbmc_occ_state_init(lbmc_occ_state *st, const lbmc_model *m, int K, uint64_t max_customers)
 {
-  lbmc_occ *o;
-  lbmc_occ_state *st;
-  char why[256];
   lbmc_err err = LBMC_SUCCESS;
-  if (!m->is_setup) return LBMC_ERROR(LBMC_ERR_INTERNAL, "occupancy engine: model not set up");
-  if (!lbmc_occ_applies(m, why, sizeof why))
-    return LBMC_ERROR(LBMC_ERR_ARG, "the occupancy engine does not apply: %s", why);
-  o = calloc(1, sizeof *o);
-  if (!o) return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
-  st = &o->st;
   st->m = m;
   st->J = (uint32_t)m->J;
   st->K = (uint32_t)K;
   st->R = (uint32_t)m->routers;
   st->n = m->n;
-  o->inv_lambda_total = 1.0 / (m->lambda * (double)m->n);
   lbmc_zig_exp_init(&st->zig);
   for (uint32_t j = 0; j <= st->J; j++) st->off[j] = j < st->J ? m->offset[j] : m->n;
   for (uint32_t j = 0; j < st->J; j++) {
     lbmc_occ_init_pool(&st->pool[j], m, (int)j, st->K);
     if (!st->pool[j].G) err = LBMC_ERR_MEMORY;
   }
-  lbmc_occ_init_view(o, m);
   if (!err)
     err = lbmc_tally_create(&st->tally, (int)st->J, K, max_customers, LBMC_TERMS_AT_ADMISSION);
   st->tally.has_work = 1;
   st->ops = m->policy->occupancy;
   if (!err && st->ops->create) err = st->ops->create(st, &st->pw);
+  return err;
+}
+
+static lbmc_err lbmc_occ_create(const lbmc_model *m, int K, uint64_t max_customers, void **ws)
+{
+  lbmc_occ *o;
+  char why[256];
+  lbmc_err err;
+  if (!m->is_setup) return LBMC_ERROR(LBMC_ERR_INTERNAL, "occupancy engine: model not set up");
+  if (!lbmc_occ_applies(m, why, sizeof why))
+    return LBMC_ERROR(LBMC_ERR_ARG, "the occupancy engine does not apply: %s", why);
+  o = calloc(1, sizeof *o);
+  if (!o) return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy engine: out of memory");
+  o->inv_lambda_total = 1.0 / (m->lambda * (double)m->n);
+  err = lbmc_occ_state_init(&o->st, m, K, max_customers);
+  lbmc_occ_view_init(&o->view, &o->st);
   if (err) {
     lbmc_occ_destroy((void **)&o);
     return err == LBMC_ERR_MEMORY ? LBMC_ERROR(err, "occupancy engine: out of memory") : err;
@@ -252,9 +276,7 @@ static lbmc_err lbmc_occ_set_init(void *ws, const lbmc_run_options *ro, char *no
 
 /* ---- Reset ---- */
 
-/* Pool j from level counts x[levels] (summing to N): G, top, low, Q, S. Returns -1 when
- * out of memory. */
-static int lbmc_occ_set_counts(lbmc_occ_state *st, uint32_t j, const int64_t *x, uint32_t levels)
+int lbmc_occ_set_counts(lbmc_occ_state *st, uint32_t j, const int64_t *x, uint32_t levels)
 {
   lbmc_occ_pool *p = &st->pool[j];
   uint32_t top = levels - 1;

@@ -19,6 +19,28 @@ extern const lbmc_engine_type lbmc_engine_occupancy;
 /** The state of an occupancy workspace (read-only use: tests and diagnostics). */
 const lbmc_occ_state *lbmc_occ_state_of(const void *ws);
 
+/* ---- What the occupancy engines share (occupancy.c; occ_ph.c builds on it) ---- */
+
+/** 1 if the model's policy has an occupancy form, else 0 and the reason in why[len]. */
+int lbmc_occ_applies_form(const lbmc_model *m, char *why, size_t len);
+/** 1 if n is within LBMC_MAX_N and the policy's occupancy form takes the model (its
+ *  `applies`), else 0 and the reason in why[len]. Call after lbmc_occ_applies_form. */
+int lbmc_occ_applies_size(const lbmc_model *m, char *why, size_t len);
+/** Set up the state of model m (set up; its policy has an occupancy form): pools with
+ *  empty G arrays for K tail levels, the tally (terms at admission, runaway cap
+ *  max_customers), the occupancy form's workspace. On error the caller still calls
+ *  lbmc_occ_state_free. Errors: LBMC_ERR_MEMORY, the form's create errors. */
+lbmc_err lbmc_occ_state_init(lbmc_occ_state *st, const lbmc_model *m, int K,
+                             uint64_t max_customers);
+/** Free what lbmc_occ_state_init allocated. */
+void lbmc_occ_state_free(lbmc_occ_state *st);
+/** The tally's and observers' view of st (v->ws = st): tails from G, customers Q, the
+ *  clock; no workload. */
+void lbmc_occ_view_init(lbmc_view *v, const lbmc_occ_state *st);
+/** Pool j from level counts x[levels] (summing to N_j): G, top, low, Q, S. Returns -1
+ *  when out of memory (the tally halted). */
+int lbmc_occ_set_counts(lbmc_occ_state *st, uint32_t j, const int64_t *x, uint32_t levels);
+
 /** Grow pool j's G array to hold top level t (2 t + 2 entries: the level search reads
  *  up to 2 t + 1); 0 on success, else halts the tally (out of memory) and returns -1. */
 int lbmc_occ_grow(lbmc_occ_state *st, uint32_t j, uint32_t t);

@@ -133,7 +133,7 @@ static lbmc_occ_class lbmc_balanced_occ_route(lbmc_occ_state *st, void *ws, uint
 {
   lbmc_balanced_occ_ws *w = ws;
   const uint32_t c = (uint32_t)st->m->param;
-  lbmc_occ_class best = {0, UINT32_MAX};
+  lbmc_occ_class best = {0, UINT32_MAX, 0};
   uint64_t ties = 0;
   (void)r;
   for (uint32_t j = 0; j < st->J; j++) w->k[j] = 0;
@@ -141,7 +141,8 @@ static lbmc_occ_class lbmc_balanced_occ_route(lbmc_occ_state *st, void *ws, uint
     uint32_t j = lbmc_balanced_occ_pool(st, w);
     uint64_t P = lbmc_occ_draw_distinct(st->s_route, (uint64_t)st->pool[j].N, w->drawn + j * c,
                                         (uint32_t)w->k[j]);
-    lbmc_occ_class cl = {j, lbmc_occ_level(&st->pool[j], (int64_t)P)};
+    const uint32_t k = lbmc_occ_level(&st->pool[j], (int64_t)P);
+    lbmc_occ_class cl = {j, k, P - (uint64_t)st->pool[j].G[k + 1] + 1};
     w->k[j]++;
     if (cl.k < best.k) {
       best = cl;

@@ -59,7 +59,7 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
   const uint32_t d = (uint32_t)st->m->param;
   const uint64_t n = (uint64_t)st->n;
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
-  lbmc_occ_class best = {0, UINT32_MAX};
+  lbmc_occ_class best = {0, UINT32_MAX, 0};
   (void)r;
   st->tally.c.messages += 2 * (uint64_t)d;
   if (d == 2 && distinct) { /* the common case, without the general bookkeeping */

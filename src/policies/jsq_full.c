@@ -136,7 +136,7 @@ static uint32_t lbmc_jsq_route(lbmc_state *st, void *ws, uint32_t r)
 
 static lbmc_occ_class lbmc_jsq_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
 {
-  lbmc_occ_class c = {0, st->pool[0].low};
+  lbmc_occ_class c = {0, st->pool[0].low, 0};
   int64_t U;
   (void)ws;
   (void)r;

@@ -298,7 +298,7 @@ static lbmc_err lbmc_pull_occ_reset(lbmc_occ_state *st, void *ws)
 /* R = 1: an idle slot uniformly (each is a message), else a uniform server. */
 static lbmc_occ_class lbmc_pull_occ_route1(lbmc_occ_state *st)
 {
-  lbmc_occ_class c = {0, 0};
+  lbmc_occ_class c = {0, 0, 0};
   int64_t I = 0, U;
   const lbmc_occ_pool *p;
   uint32_t i = 1;
@@ -321,7 +321,7 @@ static lbmc_occ_class lbmc_pull_occ_route1(lbmc_occ_state *st)
 static lbmc_occ_class lbmc_pull_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
 {
   lbmc_pull_occ_ws *w = ws;
-  lbmc_occ_class c = {0, 0};
+  lbmc_occ_class c = {0, 0, 0};
   int64_t Q, idle;
   if (!w) return lbmc_pull_occ_route1(st);
   if (w->M[r] > 0) { /* a message of router r, uniformly: pool j in proportion to y_j(r) */

@@ -59,9 +59,14 @@ typedef struct {
   double w_slot; /* mean service time in a slot 1 / mu1 */
 } lbmc_occ_pool;
 
-/** A class of servers: pool j, level k. */
+/** A class of servers: pool j, level k; and, when the occupancy form chose a server by
+ *  its position, 1 + its rank among the class's servers (position - G[k + 1]: uniform
+ *  given the class, whatever else the form looked at, since the servers of a class are
+ *  exchangeable), else 0. The phase-type engine reads the phase of the server off it
+ *  (occ_ph.c); the exponential engine needs the class only. */
 typedef struct {
   uint32_t j, k;
+  uint64_t rank1;
 } lbmc_occ_class;
 
 typedef struct lbmc_occ_state_ {
@@ -134,6 +139,7 @@ static inline lbmc_occ_class lbmc_occ_class_of(const lbmc_occ_state *st, int64_t
   lbmc_occ_class c;
   c.j = lbmc_occ_pool_of(st, Q);
   c.k = lbmc_occ_level(&st->pool[c.j], Q - st->off[c.j]);
+  c.rank1 = (uint64_t)(Q - st->off[c.j] - st->pool[c.j].G[c.k + 1]) + 1;
   return c;
 }
 

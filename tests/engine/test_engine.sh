@@ -41,7 +41,7 @@ PY
 check "single refused for n = 4: exit 2" test $? -eq 2
 check "single refused: the engine's reason" grep -q "single applies to one exponential server" "$WORK/err"
 "$TE" sim $mm1 --engine nosuch >"$WORK/err" 2>&1
-check "a wrong engine name lists single among those allowed" grep -q "allowed: auto, occupancy, servers, lean, general, single" "$WORK/err"
+check "a wrong engine name lists single among those allowed" grep -q "allowed: auto, occupancy, occupancy-ph, servers, lean, general, single" "$WORK/err"
 "$LBMC" sim $mm1 --engine single >"$WORK/err" 2>&1
 check "lbmc refuses --engine single" test $? -eq 2
 

@@ -360,7 +360,7 @@ static void test_route_pull_routers(void)
 /* ---- the engine ---- */
 
 /* Every redundant part of the state agrees with G; returns the disagreements. */
-static long oc_state_errors(const lbmc_occ_state *st)
+long ut_occ_state_errors(const lbmc_occ_state *st)
 {
   long err = 0;
   uint64_t total = 0;
@@ -417,7 +417,7 @@ static void test_invariants(void)
     for (int t = 1; t <= 200; t++) {
       double admitted = 0, area = 0;
       CU_ASSERT_FATAL(lbmc_engine_occupancy.advance(e.ws, 0.5 * t, rec) == LBMC_SUCCESS);
-      bad += oc_state_errors(e.st);
+      bad += ut_occ_state_errors(e.st);
       for (int j = 0; j < J; j++) {
         admitted += rec[lbmc_tk_admitted(J, K, j)];
         area += rec[lbmc_tk_area_q(J, K, j)];

@@ -98,6 +98,7 @@ int ut_register_service(void);
 int ut_register_estimators(void);
 int ut_register_dhist(void);
 int ut_register_occupancy(void);
+int ut_register_occ_ph(void);
 int ut_register_point(void);
 int ut_register_error(void);
 int ut_register_tally(void);
@@ -110,5 +111,10 @@ typedef struct {
   void (*fn)(void);
 } ut_test;
 int ut_add_suite(const char *name, const ut_test *tests);
+
+/* Disagreements among the redundant parts of an occupancy state (tail counts, customers,
+ * busy slots, lowest level, room, customers in the system); test_occupancy.c. */
+struct lbmc_occ_state_;
+long ut_occ_state_errors(const struct lbmc_occ_state_ *st);
 
 #endif
