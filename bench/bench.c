@@ -139,7 +139,6 @@ static void bench_options(const bench_opts *bo, int engine, long long n, int ini
     o->warmup = bo->warmup;
   else
     o->warmup = init == LBMC_INIT_MEANFIELD ? 0 : fmax(20.0, 0.2 * o->time);
-  o->batches = 2;
   o->engine = engine;
   o->init = bo->init;
 }

@@ -3,8 +3,8 @@
 # given); --progress always writes a progress line with an ETA to stderr at once when it
 # is not a terminal, auto writes none in a short run, never none at all, and a bad value
 # is an error naming the flag; a run from empty that is not stationary names
-# --init meanfield when its engine has that start (occupancy), not when it has none
-# (servers), nor once it is used.
+# --init meanfield when its engine has that start (occupancy, servers), not when the
+# policy has none (lwl(2): no occupancy form), nor once it is used.
 # Usage: sim_quick.sh LBMC
 set -u
 LBMC=${1:?usage: sim_quick.sh LBMC}
@@ -40,12 +40,20 @@ check "occupancy from empty, not stationary: the advice names --init meanfield" 
   grep -q "^  or start near the mean-field fixed point: --init meanfield" "$WORK/occ.out"
 "$LBMC" sim "${short[@]}" --engine occupancy --json 2>/dev/null | grep -q '"suggested_init": "meanfield"'
 check "occupancy from empty, not stationary: JSON suggested_init" test $? -eq 0
-"$LBMC" sim "${short[@]}" --engine occupancy --init meanfield --time 200 --warmup 20 >"$WORK/mf.out" 2>&1
+# From the mean-field point, long enough for the relaxation rules (about 23 relaxation
+# times at n = 1000, lambda 0.9): ok, and no advice.
+"$LBMC" sim --n 1000 --lambda 0.9 --policy 'jsq(2)' --time 400 --warmup 20 --replicas 2 \
+  --engine occupancy --init meanfield >"$WORK/mf.out" 2>&1
 check "with --init meanfield: no such advice" test "$(grep -c "init meanfield" "$WORK/mf.out")" -eq 0
 check "with --init meanfield: ok" grep -q "^status: ok" "$WORK/mf.out"
-"$LBMC" sim --n 1000 --lambda 0.95 --policy 'jsq(2)' --time 20 --warmup 0 --replicas 2 \
-  --engine servers >"$WORK/srv.out" 2>&1
-check "servers (no mean-field start), not stationary" grep -q "^status: not_stationary" "$WORK/srv.out"
-check "servers: no --init meanfield advice" test "$(grep -c "init meanfield" "$WORK/srv.out")" -eq 0
+small=(--n 1000 --lambda 0.95 --time 20 --warmup 0 --replicas 2)
+"$LBMC" sim "${small[@]}" --policy 'jsq(2)' --engine servers >"$WORK/srv.out" 2>&1
+check "servers, not stationary" grep -q "^status: not_stationary" "$WORK/srv.out"
+check "servers (a mean-field start): the advice names --init meanfield" \
+  grep -q "^  or start near the mean-field fixed point: --init meanfield" "$WORK/srv.out"
+"$LBMC" sim "${small[@]}" --policy 'lwl(2)' >"$WORK/lwl.out" 2>&1
+check "lwl(2) (no occupancy form, no mean-field start), not stationary" \
+  grep -q "^status: not_stationary" "$WORK/lwl.out"
+check "lwl(2): no --init meanfield advice" test "$(grep -c "init meanfield" "$WORK/lwl.out")" -eq 0
 
 finish

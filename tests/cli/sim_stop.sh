@@ -19,7 +19,7 @@ engines=$("$LBMC" sim --help | awk '/^  --engine/ {on = 1; next} on && /^  --/ {
 stop() {
   local name=$1 when=$2
   shift 2
-  LBMC_TEST_STOP=$when "$LBMC" sim --n 100 --lambda 0.9 --pools 1:1:inf --policy 'jsq(2)' \
+  LBMC_TEST_STOP=$when "$LBMC" sim --n 100 --lambda 0.5 --pools 1:1:inf --policy 'jsq(2)' \
     --time 200 --warmup 20 --replicas 3 --precision p_wait:0.0001 --max-replicas 50 --json "$@" \
     >"$WORK/$name.out" 2>"$WORK/$name.err"
   echo $? >"$WORK/$name.rc"
