@@ -14,6 +14,10 @@
 extern "C" {
 #endif
 
+/** Seconds (at least; --stall if longer) that rank 0 waits at the end of a run for a rank
+ *  presumed frozen to answer (a rank continued after SIGSTOP finishes its unit first)
+ *  before it ends the MPI job without it. */
+#define LBMC_STALL_END_GRACE 10.0
 /** Default of lbmc_run_settings.stall_seconds. */
 #define LBMC_STALL_SECONDS 60.0
 /** A rank is presumed frozen when it holds a unit and has sent nothing for longer than

@@ -317,8 +317,15 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
   if (run->stopping)
     for (int k = 1; k < run->size; k++)
       MPI_Send(&aborted, 1, MPI_INT, k, LBMC_TAG_ABORT, run->comm);
-  run->stopping = 1; /* from here on every request is answered with "stop" */
-  while (run->released + run->nlost < run->size - 1) { /* a frozen rank cannot be released */
+  run->stopping = 1;          /* from here on every request is answered with "stop" */
+  for (double grace = -1;;) { /* a frozen rank cannot be released: it gets a grace period */
+    if (run->released + run->nlost >= run->size - 1) {
+      if (run->nlost == 0) break;
+      if (grace < 0)
+        grace = MPI_Wtime() + fmax(run->set->stall_seconds, LBMC_STALL_END_GRACE);
+      else if (MPI_Wtime() >= grace)
+        break;
+    }
     LBMC_CALL(lbmc_runner_serve(run));
     lbmc_nap();
   }
