@@ -373,9 +373,9 @@ static void test_choice(void)
       {{.n = 10, .service = "exponential", .policy = "jsq(2)"}, "occupancy"},
       {{.n = 10, .service = "erlang:k=4", .policy = "jsq(2)"}, "occupancy-ph"},
       {{.n = 3000000000LL, .service = "hyperexponential:scv=5", .policy = "pull"}, "occupancy-ph"},
-      {{.n = 10, .service = "erlang:k=20", .policy = "jsq(2)"}, "general"},
-      {{.n = 10, .service = "erlang:k=4", .policy = "lwl(2)"}, "general"},
-      {{.n = 10, .service = "erlang:k=4", .policy = "jiq", .routers = 2}, "general"},
+      {{.n = 10, .service = "erlang:k=20", .policy = "jsq(2)"}, "lean"},
+      {{.n = 10, .service = "erlang:k=4", .policy = "lwl(2)"}, "lean"},
+      {{.n = 10, .service = "erlang:k=4", .policy = "jiq", .routers = 2}, "lean"},
       {{.n = 10, .service = "erlang:k=4", .policy = "random", .nrates = 2}, "general"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     lbmc_model *m = ph_model(&cases[i].c);
