@@ -191,8 +191,10 @@ int lbmc_job_compare(const lbmc_job *a, const lbmc_job *b, lbmc_job_difference *
     lbmc_jc_axes(b, xb, sizeof xb);
     if (strcmp(xa, xb) != 0) {
       snprintf(d->key, sizeof d->key, "the grid's axes (in order; + joins axes varied together)");
-      snprintf(d->a, sizeof d->a, "%s", xa);
-      snprintf(d->b, sizeof d->b, "%s", xb);
+      /* cut to the message's room (the lists are long only for grids of many axes) */
+      const int wa = snprintf(d->a, sizeof d->a, "%s", xa);
+      const int wb = snprintf(d->b, sizeof d->b, "%s", xb);
+      if (wa < 0 || wb < 0) d->a[0] = d->b[0] = '\0';
       return 1;
     }
   }
