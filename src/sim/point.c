@@ -180,15 +180,6 @@ void lbmc_point_destroy(lbmc_point **p)
   *p = NULL;
 }
 
-lbmc_err lbmc_point_work(lbmc_point *p, size_t n)
-{
-  if (n <= p->work_len) return LBMC_SUCCESS;
-  free(p->work);
-  p->work = malloc(sizeof *p->work * n);
-  p->work_len = p->work ? n : 0;
-  return p->work ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
-}
-
 int lbmc_point_doubling(const lbmc_point *p) { return p->doubling; }
 
 void lbmc_point_set_doubling(lbmc_point *p, int doubling)
@@ -275,7 +266,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   p->decided = 1;
   lbmc_point_set_fine(p);
   if (!p->o.warmup_auto || p->S < 2) return LBMC_SUCCESS;
-  LBMC_CALL(lbmc_point_work(p, 2 * p->S));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 2 * p->S));
   area = p->work;
   len = p->work + p->S;
   memset(p->work, 0, sizeof *p->work * 2 * p->S);

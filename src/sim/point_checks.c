@@ -44,7 +44,8 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   out->nbar = out->se = out->n0 = NAN;
   out->rx.tau = out->rx.tau_upper = NAN;
   if (R < 1 || m < 1) return LBMC_SUCCESS;
-  LBMC_CALL(lbmc_point_work(p, 2 * (size_t)R * m + 4 * (m > (size_t)R ? m : (size_t)R)));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len,
+                            2 * (size_t)R * m + 4 * (m > (size_t)R ? m : (size_t)R)));
   area = p->work;
   len = area + (size_t)R * m;
   wy = len + (size_t)R * m;
@@ -254,7 +255,7 @@ lbmc_err lbmc_point_flow(lbmc_point *p, long R)
   const size_t U = (size_t)R * (LBMC_PARTS / 2);
   double *y, *x, *ry, *rx, worst_factor = 0;
   int worst = -1;
-  LBMC_CALL(lbmc_point_work(p, 2 * U + 2 * (size_t)R));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 2 * U + 2 * (size_t)R));
   y = p->work, x = y + U, ry = x + U, rx = ry + R;
   for (int j = 0; j < p->J; j++) {
     const double *rates;

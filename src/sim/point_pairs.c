@@ -159,9 +159,9 @@ static void lbmc_point_pairs_put(lbmc_point *p, int i, int scaled, size_t e, lbm
 {
   const double n = (double)p->n;
   iv.flags |= flags;
-  lbmc_point_put(p, lbmc_metric_offset(i, p->J, p->K) + e, &iv);
+  lbmc_point_put(&p->est, lbmc_metric_offset(i, p->J, p->K) + e, &iv);
   iv.estimate *= n, iv.lower *= n, iv.upper *= n, iv.half_width *= n, iv.std_err *= n;
-  lbmc_point_put(p, lbmc_metric_offset(scaled, p->J, p->K) + e, &iv);
+  lbmc_point_put(&p->est, lbmc_metric_offset(scaled, p->J, p->K) + e, &iv);
 }
 
 /* The fits of d over all units, and over the halves A and B, in the work space at w. */

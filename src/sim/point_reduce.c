@@ -12,7 +12,6 @@
  *     correlated batches, no customers, growth not proven), ok otherwise. */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +27,7 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
   const size_t Sm = p->S - p->d;
   size_t B = (size_t)p->o.batches < Sm ? (size_t)p->o.batches : Sm;
   u->U = R >= 2 ? (size_t)R : (B ? B : 1);
-  LBMC_CALL(lbmc_point_work(p, u->U * (p->W + 4)));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * (p->W + 4)));
   u->row = p->work;
   u->y = u->row + u->U * p->W;
   u->x = u->y + u->U;
@@ -79,17 +78,6 @@ static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, in
   else
     lbmc_proportion_interval(y, x, n, 1, level, kind == LBMC_TERM_TRIALS, iv);
   iv->flags |= flags;
-}
-
-void lbmc_point_put(lbmc_point *p, size_t k, const lbmc_interval *iv)
-{
-  p->est.estimate[k] = iv->estimate;
-  p->est.half_width[k] = iv->half_width;
-  p->est.std_err[k] = iv->std_err;
-  p->est.lower[k] = iv->lower;
-  p->est.upper[k] = iv->upper;
-  p->est.upper_bound[k] = iv->upper_bound;
-  p->est.flags[k] = iv->flags;
 }
 
 /* ---- quantiles ---- */
@@ -246,7 +234,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
     w.U = (size_t)R;
   }
   /* Y, X, and X merged with the rule's work */
-  LBMC_CALL(lbmc_point_work(p, w.U * (2 * Q + 5)));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, w.U * (2 * Q + 5)));
   w.Y = p->work, w.X = w.Y + 2 * Q * w.U, work = w.X + 2 * w.U;
   err = p->qkind == LBMC_QK_MIX ? lbmc_point_qunits_mix(p, R, &w, &pooled)
                                 : lbmc_point_qunits_hist(p, R, &w);
@@ -265,7 +253,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
       memcpy(Xl, w.X + k * w.U, sizeof *w.X * w.U);
       lbmc_woodruff(&d, lbmc_quantile_level(l), w.q[k][l], w.qf[k][l], Yl, Xl, w.U, p->o.confidence,
                     one ? &rule : NULL, work + w.U, &iv);
-      lbmc_point_put(p, off + (size_t)l, &iv);
+      lbmc_point_put(&p->est, off + (size_t)l, &iv);
     }
   }
   lbmc_mixture_destroy(&pooled);
@@ -273,17 +261,6 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
 }
 
 /* ---- the verdict ---- */
-
-void lbmc_point_reason(lbmc_verdict *v, const char *fmt, ...)
-{
-  size_t used = strlen(v->reason);
-  va_list ap;
-  if (used + 2 >= sizeof v->reason) return;
-  if (used) used += (size_t)snprintf(v->reason + used, sizeof v->reason - used, "; ");
-  va_start(ap, fmt);
-  vsnprintf(v->reason + used, sizeof v->reason - used, fmt, ap);
-  va_end(ap);
-}
 
 /* Sum of field f over parts [a, b) of replica i. */
 static double lbmc_parts(const lbmc_point *p, long i, int a, int b, int f)
@@ -300,7 +277,7 @@ static lbmc_err lbmc_point_halves(lbmc_point *p, long R)
   const double n = (double)p->n;
   double *a;
   lbmc_interval iv;
-  LBMC_CALL(lbmc_point_work(p, 4 * (size_t)R));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 4 * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
     a[4 * i] = lbmc_parts(p, i, 0, LBMC_PARTS / 2, LBMC_PART_AREA);
@@ -439,7 +416,7 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   const size_t stride = (size_t)Q + 1; /* per replica: Q quarter means, last arrivals */
   lbmc_growth g, g2;
   double *a;
-  LBMC_CALL(lbmc_point_work(p, stride * (size_t)R));
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, stride * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
     for (int q = 0; q < Q; q++) {
@@ -614,7 +591,7 @@ static void lbmc_point_entries(lbmc_point *p, lbmc_units *u, int batches)
     for (size_t e = 0; e < len; e++) {
       lbmc_interval iv;
       lbmc_point_entry(p, u, batches, i, e, &iv);
-      lbmc_point_put(p, off + e, &iv);
+      lbmc_point_put(&p->est, off + e, &iv);
     }
   }
 }

@@ -53,7 +53,8 @@ lbmc_err lbmc_point_trans_keep(const lbmc_point *p, lbmc_point_rep *r, const lbm
   size_t off;
   if (!(p->o.transient[2] > 0)) return LBMC_SUCCESS;
   off = lbmc_observers_offset(p->m, &p->o, &lbmc_observer_transient);
-  if (off == (size_t)-1) return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: a transient run without its observer");
+  if (off == (size_t)-1)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: a transient run without its observer");
   free(r->trans);
   r->trans = malloc(sizeof *r->trans * p->S * X);
   if (!r->trans) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a transient run");
