@@ -173,6 +173,12 @@ static void lbmc_runner_acc_free(lbmc_runner *run, long i)
   lbmc_model_destroy(&run->acc_model[i]);
 }
 
+/* The checkpoint is fsync'ed when a point finishes, at most once in this many seconds (and
+ * at its close): a killed process loses nothing written, only a crash of the machine can
+ * lose the records of the last second (they are simulated again); thousands of small
+ * points would otherwise wait for the disk thousands of times. */
+#define LBMC_SYNC_SECONDS 1.0
+
 /* Rank 0: a point whose round is complete: sequential mode's decision (the log says
  * which and why, unless quiet), and a finished point stored. */
 static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
@@ -190,7 +196,10 @@ static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
   LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
   run->res->pt[i].done = 1;
   lbmc_runner_acc_free(run, i);
-  if (run->ck) lbmc_checkpoint_sync(run->ck);
+  if (run->ck && MPI_Wtime() - run->t_synced >= LBMC_SYNC_SECONDS) {
+    lbmc_checkpoint_sync(run->ck);
+    run->t_synced = MPI_Wtime();
+  }
   return LBMC_SUCCESS;
 }
 
@@ -278,6 +287,7 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->grid);
   free(run->cost);
   free(run->rmsg);
+  free(run->out);
   free(run->waiting);
   free(run->workers);
 }

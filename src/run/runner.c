@@ -1,6 +1,7 @@
 /* The run loops: rank 0 schedules between ticks of its own replicas; the other ranks
  * ask rank 0 for work units, sending the result of the previous one. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,15 +49,23 @@ static double lbmc_unit_cost(const lbmc_runner *run, long p, int doubling)
   return ldexp(run->cost[p], doubling);
 }
 
+/* Wall time of a unit at the engine's nominal speed (about 2 lambda n events per unit of
+ * time), seconds: what sizes batches and rank 0's share (the pace of the units finished
+ * includes the waits of the messages, which would shrink batches as they grow). */
+static double lbmc_unit_nominal(const lbmc_runner *run, long p, int doubling)
+{
+  const lbmc_point_info *pt = &run->res->pt[p];
+  return 2 * pt->lambda * lbmc_unit_cost(run, p, doubling) / lbmc_engine_speed(pt->engine);
+}
+
 /* Expected wall time of a unit, seconds: its cost at the slower of the pace of the units
  * finished so far (their wall seconds per unit of cost, from hand-out to result, on every
  * rank) and the engine's nominal speed (about 2 lambda n events per unit of time). */
 static double lbmc_unit_expected(const lbmc_runner *run, long p, int doubling)
 {
-  const lbmc_point_info *pt = &run->res->pt[p];
   const double c = lbmc_unit_cost(run, p, doubling);
-  const double nominal = 2 * pt->lambda * c / lbmc_engine_speed(pt->engine);
-  return fmax(nominal, run->paced_cost > 0 ? c * run->paced_seconds / run->paced_cost : 0);
+  return fmax(lbmc_unit_nominal(run, p, doubling),
+              run->paced_cost > 0 ? c * run->paced_seconds / run->paced_cost : 0);
 }
 
 /* A finished unit of `seconds` wall time: the pace. */
@@ -79,27 +88,41 @@ static void lbmc_runner_heard(lbmc_runner *run, int src, int result)
              "lbmc run: rank %d (host %s, pid %ld) answers again after %.0f s; its unit was "
              "given to another rank, and whichever result comes second is ignored\n",
              src, w->host, w->pid, now - w->t_issued);
-  } else if (result && w->point >= 0) {
-    lbmc_runner_pace(run, w->point, w->doubling, now - w->t_issued);
+  } else if (result && w->nunits > 0) {
+    double cost = 0;
+    for (int u = 0; u < w->nunits; u++)
+      cost += lbmc_unit_cost(run, w->unit[u][0], (int)w->unit[u][2]);
+    run->paced_seconds += now - w->t_issued;
+    run->paced_cost += cost;
   }
-  w->point = -1;
+  w->nunits = 0;
   w->asked = 1;
   w->t_heard = now;
 }
 
-/* Rank 0: unit (p, r, doubling) sent to worker dst. */
-static void lbmc_runner_issued(lbmc_runner *run, int dst, long p, long r, int doubling)
+/* Expected wall time of the units worker w holds. */
+static double lbmc_batch_expected(const lbmc_runner *run, const lbmc_worker *w)
+{
+  double t = 0;
+  for (int u = 0; u < w->nunits; u++)
+    t += lbmc_unit_expected(run, w->unit[u][0], (int)w->unit[u][2]);
+  return t;
+}
+
+/* Rank 0: the n units unit[3 n] (point, replica, doubling) sent to worker dst. */
+static void lbmc_runner_issued(lbmc_runner *run, int dst, const long *unit, int n)
 {
   lbmc_worker *w = &run->workers[dst];
-  w->point = p, w->replica = r, w->doubling = doubling;
+  memcpy(w->unit, unit, sizeof(long) * 3 * (size_t)n);
+  w->nunits = n;
   w->t_issued = MPI_Wtime();
   w->asked = 0;
 }
 
-/* Rank 0: a worker that holds a unit and has sent nothing for longer than the larger of
- * --stall and LBMC_STALL_FACTOR times the unit's expected time is presumed frozen
- * (stopped, swapped out, a hung node): a warning naming it, and its unit back to the
- * schedule for the next rank that asks (or rank 0 itself). Units are deterministic by
+/* Rank 0: a worker that holds units and has sent nothing for longer than the larger of
+ * --stall and LBMC_STALL_FACTOR times their expected time is presumed frozen (stopped,
+ * swapped out, a hung node): a warning naming it, and its units back to the schedule for
+ * the next rank that asks (or rank 0 itself). Units are deterministic by
  * their stream numbers, so the re-run gives the same record; if the frozen rank answers
  * after all, the second result of the unit is ignored. */
 static void lbmc_runner_watch(lbmc_runner *run)
@@ -108,9 +131,9 @@ static void lbmc_runner_watch(lbmc_runner *run)
   for (int k = 1; k < run->size; k++) {
     lbmc_worker *w = &run->workers[k];
     double expected, limit;
-    int again;
+    int again = 0;
     if (w->lost || w->released || w->asked) continue;
-    if (w->point < 0) { /* never asked for work since the run started */
+    if (w->nunits == 0) { /* never asked for work since the run started */
       if (now - w->t_heard <= run->set->stall_seconds) continue;
       w->lost = 1;
       run->nlost++;
@@ -120,19 +143,21 @@ static void lbmc_runner_watch(lbmc_runner *run)
                k, w->host, w->pid, now - w->t_heard, run->set->stall_seconds);
       continue;
     }
-    expected = lbmc_unit_expected(run, w->point, w->doubling);
+    expected = lbmc_batch_expected(run, w);
     limit = fmax(run->set->stall_seconds, LBMC_STALL_FACTOR * expected);
     if (now - w->t_issued <= limit) continue;
     w->lost = 1;
     run->nlost++;
-    again = lbmc_schedule_reissue(run->sched, w->point, w->replica, w->doubling);
+    for (int u = 0; u < w->nunits; u++)
+      again += lbmc_schedule_reissue(run->sched, w->unit[u][0], w->unit[u][1], (int)w->unit[u][2]);
     lbmc_log(MPI_COMM_NULL, stderr,
              "lbmc run: warning: rank %d (host %s, pid %ld) has sent nothing for %.0f s while "
-             "running point %ld replica %ld, expected to take about %.3g s (the limit is the "
+             "running point %ld replica %ld%s, expected to take about %.3g s (the limit is the "
              "larger of --stall %g s and %g times that): presumed frozen; %s\n",
-             k, w->host, w->pid, now - w->t_issued, run->grid[w->point], w->replica, expected,
-             run->set->stall_seconds, LBMC_STALL_FACTOR,
-             again ? "its unit goes to another rank" : "its unit is no longer needed");
+             k, w->host, w->pid, now - w->t_issued, run->grid[w->unit[0][0]], w->unit[0][1],
+             w->nunits > 1 ? " and other units" : "", expected, run->set->stall_seconds,
+             LBMC_STALL_FACTOR,
+             again ? "its units go to another rank" : "its units are no longer needed");
   }
 }
 
@@ -142,7 +167,7 @@ static int lbmc_runner_oldest(const lbmc_runner *run)
   int oldest = -1;
   for (int k = 1; k < run->size; k++) {
     const lbmc_worker *w = &run->workers[k];
-    if (w->point >= 0 && !w->lost && (oldest < 0 || w->t_issued < run->workers[oldest].t_issued))
+    if (w->nunits > 0 && !w->lost && (oldest < 0 || w->t_issued < run->workers[oldest].t_issued))
       oldest = k;
   }
   return oldest;
@@ -172,8 +197,8 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
     snprintf(eta_text, sizeof eta_text,
              "ETA ? s: waiting for rank %d (host %s): point %ld replica %ld, out for %.0f s, "
              "expected about %.3g s%s",
-             k, w->host, run->grid[w->point], w->replica, now - w->t_issued,
-             lbmc_unit_expected(run, w->point, w->doubling), lost);
+             k, w->host, run->grid[w->unit[0][0]], w->unit[0][1], now - w->t_issued,
+             lbmc_batch_expected(run, w), lost);
   } else {
     snprintf(eta_text, sizeof eta_text, "ETA ? s%s", lost);
   }
@@ -181,24 +206,37 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
            run->units_run, s->points_finished, s->P, el, eta_text);
 }
 
-/* Rank 0: answer rank `src` with the next unit, or park it, or release it. */
+/* Rank 0: answer rank `src` with the next units (as many as are expected to take
+ * LBMC_BATCH_SECONDS, at most LBMC_BATCH_MAX), or park it, or release it. */
 static void lbmc_runner_dispatch(lbmc_runner *run, int src)
 {
-  long unit[3] = {-1, -1, 0};
-  int doubling = 0;
+  long unit[3 * LBMC_BATCH_MAX] = {-1, -1, 0};
+  int n = 1;
   if (!run->stopping && !lbmc_schedule_all_finished(run->sched)) {
-    if (!lbmc_schedule_next(run->sched, &unit[0], &unit[1], &doubling)) {
+    double expected = 0;
+    int doubling = 0;
+    n = 0;
+    while (n < LBMC_BATCH_MAX && expected < LBMC_BATCH_SECONDS &&
+           lbmc_schedule_next(run->sched, &unit[3 * n], &unit[3 * n + 1], &doubling)) {
+      unit[3 * n + 2] = doubling;
+      expected += lbmc_unit_nominal(run, unit[3 * n], doubling);
+      n++;
+    }
+    if (n == 0) {
       run->waiting[run->nwaiting++] = src;
       return;
     }
-    unit[2] = doubling;
-    lbmc_runner_issued(run, src, unit[0], unit[1], doubling);
+    lbmc_runner_issued(run, src, unit, n);
   } else {
     run->released++;
     run->workers[src].released = 1;
     run->workers[src].asked = 0;
   }
-  MPI_Send(unit, 3, MPI_LONG, src, LBMC_TAG_WORK, run->comm);
+  /* not MPI_Send: a blocking send can wait for the worker to make progress in MPI */
+  MPI_Wait(&run->workers[src].sreq, MPI_STATUS_IGNORE); /* done: the worker has answered it */
+  memcpy(run->workers[src].sent, unit, sizeof(long) * 3 * (size_t)n);
+  MPI_Isend(run->workers[src].sent, 3 * n, MPI_LONG, src, LBMC_TAG_WORK, run->comm,
+            &run->workers[src].sreq);
 }
 
 /* Rank 0: receive the record announced by st into run->rmsg (grown to fit). */
@@ -218,6 +256,27 @@ static lbmc_err lbmc_runner_receive(lbmc_runner *run, MPI_Status *st, size_t *si
   return LBMC_SUCCESS;
 }
 
+/* Rank 0: the records of a result message of `size` bytes in run->rmsg (framed as the
+ * tags' comment in runner_impl.h says), each to its point. */
+static lbmc_err lbmc_runner_unpack(lbmc_runner *run, size_t size)
+{
+  size_t at = 0;
+  while (at < size) {
+    int64_t len;
+    if (size - at < sizeof len) break;
+    memcpy(&len, run->rmsg + at, sizeof len);
+    at += sizeof len;
+    if (len <= 0 || (uint64_t)len > size - at) break;
+    run->units_run++;
+    LBMC_CALL(lbmc_runner_record(run, run->rmsg + at, (size_t)len, 1));
+    at += ((size_t)len + 7) & ~(size_t)7;
+  }
+  if (at != size)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL,
+                      "runner: a result message is not a list of replica records");
+  return LBMC_SUCCESS;
+}
+
 /* Rank 0: handle every pending message of the workers: results, then control codes. */
 static lbmc_err lbmc_runner_serve(lbmc_runner *run)
 {
@@ -229,9 +288,9 @@ static lbmc_err lbmc_runner_serve(lbmc_runner *run)
     if (!flag) break;
     LBMC_CALL(lbmc_runner_receive(run, &st, &size));
     lbmc_runner_heard(run, st.MPI_SOURCE, 1);
-    run->units_run++;
-    LBMC_CALL(lbmc_runner_record(run, run->rmsg, size, 1));
+    /* the worker's next units first: it simulates them while rank 0 reduces these */
     lbmc_runner_dispatch(run, st.MPI_SOURCE);
+    LBMC_CALL(lbmc_runner_unpack(run, size));
   }
   for (;;) {
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_CONTROL, run->comm, &flag, &st);
@@ -271,23 +330,26 @@ static void lbmc_nap(void)
   nanosleep(&ts, NULL);
 }
 
-/* Complete *req without holding a core for long (MPI's blocking calls busy-poll): test
- * for up to 0.1 s, as MPI would (rank 0's answers between its own ticks, even on a busy
- * machine, keep their latency), then sleep between tests from 1 ms, doubling up to 8 ms, so a long
- * wait (a worker parked, or waiting for rank 0's set-up or final write) costs almost no
- * CPU. */
-static void lbmc_wait_nap(MPI_Request *req)
+/* Complete *req (status into *st, or MPI_STATUS_IGNORE) without holding a core (MPI's
+ * blocking calls busy-poll, which on a machine with no spare core takes the time of the
+ * rank it waits for): test for LBMC_WAIT_SPIN seconds, then sleep between tests from
+ * 50 us, doubling up to 8 ms, so that an answer rank 0 gives between its own ticks is
+ * seen soon and a long wait (a worker parked, or waiting for rank 0's set-up or final
+ * write) costs almost no CPU. Workers get their units in batches (LBMC_BATCH_SECONDS),
+ * so the sleep's latency is small against the work of a message. */
+#define LBMC_WAIT_SPIN 0.0002
+static void lbmc_wait_nap(MPI_Request *req, MPI_Status *st)
 {
-  const double spin_until = MPI_Wtime() + 0.1;
-  long ns = 1000000;
+  const double spin_until = MPI_Wtime() + LBMC_WAIT_SPIN;
+  long ns = 50000;
   int done = 0;
-  MPI_Test(req, &done, MPI_STATUS_IGNORE);
-  while (!done && MPI_Wtime() < spin_until) MPI_Test(req, &done, MPI_STATUS_IGNORE);
+  MPI_Test(req, &done, st);
+  while (!done && MPI_Wtime() < spin_until) MPI_Test(req, &done, st);
   while (!done) {
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
     if (ns < 8000000) ns *= 2;
-    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    MPI_Test(req, &done, st);
   }
 }
 
@@ -301,7 +363,16 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
-    if (lbmc_schedule_next(run->sched, &p, &r, &doubling)) {
+    p = -1;
+    if (lbmc_schedule_next(run->sched, &p, &r, &doubling) &&
+        run->released + run->nlost < run->size - 1 &&
+        lbmc_unit_nominal(run, p, doubling) < LBMC_BATCH_SECONDS) {
+      /* a small unit: rank 0's share of it (its record into the point, the point's
+       * reduction) costs about as much as simulating it, so rank 0 leaves it to the
+       * workers and keeps up with their results (all of them are rank 0's work) */
+      lbmc_schedule_reissue(run->sched, p, r, doubling);
+      lbmc_nap();
+    } else if (p >= 0) {
       const double t = MPI_Wtime();
       lbmc_err err = lbmc_runner_simulate(run, p, r, doubling, lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
@@ -329,6 +400,11 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
     LBMC_CALL(lbmc_runner_serve(run));
     lbmc_nap();
   }
+  for (int k = 1; k < run->size; k++) /* a frozen rank's stop message is left to MPI */
+    if (run->workers[k].lost)
+      MPI_Request_free(&run->workers[k].sreq);
+    else
+      MPI_Wait(&run->workers[k].sreq, MPI_STATUS_IGNORE);
   lbmc_runner_progress(run, 1);
   return LBMC_SUCCESS;
 }
@@ -342,31 +418,58 @@ static int lbmc_runner_worker_monitor(void *ctx)
   return flag;
 }
 
-/* A worker: send its last replica record or a control code (which asks for work),
- * simulate the unit it gets, until told to stop. */
+/* A worker: the record just simulated (run->msg) appended to its result message
+ * (framed as the tags' comment in runner_impl.h says). */
+static lbmc_err lbmc_runner_pack(lbmc_runner *run)
+{
+  const int64_t len = (int64_t)run->msg_size;
+  const size_t padded = (run->msg_size + 7) & ~(size_t)7;
+  const size_t need = run->out_size + sizeof len + padded;
+  if (need > run->out_cap) {
+    size_t cap = need + (need >> 1) + 64;
+    unsigned char *out = realloc(run->out, cap);
+    if (!out) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory for a result message");
+    run->out = out;
+    run->out_cap = cap;
+  }
+  memcpy(run->out + run->out_size, &len, sizeof len);
+  memcpy(run->out + run->out_size + sizeof len, run->msg, run->msg_size);
+  memset(run->out + run->out_size + sizeof len + run->msg_size, 0, padded - run->msg_size);
+  run->out_size = need;
+  return LBMC_SUCCESS;
+}
+
+/* A worker: send the records of its last batch or a control code (which asks for work),
+ * simulate the units it gets, until told to stop. A batch interrupted part way sends
+ * nothing of it (its units are redone, as an interrupted unit is). */
 static lbmc_err lbmc_runner_worker(lbmc_runner *run)
 {
-  long unit[3];
+  long unit[3 * LBMC_BATCH_MAX];
   int flag, dummy, has_result = 0;
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
-    MPI_Request req;
-    int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY;
+    MPI_Request req[2];
+    MPI_Status st;
+    int code = signalled ? LBMC_CTL_SIGNALLED : LBMC_CTL_READY, count = 0, n;
     if (has_result)
-      MPI_Isend((void *)run->msg, (int)run->msg_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm,
-                &req);
+      MPI_Isend(run->out, (int)run->out_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm, &req[0]);
     else
-      MPI_Isend(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm, &req);
-    lbmc_wait_nap(&req); /* a large record waits for rank 0 between its own ticks */
-    MPI_Irecv(unit, 3, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, &req);
-    lbmc_wait_nap(&req); /* parked until rank 0 has a unit */
-    if (unit[0] < 0) break;
-    {
-      lbmc_err err = lbmc_runner_simulate(run, unit[0], unit[1], (int)unit[2],
+      MPI_Isend(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm, &req[0]);
+    MPI_Irecv(unit, 3 * LBMC_BATCH_MAX, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, &req[1]);
+    lbmc_wait_nap(&req[0], MPI_STATUS_IGNORE); /* large records wait for rank 0's ticks */
+    lbmc_wait_nap(&req[1], &st);               /* parked until rank 0 has units */
+    MPI_Get_count(&st, MPI_LONG, &count);
+    if (count < 3 || unit[0] < 0) break;
+    run->out_size = 0;
+    has_result = 0;
+    for (n = 0; n < count / 3; n++) {
+      lbmc_err err = lbmc_runner_simulate(run, unit[3 * n], unit[3 * n + 1], (int)unit[3 * n + 2],
                                           lbmc_runner_worker_monitor, run);
-      if (err && err != LBMC_ERR_INTERRUPTED) return err;
-      has_result = err == LBMC_SUCCESS;
+      if (err == LBMC_ERR_INTERRUPTED) break;
+      LBMC_CALL(err);
+      LBMC_CALL(lbmc_runner_pack(run));
     }
+    has_result = n == count / 3;
   }
   for (;;) { /* drain an abort notice that crossed the stop reply */
     MPI_Iprobe(0, LBMC_TAG_ABORT, run->comm, &flag, MPI_STATUS_IGNORE);
@@ -417,8 +520,8 @@ static lbmc_err lbmc_runner_hosts(lbmc_runner *run)
   }
   MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, run->comm);
   for (int k = 0; run->rank == 0 && k < run->size; k++) {
-    run->workers[k].point = -1;
     run->workers[k].pid = all[k].pid;
+    run->workers[k].sreq = MPI_REQUEST_NULL;
     snprintf(run->workers[k].host, sizeof run->workers[k].host, "%s", all[k].host);
   }
   free(all);
@@ -442,7 +545,7 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
   { /* any failed set-up stops all; the workers wait for rank 0's longer one asleep */
     MPI_Request req;
     MPI_Iallreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MAX, comm, &req);
-    lbmc_wait_nap(&req);
+    lbmc_wait_nap(&req, MPI_STATUS_IGNORE);
   }
   if (code == LBMC_SUCCESS) code = (int)lbmc_runner_hosts(&run); /* the same on every rank */
   if (code == LBMC_SUCCESS && settings->dry_run) {
@@ -466,7 +569,7 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
     { /* the workers wait asleep while rank 0 writes the results */
       MPI_Request req;
       MPI_Ibcast(&code, 1, MPI_INT, 0, comm, &req);
-      lbmc_wait_nap(&req);
+      lbmc_wait_nap(&req, MPI_STATUS_IGNORE);
     }
   }
   lbmc_runner_teardown(&run);

@@ -9,11 +9,12 @@
 #include "lbmc/runner.h"
 #include "schedule.h"
 
-/* Messages: a worker sends a finished replica (LBMC_TAG_RESULT: the bytes of a replica
- * record, src/sim/record.h) or, without one, a control code (LBMC_TAG_CONTROL, one int);
- * either asks for the next unit, which rank 0 sends (LBMC_TAG_WORK: point, replica and
- * doubling as three longs, point -1 = stop). LBMC_TAG_ABORT tells workers to abandon their
- * replica. */
+/* Messages: a worker sends its finished replicas (LBMC_TAG_RESULT: for each, its size in
+ * bytes as an int64 and the bytes of its replica record, src/sim/record.h, padded to a
+ * multiple of 8) or, without one, a control code (LBMC_TAG_CONTROL, one int); either asks
+ * for the next units, which rank 0 sends (LBMC_TAG_WORK: 1 to LBMC_BATCH_MAX units, each
+ * point, replica and doubling as three longs; point -1 = stop). LBMC_TAG_ABORT tells
+ * workers to abandon their replicas. */
 enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
 
 /* Control codes of LBMC_TAG_CONTROL. */
@@ -22,17 +23,26 @@ enum {
   LBMC_CTL_SIGNALLED = 1 /* this rank got SIGINT/SIGTERM/SIGUSR1: stop the run */
 };
 
-/* Rank 0's view of a worker: the unit it holds and since when, where it runs. */
+/* Units handed out in one message at most, and the expected wall time of a batch (a
+ * batch closes once its units are expected to take this long): small units travel
+ * together, so that a worker does not wait for rank 0 between every two of them; a batch
+ * of long units is one unit. */
+#define LBMC_BATCH_MAX     16
+#define LBMC_BATCH_SECONDS 0.05
+
+/* Rank 0's view of a worker: the units it holds and since when, where it runs. */
 typedef struct {
-  long point, replica; /* local point, replica; point -1: holds nothing */
-  int doubling;
-  int lost;        /* presumed frozen: silent too long, its unit re-issued */
-  int asked;       /* its last message asks for work, not answered yet (parked) */
-  int released;    /* told to stop */
-  double t_issued; /* MPI_Wtime when the unit was sent */
-  double t_heard;  /* MPI_Wtime of its last message (the start of the run before) */
-  long pid;        /* process id on its host */
-  char host[64];   /* MPI_Get_processor_name, cut */
+  long unit[LBMC_BATCH_MAX][3];  /* local point, replica, doubling of each unit it holds */
+  int nunits;                    /* 0: holds nothing */
+  long sent[3 * LBMC_BATCH_MAX]; /* the last work message to it, */
+  MPI_Request sreq;              /* sent without waiting (MPI_REQUEST_NULL: none) */
+  int lost;                      /* presumed frozen: silent too long, its unit re-issued */
+  int asked;                     /* its last message asks for work, not answered yet (parked) */
+  int released;                  /* told to stop */
+  double t_issued;               /* MPI_Wtime when the unit was sent */
+  double t_heard;                /* MPI_Wtime of its last message (the start of the run before) */
+  long pid;                      /* process id on its host */
+  char host[64];                 /* MPI_Get_processor_name, cut */
 } lbmc_worker;
 
 typedef struct {
@@ -47,6 +57,8 @@ typedef struct {
   size_t total;
   const void *msg; /* this rank's last replica record (owned by rep), msg_size bytes */
   size_t msg_size;
+  unsigned char *out; /* a worker's result message (its batch's records), out_size bytes */
+  size_t out_size, out_cap;
 
   /* worker side: the model and workspace of the last point simulated */
   long cached;
@@ -71,6 +83,7 @@ typedef struct {
   double paced_seconds; /* wall seconds of the units finished, all ranks */
   double paced_cost;    /* their cost (n x time x 2^doubling) */
   double own_t0;        /* rank 0: when its current own unit started */
+  double t_synced;      /* rank 0: MPI_Wtime of the checkpoint's last fsync */
 } lbmc_runner;
 
 /** Set up: points of the shard, costs, buffers; on rank 0 the results, the schedule
