@@ -1,5 +1,6 @@
 /* The run loops: rank 0 schedules between ticks of its own replicas; the other ranks
- * ask rank 0 for work units, sending the result of the previous one. */
+ * ask rank 0 for work units (small ones in batches), sending the records of the previous
+ * ones. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -353,7 +354,8 @@ static void lbmc_wait_nap(MPI_Request *req, MPI_Status *st)
   }
 }
 
-/* Rank 0: the scheduling loop, simulating whenever there is a unit for it. */
+/* Rank 0: the scheduling loop, simulating whenever there is a unit for it (a small one
+ * only when no worker is left). */
 static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
