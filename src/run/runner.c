@@ -51,7 +51,7 @@ static double lbmc_unit_cost(const lbmc_runner *run, long p, int doubling)
 }
 
 /* Wall time of a unit at the engine's nominal speed (about 2 lambda n events per unit of
- * time), seconds: what sizes batches and rank 0's share (the pace of the units finished
+ * time), seconds: what sizes batches (the pace of the units finished so far
  * includes the waits of the messages, which would shrink batches as they grow). */
 static double lbmc_unit_nominal(const lbmc_runner *run, long p, int doubling)
 {
@@ -354,8 +354,8 @@ static void lbmc_wait_nap(MPI_Request *req, MPI_Status *st)
   }
 }
 
-/* Rank 0: the scheduling loop, simulating whenever there is a unit for it (a small one
- * only when no worker is left). */
+/* Rank 0: the scheduling loop, simulating whenever there is a unit for it and no
+ * message waits (the workers' results come first: their records are rank 0's work). */
 static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
@@ -365,16 +365,7 @@ static lbmc_err lbmc_runner_root(lbmc_runner *run)
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
-    p = -1;
-    if (lbmc_schedule_next(run->sched, &p, &r, &doubling) &&
-        run->released + run->nlost < run->size - 1 &&
-        lbmc_unit_nominal(run, p, doubling) < LBMC_BATCH_SECONDS) {
-      /* a small unit: rank 0's share of it (its record into the point, the point's
-       * reduction) costs about as much as simulating it, so rank 0 leaves it to the
-       * workers and keeps up with their results (all of them are rank 0's work) */
-      lbmc_schedule_reissue(run->sched, p, r, doubling);
-      lbmc_nap();
-    } else if (p >= 0) {
+    if (lbmc_schedule_next(run->sched, &p, &r, &doubling)) {
       const double t = MPI_Wtime();
       lbmc_err err = lbmc_runner_simulate(run, p, r, doubling, lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
