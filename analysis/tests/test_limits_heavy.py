@@ -125,3 +125,7 @@ def test_two_server_exact_against_the_simulator(tmp_path):
                 assert inside_prop and not inside_jsq, (metric, est, hw, prop[key])
         seen.add((pol, round(float(p["rho"]), 3)))
     assert seen == {(c, r) for c in ("jsq(2)", "balanced(1)") for r in (0.9, 0.95)}
+    # the grid form (lambda_ and policy as dimensions) gives the same numbers
+    grid = heavy.add_heavy_traffic_metrics(la.load(str(path)))
+    for m in ("ht_customers", "ht_workload", "ht_workload_half_width"):
+        assert np.sort(grid[m].values.ravel()) == pytest.approx(np.sort(out[m].values.ravel()), rel=1e-12)
