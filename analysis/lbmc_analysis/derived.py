@@ -5,7 +5,10 @@ A derived metric gets the same four variables as a metric of the file (``M``,
 and :mod:`lbmc_analysis.plot` treat it like any other. Its interval comes from the
 replicas, as the file's own (docs/model.md, "Estimation"): the mean of the replica
 values, the standard error of that mean and the two-sided Student-t half-width on
-``replicas - 1`` degrees of freedom at the file's ``confidence``. A point with one
+``replicas - 1`` degrees of freedom at the file's ``confidence`` (symmetric: the file's
+own ratio intervals are made asymmetric by Hall's skewness correction, so a derived
+metric equal to a file metric has the same estimate and standard error but may have
+other ends). A point with one
 replica gets a NaN interval (the batch means behind the file's one-replica
 intervals are not in the file); a point whose ``status`` is ``unstable`` gets NaN
 estimates, as in the file.

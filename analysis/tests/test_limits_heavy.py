@@ -71,3 +71,61 @@ def test_total_workload_and_scaled_metrics_of_a_file(fake):
     assert out["ht_customers"].values[i] == pytest.approx(want)
     assert np.all(out["ht_customers_limit"].values == 1.0)
     assert "ht_workload_half_width" in out
+
+
+# Two exponential servers of speeds 2 and 1 (C = 3) at rho = 0.9 and 0.95, simulated by the real
+# `lbmc run` (20 replicas of 40000 after a warm-up of 2000: about 40 relaxation times of the pooled
+# queue per replica at 0.95, so the relaxation rules say ok): jsq(2) on two servers is JSQ with
+# random ties, balanced(1) is rate-proportional routing (two independent M/M/1 queues of load rho).
+TWO_SERVERS = """
+system:
+  n: 2
+  lambda: [1.35, 1.425]
+  pools:
+    - {beta: 0.5, mu: 2}
+    - {beta: 0.5, mu: 1}
+policy: [jsq(2), balanced(1)]
+run: {replicas: 20, warmup: 2000, time: 40000, batches: 20, seed: 22, confidence: 0.99, tail_k: 3}
+"""
+
+
+def test_two_server_exact_against_the_simulator(tmp_path):
+    # the truncated chain's values against lbmc's JSQ on the same system: (1 - rho) E[customers]
+    # and (C - lambda) E[V] inside the simulator's 99% intervals (from add_heavy_traffic_metrics, so
+    # the derived metrics of a real file are checked too). Control that must fail: rate-proportional
+    # routing (balanced(1)) is outside the JSQ value's interval at both loads, and inside that of its
+    # own exact value (measured: jsq 1.050 +- 0.043 vs 1.026 at 0.9, 1.000 +- 0.065 vs 1.021 at 0.95;
+    # balanced(1) 1.83 +- 0.07 and 1.90 +- 0.16 vs 1.8 and 1.9).
+    import textwrap
+
+    import realfiles
+
+    job = tmp_path / "two.yaml"
+    job.write_text(textwrap.dedent(TWO_SERVERS).lstrip())
+    path = tmp_path / "two.h5"
+    realfiles._run([realfiles._lbmc(), "run", str(job), "-o", str(path), "--quiet"])
+    out = heavy.add_heavy_traffic_metrics(la.load(str(path), grid=False))
+    seen = set()
+    for i in range(out.sizes["point"]):
+        p = out.isel(point=i)
+        assert str(p["status"].values) == "ok"
+        lam, pol = 2 * float(p["lambda"]), str(p["policy"].values)
+        jsq = heavy.two_server_exact(lam, 2.0, 1.0)
+        prop = heavy.two_server_exact(lam, 2.0, 1.0, "proportional")
+        assert jsq["truncation"] < 1e-12
+        assert float(p["ht_customers_limit"]) == 1.0 and float(p["ht_workload_limit"]) == 3.0
+        for metric, key in (("ht_customers", "scaled_customers"), ("ht_workload", "scaled_workload")):
+            est, hw = float(p[metric]), float(p[f"{metric}_half_width"])
+            assert 0 < hw < 0.2 * est
+            inside_jsq = abs(est - jsq[key]) <= hw
+            inside_prop = abs(est - prop[key]) <= hw
+            if pol == "jsq(2)":
+                assert inside_jsq and not inside_prop, (metric, est, hw, jsq[key])
+            else:
+                assert inside_prop and not inside_jsq, (metric, est, hw, prop[key])
+        seen.add((pol, round(float(p["rho"]), 3)))
+    assert seen == {(c, r) for c in ("jsq(2)", "balanced(1)") for r in (0.9, 0.95)}
+    # the grid form (lambda_ and policy as dimensions) gives the same numbers
+    grid = heavy.add_heavy_traffic_metrics(la.load(str(path)))
+    for m in ("ht_customers", "ht_workload", "ht_workload_half_width"):
+        assert np.sort(grid[m].values.ravel()) == pytest.approx(np.sort(out[m].values.ravel()), rel=1e-12)

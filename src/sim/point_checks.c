@@ -151,6 +151,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   double tau_u, need, wneed, skew_u;
   const double T = v->time_used, w = v->warmup_used;
   p->batch_cap = 0;
+  p->batch_tau = NAN;
   p->need_measured = p->need_warmup = NAN;
   if (p->moment_any)
     return LBMC_SUCCESS; /* N's variance or skewness is infinite: no
@@ -181,6 +182,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (R == 1 && isfinite(tau_u)) /* the batches: each at least LBMC_RELAX_BATCH_TAUS tau_u */
     p->batch_cap =
         (size_t)fmax((double)LBMC_RELAX_MIN_BATCHES, floor(T / (LBMC_RELAX_BATCH_TAUS * tau_u)));
+  if (R == 1 && m.rx.resolved && isfinite(m.rx.tau)) p->batch_tau = m.rx.tau;
   if (!m.rx.resolved || !(T >= need)) {
     p->need_measured = m.rx.resolved && isfinite(need)
                            ? need

@@ -67,6 +67,8 @@ struct lbmc_point_ {
   int near_cap;
   /* the checks of point_checks.c */
   size_t batch_cap;        /* one replica: most batches its relaxation time allows (0: any) */
+  double batch_tau;        /* one replica: the relaxation time its batch intervals are
+                              widened for (lbmc_relax_length_factor; NaN: none) */
   double need_measured;    /* measured time per replica the relaxation rules ask (NaN) */
   double need_warmup;      /* warm-up the transient rule asks (NaN) */
   double flow_factor;      /* data that would prove the most loaded pool overloaded, over

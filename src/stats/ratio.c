@@ -105,6 +105,36 @@ void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t 
   lbmc_iv_t(out, sqrt(ss / ((double)m * (double)(m - 1))) / xbar, (double)(m - 1), level);
 }
 
+void lbmc_ratio_interval_skew(const double *y, const double *x, size_t units, size_t stride,
+                              double level, lbmc_interval *out)
+{
+  double r, m2 = 0, m3 = 0, g, a, b, t, se, lo, hi;
+  size_t m = 0;
+  lbmc_ratio_interval(y, x, units, stride, level, out);
+  if (out->flags || !(out->std_err > 0) || !isfinite(out->std_err) || !(out->dof >= 2)) return;
+  r = out->estimate;
+  for (size_t i = 0; i < units; i++) { /* the linearised units y - r x (mean 0) */
+    double e;
+    if (!(x[i * stride] > 0)) continue;
+    e = y[i * stride] - r * x[i * stride];
+    m2 += e * e, m3 += e * e * e, m++;
+  }
+  if (m < 3 || !(m2 > 0)) return;
+  m2 /= (double)m, m3 /= (double)m;
+  g = m3 / pow(m2, 1.5); /* the units' sample skewness */
+  if (!isfinite(g) || g == 0) return;
+  a = g / (3 * sqrt((double)m)), b = g / (6 * sqrt((double)m));
+  t = gsl_cdf_tdist_Pinv(0.5 + level / 2, out->dof);
+  se = out->std_err;
+  /* T = (r - mu) / se; g(T) = T + a T^2 + a^2 T^3 / 3 + b = ((1 + a T)^3 - 1) / (3 a) + b is
+   * about Student's t: mu lies in [r - se g^-1(t), r - se g^-1(-t)] */
+  lo = r - se * (cbrt(1 + 3 * a * (t - b)) - 1) / a;
+  hi = r - se * (cbrt(1 + 3 * a * (-t - b)) - 1) / a;
+  if (!(isfinite(lo) && isfinite(hi) && lo <= r && r <= hi)) return;
+  out->lower = lo, out->upper = hi;
+  out->half_width = fmax(r - lo, hi - r);
+}
+
 void lbmc_ratio_jackknife(const double *y, const double *x, size_t units, size_t stride,
                           double level, lbmc_interval *out)
 {

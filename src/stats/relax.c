@@ -49,6 +49,20 @@ static const double lbmc_relax_f[] = {0.030167, 0.042102, 0.058485, 0.080743, 0.
 #define LBMC_RELAX_F_N ((int)(sizeof lbmc_relax_f / sizeof *lbmc_relax_f))
 #define LBMC_RELAX_X0  0.0625
 
+double lbmc_relax_length_factor(double x)
+{
+  double k;
+  int i;
+  if (!(x >= 0)) return NAN;
+  if (x == INFINITY) return 1;
+  if (x <= LBMC_RELAX_X0) /* below the table: f = x g, g from 1/2 at 0 to its first value */
+    return x * (0.5 - (0.5 - lbmc_relax_f[0] / LBMC_RELAX_X0) * x / LBMC_RELAX_X0);
+  k = 2 * log2(x / LBMC_RELAX_X0);
+  if (k >= LBMC_RELAX_F_N - 1) return fmax(lbmc_relax_f[LBMC_RELAX_F_N - 1], 1 - 1.25 / x);
+  i = (int)k; /* log-linear in x between table points */
+  return lbmc_relax_f[i] + (k - i) * (lbmc_relax_f[i + 1] - lbmc_relax_f[i]);
+}
+
 /* g(x) = f(x) / x, decreasing from 1/2 (x -> 0) to 0, at table point k. */
 static double lbmc_relax_g_at(int k) { return lbmc_relax_f[k] / (LBMC_RELAX_X0 * pow(2, 0.5 * k)); }
 

@@ -46,7 +46,7 @@ EXPECTED = {
     "jsq-tails": ["tails", "tail_vs_n", "mean_sojourn"],
     "multi-router-pull": ["p_wait_or_block_vs_n", "messages_vs_n", "effect_of_R"],
     "finite-buffers": ["p_block", "p_wait_or_block"],
-    "balanced-heavy-traffic": ["workload", "scaled_workload"],
+    "balanced-heavy-traffic": ["scaled_customers", "scaled_workload"],
     "general-service": ["mean_sojourn", "p_wait", "sojourn_p99"],
     "asymptotic-independence": ["vs_limit", "scaled_error", "pair_dependence"],
 }
@@ -62,7 +62,7 @@ GRID = {
     "jsq-tails": (["scale", "lambda_", "policy"], 'ds.sel(n=n, lambda_=lam, policy=pol)'),
     "multi-router-pull": (["scale", "routers", "stale"], 'data.sel(routers=R, stale=s)'),
     "finite-buffers": (["scale", "buffer_1", "policy"], 'ds.sel(policy=pol, buffer_1=B)'),
-    "balanced-heavy-traffic": (["lambda_", "policy"], 'dsw.sel(policy=f"balanced({c})")'),
+    "balanced-heavy-traffic": (["load", "policy"], 'dsh.sel(policy=f"balanced({c})")'),
     "general-service": (["scale", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
     "asymptotic-independence": (["scale", "service", "policy"], 'ds.sel(service=svc, policy=pol)'),
 }

@@ -45,6 +45,49 @@ static void test_ratio_by_hand(void)
   }
 }
 
+/* Hall's skewness-removing transformation: by hand (Python, the formulas of the doc
+ * comment), unchanged for symmetric units, and on exponential means of 10 (skewness 2) it
+ * brings the coverage from about 90% (the symmetric t interval, measured 89.8% in 2e4
+ * trials, misses 10% below) to about 93.5%. */
+static void test_ratio_skew(void)
+{
+  const double y[] = {1, 1, 1, 1, 6}, one[] = {1, 1, 1, 1, 1}, sym[] = {1, 2, 3, 4, 5};
+  lbmc_interval iv, plain;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  long covered = 0, covered_t = 0, below = 0, below_t = 0;
+  const long trials = 4000;
+  CU_ASSERT_FATAL(r != NULL);
+  lbmc_ratio_interval_skew(y, one, 5, 1, 0.95, &iv);
+  lbmc_ratio_interval(y, one, 5, 1, 0.95, &plain);
+  UT_ABS("estimate", iv.estimate, 2.0, 1e-15);
+  UT_ABS("std_err as the delta method's", iv.std_err, plain.std_err, 1e-15);
+  UT_ABS("lower", iv.lower, 0.17823725559954506, 1e-12);
+  UT_ABS("upper", iv.upper, 10.84908481007876, 1e-11);
+  UT_ABS("half_width: the longer side", iv.half_width, 10.84908481007876 - 2, 1e-11);
+  lbmc_ratio_interval_skew(sym, one, 5, 1, 0.95, &iv);
+  lbmc_ratio_interval(sym, one, 5, 1, 0.95, &plain);
+  UT_ABS("symmetric: lower", iv.lower, plain.lower, 1e-14);
+  UT_ABS("symmetric: upper", iv.upper, plain.upper, 1e-14);
+  lbmc_ratio_interval_skew(y, one, 2, 1, 0.95, &iv); /* two units: the plain interval */
+  lbmc_ratio_interval(y, one, 2, 1, 0.95, &plain);
+  CU_ASSERT(iv.lower == plain.lower && iv.upper == plain.upper);
+  gsl_rng_set(r, 1992);
+  for (long k = 0; k < trials; k++) {
+    double v[10];
+    for (int i = 0; i < 10; i++) v[i] = gsl_ran_exponential(r, 1.0);
+    lbmc_ratio_interval_skew(v, (const double[]){1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 10, 1, 0.95, &iv);
+    lbmc_ratio_interval(v, (const double[]){1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 10, 1, 0.95, &plain);
+    covered += iv.lower <= 1 && 1 <= iv.upper, below += iv.upper < 1;
+    covered_t += plain.lower <= 1 && 1 <= plain.upper, below_t += plain.upper < 1;
+  }
+  UT_CHECK(covered >= 0.92 * trials && covered <= 0.965 * trials,
+           "exponential means of 10: skew-corrected coverage %ld of %ld", covered, trials);
+  UT_CHECK(covered_t < 0.915 * trials && below_t > 0.07 * trials && below < 0.7 * below_t,
+           "control: the symmetric interval covers %ld, %ld below (skew-corrected: %ld below)",
+           covered_t, below_t, below);
+  gsl_rng_free(r);
+}
+
 /* Empty units contribute 0/0: never a NaN estimate while any unit has data. */
 static void test_ratio_empty(void)
 {
@@ -497,6 +540,27 @@ static void test_relax(void)
   free(area), free(len), gsl_rng_free(r);
 }
 
+/* f(x), the share of the long-run variance a batch of x relaxation times holds: the table's
+ * ends, continuous across them, increasing, its limit 1 - 1.25 / x, and the edge values. */
+static void test_relax_length_factor(void)
+{
+  double prev = 0;
+  UT_ABS("f(0)", lbmc_relax_length_factor(0), 0, 0);
+  UT_ABS("f(x0)", lbmc_relax_length_factor(0.0625), 0.030167, 1e-12);
+  UT_ABS("f(x0 2^11), the table's end", lbmc_relax_length_factor(128), 0.990236, 1e-12);
+  UT_ABS("f(1000)", lbmc_relax_length_factor(1000), 1 - 1.25 / 1000, 1e-15);
+  UT_ABS("f small: x / 2", lbmc_relax_length_factor(1e-6) / 1e-6, 0.5, 1e-5);
+  CU_ASSERT(lbmc_relax_length_factor(INFINITY) == 1);
+  CU_ASSERT(isnan(lbmc_relax_length_factor(-1)) && isnan(lbmc_relax_length_factor(NAN)));
+  for (double x = 0.01; x < 2000; x *= 1.05) {
+    const double f = lbmc_relax_length_factor(x);
+    UT_CHECK(f > prev && f < 1, "f(%g) = %g after %g", x, f, prev);
+    prev = f;
+  }
+  UT_ABS("f(10), as 1 - 1.25/x within the table", lbmc_relax_length_factor(10), 1 - 1.25 / 10,
+         0.02);
+}
+
 /* The transient's envelope: reflected Brownian motion's integrated deficit from 0 (G(0) =
  * 1/2, G(2) = 0.0721, G(5) = 0.00845) with a tenth added, decreasing; the warm-up that
  * brings the bound to a target is the smallest that does. */
@@ -545,6 +609,7 @@ int ut_register_estimators(void)
 {
   static const ut_test tests[] = {
       {"ratio: delta method and jackknife by hand", test_ratio_by_hand},
+      {"ratio: skew-corrected interval (Hall 1992)", test_ratio_skew},
       {"ratio: empty units, no NaN", test_ratio_empty},
       {"ratio: equal denominators = t interval", test_ratio_equal_x},
       {"ratio: pooled vs mean of ratios (short replicas)", test_ratio_short_replicas},
@@ -560,6 +625,7 @@ int ut_register_estimators(void)
       {"mser: groups, cap, near the cap", test_mser},
       {"growth: drift test", test_growth},
       {"relaxation time: OU, short runs", test_relax},
+      {"relaxation time: the batch length factor", test_relax_length_factor},
       {"transient envelope and warm-up", test_transient},
       {"moments of a union", test_moments},
       {NULL, NULL}};

@@ -106,7 +106,8 @@ def add_heavy_traffic_metrics(ds, *, ca2=1.0):
     N = ds["pool_servers"].astype(float)
     mu = ds["mu"]
     rho = ds["rho"]
-    lam_tot = ds["lambda"] * n
+    # the flat form names the arrival rate ``lambda``, the grid form ``lambda_`` (a Python keyword)
+    lam_tot = ds["lambda" if "lambda" in ds.variables else "lambda_"] * n
     C = (N * mu).sum("pool")
     q = ds["mean_queue_replicas"]
     u = ds["utilization_replicas"]
