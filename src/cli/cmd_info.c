@@ -22,7 +22,7 @@ static void lbmc_info_usage(FILE *f)
 {
   fputs("usage: lbmc info FILE.h5 [--format table|csv|json] [--metrics M1,M2,...]\n"
         "                         [--where AXIS=VALUE,...] [--width N] [--compare A,B]\n"
-        "                         [--limit]\n"
+        "                         [--limit [refined]]\n"
         "                         [--wide METRIC [--rows AXIS] [--columns AXIS]]\n"
         "\n"
         "Print a results file as tidy rows: one per grid point, metric and entry, with the\n"
@@ -50,7 +50,9 @@ static void lbmc_info_usage(FILE *f)
         "                   half-width for comparison\n"
         "  --limit          a column with the n -> inf limit of each estimate where one is\n"
         "                   known (and its source in csv and json), from the Python\n"
-        "                   package (lbmc_analysis.limits, docs/limits.md)\n"
+        "                   package (lbmc_analysis.limits, docs/limits.md); --limit\n"
+        "                   refined adds the refined mean field x* + V/n at each point's\n"
+        "                   n (limit_refined, and its source or why it is unknown)\n"
         "  --wide METRIC    one metric entry (p_wait, utilization[2]) as a paper's table:\n"
         "                   a row per value of --rows AXIS (default n), a column per value\n"
         "                   of --columns AXIS (default policy), cells estimate [interval]\n"
@@ -283,7 +285,7 @@ const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
                                         {"where", required_argument, 0, OPT_WHERE},
                                         {"width", required_argument, 0, OPT_WIDTH},
                                         {"compare", required_argument, 0, OPT_COMPARE},
-                                        {"limit", no_argument, 0, OPT_LIMIT},
+                                        {"limit", optional_argument, 0, OPT_LIMIT},
                                         {"wide", required_argument, 0, OPT_WIDE},
                                         {"rows", required_argument, 0, OPT_ROWS},
                                         {"columns", required_argument, 0, OPT_COLUMNS},
@@ -322,7 +324,9 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
       info->width = (int)width;
       break;
     case OPT_COMPARE: a->compare = optarg; break;
-    case OPT_LIMIT: a->limit = 1; break;
+    case OPT_LIMIT:
+      LBMC_CALL(lbmc_limit_parse_mode("--limit", optarg, argc, argv, &a->limit));
+      break;
     case OPT_WIDE: a->wide.metric = optarg; break;
     case OPT_ROWS: a->wide.rows = optarg; break;
     case OPT_COLUMNS: a->wide.columns = optarg; break;
@@ -395,10 +399,12 @@ int lbmc_cmd_info(int argc, char **argv)
                                    "not of their differences)");
   if (!err && a.limit) {
     /* the rows are shown without the column if the package fails; exit status 1 then */
+    info.limit_mode = a.limit;
     limit_err = lbmc_info_limits(&info);
     if (limit_err) {
       free(info.limit);
-      info.limit = NULL;
+      free(info.refined);
+      info.limit = info.refined = NULL;
     }
   }
   /* the view: the tidy rows, the paired comparisons, or one metric wide */
@@ -422,7 +428,11 @@ int lbmc_cmd_info(int argc, char **argv)
   free(info.keep);
   free(info.limit);
   free(info.limit_source);
+  free(info.refined);
+  free(info.refined_source);
+  free(info.refined_reason);
   json_decref(info.limit_answers);
+  json_decref(info.refined_answers);
   return lbmc_exit_status(err ? err : limit_err);
 }
 

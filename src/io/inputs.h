@@ -263,10 +263,12 @@ typedef struct {
             "always (those lines from the start), never")                                          \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
-  X(LIMIT, .flag = "limit", .type = LBMC_IT_FLAG,                                                  \
+  X(LIMIT, .flag = "limit", .arg = "[refined]", .type = LBMC_IT_FLAG,                              \
     .help = "the n -> inf limit of each estimate where one is known, from\n"                       \
             "the Python package (lbmc_analysis.limits, docs/limits.md):\n"                         \
-            "a column, or \"limit\" in each estimate of --json")                                   \
+            "a column, or \"limit\" in each estimate of --json; with\n"                            \
+            "refined also the refined mean field x* + V/n at this n\n"                             \
+            "(\"limit_refined\"; with --transient the ODE and x(t) + V(t)/n)")                     \
   X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")
 
 typedef enum {
