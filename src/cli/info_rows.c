@@ -331,7 +331,7 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
     char text[32];
     if (info->format == LBMC_FORMAT_TABLE || isinf(x))
       LBMC_CALL(lbmc_table_text(t, c, lbmc_limit_cell(x, text, sizeof text)));
-    else
+    else if (!isnan(x)) /* unknown: an empty cell (null in JSON) */
       lbmc_table_real(t, c, x);
     if (info->format != LBMC_FORMAT_TABLE)
       LBMC_CALL(lbmc_table_text(t, c + 1, isnan(x) || !source ? info->refined_reason[i] : source));
