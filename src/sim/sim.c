@@ -290,7 +290,6 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
  * LBMC_ERR_INTERRUPTED. */
 static lbmc_err lbmc_replica_observe(lbmc_replica *r)
 {
-  const double T0 = r->o->transient[0], DT = r->o->transient[2];
   memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
   lbmc_engine_cpu(r->e);
   if (r->mixtures)
@@ -298,7 +297,7 @@ static lbmc_err lbmc_replica_observe(lbmc_replica *r)
   else
     lbmc_engine_set_histograms(r->e, &r->h[0], &r->h[1]);
   for (size_t s = 0; s < r->S && !lbmc_engine_overflowed(r->e); s++) {
-    const double t = s + 1 < r->S ? T0 + (double)s * DT : r->o->transient[1];
+    const double t = lbmc_transient_time(r->o, (long)s);
     double *seg = r->seg + s * r->W;
     LBMC_CALL(lbmc_engine_advance(r->e, t, seg));
     seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e);
