@@ -100,6 +100,26 @@ typedef struct {
 lbmc_err lbmc_info_wide(const lbmc_info *info, const lbmc_info_wide_spec *spec, lbmc_table **t,
                         char *legend, size_t len);
 
+/** Kind of the values of axis a of g: 2 all integers, 1 all numbers ('inf' included), 0
+ *  text. */
+int lbmc_info_axis_kind(const lbmc_grid *g, int a);
+/** The cell `col` of the last row of t: axis a's value at grid cell `index`, a number
+ *  when the axis' kind (lbmc_info_axis_kind) says every value is one, else the text as
+ *  written. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_axis_cell(lbmc_table *t, int col, const lbmc_grid *g, int a, int kind,
+                             long index);
+/** lbmc info --transient (info_transient.c): the transient estimates (/transient) of the
+ *  kept points as rows, one per point, observation time and entry of the chosen
+ *  transient metrics (spec: comma-separated names of lbmc_transient_metric_names, an
+ *  entry as mean_queue[2] or tail[1][3], a bare name every entry; NULL: customers,
+ *  mean_queue and p_wait for the text form, every metric for CSV and JSON): point, the
+ *  grid axes, time, metric, entry, pool, k, mean, lower, upper (pointwise), band_lower,
+ *  band_upper (simultaneous over the times), replicas. The text form shows at most
+ *  about 40 times per point (every `step`-th and the last; *step set, 1 for CSV and
+ *  JSON). Errors: LBMC_ERR_ARG (a file without /transient, an unknown metric or entry,
+ *  naming what is allowed), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_transient(const lbmc_info *info, const char *spec, lbmc_table **t, long *step);
+
 /** The first column of the grid axes in the rows' table (point is column 0). */
 #define LBMC_INFO_FIRST_AXIS 1
 

@@ -232,8 +232,7 @@ static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
   return err;
 }
 
-/* Kind of the values of axis a: 2 all integers, 1 all numbers ('inf' included), 0 text. */
-static int lbmc_info_axis_kind(const lbmc_grid *g, int a)
+int lbmc_info_axis_kind(const lbmc_grid *g, int a)
 {
   int kind = 2;
   for (long v = 0; v < g->axis_length[a] && kind; v++) {
@@ -249,10 +248,8 @@ static int lbmc_info_axis_kind(const lbmc_grid *g, int a)
   return kind;
 }
 
-/* The cell of axis a at grid cell index: a number when every value of the axis is one,
- * else the text as written. */
-static lbmc_err lbmc_info_axis_cell(lbmc_table *t, int col, const lbmc_grid *g, int a, int kind,
-                                    long index)
+lbmc_err lbmc_info_axis_cell(lbmc_table *t, int col, const lbmc_grid *g, int a, int kind,
+                             long index)
 {
   const char *text = lbmc_grid_value(g, a, index);
   double x = INFINITY;

@@ -53,7 +53,8 @@ lbmc_err lbmc_point_trans_keep(const lbmc_point *p, lbmc_point_rep *r, const lbm
   size_t off;
   if (!(p->o.transient[2] > 0)) return LBMC_SUCCESS;
   off = lbmc_observers_offset(p->m, &p->o, &lbmc_observer_transient);
-  if (off == (size_t)-1) return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: a transient run without its observer");
+  if (off == (size_t)-1)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: a transient run without its observer");
   free(r->trans);
   r->trans = malloc(sizeof *r->trans * p->S * X);
   if (!r->trans) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a transient run");
@@ -189,8 +190,7 @@ lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
   tp = lbmc_trans_t(p->o.confidence, n - 1);
   tb = lbmc_trans_t(1 - (1 - p->o.confidence) / (double)T, n - 1);
   for (long i = 0; i < T; i++) {
-    out->time[i] =
-        i + 1 < T ? p->o.transient[0] + (double)i * p->o.transient[2] : p->o.transient[1];
+    out->time[i] = lbmc_transient_time(&p->o, i);
     for (size_t v = 0; v < Vall; v++) {
       const size_t at = (size_t)i * Vall + v, s = (size_t)i;
       double m = NAN, se = NAN;
