@@ -715,6 +715,17 @@ def reference(point) -> dict:
 # ----------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
+def _refined_expansion(pol, lam, beta, mu, buffer, slots, sampling, routers, stale):
+    """The expansion (x*, V, W, ...) of one system, which does not depend on n: computed once
+    for the points of a grid that differ only in n (lbmc info --limit refined). Read only."""
+    from . import refined_mf as _rf
+
+    model = OccupancyModel(pol, lam, np.array(beta), np.array(mu), np.array(buffer), slots=np.array(slots),
+                           sampling=sampling, routers=routers, stale=stale)
+    return _rf.refined_stationary(model)
+
+
 def refined(point, n) -> dict:
     """``x* + V/n`` (Gast & Van Houdt 2017) for every metric that is a function of the
     occupancy state, exponential service and the policies with an occupancy form (random,
@@ -747,9 +758,8 @@ def refined(point, n) -> dict:
     if name == "jsq" and d is None:
         pol = "jsq"
     try:
-        model = OccupancyModel(pol, p["lam"], p["beta"], p["mu"], p["buffer"], slots=p["slots"],
-                               sampling=p["sampling"], routers=p["routers"], stale=p["stale"])
-        rr = _rf.refined_stationary(model)
+        rr = _refined_expansion(pol, p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
+                                tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
         R.note(f"no refined mean field: {exc}")
         return R.done()
@@ -799,7 +809,7 @@ def refined(point, n) -> dict:
         _messages(R, p, 2.0 * d, "2d per arrival (counted)")
     elif name == "random":
         _messages(R, p, 0.0, "random routing sends no messages")
-    R.details["refined"] = {"x": x, "V": V, "residual": rr["residual"], "accuracy": rr["accuracy"]}
+    R.details["refined"] = {"x": x.copy(), "V": V.copy(), "residual": rr["residual"], "accuracy": rr["accuracy"]}
     return R.done()
 
 
