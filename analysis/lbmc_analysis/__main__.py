@@ -88,6 +88,9 @@ def _parser():
     lm.add_argument("--refined", default=None, metavar="N",
                     help="the refined mean field x* + V/N (Gast & Van Houdt 2017) instead of the limit; N = 'n': "
                          "each point's own n (its key n)")
+    lm.add_argument("--order", type=int, default=1, choices=(1, 2),
+                    help="with --refined: 2 adds A/N^2 to tail, mean_queue and utilization of homogeneous jsq(d) with "
+                         "sampling with_replacement (Gast, Bortolussi & Tribastone 2019)")
     lm.add_argument("--transient", default=None, metavar="T0:T1:DT",
                     help="the mean-field ODE (and with --refined N, x(t) + V(t)/N) on the times T0, T0+DT, .., T1")
     lm.add_argument("--init", default="empty", metavar="X0",
@@ -197,7 +200,7 @@ def _limit(args):
                 res = limits.transient_for_point(p, _times(args.transient), None if args.init == "empty" else args.init,
                                                  n=n)
             elif n is not None:
-                res = limits.refined(p, n)
+                res = limits.refined(p, n, order=args.order)
             else:
                 res = limits.reference(p)
         except ValueError as exc:
