@@ -65,7 +65,7 @@ info_text() {
 }
 check "info --transient text: the chosen entries at every time" info_text
 check "plain info of a transient file points to --transient" \
-  sh -c "'$LBMC' info '$WORK/r1.h5' | grep -q 'are in /transient: lbmc info .* --transient'"
+  sh -c "'$LBMC' info '$WORK/r1.h5' --width 0 | grep -q 'are in /transient: lbmc info .* --transient'"
 info_json() {
   "$LBMC" info "$WORK/r1.h5" --transient --format json --metrics 'mean_queue' |
     /usr/bin/python3 -c "
