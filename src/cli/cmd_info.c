@@ -113,6 +113,14 @@ static void lbmc_info_print_text(FILE *f, const lbmc_info *info, lbmc_table *t)
     }
   }
   lbmc_table_print(f, t, LBMC_FORMAT_TABLE);
+  if (res->trans) { /* the steady-state rows of a transient run: say where its point is */
+    char note[512];
+    snprintf(note, sizeof note,
+             "a transient run: its estimates at %ld times from %g to %g are in /transient: lbmc "
+             "info %s --transient (the rows above average each replica over the whole run)",
+             res->trans->T, res->trans->time[0], res->trans->time[res->trans->T - 1], info->path);
+    lbmc_print_wrapped(f, "", 0, note, info->width);
+  }
   for (long i = 0; i < res->P; i++)
     if (info->keep[i] && res->pt[i].v.status != LBMC_STATUS_OK) {
       char first[64], why[1024];

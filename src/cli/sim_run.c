@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../io/results.h"
 #include "../run/schedule.h"
 #include "cli.h"
 #include "lbmc/metrics.h"
@@ -320,6 +321,38 @@ static void lbmc_sim_transient_json(lbmc_sim_run *s)
   s->limit_err = lbmc_limit_transient(&d, s->o.tail_k, &s->o, &s->trans, s->trans_json);
 }
 
+/* -o FILE: the point as a results file (the layout of lbmc run's, one point; with
+ * /transient for a transient run), complete unless the run was interrupted. */
+static lbmc_err lbmc_sim_write(const lbmc_sim_run *s, const char *path)
+{
+  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
+  const char *text = lbmc_job_text(s->job);
+  lbmc_results *res = NULL;
+  lbmc_err err;
+  time_t now = time(NULL);
+  struct tm tm;
+  LBMC_CALL(lbmc_results_create(1, v->replicas, lbmc_model_pools(s->m), (int)s->o.tail_k,
+                                s->o.pairs, &res));
+  res->job_text = strdup(text ? text : "");
+  err = res->job_text ? lbmc_grid_from_job(s->job, &res->grid)
+                      : LBMC_ERROR(LBMC_ERR_MEMORY, "-o: out of memory");
+  res->seed = lbmc_job_seed(s->job);
+  res->confidence = s->o.confidence;
+  res->mpi_ranks = 1;
+  res->wall_seconds = lbmc_sim_now() - s->t0;
+  res->complete = !s->interrupted;
+  gmtime_r(&now, &tm);
+  strftime(res->created, sizeof res->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!err && s->o.transient[2] > 0) err = lbmc_results_transient_of(res, &s->o);
+  if (!err) err = lbmc_results_set_point(res, 0, 0, s->m, &s->o);
+  if (!err) err = lbmc_results_store(res, 0, s->acc);
+  res->pt[0].done = 1;
+  if (!err) err = lbmc_results_write(res, path);
+  if (!err) fprintf(stderr, "lbmc sim: wrote %s\n", path);
+  lbmc_results_destroy(&res);
+  return err;
+}
+
 /* Run the point (rounds, a signal's partial results), then print it. */
 static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
 {
@@ -355,6 +388,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
     lbmc_sim_print_json(s);
   else
     lbmc_sim_print_table(s);
+  if (lbmc_job_output(s->job)) LBMC_CALL(lbmc_sim_write(s, lbmc_job_output(s->job)));
   return s->interrupted ? LBMC_ERR_INTERRUPTED : s->limit_err;
 }
 

@@ -180,8 +180,8 @@ lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, cons
   p->d = d.d;
   p->routers = d.routers;
   p->batches = o->batches;
-  p->time = o->time;
-  p->warmup = o->warmup_auto ? NAN : o->warmup;
+  p->time = o->transient[2] > 0 ? o->transient[1] - o->transient[0] : o->time;
+  p->warmup = o->transient[2] > 0 ? o->transient[0] : o->warmup_auto ? NAN : o->warmup;
   snprintf(p->policy, sizeof p->policy, "%s", d.policy);
   snprintf(p->policy_name, sizeof p->policy_name, "%s", d.policy_name);
   snprintf(p->sampling, sizeof p->sampling, "%s", d.sampling);

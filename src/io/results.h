@@ -248,6 +248,9 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
 /** Give res (P points) the transient estimates of T times `time` (copied), every value
  *  NaN (replaces any). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_transient_create(lbmc_results *res, long T, const double *time);
+/** The same with the observation times of a transient run's options o (lbmc_transient_time;
+ *  o->transient DT > 0). Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (not a transient run). */
+lbmc_err lbmc_results_transient_of(lbmc_results *res, const lbmc_run_options *o);
 void lbmc_results_transient_free(lbmc_results *res);
 /** Store the transient estimates of point p (the same times and layout as res->trans).
  *  Errors: LBMC_ERR_MISMATCH (another time axis or layout). */

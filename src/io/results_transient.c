@@ -118,6 +118,18 @@ lbmc_err lbmc_results_transient_create(lbmc_results *res, long T, const double *
   return LBMC_SUCCESS;
 }
 
+lbmc_err lbmc_results_transient_of(lbmc_results *res, const lbmc_run_options *o)
+{
+  const long T = lbmc_transient_times(o);
+  double *time = malloc(sizeof *time * (size_t)(T > 0 ? T : 1));
+  lbmc_err err;
+  if (!time) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for /transient");
+  for (long i = 0; i < T; i++) time[i] = lbmc_transient_time(o, i);
+  err = lbmc_results_transient_create(res, T, time);
+  free(time);
+  return err;
+}
+
 /* Point p's block of part k. */
 static double *lbmc_trans_at(const lbmc_results_transient *t, int k, long p)
 {

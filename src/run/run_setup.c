@@ -206,15 +206,8 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
                                 (int)run->opts.tail_k, run->opts.pairs, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
-  if (run->opts.transient[2] > 0) { /* the job's time axis (run.transient is no grid axis) */
-    const long T = lbmc_transient_times(&run->opts);
-    double *time = malloc(sizeof *time * (size_t)T);
-    if (!time) return LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory");
-    for (long i = 0; i < T; i++) time[i] = lbmc_transient_time(&run->opts, i);
-    err = lbmc_results_transient_create(run->res, T, time);
-    free(time);
-    LBMC_CALL(err);
-  }
+  if (run->opts.transient[2] > 0) /* the job's time axis (run.transient is no grid axis) */
+    LBMC_CALL(lbmc_results_transient_of(run->res, &run->opts));
   LBMC_CALL(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;

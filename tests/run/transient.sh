@@ -2,7 +2,8 @@
 # Transient runs in results files (/transient, docs/results-format.md): the same job on
 # 1, 2 and 4 ranks, in two shards merged, and resumed from a checkpoint cut in the middle
 # gives bit-identical /transient (with /points, /estimates, /replicas); point 0 equals
-# `lbmc sim --transient --json` of the same model, seed and replicas bit for bit, and the
+# `lbmc sim --transient --json` (and the file of lbmc sim -o) of the same model, seed and
+# replicas bit for bit, and the
 # comparison catches a run of one replica fewer or another time axis (its controls);
 # lbmc info --transient in CSV gives the file's values, in text and JSON its rows; a
 # changed /transient value is refused by its checksum.
@@ -19,15 +20,17 @@ check "1 vs 4 ranks identical, /transient included" compare "$WORK/r1.h5" "$WORK
 check "layout: P x T, then J, then K; chunked, Fletcher32, digests" tcheck layout "$WORK/r1.h5"
 
 # the file against lbmc sim --json of point 0 (scenario 0: the same streams)
-sim() { # sim REPLICAS TRANSIENT > JSON
+sim() { # sim REPLICAS TRANSIENT [FLAGS...] > JSON
   "$LBMC" sim --n 10 --lambda 0.8 --pools 0.5:1.5:inf,0.5:0.5:inf --policy 'jsq(2)' \
-    --replicas "$1" --seed 11 --tail-k 4 --init 'tail:1,1,0.8;1,0.5' --transient "$2" --json
+    --replicas "$1" --seed 11 --tail-k 4 --init 'tail:1,1,0.8;1,0.5' --transient "$2" --json "${@:3}"
 }
-sim 30 0:6:0.5 >"$WORK/s30.json"
+sim 30 0:6:0.5 -o "$WORK/sim.h5" >"$WORK/s30.json" 2>/dev/null
 sim 29 0:6:0.5 >"$WORK/s29.json"
 sim 30 0:6:1 >"$WORK/coarse.json"
 differs() { ! tcheck json "$@" >/dev/null; }
 check "point 0 equals lbmc sim --json bit for bit" tcheck json "$WORK/r2.h5" 0 "$WORK/s30.json"
+check "lbmc sim -o writes the same /transient" tcheck file "$WORK/r2.h5" 0 "$WORK/sim.h5"
+check "lbmc sim -o: one complete point" sh -c "'$LBMC' info '$WORK/sim.h5' --width 0 | grep -q '1 point; 1 in the file'"
 check "control: one replica fewer differs" differs "$WORK/r2.h5" 0 "$WORK/s29.json"
 check "control: another time axis differs" differs "$WORK/r2.h5" 0 "$WORK/coarse.json"
 check "control: point 1 (another scenario) differs" differs "$WORK/r2.h5" 1 "$WORK/s30.json"
@@ -64,6 +67,8 @@ info_text() {
     [ "$(echo "$out" | grep -c '^ *[01] ')" -eq $((2 * 13 * 2)) ]
 }
 check "info --transient text: the chosen entries at every time" info_text
+check "plain info of a transient file points to --transient" \
+  sh -c "'$LBMC' info '$WORK/r1.h5' --width 0 | grep -q 'are in /transient: lbmc info .* --transient'"
 info_json() {
   "$LBMC" info "$WORK/r1.h5" --transient --format json --metrics 'mean_queue' |
     /usr/bin/python3 -c "

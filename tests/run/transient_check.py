@@ -9,6 +9,8 @@ usage: transient_check.py json FILE.h5 POINT SIM.json
        transient_check.py csv FILE.h5 INFO.csv
          the rows of `lbmc info --transient --format csv` equal the file's values (each
          row's point, time, metric, pool and k located in the file)
+       transient_check.py file FILE.h5 POINT SIM.h5
+         the same against the file of `lbmc sim --transient -o SIM.h5` (one point)
        transient_check.py layout FILE.h5
          the group's attributes and the datasets' shapes: P x T, then J, then K
 
@@ -48,6 +50,24 @@ def check_json(path, point, sim_path):
                 elif x.tobytes() != y.tobytes():
                     n = int(np.sum(x.view(np.uint64) != y.view(np.uint64)))
                     bad.append(f"{m}/{part}: {n} of {x.size} values differ")
+    return bad
+
+
+def check_file(path, point, sim_path):
+    bad = []
+    with h5py.File(path, "r") as f, h5py.File(sim_path, "r") as s:
+        g, h = f["transient"], s["transient"]
+        row = int(np.flatnonzero(f["points/index"][()] == point)[0])
+        if g["time"][()].tobytes() != h["time"][()].tobytes():
+            bad.append("time differs")
+        for name in ("replicas", "unstable_replicas"):
+            if h[name].shape != (1,) or h[name][0] != g[name][row]:
+                bad.append(f"{name}: {h[name][()]} vs {g[name][row]}")
+        for m in g.attrs["metrics"]:
+            for part in PARTS:
+                x, y = g[m][part][row], h[m][part][()]
+                if y.shape != (1,) + x.shape or x.tobytes() != y[0].tobytes():
+                    bad.append(f"{m}/{part} differs")
     return bad
 
 
@@ -108,6 +128,8 @@ def check_layout(path):
 def main(argv):
     if argv[1] == "json":
         bad = check_json(argv[2], int(argv[3]), argv[4])
+    elif argv[1] == "file":
+        bad = check_file(argv[2], int(argv[3]), argv[4])
     elif argv[1] == "csv":
         bad = check_csv(argv[2], argv[3])
     else:
