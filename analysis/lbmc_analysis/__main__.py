@@ -17,6 +17,7 @@ of points gives a list of results (one start-up for many points):
 
     python3 -m lbmc_analysis limit --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
     python3 -m lbmc_analysis limit --refined 20 --json '{"policy": "pull", "lambda": 1, "pools": [{"beta": 0.5, "mu": 2}, {"beta": 0.5, "mu": "1/3"}]}'
+    python3 -m lbmc_analysis limit --refined n --json '[{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "n": 20}, {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "n": 50}]'
     python3 -m lbmc_analysis limit --transient 0:40:0.5 --init tail:1,1,0.8 --refined 10 --json '{"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}'
 
 Exit status: 0 on success, 2 for bad input (unknown metric, column or value, a file that
@@ -84,8 +85,12 @@ def _parser():
     lm.add_argument("--json", required=True, dest="point",
                     help="the point's parameters as a JSON object (or a list of them): policy, lambda, pools [{beta, mu or "
                          "mu_k, buffer, service}] (or arrays beta, mu, ...), optional n, routers, stale, sampling, K")
-    lm.add_argument("--refined", type=int, default=None, metavar="N",
-                    help="the refined mean field x* + V/N (Gast & Van Houdt 2017) instead of the limit")
+    lm.add_argument("--refined", default=None, metavar="N",
+                    help="the refined mean field x* + V/N (Gast & Van Houdt 2017) instead of the limit; N = 'n': "
+                         "each point's own n (its key n)")
+    lm.add_argument("--order", type=int, default=1, choices=(1, 2),
+                    help="with --refined: 2 adds A/N^2 to tail, mean_queue and utilization of homogeneous jsq(d) with "
+                         "sampling with_replacement (Gast, Bortolussi & Tribastone 2019)")
     lm.add_argument("--transient", default=None, metavar="T0:T1:DT",
                     help="the mean-field ODE (and with --refined N, x(t) + V(t)/N) on the times T0, T0+DT, .., T1")
     lm.add_argument("--init", default="empty", metavar="X0",
@@ -154,6 +159,23 @@ def _times(text):
     return t0 + dt * np.arange(k + 1)
 
 
+def _refined_n(text, point):
+    """``--refined``: None, an integer N, or ``n``: the point's own ``n`` (lbmc info --limit
+    refined hands over points of several sizes in one call)."""
+    if text is None:
+        return None
+    if str(text).strip() == "n":
+        n = point.get("n")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"--refined n: the point's n = {n!r} is not allowed; an integer >= 1 is required")
+        return n
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"--refined {text!r} is not allowed; an integer N >= 1 or 'n' (each point's n) "
+                         "is required") from None
+
+
 def _limit(args):
     import json
 
@@ -173,11 +195,12 @@ def _limit(args):
         if isinstance(p.get("pools"), list):
             p["pools"] = [_number(q) if isinstance(q, dict) else q for q in p["pools"]]
         try:
+            n = _refined_n(args.refined, p)
             if args.transient is not None:
                 res = limits.transient_for_point(p, _times(args.transient), None if args.init == "empty" else args.init,
-                                                 n=args.refined)
-            elif args.refined is not None:
-                res = limits.refined(p, args.refined)
+                                                 n=n)
+            elif n is not None:
+                res = limits.refined(p, n, order=args.order)
             else:
                 res = limits.reference(p)
         except ValueError as exc:

@@ -1,7 +1,10 @@
-"""Transient runs (``lbmc sim --transient T0:T1:DT --json``) as xarray, and their bands.
+"""Transient runs (``lbmc sim --transient T0:T1:DT --json``, or ``lbmc run`` with
+``run.transient``) as xarray, and their bands.
 
 ``load_transient(source)`` reads the ``"transient"`` part of ``lbmc sim --json`` output
-(a dict, a JSON text or a path) into an ``xarray.Dataset`` with a ``time`` dimension:
+(a dict, a JSON text or a path), or the ``/transient`` group of a results file
+(docs/results-format.md; ``point=`` picks a grid point, else a ``point`` dimension
+leads), into an ``xarray.Dataset`` with a ``time`` dimension:
 one variable per metric (``mean_queue`` (time, pool), ``tail`` (time, pool, k),
 ``customers``, ``p_wait``, ``p_block``, ``throughput``, ``messages_per_arrival`` (time)),
 each with a ``stat`` dimension: ``mean``, ``lower``, ``upper`` (pointwise interval at the
@@ -45,27 +48,104 @@ def _array(values) -> np.ndarray:
     return np.array(values, dtype=float)  # null (None) becomes NaN
 
 
-def load_transient(source: Any) -> xr.Dataset:
-    """The transient estimates of an ``lbmc sim --transient --json`` output as a Dataset
-    (dims stat, time[, pool[, k]]); attrs: replicas, band, unstable_replicas."""
-    data = _transient_part(source)
-    time = _array(data["time"])
+def _dataset(arrays: Mapping[str, np.ndarray], time: np.ndarray, lead: tuple = ()) -> xr.Dataset:
+    """The Dataset of the estimates ``arrays`` (name -> values of dims stat, *lead, time, then
+    the metric's pools and levels): pool numbered from 0, k from 1, as in the JSON."""
     out = {}
-    for name, fields in data["estimates"].items():
+    for name, arr in arrays.items():
         extra = _POOLED.get(name, ())
-        arr = np.stack([_array(fields[s]) for s in STATS])
-        if arr.ndim != 2 + len(extra):
-            raise ValueError(f"transient metric {name}: shape {arr.shape[1:]} does not fit (time{', ' if extra else ''}{', '.join(extra)})")
+        if arr.ndim != 2 + len(lead) + len(extra) or arr.shape[0] != len(STATS):
+            raise ValueError(f"transient metric {name}: shape {arr.shape[1:]} does not fit "
+                             f"({', '.join(lead + ('time',) + extra)})")
         coords = {}
         if "k" in extra:
-            coords["k"] = np.arange(1, arr.shape[3] + 1)
-        out[name] = xr.DataArray(arr, dims=("stat", "time") + extra, coords=coords)
+            coords["k"] = np.arange(1, arr.shape[-1] + 1)
+        out[name] = xr.DataArray(arr, dims=("stat",) + lead + ("time",) + extra, coords=coords)
     ds = xr.Dataset(out, coords={"stat": list(STATS), "time": time})
     if "pool" in ds.dims:
         ds = ds.assign_coords(pool=np.arange(ds.sizes["pool"]))
+    return ds
+
+
+def load_transient(source: Any, point: int | None = None) -> xr.Dataset:
+    """The transient estimates of an ``lbmc sim --transient --json`` output, or of a results
+    file's ``/transient`` group, as a Dataset (dims stat, time[, pool[, k]]); attrs: replicas,
+    band, unstable_replicas.
+
+    From a results file (a path to an HDF5 file; its checksums are checked first, as
+    :func:`lbmc_analysis.load` does): ``point`` is the grid index (``/points/index``) of the
+    point to read, which gives the same Dataset as the JSON of that point (attrs also
+    ``point`` and the point's ``/points`` values as ``point_n``, ``point_policy``, ...);
+    without it, a file of one point gives that point, and a file of several points a Dataset
+    with a leading ``point`` dimension (coordinate: the grid index, and ``n``, ``policy``,
+    ``replicas``, ... along it): ``ds.sel(point=i)`` is then one point. Raises
+    ``LbmcFormatError`` for a file without ``/transient`` (not a transient run) or a point
+    it does not hold, ``LbmcDamagedError`` for a damaged file."""
+    if _is_hdf5(source):
+        return _load_file(os.fspath(source), point)
+    data = _transient_part(source)
+    arrays = {name: np.stack([_array(fields[s]) for s in STATS]) for name, fields in data["estimates"].items()}
+    ds = _dataset(arrays, _array(data["time"]))
     ds.attrs["replicas"] = int(data.get("replicas", 0))
     ds.attrs["band"] = data.get("band", "bonferroni")
     ds.attrs["unstable_replicas"] = int(data.get("unstable_replicas", 0))
+    return ds
+
+
+def _is_hdf5(source: Any) -> bool:
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    path = os.fspath(source)
+    if len(path) > 4096 or "\n" in path or not os.path.isfile(path):
+        return False
+    import h5py
+
+    return h5py.is_hdf5(path)
+
+
+def _load_file(path: str, point: int | None) -> xr.Dataset:
+    """:func:`load_transient` of a results file."""
+    import warnings
+
+    import h5py
+
+    from ._h5 import LbmcFormatError, UnverifiedWarning, check_file, py_value, read_array
+
+    if not check_file(path):  # raises LbmcDamagedError; False: a file without checksums
+        warnings.warn(UnverifiedWarning(f"{path} has no checksums: its numbers cannot be verified"),
+                      stacklevel=3)
+    with h5py.File(path, "r") as f:
+        g = f.get("transient")
+        if not isinstance(g, h5py.Group):
+            raise LbmcFormatError(f"{path}: no /transient group: not the results of a transient run "
+                                  f"(run.transient in the job file)")
+        index = np.asarray(f["points/index"][()])
+        names = [str(m) for m in py_value(g.attrs["metrics"])]
+        arrays = {m: np.stack([np.asarray(g[m][s][()], dtype=float) for s in STATS]) for m in names}
+        time = np.asarray(g["time"][()], dtype=float)
+        replicas = np.asarray(g["replicas"][()])
+        unstable = np.asarray(g["unstable_replicas"][()])
+        columns = {name: read_array(d) for name, d in f["points"].items()
+                   if isinstance(d, h5py.Dataset) and d.ndim == 1 and name not in ("index", "replicas")}
+        band = str(py_value(g.attrs.get("band", "bonferroni")))
+    if point is None and len(index) == 1:
+        point = int(index[0])
+    if point is not None:
+        rows = np.flatnonzero(index == point)
+        if len(rows) != 1:
+            raise LbmcFormatError(f"{path}: no grid point {point} in the file; its points: "
+                                  f"{', '.join(map(str, index.tolist()))}")
+        row = int(rows[0])
+        ds = _dataset({m: a[:, row] for m, a in arrays.items()}, time)
+        ds.attrs.update(replicas=int(replicas[row]), unstable_replicas=int(unstable[row]), band=band,
+                        point=int(point))
+        for name, values in columns.items():
+            ds.attrs[f"point_{name}"] = py_value(values[row])
+        return ds
+    ds = _dataset(arrays, time, lead=("point",))
+    ds = ds.assign_coords(point=index, replicas=("point", replicas), unstable_replicas=("point", unstable),
+                          **{name: ("point", values) for name, values in columns.items() if name not in ds.coords})
+    ds.attrs["band"] = band
     return ds
 
 
@@ -115,6 +195,7 @@ def plot_transient(ds: xr.Dataset, metric: str, pool: int | None = None, k: int 
     what += f"[{k}]" if k is not None and "k" in ds[metric].dims else ""
     ax.set_xlabel("time")
     ax.set_ylabel(what)
-    ax.set_title(f"{what} over time ({ds.attrs.get('replicas', '?')} replicas)")
+    reps = ds.attrs.get("replicas", ds.coords["replicas"].item() if "replicas" in ds.coords else "?")
+    ax.set_title(f"{what} over time ({reps} replicas)")
     ax.legend(fontsize="small")
     return ax

@@ -1,6 +1,7 @@
 """lbmc_analysis.transient: the time dimension of `lbmc sim --transient --json` output and
 its bands, on a real run when the lbmc binary is available (LBMC), else on a small
-hand-made output whose values are known."""
+hand-made output whose values are known; and /transient of a results file of `lbmc run`
+against the JSON of the same point (bit for bit, with controls that must differ)."""
 import json
 import os
 import subprocess
@@ -57,3 +58,98 @@ def test_real_run_and_plot():
     ax = transient.plot_transient(ds, "tail", pool=0, k=2,
                                   references={"constant": [1.0] * 5})
     assert len(ax.collections) == 2 and len(ax.lines) == 2
+
+
+# ---- from a results file (lbmc run with run.transient: /transient) ----
+
+JOB = """system:
+  n: [10, 20]
+  lambda: 0.9
+  pools:
+    - {beta: 0.5, mu: 1.5}
+    - {beta: 0.5, mu: 0.5}
+policy: jsq(2)
+run:
+  replicas: 25
+  seed: 5
+  tail_k: 3
+  init: "tail:1,0.8;1,1,0.5"
+  transient: "0:3:0.5"
+"""
+SIM = ["sim", "--n", "10", "--lambda", "0.9", "--pools", "0.5:1.5:inf,0.5:0.5:inf", "--policy", "jsq(2)",
+       "--seed", "5", "--tail-k", "3", "--init", "tail:1,0.8;1,1,0.5", "--transient", "0:3:0.5", "--json"]
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory):
+    if not LBMC or not os.path.exists(LBMC):
+        pytest.skip("no lbmc binary (LBMC)")
+    d = tmp_path_factory.mktemp("transient")
+    (d / "job.yaml").write_text(JOB)
+    subprocess.run([LBMC, "run", str(d / "job.yaml"), "-o", str(d / "t.h5"), "--quiet"], check=True,
+                   capture_output=True)
+    sims = {r: subprocess.run([LBMC] + SIM + ["--replicas", str(r)], capture_output=True, text=True,
+                              check=True).stdout for r in (25, 24)}
+    return d / "t.h5", sims
+
+
+def _same(a, b):
+    return set(a.data_vars) == set(b.data_vars) and all(
+        a[v].dims == b[v].dims and np.array_equal(a[v].values, b[v].values, equal_nan=True) for v in a.data_vars)
+
+
+def test_file_point_equals_json(run_file):
+    path, sims = run_file
+    f = transient.load_transient(path, point=0)
+    j = transient.load_transient(sims[25])
+    assert _same(f, j)  # the same Dataset, bit for bit: dims stat, time, pool, k
+    assert list(f["time"].values) == list(j["time"].values)
+    assert f.attrs["replicas"] == j.attrs["replicas"] == 25
+    assert f.attrs["point_n"] == 10 and f.attrs["point"] == 0
+    # controls: one replica fewer, or another point (other streams), is not the same
+    assert not _same(f, transient.load_transient(sims[24]))
+    assert not _same(transient.load_transient(path, point=1), j)
+
+
+def test_file_points_dimension_and_plot(run_file):
+    path, _ = run_file
+    ds = transient.load_transient(path)
+    assert ds["tail"].dims == ("stat", "point", "time", "pool", "k")
+    assert list(ds["point"].values) == [0, 1] and list(ds["n"].values) == [10, 20]
+    assert list(ds["replicas"].values) == [25, 25]
+    one = ds.sel(point=1)
+    assert _same(one.drop_vars([c for c in one.coords if c not in ("stat", "time", "pool", "k")]),
+                 transient.load_transient(path, point=1))
+    # the start as asked at time 0 (pool 1 has 5 servers: tail:1,0.8 is exact)
+    assert list(one["tail"].sel(stat="mean", time=0.0, pool=0).values) == [1.0, 0.8, 0.0]
+    ax = transient.plot_transient(one, "mean_queue", pool=1)
+    assert "25 replicas" in ax.get_title() and len(ax.collections) == 2
+
+
+def test_file_errors(run_file, tmp_path):
+    import h5py
+    import shutil
+
+    from lbmc_analysis import LbmcDamagedError, LbmcFormatError, UnverifiedWarning
+
+    path, _ = run_file
+    with pytest.raises(LbmcFormatError, match="no grid point 7"):
+        transient.load_transient(path, point=7)
+    bad = tmp_path / "bad.h5"
+    shutil.copy(path, bad)
+    with h5py.File(bad, "a") as f:
+        d = f["transient/customers/upper"]
+        x = d[()]
+        x[1, 2] += 1e-9
+        d[...] = x
+    with pytest.raises(LbmcDamagedError, match="transient/customers/upper"):
+        transient.load_transient(bad, point=0)
+    steady = tmp_path / "steady.h5"
+    shutil.copy(path, steady)
+    with h5py.File(steady, "a") as f:  # a file without the group (its digests no longer matter here)
+        del f["transient"]
+        for a in [a for a in f.attrs if a == "content_sha256"]:
+            del f.attrs[a]
+        f.visititems(lambda name, obj: obj.attrs.__delitem__("sha256") if "sha256" in obj.attrs else None)
+    with pytest.raises(LbmcFormatError, match="no /transient group"), pytest.warns(UnverifiedWarning):
+        transient.load_transient(steady)

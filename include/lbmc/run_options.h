@@ -97,6 +97,10 @@ lbmc_err lbmc_run_options_check(const lbmc_run_options *o, const char *where);
 /** Observation times of a transient run, T0 + i DT for i = 0 .. count - 1 (the last is
  *  T1); 0 for a steady-state run. */
 long lbmc_transient_times(const lbmc_run_options *o);
+/** Observation time i (0 .. lbmc_transient_times - 1) of a transient run: T0 + i DT, the
+ *  last exactly T1 (the replica driver ends a tick there, the point and the results file
+ *  label the estimates with it). */
+double lbmc_transient_time(const lbmc_run_options *o, long i);
 
 /** Parse an --init value ("empty", "meanfield", "tail:F1,F2,...[;F1,...]") into o->init and
  *  the tail start; `where` names the flag or key in messages. Errors: LBMC_ERR_ARG. */

@@ -58,15 +58,19 @@ const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, doubl
 /** The status line (and "run longer" with the suggested time) of a verdict. */
 void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v);
 /** The table of a point's estimates: one row per entry, its cell, the limit (n -> inf)
- *  when `limit` is not NULL (lbmc_limit_values' layout), std err and a note. */
+ *  when `limit` is not NULL (lbmc_limit_values' layout), the refined mean field x* + V/n
+ *  when `refined` is not NULL (same layout; "-" where unknown), std err and a note. */
 void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
-                          const double *limit);
+                          const double *limit, const double *refined);
 /** The estimates as JSON: per metric, mean, half_width, std_err, lower, upper, upper_bound
  *  (null where they do not exist) and flags (lists of names), in the metric's shape; with
  *  `limit` (not NULL), "limit" in the same shape (null where unknown, "inf" where
- *  infinite) and "limit_source" (text, or null), from lbmc_limit_values. */
+ *  infinite) and "limit_source" (text, or null), from lbmc_limit_values; with `refined`
+ *  (not NULL) also "limit_refined" (x* + V/n, null where unknown) and
+ *  "limit_refined_source" (its source, or where unknown the reason: refined_reason). */
 json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const double *limit,
-                                const char *const *sources);
+                                const char *const *sources, const double *refined,
+                                const char *const *refined_sources, const char *refined_reason);
 /** The pair statistics' tables as JSON (lbmc/point.h): per table ("joint", ...), its
  *  parts ("mean", "lower", "upper", "std_err") as nested lists [j][a][b] (within a
  *  pool) or [i][j][a][b] (across pools), null where a value does not exist. */
@@ -92,7 +96,7 @@ json_t *lbmc_cli_json_model(const lbmc_model_description *d);
  *  one after another through sequential mode's driver, then the point printed as a
  *  table, or as JSON with json = 1. Errors: LBMC_ERR_INTERRUPTED after a signal (the
  *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY.
- *  progress: LBMC_SIM_PROGRESS_* (--progress). */
+ *  progress: LBMC_SIM_PROGRESS_* (--progress); limit: LBMC_LIMIT_* (--limit). */
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
                             const char *engine, int json, int limit, int progress);
 
@@ -123,6 +127,30 @@ void lbmc_limit_values(const json_t *answer, int J, long K, size_t total, double
                        const char **sources);
 /** A limit as the tables print it: "%.6g", "inf", or "-" when unknown. Returns buf. */
 const char *lbmc_limit_cell(double x, char *buf, size_t len);
+
+/** The columns --limit asks for: the n -> inf limit, or it and the refined mean field. */
+enum { LBMC_LIMIT_NONE = 0, LBMC_LIMIT_PLAIN = 1, LBMC_LIMIT_REFINED = 2 };
+/** The value of --limit (`what`, for messages) as getopt gave it (`value`: optarg of an
+ *  optional argument, NULL when none): nothing, or "refined" (also as the next word,
+ *  argv[optind], which is then consumed) -> *mode LBMC_LIMIT_PLAIN or LBMC_LIMIT_REFINED.
+ *  Errors: LBMC_ERR_ARG naming the value and what is allowed. */
+lbmc_err lbmc_limit_parse_mode(const char *what, const char *value, int argc, char **argv,
+                               int *mode);
+/** Why a refined answer (python3 -m lbmc_analysis limit --refined) has no value for a
+ *  metric: its first note (e.g. "lwl(d) has no occupancy form"), else that the metric has
+ *  no 1/n expansion (quantiles). A string of answer, or static. */
+const char *lbmc_limit_reason(const json_t *answer);
+/** --transient with --limit refined: the mean-field ODE x(t) and the refined x(t) +
+ *  V(t)/n (Gast, Bortolussi & Tribastone 2019; lbmc_analysis.limits.transient_for_point)
+ *  of the point (description d, K levels) from the run's start (o->init: empty or an
+ *  explicit tail start) on the run's times (t), by one call of the Python package, put
+ *  into `transient` (the object of lbmc_cli_json_transient): estimates.mean_queue and
+ *  estimates.tail get "limit" (the ODE) and "limit_refined", time the first axis;
+ *  "limit_source" says where they come from. A mean-field start has no ODE: a
+ *  "limit_note" says so. Errors: those of lbmc_limit_answers; LBMC_ERR_FILE when the
+ *  answer's times are not the run's. Not collective. */
+lbmc_err lbmc_limit_transient(const lbmc_model_description *d, long K, const lbmc_run_options *o,
+                              const lbmc_transient *t, json_t *transient);
 
 /** lbmc sim --progress, in the order of its choices (src/io/inputs.h). */
 enum { LBMC_SIM_PROGRESS_AUTO, LBMC_SIM_PROGRESS_ALWAYS, LBMC_SIM_PROGRESS_NEVER };

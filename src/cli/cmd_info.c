@@ -22,7 +22,7 @@ static void lbmc_info_usage(FILE *f)
 {
   fputs("usage: lbmc info FILE.h5 [--format table|csv|json] [--metrics M1,M2,...]\n"
         "                         [--where AXIS=VALUE,...] [--width N] [--compare A,B]\n"
-        "                         [--limit]\n"
+        "                         [--limit [refined]] [--transient]\n"
         "                         [--wide METRIC [--rows AXIS] [--columns AXIS]]\n"
         "\n"
         "Print a results file as tidy rows: one per grid point, metric and entry, with the\n"
@@ -50,7 +50,16 @@ static void lbmc_info_usage(FILE *f)
         "                   half-width for comparison\n"
         "  --limit          a column with the n -> inf limit of each estimate where one is\n"
         "                   known (and its source in csv and json), from the Python\n"
-        "                   package (lbmc_analysis.limits, docs/limits.md)\n"
+        "                   package (lbmc_analysis.limits, docs/limits.md); --limit\n"
+        "                   refined adds the refined mean field x* + V/n at each point's\n"
+        "                   n (limit_refined, and its source or why it is unknown)\n"
+        "  --transient      the estimates of a transient run (run.transient; /transient):\n"
+        "                   a row per point, time and entry with the pointwise interval\n"
+        "                   (lower, upper) and the band simultaneous over the times\n"
+        "                   (band_lower, band_upper); --metrics names transient metrics:\n"
+        "                   mean_queue, tail, customers, p_wait, p_block, throughput,\n"
+        "                   messages_per_arrival (default for the table: customers,\n"
+        "                   mean_queue, p_wait, about 40 times; csv and json: all)\n"
         "  --wide METRIC    one metric entry (p_wait, utilization[2]) as a paper's table:\n"
         "                   a row per value of --rows AXIS (default n), a column per value\n"
         "                   of --columns AXIS (default policy), cells estimate [interval]\n"
@@ -104,6 +113,14 @@ static void lbmc_info_print_text(FILE *f, const lbmc_info *info, lbmc_table *t)
     }
   }
   lbmc_table_print(f, t, LBMC_FORMAT_TABLE);
+  if (res->trans) { /* the steady-state rows of a transient run: say where its point is */
+    char note[512];
+    snprintf(note, sizeof note,
+             "a transient run: its estimates at %ld times from %g to %g are in /transient: lbmc "
+             "info %s --transient (the rows above average each replica over the whole run)",
+             res->trans->T, res->trans->time[0], res->trans->time[res->trans->T - 1], info->path);
+    lbmc_print_wrapped(f, "", 0, note, info->width);
+  }
   for (long i = 0; i < res->P; i++)
     if (info->keep[i] && res->pt[i].v.status != LBMC_STATUS_OK) {
       char first[64], why[1024];
@@ -178,6 +195,30 @@ static void lbmc_info_print_compare(FILE *f, const lbmc_info *info, const lbmc_t
                        "gain: the unpaired (Welch) half-width of the difference over the paired "
                        "one",
                        info->width);
+}
+
+/* The transient view: in text with the file's header and a note on the intervals. */
+static void lbmc_info_print_transient(FILE *f, const lbmc_info *info, const lbmc_table *t,
+                                      long step)
+{
+  char lv[32], note[512];
+  if (info->format == LBMC_FORMAT_JSON) {
+    lbmc_info_print_json(f, info, t);
+    return;
+  }
+  if (info->format == LBMC_FORMAT_TABLE) lbmc_info_header(f, info, t->nrows);
+  lbmc_table_print(f, t, info->format);
+  if (info->format != LBMC_FORMAT_TABLE) return;
+  snprintf(note, sizeof note,
+           "lower, upper: %s pointwise intervals; band_lower, band_upper: the band simultaneous "
+           "over the %ld times (Bonferroni); p_wait, p_block, throughput and "
+           "messages_per_arrival over the interval ending at the time%s",
+           lbmc_cli_level(info->res->confidence, lv, sizeof lv), info->res->trans->T,
+           step > 1 ? "; every time in --format csv or json" : "");
+  if (step > 1)
+    snprintf(note + strlen(note), sizeof note - strlen(note), " (shown: every %ld-th and the last)",
+             step);
+  lbmc_print_wrapped(f, "", 0, note, info->width);
 }
 
 /* lbmc info on a checkpoint: who holds it (a live run, or one that was killed) and
@@ -264,7 +305,7 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
 typedef struct {
   const char *where[16], *metrics[16], *compare;
   lbmc_info_wide_spec wide;
-  int nwhere, nmetrics, help, limit;
+  int nwhere, nmetrics, help, limit, transient;
 } lbmc_info_args;
 
 enum {
@@ -275,7 +316,8 @@ enum {
   OPT_LIMIT,
   OPT_WIDE,
   OPT_ROWS,
-  OPT_COLUMNS
+  OPT_COLUMNS,
+  OPT_TRANSIENT
 };
 
 const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
@@ -283,10 +325,11 @@ const struct option lbmc_info_opts[] = {{"metrics", required_argument, 0, 'm'},
                                         {"where", required_argument, 0, OPT_WHERE},
                                         {"width", required_argument, 0, OPT_WIDTH},
                                         {"compare", required_argument, 0, OPT_COMPARE},
-                                        {"limit", no_argument, 0, OPT_LIMIT},
+                                        {"limit", optional_argument, 0, OPT_LIMIT},
                                         {"wide", required_argument, 0, OPT_WIDE},
                                         {"rows", required_argument, 0, OPT_ROWS},
                                         {"columns", required_argument, 0, OPT_COLUMNS},
+                                        {"transient", no_argument, 0, OPT_TRANSIENT},
                                         {"help", no_argument, 0, 'h'},
                                         {0, 0, 0, 0}};
 
@@ -322,7 +365,10 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
       info->width = (int)width;
       break;
     case OPT_COMPARE: a->compare = optarg; break;
-    case OPT_LIMIT: a->limit = 1; break;
+    case OPT_LIMIT:
+      LBMC_CALL(lbmc_limit_parse_mode("--limit", optarg, argc, argv, &a->limit));
+      break;
+    case OPT_TRANSIENT: a->transient = 1; break;
     case OPT_WIDE: a->wide.metric = optarg; break;
     case OPT_ROWS: a->wide.rows = optarg; break;
     case OPT_COLUMNS: a->wide.columns = optarg; break;
@@ -339,6 +385,11 @@ static lbmc_err lbmc_info_parse(int argc, char **argv, lbmc_info_args *a, lbmc_i
   if (a->wide.metric && (a->compare || a->nmetrics))
     return LBMC_ERROR(LBMC_ERR_ARG, "--wide: not allowed together with --%s",
                       a->compare ? "compare" : "metrics");
+  if (a->transient && (a->wide.metric || a->compare || a->limit))
+    return LBMC_ERROR(LBMC_ERR_ARG, "--transient: not allowed together with --%s",
+                      a->wide.metric ? "wide"
+                      : a->compare   ? "compare"
+                                     : "limit");
   if (optind != argc - 1)
     return LBMC_ERROR(LBMC_ERR_ARG, "lbmc info takes one results file (see lbmc info --help)");
   info->path = argv[optind];
@@ -367,6 +418,7 @@ static lbmc_err lbmc_info_open(const lbmc_info_args *a, lbmc_info *info)
   if (!info->keep) return LBMC_ERROR(LBMC_ERR_MEMORY, "info: out of memory");
   memset(info->keep, 1, (size_t)res->P + 1);
   for (int w = 0; w < a->nwhere; w++) LBMC_CALL(lbmc_info_where(info, a->where[w]));
+  if (a->transient) return LBMC_SUCCESS; /* --metrics names transient metrics */
   for (int m = 0; m < a->nmetrics; m++) LBMC_CALL(lbmc_info_metrics(info, a->metrics[m]));
   if (!a->nmetrics && info->format == LBMC_FORMAT_TABLE && !a->wide.metric)
     LBMC_CALL(lbmc_info_metrics(info, LBMC_INFO_DEFAULT_METRICS));
@@ -378,7 +430,8 @@ int lbmc_cmd_info(int argc, char **argv)
   lbmc_info_args a;
   lbmc_info info;
   lbmc_table *rows = NULL;
-  char legend[1024] = "";
+  char legend[1024] = "", spec[1024] = "";
+  long step = 1;
   lbmc_err err, limit_err = LBMC_SUCCESS;
   memset(&a, 0, sizeof a);
   memset(&info, 0, sizeof info);
@@ -395,18 +448,26 @@ int lbmc_cmd_info(int argc, char **argv)
                                    "not of their differences)");
   if (!err && a.limit) {
     /* the rows are shown without the column if the package fails; exit status 1 then */
+    info.limit_mode = a.limit;
     limit_err = lbmc_info_limits(&info);
     if (limit_err) {
       free(info.limit);
-      info.limit = NULL;
+      free(info.refined);
+      info.limit = info.refined = NULL;
     }
   }
   /* the view: the tidy rows, the paired comparisons, or one metric wide */
-  if (!err)
+  for (int m = 0; a.transient && m < a.nmetrics; m++)
+    snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s", m ? "," : "", a.metrics[m]);
+  if (!err && a.transient)
+    err = lbmc_info_transient(&info, a.nmetrics ? spec : NULL, &rows, &step);
+  else if (!err)
     err = a.compare       ? lbmc_info_compare(&info, a.compare, &rows)
           : a.wide.metric ? lbmc_info_wide(&info, &a.wide, &rows, legend, sizeof legend)
                           : lbmc_info_rows(&info, &rows);
-  if (!err && a.wide.metric)
+  if (!err && a.transient)
+    lbmc_info_print_transient(stdout, &info, rows, step);
+  else if (!err && a.wide.metric)
     lbmc_info_print_wide(stdout, &info, rows, legend);
   else if (!err && a.compare)
     lbmc_info_print_compare(stdout, &info, rows);
@@ -422,7 +483,11 @@ int lbmc_cmd_info(int argc, char **argv)
   free(info.keep);
   free(info.limit);
   free(info.limit_source);
+  free(info.refined);
+  free(info.refined_source);
+  free(info.refined_reason);
   json_decref(info.limit_answers);
+  json_decref(info.refined_answers);
   return lbmc_exit_status(err ? err : limit_err);
 }
 

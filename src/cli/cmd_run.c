@@ -181,7 +181,10 @@ static double lbmc_run_output_bytes(const lbmc_run_args *a, const lbmc_job *job)
   long P = lbmc_job_points(job);
   if (a->set.shard_count > 0) P = (P + a->set.shard_count - 1) / a->set.shard_count;
   lbmc_job_point_options(job, 0, &o);
-  return lbmc_results_bytes(P, lbmc_job_replicas(job), lbmc_job_pools(job), (int)o.tail_k);
+  return lbmc_results_bytes(P, lbmc_job_replicas(job), lbmc_job_pools(job), (int)o.tail_k) +
+         /* /transient: five parts of (J (K + 1) + 5) doubles per point and time */
+         40.0 * (double)P * (double)lbmc_transient_times(&o) *
+             ((double)lbmc_job_pools(job) * (double)(o.tail_k + 1) + 5);
 }
 
 /* --resume without a checkpoint: if the output exists and holds the complete results of

@@ -13,6 +13,7 @@
 #include "lbmc/check.h"
 #include "lbmc/metrics.h"
 #include "lbmc/rng.h"
+#include "lbmc/runner.h"
 
 /* Column of the help texts in lbmc sim --help. */
 #define LBMC_SIM_HELP_COLUMN 22
@@ -126,11 +127,13 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
     if (lbmc_inputs[id].flag)
       opts[n++] = (struct option){lbmc_inputs[id].flag,
                                   lbmc_input_takes_value(&lbmc_inputs[id]) ? required_argument
-                                                                           : no_argument,
+                                  : id == LBMC_IN_LIMIT ? optional_argument /* [refined] */
+                                                        : no_argument,
                                   NULL, 256 + id};
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+    if (c == 'o') c = 256 + LBMC_IN_OUTPUT; /* -o FILE, as lbmc run's */
     if (c == 'h' || c == 256 + LBMC_IN_HELP) {
       *help = 1;
       return LBMC_SUCCESS;
@@ -139,6 +142,13 @@ static lbmc_err lbmc_sim_parse(int argc, char **argv, lbmc_sim_args *a, int *hel
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: a value is required (see lbmc sim --help)",
                         argv[optind - 1]);
     if (c < 256) return lbmc_cli_unknown_option("sim", argv[optind - 1], opts);
+    if (c == 256 + LBMC_IN_LIMIT) { /* --limit [refined]: which columns */
+      int mode;
+      LBMC_CALL(lbmc_limit_parse_mode("--limit", optarg, argc, argv, &mode));
+      a->given[LBMC_IN_LIMIT] = 1;
+      a->val[LBMC_IN_LIMIT].l = mode;
+      continue;
+    }
     LBMC_CALL(lbmc_sim_flag(a, c - 256, optarg));
   }
   if (optind < argc)
@@ -394,7 +404,10 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
   LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
   LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
-  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON], a.given[LBMC_IN_LIMIT],
+  if (lbmc_job_output(job)) /* before anything runs */
+    LBMC_CALL_GOTO(err, lbmc_check_output_path(lbmc_job_output(job), NULL, 0), done);
+  err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON],
+                           a.given[LBMC_IN_LIMIT] ? (int)a.val[LBMC_IN_LIMIT].l : LBMC_LIMIT_NONE,
                            (int)progress.l);
 done:
   lbmc_model_destroy(&m);

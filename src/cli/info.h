@@ -34,6 +34,13 @@ typedef struct {
   double *limit;
   const char **limit_source;
   json_t *limit_answers;
+  /* --limit refined (limit_mode LBMC_LIMIT_REFINED): the same of the refined mean field
+   * x* + V/n at each point's n; a source NULL where unknown (the row gives the reason) */
+  int limit_mode;
+  double *refined;
+  const char **refined_source;
+  const char **refined_reason; /* P: why a point's metric has no refined value */
+  json_t *refined_answers;
 } lbmc_info;
 
 /** Column name of a grid axis in the tidy rows: "pools[2].mu" -> "mu_2", "run.time" ->
@@ -53,7 +60,9 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec);
 /** The tidy rows of the kept points and chosen metrics (caller-owned): point, the grid
  *  axes (one column each), metric, entry, pool, k, level, mean, half_width, std_err (and
  *  the other estimate parts the file holds), with info->limit the limit (n -> inf) and
- *  (CSV, JSON) its source, engine, replicas, status, reason. Errors: LBMC_ERR_MEMORY. */
+ *  (CSV, JSON) its source, with info->refined the refined value (limit_refined) and (CSV,
+ *  JSON) its source or why it is unknown, engine, replicas, status, reason. Errors:
+ *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
 /** Paired comparisons (info_compare.c): for each scenario (the grid point
  *  without its routing axes) with a point of policy A and one of policy B (spec "A,B",
@@ -68,7 +77,9 @@ lbmc_err lbmc_info_rows(const lbmc_info *info, lbmc_table **t);
 lbmc_err lbmc_info_compare(const lbmc_info *info, const char *spec, lbmc_table **t);
 
 /** --limit: the limits of the kept points into info->limit and info->limit_source, by
- *  one call of the Python package (lbmc_limit_answers). Errors: those of
+ *  one call of the Python package (lbmc_limit_answers); with info->limit_mode
+ *  LBMC_LIMIT_REFINED also the refined values into info->refined and
+ *  info->refined_source, by a second call (each point at its own n). Errors: those of
  *  lbmc_limit_answers (the package missing, python3 failing), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_limits(lbmc_info *info);
 /** lbmc info --wide: the metric entry and the axes of the rows and columns (NULL: the
@@ -88,6 +99,26 @@ typedef struct {
  *  with several values, no grid), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_info_wide(const lbmc_info *info, const lbmc_info_wide_spec *spec, lbmc_table **t,
                         char *legend, size_t len);
+
+/** Kind of the values of axis a of g: 2 all integers, 1 all numbers ('inf' included), 0
+ *  text. */
+int lbmc_info_axis_kind(const lbmc_grid *g, int a);
+/** The cell `col` of the last row of t: axis a's value at grid cell `index`, a number
+ *  when the axis' kind (lbmc_info_axis_kind) says every value is one, else the text as
+ *  written. Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_axis_cell(lbmc_table *t, int col, const lbmc_grid *g, int a, int kind,
+                             long index);
+/** lbmc info --transient (info_transient.c): the transient estimates (/transient) of the
+ *  kept points as rows, one per point, observation time and entry of the chosen
+ *  transient metrics (spec: comma-separated names of lbmc_transient_metric_names, an
+ *  entry as mean_queue[2] or tail[1][3], a bare name every entry; NULL: customers,
+ *  mean_queue and p_wait for the text form, every metric for CSV and JSON): point, the
+ *  grid axes, time, metric, entry, pool, k, mean, lower, upper (pointwise), band_lower,
+ *  band_upper (simultaneous over the times), replicas. The text form shows at most
+ *  about 40 times per point (every `step`-th and the last; *step set, 1 for CSV and
+ *  JSON). Errors: LBMC_ERR_ARG (a file without /transient, an unknown metric or entry,
+ *  naming what is allowed), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_info_transient(const lbmc_info *info, const char *spec, lbmc_table **t, long *step);
 
 /** The first column of the grid axes in the rows' table (point is column 0). */
 #define LBMC_INFO_FIRST_AXIS 1

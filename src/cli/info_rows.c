@@ -180,10 +180,11 @@ lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
 
 /* ---- rows ---- */
 
-/* The columns of --limit: none, its value (text form), or its value and source. */
+/* The columns of --limit: none, its value (text form), or its value and source; the same
+ * again for the refined value with --limit refined. */
 static int lbmc_info_limit_columns(const lbmc_info *info)
 {
-  return !info->limit ? 0 : info->format == LBMC_FORMAT_TABLE ? 1 : 2;
+  return (!info->limit ? 0 : info->format == LBMC_FORMAT_TABLE ? 1 : 2) * (info->refined ? 2 : 1);
 }
 
 /* The columns: point, the axes, the entry's names, the estimate parts the file holds,
@@ -213,6 +214,9 @@ static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
   cols[n++] = info->format == LBMC_FORMAT_TABLE ? "estimate [interval]" : "flags";
   if (info->limit) cols[n++] = info->format == LBMC_FORMAT_TABLE ? "limit (n -> inf)" : "limit";
   if (info->limit && info->format != LBMC_FORMAT_TABLE) cols[n++] = "limit_source";
+  if (info->refined)
+    cols[n++] = info->format == LBMC_FORMAT_TABLE ? "refined x*+V/n" : "limit_refined";
+  if (info->refined && info->format != LBMC_FORMAT_TABLE) cols[n++] = "limit_refined_source";
   cols[n++] = "engine";
   cols[n++] = "replicas";
   cols[n++] = "status";
@@ -228,8 +232,7 @@ static lbmc_err lbmc_info_table(const lbmc_info *info, lbmc_table **t)
   return err;
 }
 
-/* Kind of the values of axis a: 2 all integers, 1 all numbers ('inf' included), 0 text. */
-static int lbmc_info_axis_kind(const lbmc_grid *g, int a)
+int lbmc_info_axis_kind(const lbmc_grid *g, int a)
 {
   int kind = 2;
   for (long v = 0; v < g->axis_length[a] && kind; v++) {
@@ -245,10 +248,8 @@ static int lbmc_info_axis_kind(const lbmc_grid *g, int a)
   return kind;
 }
 
-/* The cell of axis a at grid cell index: a number when every value of the axis is one,
- * else the text as written. */
-static lbmc_err lbmc_info_axis_cell(lbmc_table *t, int col, const lbmc_grid *g, int a, int kind,
-                                    long index)
+lbmc_err lbmc_info_axis_cell(lbmc_table *t, int col, const lbmc_grid *g, int a, int kind,
+                             long index)
 {
   const char *text = lbmc_grid_value(g, a, index);
   double x = INFINITY;
@@ -320,10 +321,46 @@ static lbmc_err lbmc_info_row(const lbmc_info *info, lbmc_table *t, const int *k
       lbmc_table_real(t, col + 1, x);
     if (info->format != LBMC_FORMAT_TABLE && source) LBMC_CALL(lbmc_table_text(t, col + 2, source));
   }
+  if (info->refined) { /* blank where unknown, with the reason in CSV and JSON */
+    const int c = col + 1 + lbmc_info_limit_columns(info) / 2;
+    const double x = info->refined[k];
+    const char *source = info->refined_source[(size_t)i * LBMC_METRICS + (size_t)m];
+    char text[32];
+    if (info->format == LBMC_FORMAT_TABLE || isinf(x))
+      LBMC_CALL(lbmc_table_text(t, c, lbmc_limit_cell(x, text, sizeof text)));
+    else if (!isnan(x)) /* unknown: an empty cell (null in JSON) */
+      lbmc_table_real(t, c, x);
+    if (info->format != LBMC_FORMAT_TABLE)
+      LBMC_CALL(lbmc_table_text(t, c + 1, isnan(x) || !source ? info->refined_reason[i] : source));
+  }
   LBMC_CALL(lbmc_table_text(t, t->ncols - 4, p->engine[0] ? p->engine : "-"));
   lbmc_table_int(t, t->ncols - 3, p->v.replicas);
   LBMC_CALL(lbmc_table_text(t, t->ncols - 2, lbmc_status_name(p->v.status)));
   return lbmc_table_text(t, t->ncols - 1, p->v.reason);
+}
+
+/* --limit refined: the refined values of the kept points (points, at: count of them), each
+ * at its own n, by one call of the Python package. */
+static lbmc_err lbmc_info_refined(lbmc_info *info, json_t *points, const long *at, long count)
+{
+  static const char *const refined[] = {"--refined", "n", NULL};
+  const lbmc_results *res = info->res;
+  info->refined = malloc(sizeof *info->refined * ((size_t)res->P * res->total + 1));
+  info->refined_source = calloc((size_t)res->P * LBMC_METRICS + 1, sizeof *info->refined_source);
+  info->refined_reason = calloc((size_t)res->P + 1, sizeof *info->refined_reason);
+  if (!info->refined || !info->refined_source || !info->refined_reason)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "--limit: out of memory");
+  for (size_t k = 0; k < (size_t)res->P * res->total; k++) info->refined[k] = NAN;
+  if (count)
+    LBMC_CALL(lbmc_limit_answers("--limit refined", points, refined, &info->refined_answers));
+  for (long c = 0; c < count; c++) {
+    const json_t *answer = json_array_get(info->refined_answers, (size_t)c);
+    lbmc_limit_values(answer, res->J, res->K, res->total,
+                      info->refined + (size_t)at[c] * res->total,
+                      info->refined_source + (size_t)at[c] * LBMC_METRICS);
+    info->refined_reason[at[c]] = lbmc_limit_reason(answer);
+  }
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_info_limits(lbmc_info *info)
@@ -347,6 +384,8 @@ lbmc_err lbmc_info_limits(lbmc_info *info)
     lbmc_limit_values(json_array_get(info->limit_answers, (size_t)c), res->J, res->K, res->total,
                       info->limit + (size_t)at[c] * res->total,
                       info->limit_source + (size_t)at[c] * LBMC_METRICS);
+  if (!err && info->limit_mode == LBMC_LIMIT_REFINED)
+    err = lbmc_info_refined(info, points, at, count);
   json_decref(points);
   free(at);
   return err;

@@ -3,6 +3,7 @@
  * lbmc_analysis.limits (docs/limits.md), reached as lbmc plot reaches it (python.h):
  * `python3 -m lbmc_analysis limit --json POINTS` with the points' parameters as JSON, its
  * answer read back and laid out in the metric order of the estimates. */
+#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,104 @@ const char *lbmc_limit_cell(double x, char *buf, size_t len)
   else
     snprintf(buf, len, "%.6g", x);
   return buf;
+}
+
+lbmc_err lbmc_limit_parse_mode(const char *what, const char *value, int argc, char **argv,
+                               int *mode)
+{
+  if (!value && optind < argc && strcmp(argv[optind], "refined") == 0)
+    value = argv[optind++]; /* "--limit refined": the word is the flag's value */
+  if (!value) {
+    *mode = LBMC_LIMIT_PLAIN;
+    return LBMC_SUCCESS;
+  }
+  if (strcmp(value, "refined") == 0) {
+    *mode = LBMC_LIMIT_REFINED;
+    return LBMC_SUCCESS;
+  }
+  return LBMC_ERROR(LBMC_ERR_ARG,
+                    "%s: '%s' is not allowed; allowed: nothing (the n -> inf limit) or refined "
+                    "(the limit and the refined mean field x* + V/n at the point's n)",
+                    what, value);
+}
+
+const char *lbmc_limit_reason(const json_t *answer)
+{
+  const char *note = json_string_value(json_array_get(json_object_get(answer, "notes"), 0));
+  return note ? note : "no 1/n expansion of this metric is known (e.g. the quantiles)";
+}
+
+/* The --init start of a transient run as python3 -m lbmc_analysis limit --init reads it:
+ * "empty" or "tail:F1,F2,...;G1,..." (the levels the run options hold); "" for a start the
+ * ODE cannot take (meanfield: a random rounding of the fixed point, not a state). */
+static void lbmc_limit_start(const lbmc_run_options *o, int J, char *buf, size_t len)
+{
+  size_t at = 0;
+  if (o->init == LBMC_INIT_EMPTY) {
+    snprintf(buf, len, "empty");
+    return;
+  }
+  *buf = '\0';
+  if (o->init != LBMC_INIT_TAIL) return;
+  at += (size_t)snprintf(buf, len, "tail:");
+  for (int j = 0; j < (o->init_pools == 1 ? 1 : J) && at < len; j++)
+    for (int k = 0; k < o->init_levels && at < len; k++)
+      at += (size_t)snprintf(buf + at, len - at, "%s%.17g",
+                             k   ? ","
+                             : j ? ";"
+                                 : "",
+                             o->init_tail[j][k]);
+  if (at >= len) *buf = '\0';
+}
+
+/* One metric's curve of a transient answer into the "transient" object of lbmc sim's JSON:
+ * estimates.<metric>.<key> = the answer's field, time the first axis. */
+static void lbmc_limit_put_curve(json_t *transient, const char *metric, const char *key,
+                                 const json_t *curve)
+{
+  json_t *one = json_object_get(json_object_get(transient, "estimates"), metric);
+  if (one) json_object_set(one, key, curve && !json_is_null(curve) ? (json_t *)curve : json_null());
+}
+
+lbmc_err lbmc_limit_transient(const lbmc_model_description *d, long K, const lbmc_run_options *o,
+                              const lbmc_transient *t, json_t *transient)
+{
+  char start[LBMC_MAX_POOLS * LBMC_INIT_TAIL_LEVELS * 26 + 16], times[96], n[32];
+  const char *extra[] = {"--transient", times, "--init", start, "--refined", n, NULL};
+  json_t *points = json_array(), *answers = NULL;
+  const json_t *answer, *time;
+  lbmc_err err;
+  lbmc_limit_start(o, d->J, start, sizeof start);
+  if (!*start) {
+    json_object_set_new(transient, "limit_note",
+                        json_string("no ODE from this start (a mean-field start is a random "
+                                    "rounding of the fixed point: compare with the steady-state "
+                                    "limit columns)"));
+    json_decref(points);
+    return LBMC_SUCCESS;
+  }
+  snprintf(times, sizeof times, "%.17g:%.17g:%.17g", t->time[0], t->time[t->times - 1],
+           o->transient[2]);
+  snprintf(n, sizeof n, "%lld", (long long)d->n);
+  json_array_append_new(points, lbmc_limit_point(d, K));
+  err = lbmc_limit_answers("--limit refined --transient", points, extra, &answers);
+  json_decref(points);
+  if (err) return err;
+  answer = json_array_get(answers, 0);
+  time = json_object_get(answer, "time");
+  if (json_array_size(time) != (size_t)t->times) {
+    json_decref(answers);
+    return LBMC_ERROR(LBMC_ERR_FILE,
+                      "--limit refined --transient: python3 -m lbmc_analysis limit answered on %zu "
+                      "times for the run's %ld (a package of another version?)",
+                      json_array_size(time), t->times);
+  }
+  lbmc_limit_put_curve(transient, "mean_queue", "limit", json_object_get(answer, "mean_queue"));
+  lbmc_limit_put_curve(transient, "tail", "limit", json_object_get(answer, "tail"));
+  lbmc_limit_put_curve(transient, "mean_queue", "limit_refined",
+                       json_object_get(answer, "mean_queue_refined"));
+  lbmc_limit_put_curve(transient, "tail", "limit_refined", json_object_get(answer, "tail_refined"));
+  json_object_set(transient, "limit_source", json_object_get(answer, "source"));
+  json_decref(answers);
+  return LBMC_SUCCESS;
 }

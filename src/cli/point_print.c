@@ -85,12 +85,13 @@ void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
 }
 
 void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
-                          const double *limit)
+                          const double *limit, const double *refined)
 {
   const int J = lbmc_model_pools(m);
   char label[96], cell[160], lim[32];
   fprintf(f, "  %-28s %-44s", "metric", "estimate [interval]");
   if (limit) fprintf(f, " %-16s", "limit (n -> inf)");
+  if (refined) fprintf(f, " %-16s", "refined x*+V/n");
   fprintf(f, " %12s  %s\n", "std err", "note");
   for (int i = 0; i < lbmc_metric_count_in(e->total, J, (int)K); i++) {
     const size_t off = lbmc_metric_offset(i, J, (int)K), len = lbmc_metric_size(i, J, (int)K);
@@ -107,6 +108,7 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
               lbmc_metric_entry_name(i, (long)k, J, (int)K, label, sizeof label),
               cell); /* named as lbmc info --metrics reads it */
       if (limit) fprintf(f, " %-16s", lbmc_limit_cell(limit[x], lim, sizeof lim));
+      if (refined) fprintf(f, " %-16s", lbmc_limit_cell(refined[x], lim, sizeof lim));
       fprintf(f, " %12s  %s\n", se, lbmc_note(e->flags[x]));
     }
   }
@@ -168,7 +170,8 @@ static json_t *lbmc_json_field(const double *x, const unsigned *flags, lbmc_shap
 }
 
 json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const double *limit,
-                                const char *const *sources)
+                                const char *const *sources, const double *refined,
+                                const char *const *refined_sources, const char *refined_reason)
 {
   json_t *est = json_object();
   for (int i = 0; i < lbmc_metric_count_in(e->total, J, (int)K); i++) {
@@ -188,6 +191,15 @@ json_t *lbmc_cli_json_estimates(const lbmc_estimates *e, int J, long K, const do
       json_object_set_new(o, "limit", lbmc_json_field_of(limit + off, NULL, info->shape, J, K, 1));
       json_object_set_new(o, "limit_source",
                           sources && sources[i] ? json_string(sources[i]) : json_null());
+    }
+    if (refined) { /* where a metric has no refined value: null, and the reason */
+      const char *src = refined_sources ? refined_sources[i] : NULL;
+      json_object_set_new(o, "limit_refined",
+                          lbmc_json_field_of(refined + off, NULL, info->shape, J, K, 1));
+      json_object_set_new(o, "limit_refined_source",
+                          src              ? json_string(src)
+                          : refined_reason ? json_string(refined_reason)
+                                           : json_null());
     }
     json_object_set_new(est, info->name, o);
   }

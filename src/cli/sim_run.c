@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../io/results.h"
 #include "../run/schedule.h"
 #include "cli.h"
 #include "lbmc/metrics.h"
@@ -34,13 +35,15 @@ typedef struct {
   int tty;               /* progress on a terminal: one live line */
   volatile sig_atomic_t *stop;
   double t0, shown;
-  /* --limit: the limits in the estimates' layout, their sources, the answer holding them */
-  int limit;
-  double *limit_values;
-  const char *limit_sources[LBMC_METRICS];
-  json_t *limit_answer;
+  /* --limit: the limits in the estimates' layout, their sources, the answer holding them;
+   * with --limit refined the same of the refined mean field x* + V/n */
+  int limit; /* LBMC_LIMIT_* */
+  double *limit_values, *refined_values;
+  const char *limit_sources[LBMC_METRICS], *refined_sources[LBMC_METRICS];
+  json_t *limit_answer, *refined_answer;
   lbmc_err limit_err;
   lbmc_transient trans; /* a transient run's estimates (times 0: none) */
+  json_t *trans_json;   /* and as JSON (--json; with --limit refined its curves) */
 } lbmc_sim_run;
 
 /* Seconds between two progress lines when stderr is not a terminal. */
@@ -188,15 +191,25 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   if (*v->reason) json_object_set_new(root, "reason", json_string(v->reason));
   if (s->interrupted) json_object_set_new(root, "interrupted", json_true());
   json_object_set_new(root, "verdict", lbmc_cli_json_verdict(v));
-  json_object_set_new(root, "estimates",
-                      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), d.J, s->o.tail_k,
-                                              s->limit_values, s->limit_sources));
+  json_object_set_new(
+      root, "estimates",
+      lbmc_cli_json_estimates(lbmc_point_estimates(s->acc), d.J, s->o.tail_k, s->limit_values,
+                              s->limit_sources, s->refined_values, s->refined_sources,
+                              s->refined_answer
+                                  ? lbmc_limit_reason(json_array_get(s->refined_answer, 0))
+                                  : "the refined values could not be computed"));
   if (s->limit) { /* where the limit column comes from, or why it is missing */
-    json_t *lim = json_object(), *notes = json_object_get(s->limit_answer, "notes");
+    json_t *lim = json_object(),
+           *notes = json_object_get(json_array_get(s->limit_answer, 0), "notes");
     json_object_set_new(lim, "source",
                         json_string("lbmc_analysis.limits (python3 -m lbmc_analysis limit; "
                                     "docs/limits.md)"));
     json_object_set_new(lim, "notes", notes ? json_incref(notes) : json_array());
+    if (s->limit == LBMC_LIMIT_REFINED) {
+      json_t *rn = json_object_get(json_array_get(s->refined_answer, 0), "notes");
+      json_object_set_new(lim, "refined_n", json_integer((json_int_t)d.n));
+      json_object_set_new(lim, "refined_notes", rn ? json_incref(rn) : json_array());
+    }
     json_object_set_new(lim, "error",
                         s->limit_err ? json_string("the limits could not be "
                                                    "computed: see the message "
@@ -222,8 +235,7 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   for (int i = 0; i < LBMC_QUANTILES; i++)
     json_array_append_new(levels, json_real(lbmc_quantile_level(i)));
   json_object_set_new(root, "quantile_levels", levels);
-  if (s->trans.times > 0)
-    json_object_set_new(root, "transient", lbmc_cli_json_transient(&s->trans));
+  if (s->trans.times > 0) json_object_set_new(root, "transient", s->trans_json);
   json_dumpf(root, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
   fputc('\n', stdout);
   json_decref(root);
@@ -250,9 +262,14 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
   if (v->status == LBMC_STATUS_UNSTABLE) return;
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(s->o.confidence, lv, sizeof lv),
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
-  lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc), s->limit_values);
+  lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc), s->limit_values,
+                       s->refined_values);
   if (s->limit_values && !s->limit_err)
     printf("limit (n -> inf): lbmc_analysis.limits (docs/limits.md); '-' where none is known\n");
+  if (s->refined_values && !s->limit_err)
+    printf("refined x*+V/n: the refined mean field at n = %lld (Gast & Van Houdt 2017; error "
+           "O(1/n^2)); '-' where none is known: %s\n",
+           (long long)lbmc_model_n(s->m), lbmc_limit_reason(json_array_get(s->refined_answer, 0)));
   if (s->trans.times > 0) lbmc_cli_print_transient(stdout, &s->trans, s->o.confidence);
   printf("events: %lld after warm-up in %.3f CPU s (%.3g events/s)\n", (long long)s->events, s->cpu,
          s->cpu > 0 ? (double)s->events / s->cpu : 0.0);
@@ -279,7 +296,61 @@ static void lbmc_sim_limits(lbmc_sim_run *s)
   if (!s->limit_err)
     lbmc_limit_values(json_array_get(s->limit_answer, 0), d.J, s->o.tail_k, e->total,
                       s->limit_values, s->limit_sources);
+  if (!s->limit_err && s->limit == LBMC_LIMIT_REFINED) { /* at the point's own n */
+    static const char *const refined[] = {"--refined", "n", NULL};
+    s->refined_values = malloc(sizeof *s->refined_values * (e->total + 1));
+    if (!s->refined_values) s->limit_err = LBMC_ERROR(LBMC_ERR_MEMORY, "--limit: out of memory");
+    for (size_t k = 0; s->refined_values && k < e->total; k++) s->refined_values[k] = NAN;
+    if (!s->limit_err)
+      s->limit_err = lbmc_limit_answers("--limit refined", points, refined, &s->refined_answer);
+    if (!s->limit_err)
+      lbmc_limit_values(json_array_get(s->refined_answer, 0), d.J, s->o.tail_k, e->total,
+                        s->refined_values, s->refined_sources);
+  }
   json_decref(points);
+}
+
+/* A transient run's estimates as JSON, with --limit refined the ODE and x(t) + V(t)/n
+ * beside them (on failure the message is said and the curves are missing). */
+static void lbmc_sim_transient_json(lbmc_sim_run *s)
+{
+  lbmc_model_description d;
+  s->trans_json = lbmc_cli_json_transient(&s->trans);
+  if (s->limit != LBMC_LIMIT_REFINED || s->limit_err) return;
+  lbmc_model_describe(s->m, &d);
+  s->limit_err = lbmc_limit_transient(&d, s->o.tail_k, &s->o, &s->trans, s->trans_json);
+}
+
+/* -o FILE: the point as a results file (the layout of lbmc run's, one point; with
+ * /transient for a transient run), complete unless the run was interrupted. */
+static lbmc_err lbmc_sim_write(const lbmc_sim_run *s, const char *path)
+{
+  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
+  const char *text = lbmc_job_text(s->job);
+  lbmc_results *res = NULL;
+  lbmc_err err;
+  time_t now = time(NULL);
+  struct tm tm;
+  LBMC_CALL(lbmc_results_create(1, v->replicas, lbmc_model_pools(s->m), (int)s->o.tail_k,
+                                s->o.pairs, &res));
+  res->job_text = strdup(text ? text : "");
+  err = res->job_text ? lbmc_grid_from_job(s->job, &res->grid)
+                      : LBMC_ERROR(LBMC_ERR_MEMORY, "-o: out of memory");
+  res->seed = lbmc_job_seed(s->job);
+  res->confidence = s->o.confidence;
+  res->mpi_ranks = 1;
+  res->wall_seconds = lbmc_sim_now() - s->t0;
+  res->complete = !s->interrupted;
+  gmtime_r(&now, &tm);
+  strftime(res->created, sizeof res->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!err && s->o.transient[2] > 0) err = lbmc_results_transient_of(res, &s->o);
+  if (!err) err = lbmc_results_set_point(res, 0, 0, s->m, &s->o);
+  if (!err) err = lbmc_results_store(res, 0, s->acc);
+  res->pt[0].done = 1;
+  if (!err) err = lbmc_results_write(res, path);
+  if (!err) fprintf(stderr, "lbmc sim: wrote %s\n", path);
+  lbmc_results_destroy(&res);
+  return err;
 }
 
 /* Run the point (rounds, a signal's partial results), then print it. */
@@ -306,8 +377,10 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
             s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
   if (s->limit) lbmc_sim_limits(s);
-  if (s->o.transient[2] > 0 && s->rep)
+  if (s->o.transient[2] > 0 && s->rep) {
     LBMC_CALL(lbmc_point_transient(s->acc, lbmc_point_verdict(s->acc)->replicas, &s->trans));
+    if (json) lbmc_sim_transient_json(s);
+  }
   s->meanfield_advice = lbmc_point_verdict(s->acc)->status == LBMC_STATUS_NOT_STATIONARY &&
                         s->o.init == LBMC_INIT_EMPTY && s->rep &&
                         lbmc_replica_meanfield_applies(s->rep);
@@ -315,6 +388,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
     lbmc_sim_print_json(s);
   else
     lbmc_sim_print_table(s);
+  if (lbmc_job_output(s->job)) LBMC_CALL(lbmc_sim_write(s, lbmc_job_output(s->job)));
   return s->interrupted ? LBMC_ERR_INTERRUPTED : s->limit_err;
 }
 
@@ -346,7 +420,9 @@ done:
   lbmc_schedule_destroy(&s.sched);
   lbmc_point_destroy(&s.acc);
   free(s.limit_values);
+  free(s.refined_values);
   json_decref(s.limit_answer);
+  json_decref(s.refined_answer);
   lbmc_transient_free(&s.trans);
   return err;
 }

@@ -71,6 +71,12 @@ long lbmc_transient_times(const lbmc_run_options *o)
   return 1 + lround((o->transient[1] - o->transient[0]) / o->transient[2]);
 }
 
+double lbmc_transient_time(const lbmc_run_options *o, long i)
+{
+  return i + 1 < lbmc_transient_times(o) ? o->transient[0] + (double)i * o->transient[2]
+                                         : o->transient[1];
+}
+
 /* A finite real at *p up to a character of `stop` (or the end); advances *p past it. */
 static int lbmc_parse_part(const char **p, const char *stop, double *x)
 {

@@ -253,7 +253,10 @@ typedef struct {
     .what = "a positive number: the longest time setting a point not yet stationary may get "      \
             "(default " LBMC_IN_TEXT(LBMC_MAX_TIME_FACTOR) " x run.time)")                         \
   X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
-  X(OUTPUT, .key = "output", .type = LBMC_IT_PATH, .what = "a file path such as results/x.h5")     \
+  X(OUTPUT, .key = "output", .flag = "output", .arg = "FILE", .type = LBMC_IT_PATH,                 \
+    .help = "-o FILE: also write the point as a results file (HDF5, as\n"                           \
+            "lbmc run's; a transient run's /transient with it)",                                   \
+    .what = "a file path such as results/x.h5")                                                    \
   X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
     .what = "a list of groups of settings varied together, e.g. [[n, lambda]]")                    \
   X(PROGRESS, .flag = "progress", .arg = "WHEN", .type = LBMC_IT_OPTION,                           \
@@ -263,10 +266,12 @@ typedef struct {
             "always (those lines from the start), never")                                          \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
-  X(LIMIT, .flag = "limit", .type = LBMC_IT_FLAG,                                                  \
+  X(LIMIT, .flag = "limit", .arg = "[refined]", .type = LBMC_IT_FLAG,                              \
     .help = "the n -> inf limit of each estimate where one is known, from\n"                       \
             "the Python package (lbmc_analysis.limits, docs/limits.md):\n"                         \
-            "a column, or \"limit\" in each estimate of --json")                                   \
+            "a column, or \"limit\" in each estimate of --json; with\n"                            \
+            "refined also the refined mean field x* + V/n at this n\n"                             \
+            "(\"limit_refined\"; with --transient the ODE and x(t) + V(t)/n)")                     \
   X(HELP, .flag = "help", .type = LBMC_IT_FLAG, .help = "this help")
 
 typedef enum {

@@ -304,11 +304,14 @@ lbmc_err lbmc_job_check_points(const lbmc_job *job)
   snprintf(prefix, sizeof prefix, "%s: run.", job->name);
   lbmc_job_shared_options(job, &shared);
   LBMC_CALL(lbmc_run_options_check(&shared, prefix));
-  if (shared.transient[2] > 0) /* lbmc run writes steady-state results only */
+  if (shared.transient[2] > 0 && LBMC_JOB_SET(job, METRIC)->given) {
+    const lbmc_job_setting *metric = LBMC_JOB_SET(job, METRIC);
+    char where[512];
     return LBMC_ERROR(LBMC_ERR_ARG,
-                      "%stransient: transient runs write no results file yet (no /transient "
-                      "group): use lbmc sim --transient",
-                      prefix);
+                      "%s: not allowed with run.transient (a transient run has a fixed number of "
+                      "replicas: run.replicas); leave run.precision out",
+                      lbmc_job_where(job, metric, metric->v[0].line, where, sizeof where));
+  }
   for (long p = 0; p < job->P; p++) {
     lbmc_model *m;
     lbmc_run_options o;

@@ -145,6 +145,7 @@ void lbmc_results_destroy(lbmc_results **r)
   free((*r)->slots);
   free((*r)->mu_k);
   free((*r)->pair[0][0]); /* the one block of the pair tables */
+  lbmc_results_transient_free(*r);
   free(*r);
   *r = NULL;
 }
@@ -179,8 +180,8 @@ lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, cons
   p->d = d.d;
   p->routers = d.routers;
   p->batches = o->batches;
-  p->time = o->time;
-  p->warmup = o->warmup_auto ? NAN : o->warmup;
+  p->time = o->transient[2] > 0 ? o->transient[1] - o->transient[0] : o->time;
+  p->warmup = o->transient[2] > 0 ? o->transient[0] : o->warmup_auto ? NAN : o->warmup;
   snprintf(p->policy, sizeof p->policy, "%s", d.policy);
   snprintf(p->policy_name, sizeof p->policy_name, "%s", d.policy_name);
   snprintf(p->sampling, sizeof p->sampling, "%s", d.sampling);
@@ -237,6 +238,15 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
         memcpy(res->pair[k][part] + (size_t)p * size, pe->v[k][part], sizeof(double) * size);
     }
   }
+  if (res->trans) { /* a transient run: its estimates from the replicas of the verdict */
+    lbmc_transient t;
+    lbmc_err err;
+    memset(&t, 0, sizeof t);
+    LBMC_CALL(lbmc_point_transient(acc, v->replicas, &t));
+    err = lbmc_results_transient_store(res, p, &t);
+    lbmc_transient_free(&t);
+    LBMC_CALL(err);
+  }
   return LBMC_SUCCESS;
 }
 
@@ -265,7 +275,7 @@ lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results 
       memcpy(dst->pair[k][part] + (size_t)to * size, src->pair[k][part] + (size_t)from * size,
              sizeof(double) * size);
   }
-  return LBMC_SUCCESS;
+  return lbmc_results_transient_copy(dst, to, src, from);
 }
 
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out)
@@ -290,6 +300,8 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   r->wall_seconds = res->wall_seconds;
   r->confidence = res->confidence;
   r->complete = res->complete;
+  if (res->trans)
+    LBMC_CALL_GOTO(err, lbmc_results_transient_create(r, res->trans->T, res->trans->time), fail);
   for (long i = 0; i < res->P && k < n; i++)
     if (res->pt[i].done) LBMC_CALL_GOTO(err, lbmc_results_copy_point(r, k++, res, i), fail);
   *out = r;

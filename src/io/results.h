@@ -49,6 +49,21 @@ typedef struct {
   long *dim_length;  /* D */
 } lbmc_grid;
 
+/** Parts of a transient estimate, in the order of /transient/M (results_transient.c). */
+#define LBMC_TRANS_PARTS 5
+
+/** The estimates of a transient run (run.transient; results_transient.c): T observation
+ *  times, shared by the job's points, and per point the parts (mean, lower, upper,
+ *  band_lower, band_upper) of the V values of each time in the layout of lbmc_transient
+ *  (lbmc/point.h: lbmc_transient_index). */
+typedef struct {
+  long T;
+  size_t V;
+  double *time;                   /* T */
+  double *part[LBMC_TRANS_PARTS]; /* P x T x V each (one block), NaN where missing */
+  int64_t *replicas, *unstable;   /* P: replicas pooled, left out at the cap; -1 missing */
+} lbmc_results_transient;
+
 typedef struct lbmc_results_ {
   char *job_text;
   lbmc_grid *grid; /* NULL when unknown (a file written before /grid existed) */
@@ -74,6 +89,7 @@ typedef struct lbmc_results_ {
   lbmc_estimates est;           /* P x total: point i's entries from i x total */
   /* With pairs: P x lbmc_pair_table_size(t, J, K + 1) each (lbmc/point.h), one block */
   double *pair[LBMC_PAIR_TABLES][LBMC_PAIR_PARTS];
+  lbmc_results_transient *trans; /* a transient run's estimates (/transient), or NULL */
   /* Service per point and pool (kept out of lbmc_point_info, whose arrays are sized
    * LBMC_MAX_POOLS): */
   char **service; /* P x J: canonical text, "lognormal:scv=4" (malloc'ed; NULL: the
@@ -226,6 +242,32 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
 /** A new results object holding the first n points with done = 1 (and everything
  *  else of res). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out);
+
+/* ---- /transient (results_transient.c) ---- */
+
+/** Give res (P points) the transient estimates of T times `time` (copied), every value
+ *  NaN (replaces any). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_transient_create(lbmc_results *res, long T, const double *time);
+/** The same with the observation times of a transient run's options o (lbmc_transient_time;
+ *  o->transient DT > 0). Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (not a transient run). */
+lbmc_err lbmc_results_transient_of(lbmc_results *res, const lbmc_run_options *o);
+void lbmc_results_transient_free(lbmc_results *res);
+/** Store the transient estimates of point p (the same times and layout as res->trans).
+ *  Errors: LBMC_ERR_MISMATCH (another time axis or layout). */
+lbmc_err lbmc_results_transient_store(lbmc_results *res, long p, const lbmc_transient *t);
+/** Point p's transient estimates as an lbmc_transient whose arrays point into res (not
+ *  owned: do not free). res->trans must exist. */
+void lbmc_results_transient_view(const lbmc_results *res, long p, lbmc_transient *t);
+/** Copy point `from` of src's transient estimates to point `to` of dst (nothing when
+ *  neither has them). Errors: LBMC_ERR_MISMATCH (one has them and the other not, or
+ *  their time axes differ), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_transient_copy(lbmc_results *dst, long to, const lbmc_results *src,
+                                     long from);
+/** Write res->trans as the group /transient of an open file (nothing without); read it
+ *  back (nothing when the file has no /transient). 0, or -1 on an HDF5 failure or a
+ *  malformed group. */
+int lbmc_results_transient_write(hid_t file, const lbmc_results *res);
+int lbmc_results_transient_read(hid_t file, lbmc_results *res);
 
 /** Write the results to `path` atomically and durably (h5file.h): a temporary file in
  *  the same directory (PATH.tmp.PID), numeric datasets with Fletcher32, every object

@@ -54,6 +54,13 @@ static lbmc_err lbmc_merge_check_part(const lbmc_results *a, const lbmc_job *job
   if (a->J != b->J || a->K != b->K || a->confidence != b->confidence || a->pairs != b->pairs)
     return LBMC_ERROR(LBMC_ERR_MISMATCH,
                       "%s and %s differ in pools, tail_k, confidence or pair statistics", pa, pb);
+  if (!a->trans != !b->trans ||
+      (a->trans && (a->trans->T != b->trans->T ||
+                    memcmp(a->trans->time, b->trans->time, sizeof(double) * (size_t)a->trans->T))))
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s and %s differ in their transient times (/transient/time: %ld and %ld "
+                      "times)",
+                      pa, pb, a->trans ? a->trans->T : 0, b->trans ? b->trans->T : 0);
   if (!b->complete)
     return LBMC_ERROR(
         LBMC_ERR_MISMATCH,
@@ -164,6 +171,11 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
   if (!m->job_text) {
     lbmc_results_destroy(&m);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory for the job text");
+  }
+  if (parts[0]->trans &&
+      lbmc_results_transient_create(m, parts[0]->trans->T, parts[0]->trans->time)) {
+    lbmc_results_destroy(&m);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "merge: out of memory for /transient");
   }
   m->seed = parts[0]->seed;
   m->confidence = parts[0]->confidence;

@@ -326,7 +326,7 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
                                         lbmc_h5_exists(f, "pairs"), &res)) == LBMC_SUCCESS) {
     res->layout = (int)layout;
     if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
-        lbmc_grid_read(f, &res->grid)) {
+        lbmc_grid_read(f, &res->grid) || lbmc_results_transient_read(f, res)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);
     }

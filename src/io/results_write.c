@@ -444,7 +444,8 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
   rc = lbmc_write_root(out.file, res) || lbmc_write_points(out.file, res, scratch) ||
        lbmc_write_estimates(out.file, res, scratch) ||
        lbmc_write_replicas(out.file, res, scratch, gather) ||
-       lbmc_grid_write(out.file, res->grid) || lbmc_write_pairs(out.file, res);
+       lbmc_grid_write(out.file, res->grid) || lbmc_write_pairs(out.file, res) ||
+       lbmc_results_transient_write(out.file, res);
   free(scratch), free(gather);
   LBMC_CALL(lbmc_h5_out_commit(&out, rc, "the results"));
   lbmc_results_remove_stale(path);

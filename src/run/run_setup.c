@@ -40,7 +40,8 @@ static double lbmc_point_cost(const lbmc_job *job, long p)
   double cost = 0;
   lbmc_job_point_options(job, p, &o);
   if (lbmc_job_point_model(job, p, &m) == LBMC_SUCCESS)
-    cost = (double)lbmc_model_n(m) * (o.time + (o.warmup_auto ? 0 : o.warmup));
+    cost = (double)lbmc_model_n(m) * (o.transient[2] > 0 ? o.transient[1] /* from 0 to T1 */
+                                                         : o.time + (o.warmup_auto ? 0 : o.warmup));
   lbmc_model_destroy(&m);
   return cost;
 }
@@ -214,6 +215,8 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
                                 (int)run->opts.tail_k, run->opts.pairs, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
+  if (run->opts.transient[2] > 0) /* the job's time axis (run.transient is no grid axis) */
+    LBMC_CALL(lbmc_results_transient_of(run->res, &run->opts));
   LBMC_CALL(lbmc_grid_from_job(run->job, &run->res->grid)); /* the file's /grid */
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
@@ -320,7 +323,6 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
            "grid axes");
   for (long i = 0; i < run->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
-    double T = p->time + (isnan(p->warmup) ? 0 : p->warmup);
     char w[32];
     if (isnan(p->warmup))
       snprintf(w, sizeof w, "auto");
@@ -328,7 +330,7 @@ void lbmc_runner_dry_run(const lbmc_runner *run)
       snprintf(w, sizeof w, "%g", p->warmup);
     char axes[512];
     lbmc_job_point_label(run->job, p->index, axes, sizeof axes);
-    double e = 2.0 * p->lambda * (double)p->n * T * (double)run->sched->target[i];
+    double e = 2.0 * p->lambda * run->cost[i] * (double)run->sched->target[i]; /* cost: n x T */
     char mem[32];
     lbmc_log(run->comm, stdout, "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10s %10g %10s  %s\n",
              p->index, p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-",

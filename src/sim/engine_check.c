@@ -5,6 +5,7 @@
 
 #include "../engine/engine.h"
 #include "lbmc/engines.h"
+#include "lbmc/model.h"
 #include "lbmc/sim.h"
 
 const char *lbmc_run_engine(const lbmc_model *m, const lbmc_run_options *o, char *why, size_t len)
@@ -39,6 +40,13 @@ lbmc_err lbmc_run_check_engine(const lbmc_model *m, const lbmc_run_options *o, c
                       lbmc_run_option_key(key, sizeof key, where, "max_customers"),
                       o->max_customers, t->name, (unsigned long long)t->cap_max,
                       LBMC_MAX_CUSTOMERS);
+  if (o->init == LBMC_INIT_TAIL && !t->tail_start) /* say it now, not at the first replica */
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: a tail:... start is not allowed with the %s engine (policy %s), which "
+                      "cannot start from a given state; allowed: empty or meanfield, or a model "
+                      "the occupancy engine simulates",
+                      lbmc_run_option_key(key, sizeof key, where, "init"), t->name,
+                      lbmc_model_policy(m));
   if (engine) *engine = t->name;
   return LBMC_SUCCESS;
 }

@@ -584,8 +584,11 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   v->replicas = R;
   v->doubling = p->doubling;
   v->time = ldexp(p->o.time, p->doubling);
-  v->warmup_used = p->o.warmup_auto ? (double)p->d * p->seg_len : p->o.warmup;
-  v->time_used = (double)(p->S - p->d) * p->seg_len;
+  v->warmup_used = p->o.transient[2] > 0 ? p->o.transient[0] /* observed from T0 */
+                   : p->o.warmup_auto    ? (double)p->d * p->seg_len
+                                         : p->o.warmup;
+  v->time_used = p->o.transient[2] > 0 ? p->o.transient[1] - p->o.transient[0] /* S - 1 ticks */
+                                       : (double)(p->S - p->d) * p->seg_len;
   v->suggested_time = v->halves_p = v->short_p = NAN;
   v->growth = v->growth_lower = v->decel_lower = NAN;
   v->relaxation_time = v->relaxation_upper = v->transient_bound = v->overload = NAN;

@@ -190,8 +190,7 @@ lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
   tp = lbmc_trans_t(p->o.confidence, n - 1);
   tb = lbmc_trans_t(1 - (1 - p->o.confidence) / (double)T, n - 1);
   for (long i = 0; i < T; i++) {
-    out->time[i] =
-        i + 1 < T ? p->o.transient[0] + (double)i * p->o.transient[2] : p->o.transient[1];
+    out->time[i] = lbmc_transient_time(&p->o, i);
     for (size_t v = 0; v < Vall; v++) {
       const size_t at = (size_t)i * Vall + v, s = (size_t)i;
       double m = NAN, se = NAN;

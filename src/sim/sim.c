@@ -283,6 +283,9 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
   return LBMC_SUCCESS;
 }
 
+/* Observation times between two readings of the CPU clock and calls of the monitor. */
+#define LBMC_OBSERVE_POLL 64
+
 /* A transient run's observation (--transient T0:T1:DT): segment i is the one tick that
  * ends at time T0 + i DT (segment 0 the empty tick at T0, so that its block shows the state
  * at T0), the observers' blocks showing the state then. The engine is only advanced to
@@ -290,7 +293,6 @@ static lbmc_err lbmc_replica_segments(lbmc_replica *r, double t_start, double h)
  * LBMC_ERR_INTERRUPTED. */
 static lbmc_err lbmc_replica_observe(lbmc_replica *r)
 {
-  const double T0 = r->o->transient[0], DT = r->o->transient[2];
   memset(r->seg, 0, sizeof *r->seg * r->S * r->W);
   lbmc_engine_cpu(r->e);
   if (r->mixtures)
@@ -298,10 +300,14 @@ static lbmc_err lbmc_replica_observe(lbmc_replica *r)
   else
     lbmc_engine_set_histograms(r->e, &r->h[0], &r->h[1]);
   for (size_t s = 0; s < r->S && !lbmc_engine_overflowed(r->e); s++) {
-    const double t = s + 1 < r->S ? T0 + (double)s * DT : r->o->transient[1];
+    const double t = lbmc_transient_time(r->o, (long)s);
     double *seg = r->seg + s * r->W;
     LBMC_CALL(lbmc_engine_advance(r->e, t, seg));
-    seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e);
+    /* the CPU clock (a system call) and the monitor every LBMC_OBSERVE_POLL times only, and
+     * at the last: at 1000 times of a small system they cost more than the simulation
+     * (the engine polls the monitor itself inside a long tick) */
+    if (s % LBMC_OBSERVE_POLL != LBMC_OBSERVE_POLL - 1 && s + 1 < r->S) continue;
+    seg[LBMC_TK_CPU] = lbmc_engine_cpu(r->e); /* since the last reading */
     if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
   }
   lbmc_replica_detach(r);

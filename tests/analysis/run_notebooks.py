@@ -49,10 +49,12 @@ EXPECTED = {
     "balanced-heavy-traffic": ["scaled_customers", "scaled_workload"],
     "general-service": ["mean_sojourn", "p_wait", "sojourn_p99"],
     "asymptotic-independence": ["vs_limit", "scaled_error", "pair_dependence"],
+    "transient-and-refined": ["transient", "transient_scaled", "steady", "steady_scaled"],
 }
 # notebook -> further jobs whose results it reads (tests/analysis/jobs/<job>.yaml, results <job>.h5)
 COMPANIONS = {
     "multi-router-pull": ["multi-router-pull-keep"],
+    "transient-and-refined": ["transient-jsq2"],
 }
 # notebook -> the grid dimensions la.load gives its results (the job's axes; open_results prints them)
 # and a grid-shaped selection its code must make (ds.sel on those dimensions); "scale" is n linked
@@ -65,6 +67,7 @@ GRID = {
     "balanced-heavy-traffic": (["load", "policy"], 'dsh.sel(policy=f"balanced({c})")'),
     "general-service": (["scale", "service", "policy"], 'ds.sel(policy=policy, service=service, n=n)'),
     "asymptotic-independence": (["scale", "service", "policy"], 'ds.sel(service=svc, policy=pol)'),
+    "transient-and-refined": (["scale", "policy"], 'ds.sel(policy=pol)'),
 }
 VERDICT = "CLAIM "  # every notebook's last cell prints "CLAIM HOLDS ..." or "CLAIM DOES NOT FULLY HOLD ..."
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

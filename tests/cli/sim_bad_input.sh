@@ -36,7 +36,7 @@ expect 2 "--warmup: auto is not allowed with --transient" sim $ok --transient 0:
 expect 2 "--precision: not with --transient" sim $ok --transient 0:1:1 --precision p_wait:0.1
 expect 2 "--init: 'tail:0.5,0.7' is not allowed; allowed: tail:F1,F2" sim $ok --init tail:0.5,0.7
 expect 2 "--init: 'tail:1;0.5;0.2' .*3 lists of fractions for 1 pools|3 lists of fractions for 1 pools" sim $ok --init "tail:1;0.5;0.2"
-expect 2 "the servers engine cannot start from a given state" sim $ok --engine servers --init tail:1,0.5
+expect 2 "a tail:... start is not allowed with the servers engine" sim $ok --engine servers --init tail:1,0.5
 expect 2 "F_3 = 0.5 > 0 but pool 1 holds at most 2 customers" sim --n 10 --lambda 0.5 --pools 1:1:2 --init tail:1,1,0.5
 expect 2 "--lambda: 'abc' is not a number" sim --n 10 --lambda abc --pools 1:1:inf
 expect 2 "--n: 0 is not allowed; an integer from 1" sim --n 0 --lambda 0.5 --pools 1:1:inf

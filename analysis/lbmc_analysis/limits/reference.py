@@ -715,7 +715,18 @@ def reference(point) -> dict:
 # ----------------------------------------------------------------------------------
 
 
-def refined(point, n) -> dict:
+@functools.lru_cache(maxsize=64)
+def _refined_expansion(pol, lam, beta, mu, buffer, slots, sampling, routers, stale):
+    """The expansion (x*, V, W, ...) of one system, which does not depend on n: computed once
+    for the points of a grid that differ only in n (lbmc info --limit refined). Read only."""
+    from . import refined_mf as _rf
+
+    model = OccupancyModel(pol, lam, np.array(beta), np.array(mu), np.array(buffer), slots=np.array(slots),
+                           sampling=sampling, routers=routers, stale=stale)
+    return _rf.refined_stationary(model)
+
+
+def refined(point, n, order=1) -> dict:
     """``x* + V/n`` (Gast & Van Houdt 2017) for every metric that is a function of the
     occupancy state, exponential service and the policies with an occupancy form (random,
     jsq(d), balanced(c), jsq, pull / jiq with one router or withdraw), heterogeneous pools,
@@ -730,10 +741,17 @@ def refined(point, n) -> dict:
     divided by n; the approximation itself is O(1/n^2) (measured in the tests: at n = 10,
     JSQ(2), lambda 0.9, buffer 3, the refined tails are within 0.009 of the exact ones, the
     mean field within 0.034).
+
+    ``order = 2`` adds the 1/n^2 term ``A/n^2`` (:func:`.refined_mf.refined_order2_jsq`) to
+    ``tail``, ``mean_queue`` and ``utilization`` of homogeneous jsq(d) with sampling
+    ``with_replacement`` (one pool, exponential service, any buffer); the other metrics,
+    and other systems, stay at order 1 (their sources say which; a note says why).
     """
     from . import refined_mf as _rf
 
     n = _check.integer("n", n, lo=1)
+    if order not in (1, 2):
+        raise ValueError(f"order = {order!r} is not allowed; 1 or 2 is required")
     p = normalize_point(point)
     R = _Result(p, "refined", n)
     name, d = p["name"], p["param"]
@@ -747,9 +765,8 @@ def refined(point, n) -> dict:
     if name == "jsq" and d is None:
         pol = "jsq"
     try:
-        model = OccupancyModel(pol, p["lam"], p["beta"], p["mu"], p["buffer"], slots=p["slots"],
-                               sampling=p["sampling"], routers=p["routers"], stale=p["stale"])
-        rr = _rf.refined_stationary(model)
+        rr = _refined_expansion(pol, p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
+                                tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
         R.note(f"no refined mean field: {exc}")
         return R.done()
@@ -795,12 +812,38 @@ def refined(point, n) -> dict:
     R.put("throughput", thr, src, acc["throughput"])
     R.put("mean_sojourn", soj, src + "; Little", acc["mean_sojourn"])
     R.put("mean_wait", soj - float(np.sum(share / m.mu)), src + "; Little", acc["mean_wait"])
+    if order == 2:
+        _refined_order2(R, p, n, tails, acc)
     if name in ("jsq", "balanced") and d is not None:
         _messages(R, p, 2.0 * d, "2d per arrival (counted)")
     elif name == "random":
         _messages(R, p, 0.0, "random routing sends no messages")
-    R.details["refined"] = {"x": x, "V": V, "residual": rr["residual"], "accuracy": rr["accuracy"]}
+    R.details["refined"] = {"x": x.copy(), "V": V.copy(), "residual": rr["residual"], "accuracy": rr["accuracy"]}
     return R.done()
+
+
+def _refined_order2(R, p, n, tails, acc):
+    """x* + V/n + A/n^2 for tail, mean_queue and utilization of homogeneous jsq(d) with
+    replacement (R's order-1 values replaced), else a note."""
+    from . import refined_mf as _rf
+
+    ok = (p["name"] == "jsq" and p["param"] is not None and p["beta"].size == 1 and p["sampling"] == "with_replacement"
+          and np.all(p["slots"] == 1))
+    if not ok:
+        R.note("order 2 (+ A/n^2) is implemented for homogeneous jsq(d) with sampling with_replacement only: "
+               "order 1 is given")
+        return
+    buf = float(p["buffer"][0])
+    o2 = _rf.refined_order2_jsq(int(p["param"]), float(p["lam"]),
+                                math.inf if (math.isinf(buf) or buf < 0) else int(buf), float(p["mu"][0]))
+    t2 = np.array(tails, dtype=float).copy()
+    m = min(t2.shape[1], o2["x"].size)
+    t2[0, :m] = (o2["x"] + o2["V"] / n + o2["A"] / n**2)[:m]
+    src = (f"refined mean field of order 2, x* + V/n + A/n^2 (Gast, Bortolussi & Tribastone 2019) at n = {n}, "
+           f"around the limit of {p['policy']}; error O(1/n^3)")
+    R.put("tail", list(t2), src, acc["tail"])
+    R.put("mean_queue", t2.sum(axis=1), src, acc["mean_queue"])
+    R.put("utilization", t2[:, 0], src, acc["utilization"])
 
 
 # ----------------------------------------------------------------------------------

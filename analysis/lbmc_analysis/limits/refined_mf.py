@@ -49,7 +49,7 @@ from scipy import integrate, linalg
 
 from . import ode as _ode
 
-__all__ = ["refined_stationary", "refined_transient", "expand", "second_directional"]
+__all__ = ["refined_stationary", "refined_transient", "refined_order2_jsq", "expand", "second_directional"]
 
 FLOOR = 1e-13
 
@@ -243,3 +243,121 @@ def refined_transient(model, t, x0=None, *, rtol=1e-8, atol=1e-11):
         attrs={"source": "Gast, Bortolussi & Tribastone 2019 (transient refined mean field)",
                "policy": model.policy, "lam": model.lam},
     )
+
+
+def refined_order2_jsq(d, lam, buffer=math.inf, mu=1.0, *, floor=1e-13):
+    """Order 1/n^2 of the stationary refined mean field of homogeneous JSQ(d) with sampling
+    with replacement: ``E[X] = x* + V/n + A/n^2 + O(1/n^3)`` (Gast, Bortolussi & Tribastone,
+    "Size expansions of mean field approximation", Performance Evaluation 129, 2019, the
+    expansion to the second order; rmf_tool's order-2 term, derived here from the moment
+    equations, not copied).
+
+    The chain: x_k (fraction of servers with at least k customers, k = 1..D) jumps by +1/n
+    at rate ``n lam (x_{k-1}^d - x_k^d)`` and by -1/n at rate ``n mu (x_k - x_{k+1})`` (x_0 = 1,
+    x_{D+1} = 0; D = the buffer, or for unlimited buffers the levels above ``floor``).
+    Writing delta = X - x*, e = E[delta] = V/n + A/n^2, C = E[delta delta^T] = W/n + W2/n^2,
+    M3 = E[delta^3] = T/n^2 and, at leading order, M4 = Isserlis(W)/n^2, the stationary
+    equations ``E[L g] = 0`` for g = delta_i, delta_i delta_j and delta_i delta_j delta_k at
+    orders 1/n and 1/n^2 give, in turn: W (Lyapunov), V, T (a Sylvester equation with the
+    Kronecker sum of A three times; the third jump moment R_kkk = f_k(x*) = 0), W2 (Lyapunov)
+    and A. The drift here is a sum of functions of one coordinate each (x_{k-1}^d and x_k^d),
+    so every derivative tensor is "pure": the contractions are sums over levels.
+
+    Returns dict: ``x`` (D,), ``V`` (D,), ``A`` (D,), ``W`` (D, D), ``W2`` (D, D), ``T``
+    (D, D, D). Raises ValueError for d < 1, lam outside (0, mu) with an unlimited buffer, or
+    a buffer < 1. Distinct sampling (lbmc's default) has 1/n and 1/n^2 terms in the law
+    itself: not covered here."""
+    from scipy.optimize import brentq
+
+    d = int(d)
+    if d < 1:
+        raise ValueError(f"d = {d} is not allowed; an integer >= 1 is required")
+    if not (lam > 0 and mu > 0 and (lam < mu or not math.isinf(buffer))):
+        raise ValueError(f"lam = {lam:g} is not allowed; 0 < lam < mu = {mu:g} is required (or a finite buffer)")
+    if not math.isinf(buffer) and (buffer < 1 or buffer != int(buffer)):
+        raise ValueError(f"buffer = {buffer!r} is not allowed; an integer >= 1 or inf is required")
+    rho = lam / mu
+    if math.isinf(buffer):  # x_k = rho^((d^k - 1)/(d - 1)) (rho^k for d = 1) down to floor
+        D, xk = 0, 1.0
+        while True:
+            xk = rho ** (((d ** (D + 1)) - 1) / (d - 1)) if d > 1 else rho ** (D + 1)
+            D += 1
+            if xk < floor or D >= 200:
+                break
+    else:
+        D = int(buffer)
+
+    def pw(y, m):  # m-th derivative of lam * y^d
+        c = lam
+        for i in range(m):
+            c *= d - i
+        return c * y ** (d - m) if d >= m else 0.0
+
+    # the fixed point: x_{k+1} = x_k - (lam / mu) (x_{k-1}^d - x_k^d) from x_1, x_1 by the
+    # balance of the last level (arrivals blocked at level D); unlimited: the closed form
+    def run(x1):
+        xs = [1.0, x1]
+        for k in range(1, D):
+            xs.append(xs[k] - rho * (xs[k - 1] ** d - xs[k] ** d))
+        return xs
+
+    if math.isinf(buffer):
+        x = np.array([rho ** (((d ** k) - 1) / (d - 1)) if d > 1 else rho ** k for k in range(1, D + 1)])
+    else:
+        x1 = brentq(lambda v: (lambda xs: rho * (xs[D - 1] ** d - xs[D] ** d) - xs[D])(run(v)), 0.0, 1.0,
+                    xtol=1e-16, rtol=1e-15, maxiter=500)
+        x = np.array(run(x1)[1:])
+    xp = np.concatenate(([1.0], x))  # x_0 .. x_D
+
+    def g(j, m):  # m-th derivative of lam x_j^d at x* (j = 0: x_0 = 1 is not a coordinate)
+        return 0.0 if j == 0 and m > 0 else pw(xp[j], m)
+
+    def pure(i, m):  # (coordinate, coefficient) of the pure m-th derivatives of f_i (0-based i)
+        k = i + 1
+        return ([(k - 2, g(k - 1, m))] if k >= 2 else []) + [(k - 1, -g(k, m))]
+
+    def contract(m, diag):  # sum over pure m-th derivatives of f against diag (per level)
+        return np.array([sum(c * diag[l] for l, c in pure(i, m)) for i in range(D)])
+
+    A = np.zeros((D, D))
+    DQ = np.zeros((D, D))  # gradient of Q_ii = arrivals + departures of level i
+    for i in range(D):
+        k = i + 1
+        if k >= 2:
+            A[i, i - 1] += g(k - 1, 1)
+            DQ[i, i - 1] += g(k - 1, 1)
+        A[i, i] += -g(k, 1) - mu
+        DQ[i, i] += -g(k, 1) + mu
+        if k < D:
+            A[i, i + 1] += mu
+            DQ[i, i + 1] -= mu
+    q = np.array([g(k - 1, 0) - g(k, 0) + mu * (xp[k] - (xp[k + 1] if k < D else 0.0)) for k in range(1, D + 1)])
+    W = linalg.solve_continuous_lyapunov(A, -np.diag(q))
+    W = 0.5 * (W + W.T)
+    V = -np.linalg.solve(A, 0.5 * contract(2, np.diag(W)))
+
+    dW = np.diag(W)
+    # M4 at leading order (Isserlis): M4(l, l, j, k) = W_ll W_jk + 2 W_lj W_lk
+    M4llj = lambda l, j, k: dW[l] * W[j, k] + 2 * W[l, j] * W[l, k]  # noqa: E731
+    rhs = np.zeros((D, D, D))
+    for i in range(D):
+        for j in range(D):
+            for k in range(D):
+                t2 = sum(0.5 * c * M4llj(l, r1, r2) for s, r1, r2 in ((i, j, k), (j, i, k), (k, i, j))
+                         for l, c in pure(s, 2))
+                t3 = sum(q[p] * V[r] + DQ[p] @ W[:, r] for p, pp, r in ((i, j, k), (i, k, j), (j, k, i)) if p == pp)
+                rhs[i, j, k] = -(t2 + t3)
+    lam_A, U = np.linalg.eig(A)
+    Ui = np.linalg.inv(U)
+    # (A (+) A (+) A) vec T = rhs, solved in A's eigenbasis (A is diagonalisable here)
+    R = np.einsum("ai,bj,ck,ijk->abc", Ui, Ui, Ui, rhs)
+    R = R / (lam_A[:, None, None] + lam_A[None, :, None] + lam_A[None, None, :])
+    T = np.real(np.einsum("ai,bj,ck,ijk->abc", U, U, U, R))
+    S = np.array([[sum(0.5 * c * T[l, l, j] for l, c in pure(i, 2))
+                   + sum(c / 6.0 * 3.0 * dW[l] * W[l, j] for l, c in pure(i, 3)) for j in range(D)] for i in range(D)])
+    Qterm = np.diag(DQ @ V + 0.5 * contract(2, dW))
+    W2 = linalg.solve_continuous_lyapunov(A, -(S + S.T + Qterm))
+    rhs1 = (0.5 * contract(2, np.diag(W2)) + contract(3, np.array([T[l, l, l] for l in range(D)])) / 6.0
+            + contract(4, 3.0 * dW ** 2) / 24.0)
+    Acoef = -np.linalg.solve(A, rhs1)
+    return {"x": x, "V": V, "A": Acoef, "W": W, "W2": 0.5 * (W2 + W2.T), "T": T}
