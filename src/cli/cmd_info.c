@@ -216,8 +216,8 @@ static void lbmc_info_print_transient(FILE *f, const lbmc_info *info, const lbmc
            lbmc_cli_level(info->res->confidence, lv, sizeof lv), info->res->trans->T,
            step > 1 ? "; every time in --format csv or json" : "");
   if (step > 1)
-    snprintf(note + strlen(note), sizeof note - strlen(note), " (shown: every %ld-th and the last)",
-             step);
+    snprintf(note + strlen(note), sizeof note - strlen(note),
+             " (shown: one time in %ld, and the last)", step);
   lbmc_print_wrapped(f, "", 0, note, info->width);
 }
 
