@@ -166,16 +166,18 @@ typedef struct {
 } lbmc_calibration;
 
 /** Calibrate the cost of a replica of model m (set up) under o: a replica of the engine
- *  o chooses, started as o asks (from empty with `events` covering less than 20 time
- *  units: near the mean-field fixed point where that engine has a start there, since the
- *  steady state's cost is what a run pays for; that start's set-up is then not counted),
- *  runs about
- *  `events` events (arrivals plus departures; a few 10^5 are enough) from the streams of
- *  replica 0 of scenario 0 with `seed`; its CPU time per unit of simulated time over the
- *  second half gives the estimate. Nothing is recorded or counted in any result. A
- *  surely unstable model costs nothing (*c zero, engine NULL). monitor (may be NULL) is
- *  polled as lbmc_replica_set_monitor's. Thread CPU time: the same thread must run it.
- *  Errors: lbmc_replica_create's, the engine's, LBMC_ERR_INTERRUPTED (monitor). */
+ *  o chooses runs about `events` events (arrivals plus departures; a few 10^5 are
+ *  enough) from the streams of replica 0 of scenario 0 with `seed`; its CPU time per
+ *  unit of simulated time over the second half gives the estimate. A run from empty
+ *  whose `events` cover less than 20 time units (large n) starts near the mean-field
+ *  fixed point where that engine has a start there, since the steady state's cost is
+ *  what a run pays for (that start's set-up is then not counted). A replica of at most 4
+ *  x `events` (about 2 lambda n (warm-up + time)) is run whole as o asks, its CPU time
+ *  over its time: a system that grows (unstable at small n) costs more per event as it
+ *  grows, and the runaway cap may stop it early. Nothing is recorded or counted in any
+ *  result. A surely unstable model costs nothing (*c zero, engine NULL). monitor (may
+ *  be NULL) is polled as lbmc_replica_set_monitor's. Thread CPU time: the same thread
+ *  must run it. Errors: lbmc_replica_create's, the engine's, LBMC_ERR_INTERRUPTED. */
 lbmc_err lbmc_run_calibrate(const lbmc_model *m, const lbmc_run_options *o, double events,
                             long seed, int (*monitor)(void *ctx), void *ctx, lbmc_calibration *c);
 

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../core/ticks.h"
 #include "../engine/engine.h"
@@ -370,100 +369,4 @@ lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **r
   LBMC_CALL(lbmc_replica_pack(r, u, t_start, seg_len, n_start, size));
   *record = r->rec;
   return LBMC_SUCCESS;
-}
-
-/* ---- cost calibration ---- */
-
-/* Time units of simulated time below which a calibration from empty would not reach the
- * steady state's occupancy (and cost). */
-#define LBMC_CALIBRATION_FILL 20.0
-
-static double lbmc_sim_thread_cpu(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double lbmc_calibration_replica(const lbmc_calibration *c, const lbmc_run_options *o, int doubling)
-{
-  const double T = o->transient[2] > 0
-                       ? o->transient[1]
-                       : (o->warmup_auto ? 0 : o->warmup) + ldexp(o->time, doubling);
-  return c->start_cpu + c->cpu_per_time * T;
-}
-
-/* The calibration's run of a started replica: steps of about events / 32 events (from
- * 2 lambda n per unit time) until `events`; the CPU time and the events of the steps
- * after the first half into c. At most 64 steps (a model with fewer events than that
- * rate). Errors: the engine's, LBMC_ERR_INTERRUPTED. */
-static lbmc_err lbmc_replica_calibrate(lbmc_replica *r, double events, lbmc_calibration *c)
-{
-  const double rate = 2 * lbmc_model_lambda(r->m) * (double)lbmc_model_n(r->m);
-  const double dt = events / (rate > 0 ? rate : 1) / 32;
-  double t = 0, ev = 0, t_mark = 0, ev_mark = 0, cpu;
-  if (r->mixtures)
-    lbmc_engine_set_mixture(r->e, r->mix[0]);
-  else
-    lbmc_engine_set_histograms(r->e, &r->h[0], &r->h[1]);
-  LBMC_CALL(lbmc_engine_advance(r->e, 0, r->tick));
-  lbmc_engine_cpu(r->e);
-  for (int k = 0; k < 64 && ev < events && !lbmc_engine_overflowed(r->e); k++) {
-    t += dt;
-    LBMC_CALL(lbmc_engine_advance(r->e, t, r->tick));
-    ev += r->tick[LBMC_TK_ARRIVALS] + r->tick[LBMC_TK_DEPARTURES];
-    if (r->monitor && r->monitor(r->monitor_ctx)) return LBMC_ERR_INTERRUPTED;
-    if (t_mark == 0 && ev >= events / 2) { /* from here on: near the steady state */
-      lbmc_engine_cpu(r->e);
-      t_mark = t;
-      ev_mark = ev;
-    }
-  }
-  cpu = lbmc_engine_cpu(r->e); /* since the mark (or the start, if never reached) */
-  lbmc_replica_detach(r);
-  c->events = ev;
-  c->cpu_per_time = t > t_mark ? cpu / (t - t_mark) : 0;
-  c->events_per_time = t > t_mark ? (ev - ev_mark) / (t - t_mark) : 0;
-  return LBMC_SUCCESS;
-}
-
-lbmc_err lbmc_run_calibrate(const lbmc_model *m, const lbmc_run_options *o, double events,
-                            long seed, int (*monitor)(void *ctx), void *ctx, lbmc_calibration *c)
-{
-  const lbmc_unit u = {0, 0, 0, 1, seed, 0, 0};
-  lbmc_run_options *co;
-  lbmc_replica *r = NULL;
-  double t0;
-  lbmc_err err;
-  memset(c, 0, sizeof *c);
-  if (lbmc_model_surely_unstable(m)) return LBMC_SUCCESS; /* nothing to simulate */
-  co = malloc(sizeof *co);                                /* the options are large (a tail start) */
-  if (!co) return LBMC_ERROR(LBMC_ERR_MEMORY, "calibration: out of memory");
-  *co = *o;
-  co->transient[0] = co->transient[1] = co->transient[2] = 0; /* steps of its own */
-  /* a run from empty fills in about a time unit or more: shorter calibrations (large n)
-   * start near the mean-field fixed point, where the engine has one, to measure the
-   * steady state's cost (that start's set-up, e.g. its ODE, is not the run's: not counted) */
-  if (co->init == LBMC_INIT_EMPTY &&
-      events < LBMC_CALIBRATION_FILL * 2 * lbmc_model_lambda(m) * (double)lbmc_model_n(m))
-    co->init = LBMC_INIT_MEANFIELD;
-  t0 = lbmc_sim_thread_cpu();
-  err = lbmc_replica_create(m, co, &r);
-  c->create_cpu = co->init == o->init ? lbmc_sim_thread_cpu() - t0 : 0;
-  if (!err) {
-    c->engine = lbmc_replica_engine(r);
-    c->meanfield = co->init == LBMC_INIT_MEANFIELD && !*r->init_note;
-    lbmc_replica_set_monitor(r, monitor, ctx);
-    err = lbmc_replica_groups(r, 0);
-  }
-  if (!err) {
-    t0 = lbmc_sim_thread_cpu();
-    err = lbmc_replica_start(r, &u);
-    c->start_cpu = lbmc_sim_thread_cpu() - t0;
-  }
-  if (!err) err = lbmc_replica_calibrate(r, events, c);
-  lbmc_replica_destroy(&r);
-  free(co);
-  return err == LBMC_ERR_INTERRUPTED || !err ? err
-                                             : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
 }

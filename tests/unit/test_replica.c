@@ -453,7 +453,7 @@ static double calibrated_per_event(int engine, long n)
   double per_event;
   lbmc_run_options_default(&o);
   o.engine = engine;
-  o.time = 100;
+  o.time = 1e6; /* a replica far longer than the calibration */
   o.warmup = 10;
   CU_ASSERT_FATAL(lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, 1, NULL, NULL, &c) ==
                   LBMC_SUCCESS);
@@ -468,14 +468,23 @@ static double calibrated_per_event(int engine, long n)
   UT_CHECK(c.cpu_per_time > 0 && c.start_cpu >= 0 && c.create_cpu >= 0,
            "%s, n = %ld: %g CPU s per unit time", c.engine, n, c.cpu_per_time);
   /* a replica: its start, then the warm-up and measured time at that cost */
-  UT_CHECK(fabs(lbmc_calibration_replica(&c, &o, 1) - c.start_cpu - 210 * c.cpu_per_time) <=
-               1e-9 * (c.start_cpu + 210 * c.cpu_per_time),
+  UT_CHECK(fabs(lbmc_calibration_replica(&c, &o, 1) - c.start_cpu - 2000010 * c.cpu_per_time) <=
+               1e-9 * (c.start_cpu + 2000010 * c.cpu_per_time),
            "%s: replica %g", c.engine, lbmc_calibration_replica(&c, &o, 1));
   o.warmup_auto = 1; /* the warm-up is within the time */
-  UT_CHECK(fabs(lbmc_calibration_replica(&c, &o, 0) - c.start_cpu - 100 * c.cpu_per_time) <=
-               1e-9 * (c.start_cpu + 100 * c.cpu_per_time),
+  UT_CHECK(fabs(lbmc_calibration_replica(&c, &o, 0) - c.start_cpu - 1e6 * c.cpu_per_time) <=
+               1e-9 * (c.start_cpu + 1e6 * c.cpu_per_time),
            "%s: replica with warmup auto %g", c.engine, lbmc_calibration_replica(&c, &o, 0));
   per_event = c.cpu_per_time / c.events_per_time;
+  /* a replica of fewer events than 4 calibrations (from empty) is run whole: its events */
+  o.warmup_auto = 0;
+  o.warmup = 0;
+  o.time = 1e5 / (1.8 * (double)n);
+  CU_ASSERT_FATAL(lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, 1, NULL, NULL, &c) ==
+                  LBMC_SUCCESS);
+  /* (at n = 100 it fills at once; at large n a replica that short hardly fills: arrivals) */
+  UT_CHECK(fabs(c.events / (n <= 1000 ? 1e5 : 5e4) - 1) < 0.1 && c.cpu_per_time > 0,
+           "%s, n = %ld, a short replica: %g events, 2 lambda n T = 1e5", c.engine, n, c.events);
   lbmc_model_destroy(&m);
   return per_event;
 }
