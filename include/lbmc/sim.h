@@ -156,7 +156,8 @@ typedef struct {
   double create_cpu;      /* CPU seconds to set up the replica workspace (engine, its start,
                              a mean-field ODE): once per point and rank; 0 when the
                              calibration did not start as the point does */
-  double start_cpu;       /* CPU seconds of one replica's start (streams, state) */
+  double start_cpu;       /* CPU seconds of one replica's start (streams, state) and of
+                             its share of the point's reduction */
   double cpu_per_time;    /* CPU seconds per unit of simulated time, in the calibration's
                              second half (near the steady state) */
   double events_per_time; /* events (arrivals plus departures) per unit of time, idem */
@@ -168,7 +169,8 @@ typedef struct {
 /** Calibrate the cost of a replica of model m (set up) under o: a replica of the engine
  *  o chooses runs about `events` events (arrivals plus departures; a few 10^5 are
  *  enough) from the streams of replica 0 of scenario 0 with `seed`; its CPU time per
- *  unit of simulated time over the second half gives the estimate. A run from empty
+ *  unit of simulated time over the second half gives the estimate, the reduction of
+ *  its record (a point of one replica) each replica's share of the point's. A run from empty
  *  whose `events` cover less than 20 time units (large n) starts near the mean-field
  *  fixed point where that engine has a start there, since the steady state's cost is
  *  what a run pays for (that start's set-up is then not counted). A replica of at most 4

@@ -1,7 +1,8 @@
 /* Cost calibration (include/lbmc/sim.h, lbmc_run_calibrate): a short replica of a point
  * on the engine that will run it, through the replica driver, its segments' CPU seconds
- * and events read from its record; a short point is run whole and reduced as the point
- * will be (the reduction's quantiles can cost more than the simulation). Above the
+ * and events read from its record, and its reduction as a point of one replica (the
+ * quantiles of long queues' mixtures can cost more than the simulation); a short point
+ * is run whole. Above the
  * replica driver and the point; below the runner and the command line. */
 #include <math.h>
 #include <stdlib.h>
@@ -87,7 +88,8 @@ static lbmc_err lbmc_calibrate_run(const lbmc_model *m, const lbmc_run_options *
   run = lbmc_calibrate_cpu() - t0;
   if (!err && lbmc_record_view(bytes, size, &rec) != 0)
     err = LBMC_ERROR(LBMC_ERR_INTERNAL, "calibration: its replica's record does not read");
-  if (!err && whole) err = lbmc_calibrate_reduce(m, o, bytes, size, &reduce);
+  /* its reduction: the quantiles of long queues' mixtures can cost more than the run */
+  if (!err) err = lbmc_calibrate_reduce(m, co, bytes, size, &reduce);
   if (!err) {
     const double T = rec.h.t_start + (double)rec.h.S * rec.h.seg_len; /* the replica's time */
     lbmc_calibrate_sums(&rec, whole ? 0 : rec.h.S / 2, &cpu, &events, &time);
@@ -96,12 +98,13 @@ static lbmc_err lbmc_calibrate_run(const lbmc_model *m, const lbmc_run_options *
     if (whole) { /* all of it, a stop at the runaway cap included, over its time */
       c->start_cpu = 0;
       c->cpu_per_time = T > 0 ? (run + reduce) / T : 0;
-    } else { /* the steady state's cost per unit time; the rest is the start's */
+    } else { /* the steady state's cost per unit time; the rest, and the reduction's
+                share (about one replica's), per replica */
       double all_cpu, all_events, all_time;
       lbmc_calibrate_sums(&rec, 0, &all_cpu, &all_events, &all_time);
       c->events = all_events;
       c->cpu_per_time = time > 0 ? cpu / time : 0;
-      c->start_cpu = fmax(0, run - all_cpu);
+      c->start_cpu = fmax(0, run - all_cpu) + reduce;
     }
   }
   lbmc_replica_destroy(&r);
