@@ -66,9 +66,11 @@ static lbmc_err lbmc_calibrate_reduce(const lbmc_model *m, const lbmc_run_option
   return err;
 }
 
-/* The replica of the calibration (options co, whole or not) into c. */
+/* The replica of the calibration (options co, whole or not) into c; rate: the steady
+ * state's events per unit time (2 lambda n), for a short run from empty that cannot
+ * fill. */
 static lbmc_err lbmc_calibrate_run(const lbmc_model *m, const lbmc_run_options *o,
-                                   const lbmc_run_options *co, long seed, int whole,
+                                   const lbmc_run_options *co, long seed, int whole, double rate,
                                    int (*monitor)(void *ctx), void *ctx, lbmc_calibration *c)
 {
   const lbmc_unit u = {0, 0, 0, 1, seed, 0, 0};
@@ -105,6 +107,15 @@ static lbmc_err lbmc_calibrate_run(const lbmc_model *m, const lbmc_run_options *
       c->events = all_events;
       c->cpu_per_time = time > 0 ? cpu / time : 0;
       c->start_cpu = fmax(0, run - all_cpu) + reduce;
+      /* from empty (asked, or no mean-field start on this engine, e.g. lwl(2)), too short
+       * to fill (large n):
+       * mostly arrivals into idle servers; the cost per event at the steady state's
+       * rate (a lower bound: the run's events later meet fuller queues) */
+      if (co->init != LBMC_INIT_TAIL && !c->meanfield && co->time < LBMC_CALIBRATION_FILL &&
+          c->events_per_time > 0 && rate > c->events_per_time) {
+        c->cpu_per_time *= rate / c->events_per_time;
+        c->events_per_time = rate;
+      }
     }
   }
   lbmc_replica_destroy(&r);
@@ -137,7 +148,7 @@ lbmc_err lbmc_run_calibrate(const lbmc_model *m, const lbmc_run_options *o, doub
     if (co->init == LBMC_INIT_EMPTY && co->time < LBMC_CALIBRATION_FILL)
       co->init = LBMC_INIT_MEANFIELD;
   }
-  err = lbmc_calibrate_run(m, o, co, seed, whole, monitor, ctx, c);
+  err = lbmc_calibrate_run(m, o, co, seed, whole, rate, monitor, ctx, c);
   free(co);
   return err == LBMC_ERR_INTERRUPTED || !err ? err
                                              : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
