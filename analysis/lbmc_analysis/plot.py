@@ -69,7 +69,7 @@ from . import limits, meanfield, metrics, policies
 from .io import FRAME_FIXED, to_frame
 
 __all__ = ["metric_vs_n", "deviation_vs_n", "tail", "messages", "heatmap", "frame_of", "param_label", "fixed_parameters",
-           "add_legend_entries"]
+           "add_legend_entries", "interval_bars"]
 
 _MARK_Y = 1.035  # axes fraction where "no value" markers sit: a strip above the data area
 _MARK_STEP = 0.035  # and how much higher each further series' markers sit
@@ -452,6 +452,50 @@ def add_legend_entries(ax, handles, labels, **kw):
     opts = dict(fontsize="small", title_fontsize="small")
     opts.update(kw)
     ax.legend(old_h + list(handles), old_l + list(labels), title=title, **opts)
+
+
+def interval_bars(ax, x, mean, lower, upper, bound=None, *, color=None, label=None, logy=None, **kw):
+    """Estimates with their intervals drawn the way this module draws them, for a notebook's own
+    figure: bars from the file's ``lower`` to its ``upper`` (asymmetric: the intervals of
+    proportions, quantiles and rare events are not mean -/+ half_width), a lower end at 0 stopped
+    just above it on a log axis; where an estimate is only a bound (``bound`` finite, e.g. the
+    file's ``upper_bound`` of a probability whose event was never observed), a hollow downward
+    triangle at the bound and no point; a NaN end draws no bar on that side.
+
+    ``x``, ``mean``, ``lower``, ``upper`` and ``bound``: arrays of one length (``bound`` may be
+    None: no bounds). ``kw`` goes to ``ax.errorbar`` (``marker``, ``ls``, ``capsize``, ...);
+    ``logy`` defaults to the axis' scale. Returns the errorbar container (for a legend), or a
+    Line2D of the style if no estimate is drawn."""
+    x = np.asarray(x, dtype=float)
+    mean, lower, upper = (np.asarray(v, dtype=float) for v in (mean, lower, upper))
+    bound = np.full(len(x), np.nan) if bound is None else np.asarray(bound, dtype=float)
+    if logy is None:
+        logy = ax.get_yscale() == "log"
+    only_bound = np.isfinite(bound)
+    shown = np.isfinite(mean) & ~only_bound & ((mean > 0) if logy else True)
+    up = np.clip(np.nan_to_num(upper - mean, nan=0.0), 0, None)
+    down = np.clip(np.nan_to_num(mean - lower, nan=0.0), 0, None)
+    if logy:
+        down = np.minimum(down, mean * (1 - 1e-9))
+    opts = dict(capsize=3)
+    opts.update(kw)
+    if color is not None:
+        opts["color"] = color
+    if shown.any():
+        handle = ax.errorbar(x[shown], mean[shown], yerr=[down[shown], up[shown]], label=label, **opts)
+        if handle.lines[0] is not None:  # fmt="none" draws bars only
+            color = handle.lines[0].get_color()
+        else:
+            color = opts.get("ecolor", color)
+    else:
+        line_kw = {k: v for k, v in opts.items() if k in ("marker", "ls", "linestyle", "color", "ms")}
+        handle, = ax.plot([], [], label=label, **line_kw)
+        color = handle.get_color()
+    keep = only_bound & (bound > 0 if logy else True)
+    if keep.any():
+        ax.plot(x[keep], bound[keep], ls="none", marker="v", ms=8, mfc="none", mew=1.5, color=color, zorder=5,
+                gid="bound")
+    return handle
 
 
 def _reference_values(g, reference, metric, K):

@@ -144,3 +144,33 @@ def test_tail_legend_has_no_empty_fields_and_names_only_drawn_lines(tmp_path):
     for ln in refs:  # drawn, and above the series it belongs to
         assert np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).any()
         assert ln.get_zorder() > max(c.lines[0].get_zorder() for c in ax.containers)
+
+
+def test_interval_bars_are_the_files_interval(asym):
+    # the helper the notebooks draw their own figures with: the same ends as the plots above
+    rows = _rows(asym, "p_wait").sort_values("n")
+    args = [rows[c].astype(float).to_numpy() for c in ("n", "mean", "lower", "upper")]
+    for logy in (True, False):
+        fig = Figure()
+        ax = fig.add_subplot()
+        if logy:
+            ax.set_yscale("log")
+        plot.interval_bars(ax, *args, marker="o")
+        _check(_bars(ax), rows, logy=logy)
+
+
+def test_interval_bars_draw_a_bound_as_a_one_sided_marker():
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.set_yscale("log")
+    x, mean = np.array([1.0, 2.0, 3.0]), np.array([0.2, 0.0, 0.1])
+    lower, upper = np.array([0.1, 0.0, np.nan]), np.array([0.4, np.nan, np.nan])
+    bound = np.array([np.nan, 3e-4, np.nan])  # point 2: none observed, below 3e-4
+    plot.interval_bars(ax, x, mean, lower, upper, bound, marker="o")
+    bars = _bars(ax)
+    assert [y for y, _, _ in bars] == [0.2, 0.1]  # the bound is not drawn as an estimate
+    assert bars[0][1:] == (pytest.approx(0.1), pytest.approx(0.4))
+    assert bars[1][1] == bars[1][2] == 0.1  # NaN ends: no bar
+    marks = [ln for ln in ax.get_lines() if ln.get_gid() == "bound"]
+    assert len(marks) == 1 and marks[0].get_marker() == "v" and marks[0].get_mfc() == "none"
+    assert list(marks[0].get_xdata()) == [2.0] and list(marks[0].get_ydata()) == [3e-4]

@@ -149,6 +149,49 @@ typedef struct {
 lbmc_err lbmc_replica_record(lbmc_replica *r, const lbmc_unit *u, const void **record,
                              size_t *size);
 
+/** The cost of a point's replicas, measured on the engine that will run them
+ *  (lbmc_run_calibrate): the registry's nominal speeds are off by 2-7x for the per-server
+ *  engines at large n (cache misses grow with n), so estimates come from a short run. */
+typedef struct {
+  double create_cpu;      /* CPU seconds to set up the replica workspace (engine, its start,
+                             a mean-field ODE): once per point and rank; 0 when the
+                             calibration did not start as the point does */
+  double start_cpu;       /* CPU seconds of one replica's start (streams, state) and of
+                             its share of the point's reduction */
+  double cpu_per_time;    /* CPU seconds per unit of simulated time, in the calibration's
+                             second half (near the steady state) */
+  double events_per_time; /* events (arrivals plus departures) per unit of time, idem */
+  double events;          /* events the calibration simulated (not counted anywhere) */
+  const char *engine;     /* the engine measured (static) */
+  int meanfield;          /* 1: the calibration started near the mean-field fixed point */
+} lbmc_calibration;
+
+/** Calibrate the cost of a replica of model m (set up) under o: a replica of the engine
+ *  o chooses runs about `events` events (arrivals plus departures; a few 10^5 are
+ *  enough) from the streams of replica 0 of scenario 0 with `seed`; its CPU time per
+ *  unit of simulated time over the second half gives the estimate, the reduction of
+ *  its record (a point of one replica) each replica's share of the point's. A run from empty
+ *  whose `events` cover less than 20 time units (large n) starts near the mean-field
+ *  fixed point where that engine has a start there, since the steady state's cost is
+ *  what a run pays for (that start's set-up is then not counted). A replica of at most 4
+ *  x `events` (about 2 lambda n (warm-up + time)) is run whole as o asks, its CPU time
+ *  over its time: a system that grows (unstable at small n) costs more per event as it
+ *  grows, and the runaway cap may stop it early. Nothing is recorded or counted in any
+ *  result. A surely unstable model costs nothing (*c zero, engine NULL). monitor (may
+ *  be NULL) is polled as lbmc_replica_set_monitor's. Thread CPU time: the same thread
+ *  must run it. Errors: lbmc_replica_create's, the engine's, LBMC_ERR_INTERRUPTED. */
+lbmc_err lbmc_run_calibrate(const lbmc_model *m, const lbmc_run_options *o, double events,
+                            long seed, int (*monitor)(void *ctx), void *ctx, lbmc_calibration *c);
+
+/** Estimated CPU seconds of one replica under o at `doubling` from calibration c: its
+ *  start plus cpu_per_time x the simulated time (fixed warm-up, none with warmup auto,
+ *  plus time x 2^doubling; a transient run's end time T1). */
+double lbmc_calibration_replica(const lbmc_calibration *c, const lbmc_run_options *o,
+                                int doubling);
+
+/** Events a calibration simulates by default (lbmc_run_calibrate's `events`). */
+#define LBMC_CALIBRATION_EVENTS 3e5
+
 #ifdef __cplusplus
 }
 #endif

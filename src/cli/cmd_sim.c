@@ -61,7 +61,8 @@ static void lbmc_sim_usage(FILE *f)
       lbmc_sim_usage_row(f, row);
   }
   fputs("\n"
-        "Progress and an ETA go to stderr (--progress). Ctrl-C stops the run and\n"
+        "Progress and an ETA go to stderr (--progress), and for a long run first its\n"
+        "estimated CPU seconds (a short calibration run). Ctrl-C stops the run and\n"
         "prints the replicas finished so far (marked partial).\n"
         "Exit status: 0 on success (also for an unstable system, reported as such),\n"
         "2 for bad input, 130 when interrupted, 1 for other failures.\n",

@@ -28,6 +28,10 @@ typedef struct {
   int meanfield_advice; /* not stationary from empty, and a mean-field start applies */
   long done;            /* replicas of the estimates after an interruption */
   int interrupted;
+  int shorter;          /* interrupted in a longer run before a replica of it finished: the
+                           estimates are the last round's, of the shorter run */
+  int64_t round_events; /* events and CPU seconds of the last round reduced (a longer run */
+  double round_cpu;     /* frees its replicas' records) */
   int64_t events;
   double cpu;
   long finished, rounds; /* replicas finished and rounds reduced, for LBMC_TEST_STOP */
@@ -101,6 +105,48 @@ static int lbmc_sim_monitor(void *ctx)
   return *s->stop != 0;
 }
 
+/* The calibration's monitor: stop at SIGINT or SIGTERM. */
+static int lbmc_sim_stopped(void *ctx)
+{
+  const lbmc_sim_run *s = ctx;
+  return *s->stop != 0;
+}
+
+/* Nominal events of the first round below which no estimate is printed (a few seconds
+ * at most: the calibration would be a fair part of the run). */
+#define LBMC_SIM_ESTIMATE_EVENTS 2e7
+
+/* The cost estimate up front, to stderr: a calibration of the engine on this point
+ * (lbmc_run_calibrate) for a run long enough to need one (--progress always: any run;
+ * never: none). A signal during it: s->interrupted. */
+static lbmc_err lbmc_sim_estimate(lbmc_sim_run *s)
+{
+  const long R = s->sched->target[0];
+  const double T = (s->o.warmup_auto ? 0 : s->o.warmup) + s->o.time;
+  lbmc_calibration c;
+  lbmc_err err;
+  if (!s->rep || s->progress == LBMC_SIM_PROGRESS_NEVER ||
+      (s->progress != LBMC_SIM_PROGRESS_ALWAYS &&
+       2 * lbmc_model_lambda(s->m) * (double)lbmc_model_n(s->m) * T * (double)R <
+           LBMC_SIM_ESTIMATE_EVENTS))
+    return LBMC_SUCCESS;
+  err = lbmc_run_calibrate(s->m, &s->o, LBMC_CALIBRATION_EVENTS, lbmc_job_seed(s->job),
+                           lbmc_sim_stopped, s, &c);
+  if (err == LBMC_ERR_INTERRUPTED) {
+    s->interrupted = 1;
+    return LBMC_SUCCESS;
+  }
+  LBMC_CALL(err);
+  fprintf(stderr,
+          "lbmc sim: estimated %.3g CPU s for %ld replica%s%s (%.3g s each on the %s engine, from "
+          "a calibration run of %.3g events of this point)\n",
+          (double)R * lbmc_calibration_replica(&c, &s->o, 0), R, R == 1 ? "" : "s",
+          lbmc_job_precision(s->job)->enabled ? " in the first round" : "",
+          lbmc_calibration_replica(&c, &s->o, 0), c.engine, c.events);
+  fflush(stderr);
+  return LBMC_SUCCESS;
+}
+
 /* A round is complete (R replicas; 0 for a point with nothing to simulate): sequential
  * mode's decision, said on stderr. */
 static lbmc_err lbmc_sim_settle(lbmc_sim_run *s, long R)
@@ -108,6 +154,14 @@ static lbmc_err lbmc_sim_settle(lbmc_sim_run *s, long R)
   char why[256];
   lbmc_next what;
   lbmc_sim_test_stop("reduction", ++s->rounds);
+  s->round_events = 0;
+  s->round_cpu = 0;
+  for (long r = 0; r < R; r++) {
+    lbmc_point_replica_info info;
+    lbmc_point_replica(s->acc, r, &info);
+    s->round_events += info.events;
+    s->round_cpu += info.cpu_seconds;
+  }
   LBMC_CALL(lbmc_schedule_settle(s->sched, 0, R, s->acc, lbmc_job_precision(s->job), &what, why,
                                  sizeof why));
   lbmc_sim_progress(s, 1);
@@ -159,13 +213,19 @@ static lbmc_err lbmc_sim_rounds(lbmc_sim_run *s)
 }
 
 /* After an interruption: the replicas that finished (s->done), if the point can use
- * them. */
+ * them; in a longer run none of whose replicas finished, the last round reduced (of the
+ * shorter run, not stationary: s->shorter). */
 static int lbmc_sim_partial(lbmc_sim_run *s)
 {
   lbmc_sim_progress(s, 1);
   s->done = s->sched->done[0];
   if (s->done > 0 && lbmc_point_decide_early(s->acc, s->done)) return 0;
   while (s->done > 0 && !lbmc_point_ready(s->acc, s->done)) s->done--;
+  if (s->done == 0 && lbmc_point_doubling(s->acc) > 0 && s->rounds > 0) {
+    s->shorter = 1; /* the point's estimates and verdict are still the last round's */
+    s->done = lbmc_point_verdict(s->acc)->replicas;
+    return 1;
+  }
   if (s->done == 0 || lbmc_point_reduce(s->acc, s->done)) return 0;
   return 1;
 }
@@ -173,6 +233,11 @@ static int lbmc_sim_partial(lbmc_sim_run *s)
 static void lbmc_sim_totals(lbmc_sim_run *s)
 {
   const long R = lbmc_point_verdict(s->acc)->replicas;
+  if (s->shorter) { /* the records of those replicas are gone */
+    s->events = s->round_events;
+    s->cpu = s->round_cpu;
+    return;
+  }
   for (long r = 0; r < R; r++) {
     lbmc_point_replica_info info;
     lbmc_point_replica(s->acc, r, &info);
@@ -190,6 +255,9 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   json_object_set_new(root, "status", json_string(lbmc_status_name(v->status)));
   if (*v->reason) json_object_set_new(root, "reason", json_string(v->reason));
   if (s->interrupted) json_object_set_new(root, "interrupted", json_true());
+  if (s->shorter) /* the longer run that was interrupted */
+    json_object_set_new(root, "interrupted_time",
+                        json_real(ldexp(s->o.time, lbmc_point_doubling(s->acc))));
   json_object_set_new(root, "verdict", lbmc_cli_json_verdict(v));
   json_object_set_new(
       root, "estimates",
@@ -254,6 +322,10 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
          v->warmup_used, v->time_used, s->o.batches, lbmc_job_seed(s->job), s->engine,
          lbmc_init_kind_names[s->o.init], s->interrupted ? " (interrupted: partial results)" : "");
   if (*s->init_note) printf("note: %s\n", s->init_note);
+  if (s->shorter)
+    printf("note: interrupted in the longer run (time %g) before a replica of it finished: "
+           "these are the %ld replicas of the shorter run (time %g), which was not stationary\n",
+           ldexp(s->o.time, lbmc_point_doubling(s->acc)), v->replicas, v->time_used);
   lbmc_cli_print_verdict(stdout, v);
   if (s->meanfield_advice)
     printf("  or start near the mean-field fixed point: --init meanfield (the %s engine has "
@@ -361,23 +433,25 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
   if (s->progress == LBMC_SIM_PROGRESS_ALWAYS && !s->tty) s->shown -= LBMC_SIM_LOG_EVERY;
-  LBMC_CALL(lbmc_sim_rounds(s));
+  LBMC_CALL(lbmc_sim_estimate(s));
+  if (!s->interrupted) LBMC_CALL(lbmc_sim_rounds(s));
   if (s->interrupted && !lbmc_sim_partial(s)) {
-    if (lbmc_point_doubling(s->acc) > 0) /* the shorter runs were not stationary */
-      fprintf(stderr,
-              "lbmc sim: interrupted before a replica of the longer run (time %g) finished; "
-              "the shorter runs were not stationary: nothing to show\n",
-              ldexp(s->o.time, lbmc_point_doubling(s->acc)));
-    else
-      fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
+    fprintf(stderr, "lbmc sim: interrupted before a replica finished: nothing to show\n");
     return LBMC_ERR_INTERRUPTED;
   }
-  if (s->interrupted)
+  if (s->shorter)
+    fprintf(stderr,
+            "lbmc sim: interrupted before a replica of the longer run (time %g) finished: "
+            "partial results from the %ld finished replica%s of the shorter run (time %g, not "
+            "stationary)\n",
+            ldexp(s->o.time, lbmc_point_doubling(s->acc)), s->done, s->done == 1 ? "" : "s",
+            lbmc_point_verdict(s->acc)->time_used);
+  else if (s->interrupted)
     fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
             s->done == 1 ? "" : "s");
   lbmc_sim_totals(s);
   if (s->limit) lbmc_sim_limits(s);
-  if (s->o.transient[2] > 0 && s->rep) {
+  if (s->o.transient[2] > 0 && s->rep && !s->shorter) {
     LBMC_CALL(lbmc_point_transient(s->acc, lbmc_point_verdict(s->acc)->replicas, &s->trans));
     if (json) lbmc_sim_transient_json(s);
   }

@@ -295,57 +295,70 @@ void lbmc_runner_teardown(lbmc_runner *run)
   free(run->workers);
 }
 
-/* "occupancy 2e+07, servers 1e+07, ...": the engines' nominal speeds, into buf[len]. */
-static const char *lbmc_runner_speeds(char *buf, size_t len)
+/* Estimated CPU seconds of grid point i's first round from a calibration of its engine
+ * (lbmc_run_calibrate): the set-up once per rank that runs it, then each replica; into
+ * *cpu, and the calibration's engine events per unit time x time into *events. A
+ * calibration that fails leaves both NaN, and the error's message is printed. */
+static void lbmc_runner_point_estimate(const lbmc_runner *run, long i, double *cpu, double *events)
 {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int k = 1; k < lbmc_engine_kinds() && used < len; k++) {
-    const char *name = lbmc_engine_kind_name(k);
-    int w = snprintf(buf + used, len - used, "%s%s %g", k > 1 ? ", " : "", name,
-                     lbmc_engine_speed(name));
-    used += w > 0 ? (size_t)w : 0;
+  const long R = run->sched->target[i];
+  const long ranks = run->size < R ? run->size : R;
+  lbmc_run_options o;
+  lbmc_model *m = NULL;
+  lbmc_calibration c;
+  *cpu = *events = NAN;
+  lbmc_job_point_options(run->job, run->grid[i], &o);
+  if (lbmc_job_point_model(run->job, run->grid[i], &m) == LBMC_SUCCESS &&
+      lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, lbmc_job_seed(run->job), NULL, NULL, &c) ==
+          LBMC_SUCCESS) {
+    const double T = lbmc_calibration_replica(&c, &o, 0) - c.start_cpu;
+    *cpu = c.engine ? (double)ranks * c.create_cpu + (double)R * lbmc_calibration_replica(&c, &o, 0)
+                    : 0;
+    *events = c.cpu_per_time > 0 ? (double)R * c.events_per_time * T / c.cpu_per_time : 0;
   }
-  return buf;
+  lbmc_model_destroy(&m);
 }
 
 void lbmc_runner_dry_run(const lbmc_runner *run)
 {
   const lbmc_results *res = run->res;
   double events = 0, cpu = 0;
-  char speeds[256];
-  long units = 0;
+  long units = 0, failed = 0;
   char grid[1024];
   lbmc_grid_text(res->grid, grid, sizeof grid);
   lbmc_log(run->comm, stdout, "%s\n", grid);
-  lbmc_log(run->comm, stdout, "%6s %13s %10s %8s %-14s %7s %-8s %-9s %10s %10s %10s  %s\n", "point",
-           "n", "lambda", "rho", "policy", "routers", "stale", "engine", "memory", "time", "warmup",
-           "grid axes");
+  lbmc_log(run->comm, stdout, "%6s %13s %10s %8s %-14s %7s %-8s %-9s %10s %10s %10s %10s  %s\n",
+           "point", "n", "lambda", "rho", "policy", "routers", "stale", "engine", "memory", "time",
+           "warmup", "CPU s", "grid axes");
   for (long i = 0; i < run->P; i++) {
     const lbmc_point_info *p = &res->pt[i];
-    char w[32];
+    double e, c;
+    char w[32], axes[512], mem[32];
     if (isnan(p->warmup))
       snprintf(w, sizeof w, "auto");
     else
       snprintf(w, sizeof w, "%g", p->warmup);
-    char axes[512];
     lbmc_job_point_label(run->job, p->index, axes, sizeof axes);
-    double e = 2.0 * p->lambda * run->cost[i] * (double)run->sched->target[i]; /* cost: n x T */
-    char mem[32];
-    lbmc_log(run->comm, stdout, "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10s %10g %10s  %s\n",
-             p->index, p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-",
-             p->engine, lbmc_point_memory(run->job, run->grid[i], mem, sizeof mem), p->time, w,
-             axes);
+    lbmc_runner_point_estimate(run, i, &c, &e);
+    lbmc_log(run->comm, stdout,
+             "%6ld %13ld %10g %8.4g %-14s %7ld %-8s %-9s %10s %10g %10s %10.3g  %s\n", p->index,
+             p->n, p->lambda, p->rho, p->policy, p->routers, *p->stale ? p->stale : "-", p->engine,
+             lbmc_point_memory(run->job, run->grid[i], mem, sizeof mem), p->time, w, c, axes);
     units += run->res->pt[i].surely_unstable ? 0 : run->sched->target[i];
-    /* arrivals and departures: about 2 lambda n per unit time (fewer with blocking) */
+    if (isnan(c)) {
+      failed++;
+      continue;
+    }
     events += e;
-    cpu += e / lbmc_engine_speed(p->engine);
+    cpu += c;
   }
   lbmc_log(run->comm, stdout,
-           "%ld points, %ld work units (point x replica)%s; about %.3g events, roughly %.3g CPU "
-           "seconds at each engine's nominal events per second per core (%s)\n",
+           "%ld points, %ld work units (point x replica)%s; about %.3g events, about %.3g CPU "
+           "seconds (each point's engine calibrated on a run of %.0f events of that point, from "
+           "its mean-field start where the engine has one; the set-up once per rank)%s\n",
            run->P, units, lbmc_job_precision(run->job)->enabled ? " in the first round" : "",
-           events, cpu, lbmc_runner_speeds(speeds, sizeof speeds));
+           events, cpu, LBMC_CALIBRATION_EVENTS,
+           failed ? "; points whose calibration failed (CPU s nan) are left out" : "");
 }
 
 lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live)

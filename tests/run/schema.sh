@@ -15,6 +15,19 @@ check "every dataset has units and description" sh -c "
 check "lbmc info prints every point" sh -c "'$LBMC' info --metrics p_wait '$WORK/s.h5' | grep -cE ' (ok|not_stationary)$' | grep -qx 6"
 check "dry run prints the grid" sh -c "'$LBMC' run '$HERE/small.yaml' --dry-run | grep -q '6 points, 18 work units'"
 check "dry run writes nothing" test ! -e "$WORK/dry.h5"
+# Each point's CPU s (a calibration of its engine: positive, finite) and their total.
+"$LBMC" run "$HERE/small.yaml" --dry-run >"$WORK/dry.txt"
+check "dry run: each point's CPU s, and their total" /usr/bin/python3 - "$WORK/dry.txt" <<'PY'
+import math, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next(l for l in lines if l.lstrip().startswith("point"))
+end = head.index("CPU s") + len("CPU s")
+cpu = [float(l[end - 10:end]) for l in lines if re.match(r"^ +[0-9]+ ", l)]
+total = float(re.search(r"about ([0-9.e+-]+) CPU seconds \(each point's engine calibrated", lines[-1]).group(1))
+print("  points %s, total %g" % (cpu, total))
+sys.exit(0 if len(cpu) == 6 and all(c > 0 and math.isfinite(c) for c in cpu)
+         and abs(sum(cpu) - total) <= 0.01 * total else 1)
+PY
 check "precision run" mpi 2 run "$HERE/precision.yaml" -o "$WORK/p.h5" --quiet
 check "precision: replicas added, target or budget reported" /usr/bin/python3 -c "
 import h5py, sys

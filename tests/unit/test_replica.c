@@ -1,10 +1,12 @@
 /* Replicas through the public API (lbmc/sim.h, lbmc/point.h): bookkeeping identities,
  * loss systems against exact values, determinism, stream limits, unstable systems. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/ticks.h"
+#include "lbmc/engines.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
 #include "lbmc/sim.h"
@@ -439,6 +441,89 @@ static void test_limits_and_unstable(void)
   lbmc_model_destroy(&surely);
 }
 
+/* CPU seconds per event of a calibration of jsq(2) at lambda 0.9 with n servers on
+ * `engine`; the calibration's own facts checked on the way. */
+static double calibrated_per_event(int engine, long n)
+{
+  const double beta = 1, mu = 1;
+  const long buf = -1;
+  lbmc_model *m = model(n, 1, &beta, &mu, &buf, 0.9, "jsq(2)");
+  lbmc_run_options o;
+  lbmc_calibration c;
+  double per_event;
+  lbmc_run_options_default(&o);
+  o.engine = engine;
+  o.time = 1e6; /* a replica far longer than the calibration */
+  o.warmup = 10;
+  CU_ASSERT_FATAL(lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, 1, NULL, NULL, &c) ==
+                  LBMC_SUCCESS);
+  CU_ASSERT_STRING_EQUAL(c.engine, lbmc_engine_kind_name(engine));
+  /* about the events asked for (the last step may pass them), at about 2 lambda n per
+   * unit time (the second half of the run, from a mean-field start or filled) */
+  UT_CHECK(c.events >= LBMC_CALIBRATION_EVENTS && c.events < 1.2 * LBMC_CALIBRATION_EVENTS,
+           "%s, n = %ld: %g events", c.engine, n, c.events);
+  UT_CHECK(fabs(c.events_per_time / (1.8 * (double)n) - 1) < 0.1,
+           "%s, n = %ld: %g events per unit time, 2 lambda n = %g", c.engine, n, c.events_per_time,
+           1.8 * (double)n);
+  UT_CHECK(c.cpu_per_time > 0 && c.start_cpu >= 0 && c.create_cpu >= 0,
+           "%s, n = %ld: %g CPU s per unit time", c.engine, n, c.cpu_per_time);
+  /* a replica: its start, then the warm-up and measured time at that cost */
+  UT_CHECK(fabs(lbmc_calibration_replica(&c, &o, 1) - c.start_cpu - 2000010 * c.cpu_per_time) <=
+               1e-9 * (c.start_cpu + 2000010 * c.cpu_per_time),
+           "%s: replica %g", c.engine, lbmc_calibration_replica(&c, &o, 1));
+  o.warmup_auto = 1; /* the warm-up is within the time */
+  UT_CHECK(fabs(lbmc_calibration_replica(&c, &o, 0) - c.start_cpu - 1e6 * c.cpu_per_time) <=
+               1e-9 * (c.start_cpu + 1e6 * c.cpu_per_time),
+           "%s: replica with warmup auto %g", c.engine, lbmc_calibration_replica(&c, &o, 0));
+  per_event = c.cpu_per_time / c.events_per_time;
+  /* a replica of fewer events than 4 calibrations (from empty) is run whole: its events */
+  o.warmup_auto = 0;
+  o.warmup = 0;
+  o.time = 1e5 / (1.8 * (double)n);
+  CU_ASSERT_FATAL(lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, 1, NULL, NULL, &c) ==
+                  LBMC_SUCCESS);
+  /* (at n = 100 it fills at once; at large n a replica that short hardly fills: arrivals) */
+  UT_CHECK(fabs(c.events / (n <= 1000 ? 1e5 : 5e4) - 1) < 0.1 && c.cpu_per_time > 0,
+           "%s, n = %ld, a short replica: %g events, 2 lambda n T = 1e5", c.engine, n, c.events);
+  lbmc_model_destroy(&m);
+  return per_event;
+}
+
+/* The cost estimate tracks the engine that runs the point: the per-server engine's event
+ * costs more at n = 2 10^6 (its state, about 60 MiB, far out of the caches: a cache miss
+ * per server it touches) than at n = 100, by well more than the timing noise; the
+ * occupancy engine's (a state of a few levels whatever n) does not grow so. A nominal
+ * speed per engine, as the estimates once had, fails the first check. CPU time of this
+ * thread only, no limit on the test's duration. */
+static void test_calibration(void)
+{
+  const double servers_small = calibrated_per_event(LBMC_ENGINE_SERVERS, 100);
+  const double servers_large = calibrated_per_event(LBMC_ENGINE_SERVERS, 2000000);
+  const double occ_small = calibrated_per_event(LBMC_ENGINE_OCCUPANCY, 100);
+  const double occ_large = calibrated_per_event(LBMC_ENGINE_OCCUPANCY, 2000000);
+  printf("\n    CPU ns per event: servers %.0f (n = 100), %.0f (n = 2e6); occupancy %.0f, %.0f\n",
+         1e9 * servers_small, 1e9 * servers_large, 1e9 * occ_small, 1e9 * occ_large);
+  UT_CHECK(servers_large > 1.5 * servers_small,
+           "servers engine: %g s per event at n = 2e6, %g at n = 100", servers_large,
+           servers_small);
+  UT_CHECK(servers_large / servers_small > 1.5 * occ_large / occ_small,
+           "the per-server engine's cost should grow with n more than the occupancy engine's: "
+           "%g vs %g",
+           servers_large / servers_small, occ_large / occ_small);
+  { /* a surely unstable model costs nothing and names no engine */
+    const double beta = 1, mu = 1;
+    const long buf = -1;
+    lbmc_model *m = model(100, 1, &beta, &mu, &buf, 1.5, "jsq(2)");
+    lbmc_run_options o;
+    lbmc_calibration c;
+    lbmc_run_options_default(&o);
+    CU_ASSERT_FATAL(lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, 1, NULL, NULL, &c) ==
+                    LBMC_SUCCESS);
+    CU_ASSERT(c.engine == NULL && c.cpu_per_time == 0 && lbmc_calibration_replica(&c, &o, 0) == 0);
+    lbmc_model_destroy(&m);
+  }
+}
+
 int ut_register_replica(void)
 {
   static const ut_test tests[] = {{"bookkeeping identities", test_identities},
@@ -446,6 +531,7 @@ int ut_register_replica(void)
                                   {"M/M/1 queues: exact values", test_mm1_queues},
                                   {"determinism", test_determinism},
                                   {"stream limits, unstable system", test_limits_and_unstable},
+                                  {"cost calibration tracks the engine", test_calibration},
                                   {NULL, NULL}};
   return ut_add_suite("replica", tests);
 }
