@@ -98,9 +98,9 @@ static inline void lbmc_phocc_fen_shift(lbmc_phocc_pool *h, uint32_t k, int up, 
   const int64_t d = up ? 1 : -1;                            /* the change at lo */
   const uint32_t low = lo & -lo;
   f[(size_t)lo * m] += d;
-  for (uint32_t s = 1; s < h->size; s <<= 1) { /* log2(size) steps, without branches */
-    const int64_t on = -(int64_t)(s < low);
-    f[(size_t)(on ? lo + s : lo) * m] -= d & on;
+  for (uint32_t s = 1; s < h->size; s <<= 1) { /* log2(size) steps, without branches: */
+    const uint32_t on = -(uint32_t)(s < low);  /* masks, not a select (a compiled select */
+    f[(size_t)(lo + (s & on)) * m] -= d & (int64_t)(int32_t)on; /* became a branch) */
   }
 }
 
@@ -536,7 +536,8 @@ static uint32_t lbmc_phocc_pick(lbmc_phocc *o, const lbmc_phocc_class *c, uint32
   int64_t U = (int64_t)lbmc_occ_uint(o->st.s_svc, (uint64_t)c->busy), cum = 0, before = 0;
   const int64_t *const *y = o->ymem + c->first;
   uint32_t i = 0, j, p;
-  for (uint32_t a = 0; a < c->n; a++) { /* the member holding rank U, without branches */
+  for (uint32_t a = 0; c->n > 1 && a < c->n; a++) { /* the member holding rank U, without
+                                                       branches (a single one holds all) */
     const int64_t passed = -(int64_t)((cum += *y[a]) <= U);
     i += (uint32_t)(passed & 1);
     before += *y[a] & passed;
