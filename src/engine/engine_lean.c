@@ -324,12 +324,14 @@ static int lbmc_lean_applies(const lbmc_model *m, char *why, size_t len)
 
 /* The shared state without the counts, the records, the event list's bucket heads (rung
  * 0 holds one per LBMC_LADDER_PER_BUCKET events, its array up to twice that; about one
- * event per server), and: queue lengths, the tagged bits and heads and the side table
- * (about 2^16 tagged customers, a few each); workloads, the event nodes (n, and one more
- * per customer beyond n). */
+ * event per server) and Top (4 bytes per event, up to twice that), and: queue lengths, the tagged
+ * bits and heads and the side table (about 2^16 tagged customers, a few each); workloads, the event
+ * nodes (n, and one more per customer beyond n). */
 static double lbmc_lean_memory(const lbmc_model *m, int K, double *per_customer)
 {
-  const double n = (double)m->n, heads = 2 * sizeof(uint32_t) / (double)LBMC_LADDER_PER_BUCKET;
+  /* per event: bucket heads, and Top's entry (both arrays up to twice what they hold) */
+  const double n = (double)m->n,
+               heads = 2 * sizeof(uint32_t) / (double)LBMC_LADDER_PER_BUCKET + 2 * sizeof(uint32_t);
   double b = lbmc_ps_memory(m, K, 0, per_customer) + n * (sizeof(lbmc_ladder_node) + heads);
   if (m->policy->needs_workload) {
     *per_customer = sizeof(lbmc_ladder_node) + heads;
@@ -471,6 +473,11 @@ static lbmc_err lbmc_lean_set_init(void *ws, const lbmc_run_options *o, char *no
   return lbmc_ps_set_init(&((lbmc_lean_ws *)ws)->ps, (lbmc_init_kind)o->init, note, len);
 }
 
+static int lbmc_lean_meanfield_start(void *ws)
+{
+  return lbmc_ps_meanfield_start(&((lbmc_lean_ws *)ws)->ps);
+}
+
 static void lbmc_lean_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait)
 {
   lbmc_lean_ws *w = ws;
@@ -497,5 +504,6 @@ const lbmc_engine_type lbmc_engine_lean = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_lean_set_init,
+    .meanfield_start = lbmc_lean_meanfield_start,
     .memory = lbmc_lean_memory,
 };

@@ -331,13 +331,11 @@ static lbmc_err lbmc_phocc_create(const lbmc_model *m, int K, uint64_t max_custo
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_phocc_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
+/* The mean-field fixed point, computed once per workspace; note[len] (may be NULL) "" when
+ * the replicas can start from it, else why not. */
+static lbmc_err lbmc_phocc_meanfield(lbmc_phocc *o, char *note, size_t len)
 {
-  lbmc_phocc *o = ws;
-  const lbmc_init_kind init = (lbmc_init_kind)ro->init;
-  o->init = init;
   if (note && len) note[0] = '\0';
-  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
   if (!o->mf.s) {
     LBMC_CALL(lbmc_occ_meanfield_solve(o->st.m, o->st.ops, &o->mf));
     free(o->counts);
@@ -346,6 +344,21 @@ static lbmc_err lbmc_phocc_set_init(void *ws, const lbmc_run_options *ro, char *
   }
   if (note && !o->mf.settled) snprintf(note, len, "%s", o->mf.note); /* started empty */
   return LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_phocc_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
+{
+  lbmc_phocc *o = ws;
+  o->init = (lbmc_init_kind)ro->init;
+  if (note && len) note[0] = '\0';
+  if (o->init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  return lbmc_phocc_meanfield(o, note, len);
+}
+
+static int lbmc_phocc_meanfield_start(void *ws)
+{
+  lbmc_phocc *o = ws;
+  return lbmc_phocc_meanfield(o, NULL, 0) == LBMC_SUCCESS && o->mf.settled;
 }
 
 /* ---- Reset ---- */
@@ -721,6 +734,7 @@ const lbmc_engine_type lbmc_engine_occupancy_ph = {
     .tally = lbmc_phocc_tally,
     .view = lbmc_phocc_view,
     .set_init = lbmc_phocc_set_init,
+    .meanfield_start = lbmc_phocc_meanfield_start,
     .mixture_create = lbmc_phocc_mixture_create,
     .set_mixture = lbmc_phocc_set_mixture,
 };
