@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
+
 lbmc_err lbmc_ladder_create(lbmc_ladder *q, lbmc_ladder_node *node)
 {
   memset(q, 0, sizeof *q);
@@ -61,6 +63,7 @@ static int lbmc_ladder_room(lbmc_ladder_rung *r, size_t nb)
   while (cap < nb) cap *= 2;
   h = realloc(r->head, sizeof *h * cap);
   if (!h) return -1;
+  lbmc_advise_huge(h, sizeof *h * cap); /* before the memset touches the new pages */
   memset(h + r->cap, 0xFF, sizeof *h * (cap - r->cap));
   r->head = h;
   r->cap = cap;
@@ -276,6 +279,7 @@ int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
     if (q->ntop == q->top_cap) {
       uint32_t *top = realloc(q->top, sizeof *top * 2 * q->top_cap);
       if (!top) return -1;
+      lbmc_advise_huge(top, sizeof *top * 2 * q->top_cap);
       q->top = top;
       q->top_cap *= 2;
     }

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/bigmem.h"
 #include "../core/ladder.h"
 #include "../core/sampler.h"
 #include "../system/system.h"
@@ -213,6 +214,7 @@ static uint32_t lbmc_lean_node_alloc(lbmc_lean_ws *w)
     uint64_t cap = (uint64_t)w->node_cap + w->node_cap / 2;
     lbmc_ladder_node *n = cap < LBMC_LEAN_NIL ? realloc(w->node, sizeof *n * cap) : NULL;
     if (!n) return LBMC_LEAN_NIL;
+    lbmc_advise_huge(n, sizeof *n * cap);
     w->node = w->q.node = n;
     w->node_cap = (uint32_t)cap;
   }
@@ -297,6 +299,7 @@ static lbmc_err lbmc_lean_advance(void *ws, double t_end, double *rec)
       else
         lbmc_lean_arrival(w);
       lbmc_ps_next_arrival(&w->ps);
+      if (st->pol->prefetch) st->pol->prefetch(st, st->pw); /* the next arrival's samples */
     } else {
       if (next_dep > t_end) break;
       st->t = next_dep;
@@ -363,6 +366,7 @@ static lbmc_err lbmc_lean_alloc(lbmc_lean_ws *w)
   w->workload = st->pol->needs_workload;
   w->common_service = lbmc_ps_same_service(st->m);
   w->srv = malloc(sizeof *w->srv * st->n);
+  lbmc_advise_huge(w->srv, sizeof *w->srv * st->n);
   if (w->srv) {
     st->q = &w->srv[0].aux;
     st->q_shift = 2; /* 16-byte records */
@@ -371,6 +375,7 @@ static lbmc_err lbmc_lean_alloc(lbmc_lean_ws *w)
     st->drain = w->srv;
     w->node_cap = st->n < 1024 ? 1024 : st->n;
     w->node = malloc(sizeof *w->node * w->node_cap);
+    lbmc_advise_huge(w->node, sizeof *w->node * w->node_cap);
   } else {
     w->node = w->srv;
     w->tagged = calloc(((size_t)st->n + 63) / 64, sizeof *w->tagged);
