@@ -187,6 +187,36 @@ void th_family_add(th_family *f, const th_result *r, size_t i, double exact, dou
   it->dof = r->replicas - 1;
 }
 
+void th_family_compare(th_family *f, const th_result *a, const th_result *b, const char *tag,
+                       double tail_min_visits, double hist_rel)
+{
+  th_result d = *a;
+  double *mean = malloc(sizeof *mean * a->total * 2);
+  if (!mean) exit(2);
+  d.mean = mean;
+  d.se = mean + a->total;
+  for (int mi = 0; mi < lbmc_metric_count_in(a->total, a->J, a->K); mi++) {
+    const lbmc_metric_info *info = lbmc_metric_get(mi);
+    size_t off = lbmc_metric_offset(mi, a->J, a->K), size = lbmc_metric_size(mi, a->J, a->K);
+    for (size_t e = 0; e < size; e++) {
+      size_t i = off + e;
+      double allowance = 0;
+      char label[sizeof f->items->label];
+      if (isnan(a->mean[i]) && isnan(b->mean[i])) continue;
+      if (info->shape == LBMC_SHAPE_POOL_K &&
+          fmin(a->mean[i], b->mean[i]) * a->arrivals < tail_min_visits)
+        continue;
+      if (info->shape == LBMC_SHAPE_QUANTILE)
+        allowance = hist_rel * (fabs(a->mean[i]) + fabs(b->mean[i]));
+      d.mean[i] = a->mean[i] - b->mean[i];
+      d.se[i] = sqrt(a->se[i] * a->se[i] + b->se[i] * b->se[i]);
+      snprintf(label, sizeof label, "%s %s[%zu]", tag, info->name, e);
+      th_family_add(f, &d, i, 0.0, allowance, label);
+    }
+  }
+  free(mean);
+}
+
 int th_family_verdict(th_family *f, double alpha)
 {
   double level = 1.0 - alpha / (double)f->m;

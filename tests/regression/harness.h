@@ -85,6 +85,14 @@ typedef struct {
 /** Add estimate i of r (replicas - 1 degrees of freedom). */
 void th_family_add(th_family *f, const th_result *r, size_t i, double exact, double allowance,
                    const char *label);
+/** Add every comparable entry of a - b (two engines' results of one model, independent
+ * streams) to f as a difference with exact value 0. An entry NaN in both is skipped; NaN in
+ * one only fails (a metric one engine lost). Tail levels (shape pool x K) are compared where
+ * the expected visits, min(a, b) x arrivals, reach tail_min_visits; histogram quantiles get
+ * the allowance hist_rel x (|a| + |b|), each estimate being within hist_rel of its own
+ * quantile (docs/model.md, histogram resolution). tag prefixes the labels. */
+void th_family_compare(th_family *f, const th_result *a, const th_result *b, const char *tag,
+                       double tail_min_visits, double hist_rel);
 /** Judge and print; returns 0 if all pass. Frees the family. */
 int th_family_verdict(th_family *f, double alpha);
 

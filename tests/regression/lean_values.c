@@ -81,35 +81,6 @@ typedef struct {
   const char *service, *service2; /* service2: pool 2's law, NULL: the same */
 } lv_system;
 
-/* Every comparable entry of a - b into family f. */
-static void lv_compare(th_family *f, const th_result *a, const th_result *b, const char *tag)
-{
-  th_result d = *a;
-  double *mean = malloc(sizeof *mean * a->total * 2);
-  d.mean = mean;
-  d.se = mean + a->total;
-  for (int mi = 0; mi < lbmc_metric_count_in(a->total, a->J, a->K); mi++) {
-    const lbmc_metric_info *info = lbmc_metric_get(mi);
-    size_t off = lbmc_metric_offset(mi, a->J, a->K), size = lbmc_metric_size(mi, a->J, a->K);
-    for (size_t e = 0; e < size; e++) {
-      size_t i = off + e;
-      double allowance = 0;
-      char label[200];
-      if (isnan(a->mean[i]) || isnan(b->mean[i])) continue;
-      if (info->shape == LBMC_SHAPE_POOL_K &&
-          fmin(a->mean[i], b->mean[i]) * a->arrivals < LV_TAIL_MIN)
-        continue;
-      if (info->shape == LBMC_SHAPE_QUANTILE)
-        allowance = LV_HIST_REL * (fabs(a->mean[i]) + fabs(b->mean[i]));
-      d.mean[i] = a->mean[i] - b->mean[i];
-      d.se[i] = sqrt(a->se[i] * a->se[i] + b->se[i] * b->se[i]);
-      snprintf(label, sizeof label, "%s %s[%zu]", tag, info->name, e);
-      th_family_add(f, &d, i, 0.0, allowance, label);
-    }
-  }
-  free(mean);
-}
-
 static int lv_equivalence(int control)
 {
   static const lv_system grid[] = {
@@ -153,7 +124,7 @@ static int lv_equivalence(int control)
     snprintf(tag, sizeof tag, "#%d n=%ld %s %s R=%ld %s%s%s", g, grid[g].n, grid[g].pools,
              lbmc_model_policy(m), grid[g].routers, grid[g].service, grid[g].service2 ? "/" : "",
              grid[g].service2 ? grid[g].service2 : "");
-    lv_compare(&f, &a, &b, tag);
+    th_family_compare(&f, &a, &b, tag, LV_TAIL_MIN, LV_HIST_REL);
     th_result_free(&a);
     th_result_free(&b);
     lbmc_model_destroy(&m);
@@ -198,7 +169,7 @@ static int lv_all_engines(th_family *f, lbmc_model *m, oh_conf *c, double exact,
     } else {
       snprintf(label, sizeof label, "%s %s vs %s", tag, lbmc_engine_kind_name(lv_engines[e]),
                lbmc_engine_kind_name(lv_engines[0]));
-      lv_compare(f, &r, &first, label);
+      th_family_compare(f, &r, &first, label, LV_TAIL_MIN, LV_HIST_REL);
       th_result_free(&r);
     }
   }

@@ -77,34 +77,6 @@ static lbmc_model *ov_model(const ov_system *s)
   return m;
 }
 
-/* Add every comparable entry of a - b to the family f (a difference th_result d). */
-static void ov_compare(th_family *f, const th_result *a, const th_result *b, const char *tag)
-{
-  th_result d = *a;
-  double *mean = malloc(sizeof *mean * a->total * 2);
-  d.mean = mean;
-  d.se = mean + a->total;
-  for (int mi = 0; mi < lbmc_metric_count_in(a->total, a->J, a->K); mi++) {
-    const lbmc_metric_info *info = lbmc_metric_get(mi);
-    size_t off = lbmc_metric_offset(mi, a->J, a->K), size = lbmc_metric_size(mi, a->J, a->K);
-    for (size_t e = 0; e < size; e++) {
-      size_t i = off + e;
-      double allowance = 0;
-      char label[160];
-      if (isnan(a->mean[i]) && isnan(b->mean[i])) continue;
-      if (info->shape == LBMC_SHAPE_POOL_K &&
-          fmin(a->mean[i], b->mean[i]) * a->arrivals < OV_TAIL_MIN_VISITS)
-        continue;
-      if (info->shape == LBMC_SHAPE_QUANTILE) allowance = OV_HIST_REL * fabs(b->mean[i]);
-      d.mean[i] = a->mean[i] - b->mean[i];
-      d.se[i] = sqrt(a->se[i] * a->se[i] + b->se[i] * b->se[i]);
-      snprintf(label, sizeof label, "%s %s[%zu]", tag, info->name, e);
-      th_family_add(f, &d, i, 0.0, allowance, label);
-    }
-  }
-  free(mean);
-}
-
 static int ov_equivalence(int control)
 {
   static const ov_system grid[] = {
@@ -144,7 +116,7 @@ static int ov_equivalence(int control)
     if (oh_simulate(m, &c, &b, NULL, 0)) return 1;
     snprintf(tag, sizeof tag, "#%d n=%ld %s %s R=%ld%s", g, grid[g].n, grid[g].pools,
              lbmc_model_policy(m), grid[g].routers, grid[g].nrates > 1 ? " mu_k" : "");
-    ov_compare(&f, &a, &b, tag);
+    th_family_compare(&f, &a, &b, tag, OV_TAIL_MIN_VISITS, OV_HIST_REL);
     th_result_free(&a);
     th_result_free(&b);
     lbmc_model_destroy(&m);

@@ -860,11 +860,18 @@ def grid(lbmc, engine, which, control, replicas, seed, repeat=1):
           f"intervals (estimate +/- t(0.995, {replicas - 1}) std_err = {t99:.3f} std_err): "
           f"{covered99}/{n99} = {covered99 / max(n99, 1):.4f}; lbmc sim {t_sim:.1f} s wall, "
           f"{t_exact:.1f} s for the exact values")
-    if control != "none":  # the wrong model must be seen
+    return control_status(bad, control) == 0
+
+
+def control_status(bad, control):
+    """Exit status of a check of `bad` values against their references: with a control (a
+    wrong model, control != "none") the check must see it (0 if bad > 0), else 0 if none is
+    bad. Prints the control's outcome."""
+    if control != "none":
         print(f"control {control}: " + ("detected (as it must be)" if bad else
                                          "NOT detected: the comparison cannot fail"))
-        return bad > 0
-    return bad == 0
+        return 0 if bad else 1
+    return 0 if bad == 0 else 1
 
 
 def main():

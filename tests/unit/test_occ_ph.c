@@ -25,70 +25,16 @@
 /* ---- helpers ---- */
 
 typedef struct {
-  long long n;
-  int J;
-  const double *beta, *mu; /* NULL: one pool, beta 1, mu 1 */
-  const long *buffer;      /* NULL: unlimited */
-  const char *service;     /* one law for every pool, or one per pool separated by ';' */
-  const char *policy;
-  long routers;         /* 0: 1 */
-  const char *stale;    /* NULL: default */
-  const char *sampling; /* NULL: default */
-  int nrates;           /* > 1: speed lists mu_j (1, 2, .., nrates) */
-  double lambda;        /* 0: 0.5 */
-} ph_conf;
-
-static lbmc_model *ph_model(const ph_conf *c)
-{
-  double one[LBMC_MAX_POOLS];
-  long inf[LBMC_MAX_POOLS];
-  lbmc_model *m = NULL;
-  int J = c->J ? c->J : 1;
-  char text[1024];
-  const char *at = c->service ? c->service : "exponential";
-  for (int j = 0; j < LBMC_MAX_POOLS; j++) {
-    one[j] = 1;
-    inf[j] = LBMC_BUFFER_INF;
-  }
-  CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_n(m, c->n) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_lambda(m, c->lambda > 0 ? c->lambda : 0.5) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_pools(m, J, c->beta ? c->beta : one, c->mu ? c->mu : one,
-                                       c->buffer ? c->buffer : inf) == LBMC_SUCCESS);
-  for (int j = 0; j < J; j++) { /* the j-th law of the list, or the last one */
-    const char *end = strchr(at, ';');
-    size_t len = end ? (size_t)(end - at) : strlen(at);
-    lbmc_service svc;
-    memcpy(text, at, len);
-    text[len] = '\0';
-    CU_ASSERT_FATAL(lbmc_service_parse("service", text, &svc) == LBMC_SUCCESS);
-    CU_ASSERT_FATAL(lbmc_model_set_service(m, j, &svc) == LBMC_SUCCESS);
-    if (end) at = end + 1;
-  }
-  for (int j = 0; c->nrates > 1 && j < J; j++) {
-    double r[LBMC_MAX_RATES];
-    for (int k = 0; k < c->nrates; k++) r[k] = (k + 1) * (c->mu ? c->mu[j] : 1.0);
-    CU_ASSERT_FATAL(lbmc_model_set_rates(m, j, c->nrates, r) == LBMC_SUCCESS);
-  }
-  CU_ASSERT_FATAL(lbmc_model_set_policy(m, c->policy) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_routers(m, c->routers ? c->routers : 1) == LBMC_SUCCESS);
-  if (c->stale) CU_ASSERT_FATAL(lbmc_model_set_stale(m, c->stale) == LBMC_SUCCESS);
-  if (c->sampling) CU_ASSERT_FATAL(lbmc_model_set_sampling(m, c->sampling) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
-  return m;
-}
-
-typedef struct {
   lbmc_model *m;
   lbmc_phocc *o;
   lbmc_stream streams[LBMC_PURPOSES];
 } ph_engine;
 
-static void ph_open(ph_engine *e, const ph_conf *c, int gennum0, int K, lbmc_init_kind init)
+static void ph_open(ph_engine *e, const ut_occ_conf *c, int gennum0, int K, lbmc_init_kind init)
 {
   void *ws = NULL;
   memset(e, 0, sizeof *e);
-  e->m = ph_model(c);
+  e->m = ut_occ_model(c);
   CU_ASSERT_FATAL(lbmc_engine_occupancy_ph.create(e->m, K, UINT64_MAX, &ws) == LBMC_SUCCESS);
   e->o = ws;
   lbmc_run_options *ro = malloc(sizeof *ro); /* large: a tail start's fractions */
@@ -167,7 +113,7 @@ static void test_invariants(void)
   const char *cox = "coxian:r=[2.5,5/3,1.25],p=[0.6,0.5]";
   const char *phf =
       "ph:alpha=[1/2,1/2,0],T=[[-73/22,73/44,73/88],[73/88,-73/44,0],[73/44,0,-73/11]]";
-  ph_conf cases[] = {
+  ut_occ_conf cases[] = {
       {.n = 13,
        .J = 3,
        .beta = beta3,
@@ -240,13 +186,13 @@ static void test_invariants(void)
 static void test_meanfield_start(void)
 {
   const double beta[] = {0.5, 0.5}, mu[] = {1, 2};
-  ph_conf c = {.n = 1000003,
-               .J = 2,
-               .beta = beta,
-               .mu = mu,
-               .service = "erlang:k=4;hyperexponential:scv=5",
-               .policy = "jsq(2)",
-               .lambda = 1.2};
+  ut_occ_conf c = {.n = 1000003,
+                   .J = 2,
+                   .beta = beta,
+                   .mu = mu,
+                   .service = "erlang:k=4;hyperexponential:scv=5",
+                   .policy = "jsq(2)",
+                   .lambda = 1.2};
   ph_engine e;
   double *rec = malloc(sizeof *rec * lbmc_tick_width(2, 4));
   long bad;
@@ -268,7 +214,7 @@ static void test_meanfield_start(void)
 /* Common random numbers: the same arrival count in every tick as the general engine. */
 static void test_common_arrivals(void)
 {
-  ph_conf c = {.n = 50, .service = "hyperexponential:scv=5", .policy = "jsq(2)", .lambda = 0.9};
+  ut_occ_conf c = {.n = 50, .service = "hyperexponential:scv=5", .policy = "jsq(2)", .lambda = 0.9};
   ph_engine e;
   lbmc_engine *gen = NULL;
   int gennum[LBMC_PURPOSES] = {1440, 1441, 1442, 1443};
@@ -298,7 +244,7 @@ static void test_common_arrivals(void)
 static void test_phase_changes(void)
 {
   {
-    ph_conf c = {.n = 30, .service = "erlang:k=4", .policy = "jsq(2)", .lambda = 0.9};
+    ut_occ_conf c = {.n = 30, .service = "erlang:k=4", .policy = "jsq(2)", .lambda = 0.9};
     ph_engine e;
     const lbmc_phocc_pool *h;
     int64_t expect;
@@ -312,10 +258,10 @@ static void test_phase_changes(void)
     ph_close(&e);
   }
   { /* coxian r = (2.5, 5/3, 1.25), p = (0.6, 0.5): phases visited 1 + 0.6 + 0.3 */
-    ph_conf c = {.n = 30,
-                 .service = "coxian:r=[2.5,5/3,1.25],p=[0.6,0.5]",
-                 .policy = "random",
-                 .lambda = 0.7};
+    ut_occ_conf c = {.n = 30,
+                     .service = "coxian:r=[2.5,5/3,1.25],p=[0.6,0.5]",
+                     .policy = "random",
+                     .lambda = 0.7};
     ph_engine e;
     double d, per;
     ph_open(&e, &c, 1460, 3, LBMC_INIT_EMPTY);
@@ -332,7 +278,7 @@ static void test_phase_changes(void)
 static void test_applies(void)
 {
   static const struct {
-    ph_conf c;
+    ut_occ_conf c;
     int applies;
     const char *why;
   } cases[] = {
@@ -354,7 +300,7 @@ static void test_applies(void)
   const int N = (int)(sizeof cases / sizeof cases[0]);
   char why[256];
   for (int i = 0; i < N; i++) {
-    lbmc_model *m = ph_model(&cases[i].c);
+    lbmc_model *m = ut_occ_model(&cases[i].c);
     int a;
     why[0] = '\0';
     a = lbmc_engine_occupancy_ph.applies(m, why, sizeof why);
@@ -367,7 +313,7 @@ static void test_applies(void)
 static void test_choice(void)
 {
   static const struct {
-    ph_conf c;
+    ut_occ_conf c;
     const char *engine;
   } cases[] = {
       {{.n = 10, .service = "exponential", .policy = "jsq(2)"}, "occupancy"},
@@ -378,7 +324,7 @@ static void test_choice(void)
       {{.n = 10, .service = "erlang:k=4", .policy = "jiq", .routers = 2}, "lean"},
       {{.n = 10, .service = "erlang:k=4", .policy = "random", .nrates = 2}, "general"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    lbmc_model *m = ph_model(&cases[i].c);
+    lbmc_model *m = ut_occ_model(&cases[i].c);
     lbmc_run_options o;
     char why[1024];
     const char *name;
@@ -545,11 +491,11 @@ static void test_meanfield(void)
 {
   lbmc_occ_mf_point pt;
   { /* Exp(1) written with two phases: JSQ(2) tails lambda^(2^k - 1) */
-    ph_conf c = {.n = 1000000000,
-                 .service = "ph:alpha=[0.25,0.75],T=[[-1,0],[0,-1]]",
-                 .policy = "jsq(2)",
-                 .lambda = 0.9};
-    lbmc_model *m = ph_model(&c);
+    ut_occ_conf c = {.n = 1000000000,
+                     .service = "ph:alpha=[0.25,0.75],T=[[-1,0],[0,-1]]",
+                     .policy = "jsq(2)",
+                     .lambda = 0.9};
+    lbmc_model *m = ut_occ_model(&c);
     CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled && pt.ph == 2 && pt.x, "two-phase exponential: %s", pt.note);
     for (uint32_t k = 1; k <= 6 && pt.settled; k++) {
@@ -573,8 +519,8 @@ static void test_meanfield(void)
              {"hyperexponential:scv=5", 5, 0.6},
              {"coxian:r=[2.5,5/3,1.25],p=[0.6,0.5]", 0.904, 0.8}};
     for (int i = 0; i < 3; i++) {
-      ph_conf c = {.n = 1000, .service = q[i].svc, .policy = "random", .lambda = q[i].lambda};
-      lbmc_model *m = ph_model(&c);
+      ut_occ_conf c = {.n = 1000, .service = q[i].svc, .policy = "random", .lambda = q[i].lambda};
+      lbmc_model *m = ut_occ_model(&c);
       const double r = q[i].lambda, L = r + r * r * (1 + q[i].scv) / (2 * (1 - r));
       const lbmc_service *s = &m->service[0];
       double scv = s->scv;
@@ -594,12 +540,12 @@ static void test_meanfield(void)
   }
   { /* random routing, buffer 1: M/G/1/1 busy rho / (1 + rho) whatever the law */
     const long one[] = {1};
-    ph_conf c = {.n = 1000,
-                 .buffer = one,
-                 .service = "hyperexponential:scv=20",
-                 .policy = "random",
-                 .lambda = 1.5};
-    lbmc_model *m = ph_model(&c);
+    ut_occ_conf c = {.n = 1000,
+                     .buffer = one,
+                     .service = "hyperexponential:scv=20",
+                     .policy = "random",
+                     .lambda = 1.5};
+    lbmc_model *m = ut_occ_model(&c);
     CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled && fabs(1 - pt.s[0] - 1.5 / 2.5) < 1e-8, "M/H2/1/1 busy %.12g (%s)",
              1 - pt.s[0], pt.note);

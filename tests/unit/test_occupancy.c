@@ -27,47 +27,6 @@
 
 /* ---- helpers ---- */
 
-typedef struct {
-  long long n;
-  int J;
-  const double *beta, *mu; /* NULL: one pool, beta 1, mu 1 */
-  const long *buffer;      /* NULL: unlimited */
-  const char *policy;
-  long routers;         /* 0: 1 */
-  const char *stale;    /* NULL: default */
-  const char *sampling; /* NULL: default */
-  int nrates;           /* > 1: every pool's speed list is mu_j * (1, 2, .., nrates) */
-  double lambda;        /* 0: 0.5 */
-} oc_conf;
-
-static lbmc_model *oc_model(const oc_conf *c)
-{
-  double one[LBMC_MAX_POOLS];
-  long inf[LBMC_MAX_POOLS];
-  lbmc_model *m = NULL;
-  int J = c->J ? c->J : 1;
-  for (int j = 0; j < LBMC_MAX_POOLS; j++) {
-    one[j] = 1;
-    inf[j] = LBMC_BUFFER_INF;
-  }
-  CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_n(m, c->n) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_lambda(m, c->lambda > 0 ? c->lambda : 0.5) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_pools(m, J, c->beta ? c->beta : one, c->mu ? c->mu : one,
-                                       c->buffer ? c->buffer : inf) == LBMC_SUCCESS);
-  for (int j = 0; c->nrates > 1 && j < J; j++) {
-    double r[LBMC_MAX_RATES];
-    for (int k = 0; k < c->nrates; k++) r[k] = (k + 1) * (c->mu ? c->mu[j] : 1.0);
-    CU_ASSERT_FATAL(lbmc_model_set_rates(m, j, c->nrates, r) == LBMC_SUCCESS);
-  }
-  CU_ASSERT_FATAL(lbmc_model_set_policy(m, c->policy) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_set_routers(m, c->routers ? c->routers : 1) == LBMC_SUCCESS);
-  if (c->stale) CU_ASSERT_FATAL(lbmc_model_set_stale(m, c->stale) == LBMC_SUCCESS);
-  if (c->sampling) CU_ASSERT_FATAL(lbmc_model_set_sampling(m, c->sampling) == LBMC_SUCCESS);
-  CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
-  return m;
-}
-
 /* An occupancy workspace with its streams (numbered from gennum0). */
 typedef struct {
   lbmc_model *m;
@@ -76,10 +35,10 @@ typedef struct {
   lbmc_stream streams[LBMC_PURPOSES];
 } oc_engine;
 
-static void oc_open(oc_engine *e, const oc_conf *c, int gennum0, int K)
+static void oc_open(oc_engine *e, const ut_occ_conf *c, int gennum0, int K)
 {
   memset(e, 0, sizeof *e);
-  e->m = oc_model(c);
+  e->m = ut_occ_model(c);
   CU_ASSERT_FATAL(lbmc_engine_occupancy.create(e->m, K, UINT64_MAX, &e->ws) == LBMC_SUCCESS);
   for (int p = 0; p < LBMC_PURPOSES; p++)
     CU_ASSERT_FATAL(lbmc_stream_init(&e->streams[p], gennum0 + p, 777) == LBMC_SUCCESS);
@@ -243,7 +202,7 @@ static void oc_enumerate(int n, const uint32_t *q, const int *pool, const double
 
 /* Route NDRAW arrivals (router r_of(i)) in the occupancy form of c's policy at counts q
  * and compare the class frequencies with p (J x (kmax + 1) cells). */
-static void oc_check_route(const oc_conf *c, const uint32_t *q, int kmax, const double *p,
+static void oc_check_route(const ut_occ_conf *c, const uint32_t *q, int kmax, const double *p,
                            int gennum0, const char *what)
 {
   oc_engine e;
@@ -280,12 +239,12 @@ static void test_route_sampling(void)
                {"balanced(2)", NULL, 2, 1, wmu},
                {"balanced(3)", NULL, 3, 1, wmu}};
   for (int i = 0; i < 7; i++) {
-    oc_conf c = {.n = 6,
-                 .J = 2,
-                 .beta = beta,
-                 .mu = mu,
-                 .policy = cases[i].policy,
-                 .sampling = cases[i].sampling};
+    ut_occ_conf c = {.n = 6,
+                     .J = 2,
+                     .beta = beta,
+                     .mu = mu,
+                     .policy = cases[i].policy,
+                     .sampling = cases[i].sampling};
     double p[8] = {0};
     int chosen[8];
     oc_enumerate(6, q, pool, cases[i].w, cases[i].d, cases[i].distinct, 0, chosen, 1.0, kmax, p);
@@ -297,7 +256,7 @@ static void test_route_sampling(void)
 static void test_route_jsq(void)
 {
   const double beta[] = {0.5, 0.5};
-  oc_conf c = {.n = 6, .J = 2, .beta = beta, .policy = "jsq"};
+  ut_occ_conf c = {.n = 6, .J = 2, .beta = beta, .policy = "jsq"};
   const uint32_t q1[] = {2, 1, 3, 1, 1, 2}, q2[] = {0, 0, 0, 0, 1, 1};
   const double p1[] = {0, 1.0 / 3, 0, 0, 0, 2.0 / 3, 0, 0}, p2[] = {0.75, 0, 0, 0, 0.25, 0, 0, 0};
   oc_check_route(&c, q1, 3, p1, 940, "jsq, level 1");
@@ -309,13 +268,13 @@ static void test_route_jsq(void)
 static void test_route_pull1(void)
 {
   const double beta[] = {0.5, 0.5};
-  oc_conf c = {.n = 6, .J = 2, .beta = beta, .policy = "pull"};
+  ut_occ_conf c = {.n = 6, .J = 2, .beta = beta, .policy = "pull"};
   const uint32_t q1[] = {0, 2, 1, 1, 0, 0}, q2[] = {1, 2, 1, 3, 1, 1};
   const double p1[] = {1.0 / 3, 0, 0, 0, 2.0 / 3, 0, 0, 0};
   const double p2[] = {0, 2.0 / 6, 1.0 / 6, 0, 0, 2.0 / 6, 0, 1.0 / 6};
   /* speed lists L = 3: idleness 3 - q: q = (0, 2, 1 | 1, 3, 4) has idle slots
    * 3, 1, 2 | 2, 0, 0 (total 8) */
-  oc_conf c3 = {.n = 6, .J = 2, .beta = beta, .policy = "pull", .nrates = 3};
+  ut_occ_conf c3 = {.n = 6, .J = 2, .beta = beta, .policy = "pull", .nrates = 3};
   const uint32_t q3[] = {0, 2, 1, 1, 3, 4};
   const double p3[] = {3.0 / 8, 2.0 / 8, 1.0 / 8, 0, 0, 0, 2.0 / 8, 0, 0, 0};
   oc_check_route(&c, q1, 3, p1, 948, "pull R=1, idle servers");
@@ -336,7 +295,7 @@ static void test_route_pull_routers(void)
   const long Rs[] = {3, 20};                     /* found by a scan; by the Fenwick trees */
   for (int i = 0; i < 2; i++) {
     const double z = pow(1 - 1.0 / Rs[i], 3);
-    oc_conf c = {.n = 8, .J = 2, .beta = beta, .policy = "pull", .routers = Rs[i]};
+    ut_occ_conf c = {.n = 8, .J = 2, .beta = beta, .policy = "pull", .routers = Rs[i]};
     const double p[] = {(1 - z) / 3 + z / 8,         z * 2 / 8, z / 8, 0,
                         (1 - z) * 2 / 3 + z * 2 / 8, z / 8,     0,     z / 8};
     oc_engine e;
@@ -388,7 +347,7 @@ static void test_invariants(void)
 {
   const double beta3[] = {0.3, 0.3, 0.4}, mu3[] = {1, 0.5, 2};
   const long buf3[] = {3, LBMC_BUFFER_INF, 1};
-  oc_conf cases[] = {
+  ut_occ_conf cases[] = {
       {.n = 13,
        .J = 3,
        .beta = beta3,
@@ -440,7 +399,7 @@ static void test_invariants(void)
 static void test_common_arrivals(void)
 {
   const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
-  oc_conf c = {
+  ut_occ_conf c = {
       .n = 50, .J = 2, .beta = beta, .mu = mu, .policy = "pull", .routers = 2, .lambda = 1};
   oc_engine e;
   lbmc_engine *srv = NULL;
@@ -468,7 +427,7 @@ static void test_common_arrivals(void)
 static void test_applies(void)
 {
   static const struct {
-    oc_conf c;
+    ut_occ_conf c;
     int applies;
     const char *why;
   } cases[] = {{{.n = 10, .policy = "jsq(2)"}, 1, ""},
@@ -480,7 +439,7 @@ static void test_applies(void)
                {{.n = 1000000000000LL, .policy = "jsq(2)"}, 1, ""}};
   char why[256];
   for (int i = 0; i < 7; i++) {
-    lbmc_model *m = oc_model(&cases[i].c);
+    lbmc_model *m = ut_occ_model(&cases[i].c);
     int a;
     why[0] = '\0';
     a = lbmc_engine_occupancy.applies(m, why, sizeof why);
@@ -489,8 +448,8 @@ static void test_applies(void)
     lbmc_model_destroy(&m);
   }
   { /* general service, and a speed list that is not linear */
-    oc_conf c = {.n = 10, .policy = "random"};
-    lbmc_model *m = oc_model(&c);
+    ut_occ_conf c = {.n = 10, .policy = "random"};
+    lbmc_model *m = ut_occ_model(&c);
     lbmc_service svc;
     const double rates[] = {1, 1.5};
     CU_ASSERT_FATAL(lbmc_service_parse("service", "erlang:k=2", &svc) == LBMC_SUCCESS);
@@ -513,7 +472,7 @@ static void test_applies(void)
 static void test_choice(void)
 {
   static const struct {
-    oc_conf c;
+    ut_occ_conf c;
     lbmc_engine_kind kind;
     const char *engine; /* NULL: none applies */
     const char *why;    /* in the message */
@@ -540,7 +499,7 @@ static void test_choice(void)
        "per-server limit of 2147483647 servers"},
       {{.n = 3000000000LL, .policy = "lwl(2)"}, LBMC_ENGINE_AUTO, NULL, "no engine"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    lbmc_model *m = oc_model(&cases[i].c);
+    lbmc_model *m = ut_occ_model(&cases[i].c);
     lbmc_run_options o;
     char why[1024];
     const char *name;
@@ -704,8 +663,8 @@ static void test_meanfield(void)
 {
   lbmc_occ_mf_point pt;
   { /* JSQ(2): tail fractions lambda^(2^k - 1) */
-    oc_conf c = {.n = 1000000000, .policy = "jsq(2)", .lambda = 0.9};
-    lbmc_model *m = oc_model(&c);
+    ut_occ_conf c = {.n = 1000000000, .policy = "jsq(2)", .lambda = 0.9};
+    lbmc_model *m = ut_occ_model(&c);
     CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled, "jsq(2): %s", pt.note);
     for (uint32_t k = 1; k <= 6 && pt.settled; k++) {
@@ -719,8 +678,9 @@ static void test_meanfield(void)
   }
   { /* PULL, the paper's example: busy fractions a / (a + mu_j), a = 5 + sqrt(29) */
     const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3}, a = 5 + sqrt(29.0);
-    oc_conf c = {.n = 1000000000, .J = 2, .beta = beta, .mu = mu, .policy = "pull", .lambda = 1};
-    lbmc_model *m = oc_model(&c);
+    ut_occ_conf c = {
+        .n = 1000000000, .J = 2, .beta = beta, .mu = mu, .policy = "pull", .lambda = 1};
+    lbmc_model *m = ut_occ_model(&c);
     CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled, "pull: %s", pt.note);
     for (uint32_t j = 0; j < 2 && pt.settled; j++)
@@ -730,8 +690,8 @@ static void test_meanfield(void)
     lbmc_model_destroy(&m);
   }
   { /* random, M/M/1 queues: s(k) = (1 - rho) rho^k */
-    oc_conf c = {.n = 1000, .policy = "random", .lambda = 0.8};
-    lbmc_model *m = oc_model(&c);
+    ut_occ_conf c = {.n = 1000, .policy = "random", .lambda = 0.8};
+    lbmc_model *m = ut_occ_model(&c);
     CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(pt.settled, "random: %s", pt.note);
     for (uint32_t k = 0; k < 10 && pt.settled; k++)
@@ -741,8 +701,8 @@ static void test_meanfield(void)
   }
   { /* JSQ(2) on the PULL example: unstable, the ODE does not settle */
     const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
-    oc_conf c = {.n = 1000000, .J = 2, .beta = beta, .mu = mu, .policy = "jsq(2)", .lambda = 1};
-    lbmc_model *m = oc_model(&c);
+    ut_occ_conf c = {.n = 1000000, .J = 2, .beta = beta, .mu = mu, .policy = "jsq(2)", .lambda = 1};
+    lbmc_model *m = ut_occ_model(&c);
     CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
     UT_CHECK(!pt.settled && strstr(pt.note, "unstable"), "jsq(2) example: %s", pt.note);
     lbmc_occ_meanfield_free(&pt);

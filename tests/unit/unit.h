@@ -114,6 +114,25 @@ int ut_add_suite(const char *name, const ut_test *tests);
 
 /* Disagreements among the redundant parts of an occupancy state (tail counts, customers,
  * busy slots, lowest level, room, customers in the system); test_occupancy.c. */
+/* A model for the occupancy engines' suites: n servers in J pools, every field but n and
+ * policy optional (0/NULL: the default in its comment). */
+typedef struct {
+  long long n;
+  int J;                   /* 0: 1 */
+  const double *beta, *mu; /* NULL: one pool, beta 1, mu 1 */
+  const long *buffer;      /* NULL: unlimited */
+  const char *service;     /* NULL: exponential; one law for every pool, or one per pool ';' */
+  const char *policy;
+  long routers;         /* 0: 1 */
+  const char *stale;    /* NULL: default */
+  const char *sampling; /* NULL: default */
+  int nrates;           /* > 1: every pool's speed list is mu_j * (1, 2, .., nrates) */
+  double lambda;        /* 0: 0.5 */
+} ut_occ_conf;
+
+/* The model of c, set up (CU_ASSERT_FATAL on any refusal); the caller destroys it. */
+lbmc_model *ut_occ_model(const ut_occ_conf *c);
+
 struct lbmc_occ_state_;
 long ut_occ_state_errors(const struct lbmc_occ_state_ *st);
 

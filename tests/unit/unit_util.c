@@ -155,3 +155,43 @@ void ut_pstate_free(ut_pstate *p)
   lbmc_model_destroy(&p->m);
   free(p);
 }
+
+lbmc_model *ut_occ_model(const ut_occ_conf *c)
+{
+  double one[LBMC_MAX_POOLS];
+  long inf[LBMC_MAX_POOLS];
+  lbmc_model *m = NULL;
+  int J = c->J ? c->J : 1;
+  char text[1024];
+  const char *at = c->service ? c->service : "exponential";
+  for (int j = 0; j < LBMC_MAX_POOLS; j++) {
+    one[j] = 1;
+    inf[j] = LBMC_BUFFER_INF;
+  }
+  CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_set_n(m, c->n) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_set_lambda(m, c->lambda > 0 ? c->lambda : 0.5) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_set_pools(m, J, c->beta ? c->beta : one, c->mu ? c->mu : one,
+                                       c->buffer ? c->buffer : inf) == LBMC_SUCCESS);
+  for (int j = 0; j < J; j++) { /* the j-th law of the list, or the last one */
+    const char *end = strchr(at, ';');
+    size_t len = end ? (size_t)(end - at) : strlen(at);
+    lbmc_service svc;
+    memcpy(text, at, len);
+    text[len] = '\0';
+    CU_ASSERT_FATAL(lbmc_service_parse("service", text, &svc) == LBMC_SUCCESS);
+    CU_ASSERT_FATAL(lbmc_model_set_service(m, j, &svc) == LBMC_SUCCESS);
+    if (end) at = end + 1;
+  }
+  for (int j = 0; c->nrates > 1 && j < J; j++) {
+    double r[LBMC_MAX_RATES];
+    for (int k = 0; k < c->nrates; k++) r[k] = (k + 1) * (c->mu ? c->mu[j] : 1.0);
+    CU_ASSERT_FATAL(lbmc_model_set_rates(m, j, c->nrates, r) == LBMC_SUCCESS);
+  }
+  CU_ASSERT_FATAL(lbmc_model_set_policy(m, c->policy) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_set_routers(m, c->routers ? c->routers : 1) == LBMC_SUCCESS);
+  if (c->stale) CU_ASSERT_FATAL(lbmc_model_set_stale(m, c->stale) == LBMC_SUCCESS);
+  if (c->sampling) CU_ASSERT_FATAL(lbmc_model_set_sampling(m, c->sampling) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
+  return m;
+}
