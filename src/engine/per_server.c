@@ -206,11 +206,11 @@ static lbmc_err lbmc_ps_meanfield(lbmc_per_server *ps, char *note, size_t len)
   char why[256];
   if (len) note[0] = '\0';
   if (!ops || (ops->applies && !ops->applies(m, why, sizeof why))) {
-    const int w = snprintf(note, len,
-                           "replicas start empty: the mean-field start takes its queue lengths "
-                           "from the policy's occupancy form, and %s %s%s",
-                           m->policy_text, ops ? "cannot use it here: " : "has none",
-                           ops ? why : "");
+    const int w =
+        snprintf(note, len,
+                 "replicas start empty: the mean-field start takes its queue lengths "
+                 "from the policy's occupancy form, and %s %s%s",
+                 m->policy_text, ops ? "cannot use it here: " : "has none", ops ? why : "");
     if (w < 0 && len) note[0] = '\0'; /* a longer note is cut to len */
     return LBMC_SUCCESS;
   }
