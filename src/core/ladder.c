@@ -10,13 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
+
 lbmc_err lbmc_ladder_create(lbmc_ladder *q, lbmc_ladder_node *node)
 {
   memset(q, 0, sizeof *q);
   q->node = node;
   q->bot_cap = 4 * LBMC_LADDER_THRESHOLD;
   q->bot = malloc(sizeof *q->bot * q->bot_cap);
-  if (!q->bot) return LBMC_ERROR(LBMC_ERR_MEMORY, "event list: out of memory");
+  q->top_cap = 1024;
+  q->top = malloc(sizeof *q->top * q->top_cap);
+  if (!q->bot || !q->top) return LBMC_ERROR(LBMC_ERR_MEMORY, "event list: out of memory");
   lbmc_ladder_clear(q);
   return LBMC_SUCCESS;
 }
@@ -25,6 +29,7 @@ void lbmc_ladder_free(lbmc_ladder *q)
 {
   for (int k = 0; k < LBMC_LADDER_RUNGS; k++) free(q->rung[k].head);
   free(q->bot);
+  free(q->top);
   memset(q, 0, sizeof *q);
 }
 
@@ -36,7 +41,6 @@ void lbmc_ladder_clear(lbmc_ladder *q)
     r->nb = r->cur = r->count = 0;
   }
   q->nrung = 0;
-  q->top = LBMC_LADDER_NIL;
   q->ntop = 0;
   q->top_start = -INFINITY;
   q->nbot = 0;
@@ -45,7 +49,7 @@ void lbmc_ladder_clear(lbmc_ladder *q)
 
 size_t lbmc_ladder_bytes(const lbmc_ladder *q)
 {
-  size_t b = sizeof *q->bot * q->bot_cap;
+  size_t b = sizeof *q->bot * q->bot_cap + sizeof *q->top * q->top_cap;
   for (int k = 0; k < LBMC_LADDER_RUNGS; k++) b += sizeof *q->rung[k].head * q->rung[k].cap;
   return b;
 }
@@ -59,6 +63,7 @@ static int lbmc_ladder_room(lbmc_ladder_rung *r, size_t nb)
   while (cap < nb) cap *= 2;
   h = realloc(r->head, sizeof *h * cap);
   if (!h) return -1;
+  lbmc_advise_huge(h, sizeof *h * cap); /* before the memset touches the new pages */
   memset(h + r->cap, 0xFF, sizeof *h * (cap - r->cap));
   r->head = h;
   r->cap = cap;
@@ -73,9 +78,8 @@ static inline size_t lbmc_ladder_bucket(const lbmc_ladder_rung *r, double t)
   return b < r->cur ? r->cur : b;
 }
 
-/* Rung r over [start, start + nb width) with its events from list L (count c). */
-static void lbmc_ladder_fill(lbmc_ladder *q, lbmc_ladder_rung *r, double start, double width,
-                             size_t nb, uint32_t L, size_t c)
+/* Rung r spans [start, start + nb width) and will hold c events (put next). */
+static void lbmc_ladder_span(lbmc_ladder_rung *r, double start, double width, size_t nb, size_t c)
 {
   r->start = r->cur_start = start;
   r->width = width;
@@ -83,11 +87,24 @@ static void lbmc_ladder_fill(lbmc_ladder *q, lbmc_ladder_rung *r, double start, 
   r->nb = nb;
   r->cur = 0;
   r->count = c;
+}
+
+/* Node i into its bucket of rung r (not counted). */
+static inline void lbmc_ladder_put(lbmc_ladder *q, lbmc_ladder_rung *r, uint32_t i)
+{
+  size_t b = lbmc_ladder_bucket(r, q->node[i].t);
+  q->node[i].next = r->head[b];
+  r->head[b] = i;
+}
+
+/* Rung r over [start, start + nb width) with its events from list L (count c). */
+static void lbmc_ladder_fill(lbmc_ladder *q, lbmc_ladder_rung *r, double start, double width,
+                             size_t nb, uint32_t L, size_t c)
+{
+  lbmc_ladder_span(r, start, width, nb, c);
   while (L != LBMC_LADDER_NIL) {
     uint32_t next = q->node[L].next;
-    size_t b = lbmc_ladder_bucket(r, q->node[L].t);
-    q->node[L].next = r->head[b];
-    r->head[b] = L;
+    lbmc_ladder_put(q, r, L);
     L = next;
   }
 }
@@ -137,6 +154,25 @@ static int lbmc_ladder_to_bottom(lbmc_ladder *q, uint32_t L, size_t c)
   return 0;
 }
 
+/* Prefetch the events of the buckets after k of rung r, whose lists are read soon: when
+ * bucket k is taken (the previous take left cur = from), the first event of each bucket
+ * up to k + AHEAD not reached by an earlier take, and the second event of the buckets up
+ * to k + AHEAD / 2 (their first, prefetched AHEAD / 2 buckets ago, is in the cache by
+ * now, so that reading its link does not wait): the cache misses of a list's walk
+ * overlap the events before it instead of following each other. */
+static inline void lbmc_ladder_ahead(const lbmc_ladder *q, const lbmc_ladder_rung *r, size_t from,
+                                     size_t k)
+{
+  const size_t half = LBMC_LADDER_AHEAD / 2;
+  for (size_t a = from ? from + LBMC_LADDER_AHEAD : 1; a <= k + LBMC_LADDER_AHEAD && a < r->nb; a++)
+    if (r->head[a] != LBMC_LADDER_NIL) __builtin_prefetch(&q->node[r->head[a]], 0);
+  for (size_t a = from ? from + half : 1; a <= k + half && a < r->nb; a++)
+    if (r->head[a] != LBMC_LADDER_NIL) {
+      const uint32_t i = q->node[r->head[a]].next;
+      if (i != LBMC_LADDER_NIL) __builtin_prefetch(&q->node[i], 0);
+    }
+}
+
 /* Detach the next non-empty bucket of the lowest rung r (r->count > 0): its list, its
  * index *b and count *c; the rung's unconsumed part starts after it. */
 static uint32_t lbmc_ladder_take(lbmc_ladder *q, lbmc_ladder_rung *r, size_t *b, size_t *c)
@@ -146,9 +182,7 @@ static uint32_t lbmc_ladder_take(lbmc_ladder *q, lbmc_ladder_rung *r, size_t *b,
   while (r->head[k] == LBMC_LADDER_NIL) k++;
   L = r->head[k];
   r->head[k] = LBMC_LADDER_NIL;
-  /* The next buckets' first events: their cache misses overlap this bucket's use. */
-  for (size_t a = k + 1; a < k + 1 + LBMC_LADDER_AHEAD && a < r->nb; a++)
-    if (r->head[a] != LBMC_LADDER_NIL) __builtin_prefetch(&q->node[r->head[a]], 0);
+  lbmc_ladder_ahead(q, r, r->cur, k);
   for (uint32_t i = L; i != LBMC_LADDER_NIL; i = q->node[i].next) n++;
   r->cur = k + 1;
   r->cur_start = r->start + (double)(k + 1) * r->width;
@@ -166,9 +200,12 @@ static int lbmc_ladder_from_top(lbmc_ladder *q)
   if (nb < 1) nb = 1;
   if (lbmc_ladder_room(r, nb) != 0) return -1;
   q->top_start = q->top_max;
-  lbmc_ladder_fill(q, r, q->top_min, (q->top_max - q->top_min) / (double)nb, nb, q->top, q->ntop);
+  lbmc_ladder_span(r, q->top_min, (q->top_max - q->top_min) / (double)nb, nb, q->ntop);
+  for (size_t k = q->ntop; k-- > 0;) { /* latest first, as a list pushed at its head */
+    if (k >= LBMC_LADDER_TOP_AHEAD) __builtin_prefetch(&q->node[q->top[k - LBMC_LADDER_TOP_AHEAD]]);
+    lbmc_ladder_put(q, r, q->top[k]);
+  }
   q->nrung = 1;
-  q->top = LBMC_LADDER_NIL;
   q->ntop = 0;
   return 0;
 }
@@ -239,8 +276,14 @@ int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
   const double t = e->t;
   size_t lo, hi;
   if (t > q->top_start) {
-    e->next = q->top;
-    q->top = i;
+    if (q->ntop == q->top_cap) {
+      uint32_t *top = realloc(q->top, sizeof *top * 2 * q->top_cap);
+      if (!top) return -1;
+      lbmc_advise_huge(top, sizeof *top * 2 * q->top_cap);
+      q->top = top;
+      q->top_cap *= 2;
+    }
+    q->top[q->ntop] = i;
     if (q->ntop++ == 0) {
       q->top_min = q->top_max = t;
     } else {

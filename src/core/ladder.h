@@ -4,8 +4,9 @@
  *
  * Events are the caller's nodes, numbered 0 .. 2^32 - 2: a node holds its time and two
  * 32-bit words, one the queue's link (next) and one the caller's (aux). Three tiers:
- *   Top     an unsorted list of the events later than top_start, with their minimum and
- *           maximum;
+ *   Top     an unsorted array of the events later than top_start, with their minimum and
+ *           maximum (an array, not a list through the nodes: making a rung of it reads
+ *           the nodes in an order known ahead, so their cache misses overlap);
  *   rungs   up to LBMC_LADDER_RUNGS arrays of buckets, each bucket an unsorted list of the
  *           events in an interval of time; rung 0 spans [top_min, top_start] of the Top it
  *           was made from (about LBMC_LADDER_PER_BUCKET events per bucket), rung r + 1 one
@@ -22,9 +23,9 @@
  * variance (Pareto-like increments included), where a calendar queue (Brown, CACM 31(10), 1988)
  * with a fixed year rescans far events once per year and resizes on samples of the near ones.
  *
- * Memory: the caller's nodes (16 B each) and about 4 / LBMC_LADDER_PER_BUCKET bytes of
- * bucket heads per event in the rungs (the arrays keep the largest size they reached);
- * no allocation per event. Not thread-safe. */
+ * Memory: the caller's nodes (16 B each), about 4 / LBMC_LADDER_PER_BUCKET bytes of
+ * bucket heads per event in the rungs and 4 bytes per event in Top (the arrays keep the
+ * largest size they reached); no allocation per event. Not thread-safe. */
 #ifndef LBMC_LADDER_H
 #define LBMC_LADDER_H
 
@@ -35,10 +36,13 @@
 #include "lbmc/error.h"
 
 #define LBMC_LADDER_NIL        UINT32_MAX
-#define LBMC_LADDER_RUNGS      8   /* the paper's bound on rungs */
-#define LBMC_LADDER_THRESHOLD  50  /* a bucket with more events spawns a rung (the paper's) */
-#define LBMC_LADDER_PER_BUCKET 2   /* events per bucket of a new rung */
-#define LBMC_LADDER_AHEAD      8   /* buckets whose first event is prefetched when taking one */
+#define LBMC_LADDER_RUNGS      8  /* the paper's bound on rungs */
+#define LBMC_LADDER_THRESHOLD  50 /* a bucket with more events spawns a rung (the paper's) */
+#define LBMC_LADDER_PER_BUCKET 2  /* events per bucket of a new rung */
+#define LBMC_LADDER_AHEAD                                                                          \
+  8                                /* taking bucket k prefetches the first event of bucket         \
+                                      k + AHEAD and the second of k + AHEAD / 2 */
+#define LBMC_LADDER_TOP_AHEAD  16  /* Top's events prefetched ahead when it becomes a rung */
 #define LBMC_LADDER_BOTTOM_MAX 128 /* a longer Bottom becomes a rung at the next insertion */
 
 /** An event: its time, the queue's link, the caller's word. */
@@ -64,8 +68,8 @@ typedef struct {
 
 typedef struct {
   lbmc_ladder_node *node; /* the caller's nodes: set it again after moving them */
-  uint32_t top;           /* Top's list */
-  size_t ntop;
+  uint32_t *top;          /* Top's events, in the order of insertion */
+  size_t ntop, top_cap;
   double top_min, top_max, top_start;
   lbmc_ladder_rung rung[LBMC_LADDER_RUNGS];
   int nrung;
@@ -82,7 +86,7 @@ void lbmc_ladder_free(lbmc_ladder *q);
 /** Empty the queue (its arrays are kept). */
 void lbmc_ladder_clear(lbmc_ladder *q);
 /** Insert node i (its time set, not already in the queue). Returns 0, or -1 when Bottom
- *  could not grow (out of memory; the event is not inserted). */
+ *  or Top could not grow (out of memory; the event is not inserted). */
 int lbmc_ladder_push(lbmc_ladder *q, uint32_t i);
 /** Refill Bottom from the rungs and Top (lbmc_ladder_min's slow path): the earliest
  *  time, INFINITY if the queue is empty. */

@@ -34,11 +34,22 @@ static inline double lbmc_u01(lbmc_stream *s)
 /** Exponential with mean 1 (inversion). */
 static inline double lbmc_exp1(lbmc_stream *s) { return -log(1.0 - lbmc_u01(s)); }
 
+/** The integer lbmc_uint returns for the uniform u. */
+static inline uint32_t lbmc_uint_of(double u, uint32_t k)
+{
+  uint32_t i = (uint32_t)(u * (double)k);
+  return i < k ? i : k - 1;
+}
+
 /** Uniform integer on {0, ..., k-1}, k >= 1. */
 static inline uint32_t lbmc_uint(lbmc_stream *s, uint32_t k)
 {
-  uint32_t i = (uint32_t)(lbmc_u01(s) * (double)k);
-  return i < k ? i : k - 1;
+  return lbmc_uint_of(lbmc_u01(s), k);
 }
+
+/** The numbers buffered in s, not yet drawn: the next lbmc_u01 calls return
+ *  s->buf[s->pos], s->buf[s->pos + 1], .. up to this many without refilling. For hints
+ *  that must not consume numbers (prefetching what the next draws will touch). */
+static inline int lbmc_stream_buffered(const lbmc_stream *s) { return LBMC_STREAM_BUF - s->pos; }
 
 #endif

@@ -157,6 +157,11 @@ lbmc_err lbmc_engine_set_init(lbmc_engine *e, const lbmc_run_options *o, char *n
   return LBMC_SUCCESS;
 }
 
+int lbmc_engine_meanfield_start(lbmc_engine *e)
+{
+  return e->type->meanfield_start && e->type->meanfield_start(e->ws);
+}
+
 lbmc_err lbmc_engine_mixture_create(const lbmc_engine *e, lbmc_mixture **mix)
 {
   *mix = NULL;

@@ -63,6 +63,11 @@ void lbmc_engine_set_histograms(lbmc_engine *e, lbmc_dhist *sojourn, lbmc_dhist 
  *  is LBMC_ERR_ARG naming the engine. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG. */
 lbmc_err lbmc_engine_set_init(lbmc_engine *e, const lbmc_run_options *o, char *note, size_t len);
 
+/** 1 when set_init with LBMC_INIT_MEANFIELD would start e's replicas near the mean-field
+ *  fixed point of its model (computed now if it was not, and kept), else 0; how the next
+ *  resets start is unchanged (lbmc_engine_type.meanfield_start). */
+int lbmc_engine_meanfield_start(lbmc_engine *e);
+
 /** An empty mixture of arrival classes (stats/mixture.h, caller-owned) if the engine
  *  gives per-customer quantiles that way (occupancy), else *mix = NULL (histograms).
  *  Errors: LBMC_ERR_MEMORY. */

@@ -449,6 +449,12 @@ static lbmc_err lbmc_gen_set_init(void *ws, const lbmc_run_options *o, char *not
   return lbmc_ps_set_init(&w->ps, init, note, len);
 }
 
+static int lbmc_gen_meanfield_start(void *ws)
+{
+  lbmc_gen_ws *w = ws;
+  return !w->track && lbmc_ps_meanfield_start(&w->ps); /* none with speed lists */
+}
+
 const lbmc_engine_type lbmc_engine_general = {
     .name = "general",
     .summary = "every server, general service and speed lists: an event calendar",
@@ -466,5 +472,6 @@ const lbmc_engine_type lbmc_engine_general = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_gen_set_init,
+    .meanfield_start = lbmc_gen_meanfield_start,
     .memory = lbmc_gen_memory,
 };

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/bigmem.h"
 #include "../core/ladder.h"
 #include "../core/sampler.h"
 #include "../system/system.h"
@@ -213,6 +214,7 @@ static uint32_t lbmc_lean_node_alloc(lbmc_lean_ws *w)
     uint64_t cap = (uint64_t)w->node_cap + w->node_cap / 2;
     lbmc_ladder_node *n = cap < LBMC_LEAN_NIL ? realloc(w->node, sizeof *n * cap) : NULL;
     if (!n) return LBMC_LEAN_NIL;
+    lbmc_advise_huge(n, sizeof *n * cap);
     w->node = w->q.node = n;
     w->node_cap = (uint32_t)cap;
   }
@@ -297,6 +299,7 @@ static lbmc_err lbmc_lean_advance(void *ws, double t_end, double *rec)
       else
         lbmc_lean_arrival(w);
       lbmc_ps_next_arrival(&w->ps);
+      if (st->pol->prefetch) st->pol->prefetch(st, st->pw); /* the next arrival's samples */
     } else {
       if (next_dep > t_end) break;
       st->t = next_dep;
@@ -324,12 +327,14 @@ static int lbmc_lean_applies(const lbmc_model *m, char *why, size_t len)
 
 /* The shared state without the counts, the records, the event list's bucket heads (rung
  * 0 holds one per LBMC_LADDER_PER_BUCKET events, its array up to twice that; about one
- * event per server), and: queue lengths, the tagged bits and heads and the side table
- * (about 2^16 tagged customers, a few each); workloads, the event nodes (n, and one more
- * per customer beyond n). */
+ * event per server) and Top (4 bytes per event, up to twice that), and: queue lengths, the tagged
+ * bits and heads and the side table (about 2^16 tagged customers, a few each); workloads, the event
+ * nodes (n, and one more per customer beyond n). */
 static double lbmc_lean_memory(const lbmc_model *m, int K, double *per_customer)
 {
-  const double n = (double)m->n, heads = 2 * sizeof(uint32_t) / (double)LBMC_LADDER_PER_BUCKET;
+  /* per event: bucket heads, and Top's entry (both arrays up to twice what they hold) */
+  const double n = (double)m->n,
+               heads = 2 * sizeof(uint32_t) / (double)LBMC_LADDER_PER_BUCKET + 2 * sizeof(uint32_t);
   double b = lbmc_ps_memory(m, K, 0, per_customer) + n * (sizeof(lbmc_ladder_node) + heads);
   if (m->policy->needs_workload) {
     *per_customer = sizeof(lbmc_ladder_node) + heads;
@@ -361,6 +366,7 @@ static lbmc_err lbmc_lean_alloc(lbmc_lean_ws *w)
   w->workload = st->pol->needs_workload;
   w->common_service = lbmc_ps_same_service(st->m);
   w->srv = malloc(sizeof *w->srv * st->n);
+  lbmc_advise_huge(w->srv, sizeof *w->srv * st->n);
   if (w->srv) {
     st->q = &w->srv[0].aux;
     st->q_shift = 2; /* 16-byte records */
@@ -369,6 +375,7 @@ static lbmc_err lbmc_lean_alloc(lbmc_lean_ws *w)
     st->drain = w->srv;
     w->node_cap = st->n < 1024 ? 1024 : st->n;
     w->node = malloc(sizeof *w->node * w->node_cap);
+    lbmc_advise_huge(w->node, sizeof *w->node * w->node_cap);
   } else {
     w->node = w->srv;
     w->tagged = calloc(((size_t)st->n + 63) / 64, sizeof *w->tagged);
@@ -471,6 +478,11 @@ static lbmc_err lbmc_lean_set_init(void *ws, const lbmc_run_options *o, char *no
   return lbmc_ps_set_init(&((lbmc_lean_ws *)ws)->ps, (lbmc_init_kind)o->init, note, len);
 }
 
+static int lbmc_lean_meanfield_start(void *ws)
+{
+  return lbmc_ps_meanfield_start(&((lbmc_lean_ws *)ws)->ps);
+}
+
 static void lbmc_lean_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *wait)
 {
   lbmc_lean_ws *w = ws;
@@ -497,5 +509,6 @@ const lbmc_engine_type lbmc_engine_lean = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_lean_set_init,
+    .meanfield_start = lbmc_lean_meanfield_start,
     .memory = lbmc_lean_memory,
 };

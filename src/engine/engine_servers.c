@@ -205,6 +205,11 @@ static lbmc_err lbmc_servers_set_init(void *ws, const lbmc_run_options *o, char 
   return lbmc_ps_set_init(&((lbmc_servers_ws *)ws)->ps, (lbmc_init_kind)o->init, note, len);
 }
 
+static int lbmc_servers_meanfield_start(void *ws)
+{
+  return lbmc_ps_meanfield_start(&((lbmc_servers_ws *)ws)->ps);
+}
+
 const lbmc_engine_type lbmc_engine_servers = {
     .name = "servers",
     .summary = "every server, exponential service: the Markov race (the fast path)",
@@ -222,5 +227,6 @@ const lbmc_engine_type lbmc_engine_servers = {
     .tally = lbmc_ps_tally,
     .view = lbmc_ps_view,
     .set_init = lbmc_servers_set_init,
+    .meanfield_start = lbmc_servers_meanfield_start,
     .memory = lbmc_servers_memory,
 };

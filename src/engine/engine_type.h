@@ -86,6 +86,11 @@ typedef struct lbmc_engine_type_ {
   lbmc_err (*set_init)(void *ws, const lbmc_run_options *o, char *note, size_t len);
   /** 1: set_init takes LBMC_INIT_TAIL (a start from given tail fractions). */
   int tail_start;
+  /** 1 when set_init(LBMC_INIT_MEANFIELD) would start the replicas near the mean-field
+   *  fixed point of the workspace's model (it is computed now if it was not, as set_init
+   *  does, and kept), else 0 (no fixed point, the ODE does not settle, or out of memory);
+   *  how the next resets start is unchanged. NULL: the engine has no mean-field start. */
+  int (*meanfield_start)(void *ws);
   /** With mixtures: an empty mixture for the engine's model (caller-owned).
    *  Errors: LBMC_ERR_MEMORY. */
   lbmc_err (*mixture_create)(const void *ws, lbmc_mixture **mix);

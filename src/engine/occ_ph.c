@@ -98,9 +98,9 @@ static inline void lbmc_phocc_fen_shift(lbmc_phocc_pool *h, uint32_t k, int up, 
   const int64_t d = up ? 1 : -1;                            /* the change at lo */
   const uint32_t low = lo & -lo;
   f[(size_t)lo * m] += d;
-  for (uint32_t s = 1; s < h->size; s <<= 1) { /* log2(size) steps, without branches */
-    const int64_t on = -(int64_t)(s < low);
-    f[(size_t)(on ? lo + s : lo) * m] -= d & on;
+  for (uint32_t s = 1; s < h->size; s <<= 1) { /* log2(size) steps, without branches: */
+    const uint32_t on = -(uint32_t)(s < low);  /* masks, not a select (a compiled select */
+    f[(size_t)(lo + (s & on)) * m] -= d & (int64_t)(int32_t)on; /* became a branch) */
   }
 }
 
@@ -331,13 +331,11 @@ static lbmc_err lbmc_phocc_create(const lbmc_model *m, int K, uint64_t max_custo
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_phocc_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
+/* The mean-field fixed point, computed once per workspace; note[len] (may be NULL) "" when
+ * the replicas can start from it, else why not. */
+static lbmc_err lbmc_phocc_meanfield(lbmc_phocc *o, char *note, size_t len)
 {
-  lbmc_phocc *o = ws;
-  const lbmc_init_kind init = (lbmc_init_kind)ro->init;
-  o->init = init;
   if (note && len) note[0] = '\0';
-  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
   if (!o->mf.s) {
     LBMC_CALL(lbmc_occ_meanfield_solve(o->st.m, o->st.ops, &o->mf));
     free(o->counts);
@@ -346,6 +344,21 @@ static lbmc_err lbmc_phocc_set_init(void *ws, const lbmc_run_options *ro, char *
   }
   if (note && !o->mf.settled) snprintf(note, len, "%s", o->mf.note); /* started empty */
   return LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_phocc_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
+{
+  lbmc_phocc *o = ws;
+  o->init = (lbmc_init_kind)ro->init;
+  if (note && len) note[0] = '\0';
+  if (o->init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  return lbmc_phocc_meanfield(o, note, len);
+}
+
+static int lbmc_phocc_meanfield_start(void *ws)
+{
+  lbmc_phocc *o = ws;
+  return lbmc_phocc_meanfield(o, NULL, 0) == LBMC_SUCCESS && o->mf.settled;
 }
 
 /* ---- Reset ---- */
@@ -536,7 +549,8 @@ static uint32_t lbmc_phocc_pick(lbmc_phocc *o, const lbmc_phocc_class *c, uint32
   int64_t U = (int64_t)lbmc_occ_uint(o->st.s_svc, (uint64_t)c->busy), cum = 0, before = 0;
   const int64_t *const *y = o->ymem + c->first;
   uint32_t i = 0, j, p;
-  for (uint32_t a = 0; a < c->n; a++) { /* the member holding rank U, without branches */
+  for (uint32_t a = 0; c->n > 1 && a < c->n; a++) { /* the member holding rank U, without
+                                                       branches (a single one holds all) */
     const int64_t passed = -(int64_t)((cum += *y[a]) <= U);
     i += (uint32_t)(passed & 1);
     before += *y[a] & passed;
@@ -720,6 +734,7 @@ const lbmc_engine_type lbmc_engine_occupancy_ph = {
     .tally = lbmc_phocc_tally,
     .view = lbmc_phocc_view,
     .set_init = lbmc_phocc_set_init,
+    .meanfield_start = lbmc_phocc_meanfield_start,
     .mixture_create = lbmc_phocc_mixture_create,
     .set_mixture = lbmc_phocc_set_mixture,
 };

@@ -257,13 +257,11 @@ static lbmc_err lbmc_occ_set_tail(lbmc_occ *o, const lbmc_run_options *ro)
   return LBMC_SUCCESS;
 }
 
-static lbmc_err lbmc_occ_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
+/* The mean-field fixed point, computed once per workspace; note[len] (may be NULL) "" when
+ * the replicas can start from it, else why not. */
+static lbmc_err lbmc_occ_meanfield(lbmc_occ *o, char *note, size_t len)
 {
-  lbmc_occ *o = ws;
-  o->init = (lbmc_init_kind)ro->init;
   if (note && len) note[0] = '\0';
-  if (o->init == LBMC_INIT_TAIL) return lbmc_occ_set_tail(o, ro);
-  if (o->init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
   if (!o->mf.s) {
     LBMC_CALL(lbmc_occ_meanfield_solve(o->st.m, o->st.ops, &o->mf));
     free(o->counts);
@@ -272,6 +270,22 @@ static lbmc_err lbmc_occ_set_init(void *ws, const lbmc_run_options *ro, char *no
   }
   if (note && !o->mf.settled) snprintf(note, len, "%s", o->mf.note); /* started empty */
   return LBMC_SUCCESS;
+}
+
+static lbmc_err lbmc_occ_set_init(void *ws, const lbmc_run_options *ro, char *note, size_t len)
+{
+  lbmc_occ *o = ws;
+  o->init = (lbmc_init_kind)ro->init;
+  if (note && len) note[0] = '\0';
+  if (o->init == LBMC_INIT_TAIL) return lbmc_occ_set_tail(o, ro);
+  if (o->init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  return lbmc_occ_meanfield(o, note, len);
+}
+
+static int lbmc_occ_meanfield_start(void *ws)
+{
+  lbmc_occ *o = ws;
+  return lbmc_occ_meanfield(o, NULL, 0) == LBMC_SUCCESS && o->mf.settled;
 }
 
 /* ---- Reset ---- */
@@ -514,6 +528,7 @@ const lbmc_engine_type lbmc_engine_occupancy = {
     .view = lbmc_occ_view,
     .set_init = lbmc_occ_set_init,
     .tail_start = 1,
+    .meanfield_start = lbmc_occ_meanfield_start,
     .mixture_create = lbmc_occ_mixture_create,
     .set_mixture = lbmc_occ_set_mixture,
 };

@@ -197,19 +197,21 @@ static void lbmc_ps_reset_servers(lbmc_state *st)
   for (uint32_t j = 0; j < st->J; j++) st->level[j * (st->K + 1)] = (uint32_t)m->N[j];
 }
 
-lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, size_t len)
+/* The mean-field fixed point, computed once per workspace; note[len] "" when the
+ * replicas can start from it, else why not. */
+static lbmc_err lbmc_ps_meanfield(lbmc_per_server *ps, char *note, size_t len)
 {
   const lbmc_model *m = ps->st.m;
   const lbmc_occupancy_ops *ops = m->policy->occupancy;
   char why[256];
-  ps->init = init;
   if (len) note[0] = '\0';
-  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
   if (!ops || (ops->applies && !ops->applies(m, why, sizeof why))) {
-    snprintf(note, len,
-             "replicas start empty: the mean-field start takes its queue lengths from the "
-             "policy's occupancy form, and %s %s%s",
-             m->policy_text, ops ? "cannot use it here: " : "has none", ops ? why : "");
+    const int w =
+        snprintf(note, len,
+                 "replicas start empty: the mean-field start takes its queue lengths "
+                 "from the policy's occupancy form, and %s %s%s",
+                 m->policy_text, ops ? "cannot use it here: " : "has none", ops ? why : "");
+    if (w < 0 && len) note[0] = '\0'; /* a longer note is cut to len */
     return LBMC_SUCCESS;
   }
   if (!ps->mf.s) {
@@ -220,6 +222,20 @@ lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, 
   }
   if (!ps->mf.settled) snprintf(note, len, "%s", ps->mf.note); /* started empty */
   return LBMC_SUCCESS;
+}
+
+lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, size_t len)
+{
+  ps->init = init;
+  if (len) note[0] = '\0';
+  if (init != LBMC_INIT_MEANFIELD) return LBMC_SUCCESS;
+  return lbmc_ps_meanfield(ps, note, len);
+}
+
+int lbmc_ps_meanfield_start(lbmc_per_server *ps)
+{
+  char note[256];
+  return lbmc_ps_meanfield(ps, note, sizeof note) == LBMC_SUCCESS && !*note;
 }
 
 /* The mean-field start: per pool, the servers at each level by randomised rounding (one

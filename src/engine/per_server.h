@@ -87,6 +87,10 @@ lbmc_err lbmc_ps_finish(lbmc_per_server *ps, double t_end, double *rec, const ch
  *  form gives its routing law); without one (the policy has no occupancy form, or the ODE
  *  does not settle) replicas start empty and note[len] says why. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_ps_set_init(lbmc_per_server *ps, lbmc_init_kind init, char *note, size_t len);
+/** The engine table's meanfield_start for the per-server engines: 1 when
+ *  lbmc_ps_set_init(LBMC_INIT_MEANFIELD) would place customers (the fixed point computed
+ *  now if it was not), else 0; ps->init unchanged. */
+int lbmc_ps_meanfield_start(lbmc_per_server *ps);
 /** 1 if lbmc_ps_reset placed customers on the servers (a mean-field start): the engine
  *  then sets the service of each server with customers (residuals from the aux stream). */
 static inline int lbmc_ps_started(const lbmc_per_server *ps) { return ps->started > 0; }

@@ -104,4 +104,5 @@ const lbmc_policy_type lbmc_policy_jsq_d = {
     .create = lbmc_sample_create,
     .destroy = lbmc_sample_destroy,
     .route = lbmc_jsqd_route,
+    .prefetch = lbmc_sample_prefetch,
 };

@@ -42,4 +42,5 @@ const lbmc_policy_type lbmc_policy_lwl = {
     .create = lbmc_sample_create,
     .destroy = lbmc_sample_destroy,
     .route = lbmc_lwl_route,
+    .prefetch = lbmc_sample_prefetch,
 };

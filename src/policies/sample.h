@@ -10,14 +10,10 @@
 #include "../system/policy.h"
 #include "../system/state.h"
 
-/** Draw the r-th (0-based) element of {0 .. } that is not in sorted[0 .. m), where r
- *  is uniform on {0 .. size-m-1}, and insert it into sorted. O(m). Returns the value.
- *  Together, m = 0, 1, ... draws give an ordered sample without replacement whose
- *  order is uniformly random. */
-static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_t *sorted,
-                                          uint32_t m)
+/** lbmc_draw_distinct's value and insertion, for the draw v uniform on {0 .. size-m-1}. */
+static inline uint32_t lbmc_distinct_insert(uint32_t v, uint32_t *sorted, uint32_t m)
 {
-  uint32_t v = lbmc_uint(s, size - m), i = 0;
+  uint32_t i = 0;
   while (i < m && sorted[i] <= v) {
     v++;
     i++;
@@ -25,6 +21,41 @@ static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_
   for (uint32_t k = m; k > i; k--) sorted[k] = sorted[k - 1];
   sorted[i] = v;
   return v;
+}
+
+/** Draw the r-th (0-based) element of {0 .. } that is not in sorted[0 .. m), where r
+ *  is uniform on {0 .. size-m-1}, and insert it into sorted. O(m). Returns the value.
+ *  Together, m = 0, 1, ... draws give an ordered sample without replacement whose
+ *  order is uniformly random. */
+static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_t *sorted,
+                                          uint32_t m)
+{
+  return lbmc_distinct_insert(lbmc_uint(s, size - m), sorted, m);
+}
+
+/** Most samples lbmc_sample_prefetch looks ahead at. */
+#define LBMC_SAMPLE_PREFETCH_MAX 8
+
+/** The policy table's prefetch for the policies that sample d = st->m->param servers
+ *  with lbmc_draw_distinct (distinct) or lbmc_uint (with replacement), after the router's
+ *  number when R > 1: the d servers the next route will read, from the numbers buffered
+ *  in the route stream (none consumed); nothing when they are not all buffered or d >
+ *  LBMC_SAMPLE_PREFETCH_MAX. Reads the counts (st->q) and drain times (st->drain). */
+static inline void lbmc_sample_prefetch(const lbmc_state *st, const void *ws)
+{
+  const uint32_t d = (uint32_t)st->m->param, n = st->n, skip = st->R > 1;
+  const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
+  const lbmc_stream *s = st->s_route;
+  uint32_t sorted[LBMC_SAMPLE_PREFETCH_MAX];
+  (void)ws;
+  if (d > LBMC_SAMPLE_PREFETCH_MAX || lbmc_stream_buffered(s) < (int)(d + skip)) return;
+  for (uint32_t m = 0; m < d; m++) {
+    const double u = s->buf[s->pos + (int)(skip + m)];
+    const uint32_t v =
+        distinct ? lbmc_distinct_insert(lbmc_uint_of(u, n - m), sorted, m) : lbmc_uint_of(u, n);
+    __builtin_prefetch(&st->q[(size_t)v << st->q_shift], 0);
+    if (st->drain) __builtin_prefetch(&st->drain[v], 0);
+  }
 }
 
 /** The same for the occupancy forms (src/system/occ_state.h): positions among up to

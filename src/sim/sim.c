@@ -87,19 +87,7 @@ double lbmc_replica_fraction(const lbmc_replica *r)
   return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
-int lbmc_replica_meanfield_applies(lbmc_replica *r)
-{
-  char note[256];
-  lbmc_run_options *mf = malloc(sizeof *mf); /* the options are large (a tail start) */
-  int ok;
-  if (!mf) return 0;
-  *mf = *r->o;
-  mf->init = LBMC_INIT_MEANFIELD;
-  ok = lbmc_engine_set_init(r->e, mf, note, sizeof note) == LBMC_SUCCESS && !*note;
-  free(mf);
-  if (lbmc_engine_set_init(r->e, r->o, note, sizeof note) != LBMC_SUCCESS) return 0;
-  return ok;
-}
+int lbmc_replica_meanfield_applies(lbmc_replica *r) { return lbmc_engine_meanfield_start(r->e); }
 
 const char *lbmc_replica_engine(const lbmc_replica *r) { return lbmc_engine_name(r->e); }
 const char *lbmc_replica_init_note(const lbmc_replica *r) { return r->init_note; }

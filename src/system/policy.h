@@ -76,6 +76,11 @@ typedef struct lbmc_policy_type_ {
   void (*on_idle)(lbmc_state *st, void *ws, uint32_t s);
   /** Server s's count changed from old_q to lbmc_q(st, s); may be NULL. */
   void (*on_change)(lbmc_state *st, void *ws, uint32_t s, uint32_t old_q);
+  /** A hint without effect on the results, may be NULL: prefetch the state of the
+   *  servers the next route will read, from the numbers already buffered in st->s_route
+   *  (consuming none), so that their cache misses overlap the events before the next
+   *  arrival (an engine calls it after an arrival). */
+  void (*prefetch)(const lbmc_state *st, const void *ws);
 } lbmc_policy_type;
 
 #endif
