@@ -1,6 +1,8 @@
 """The notebooks draw their own intervals from the file's ``lower`` and ``upper``: every bar or
 band they draw themselves goes through ``plot.interval_bars`` (whose ends test_plot_ends.py reads
-back), never ``ax.errorbar``/``fill_between`` by hand, and no drawing call is given a
+back), never ``ax.errorbar`` by hand; a band (``fill_between``) only between the file's own
+bounds (its arguments name a ``lower`` and an ``upper``, e.g. a transient run's ``band_lower`` and
+``band_upper``); and no drawing call is given a
 ``half_width`` (a symmetric bar runs off a log axis where the interval is not symmetric). Checked
 on the notebooks' code (their figures come from results files the test suite does not have at full
 size; tests/analysis/run_notebooks.py executes them on small ones). balanced-heavy-traffic.ipynb is
@@ -31,9 +33,10 @@ def _problems(code):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         name = node.func.attr
-        if name in BY_HAND:
+        text = ast.unparse(node)
+        if name in BY_HAND and not (name.startswith("fill_between") and "lower" in text and "upper" in text):
             out.append(f"line {node.lineno}: {name}(...) by hand; use plot.interval_bars (the file's lower/upper)")
-        if name in DRAWING and "half_width" in ast.unparse(node):
+        if name in DRAWING and "half_width" in text:
             out.append(f"line {node.lineno}: {name}(...) is given a half_width")
     return out
 
@@ -49,3 +52,8 @@ def test_the_check_flags_half_width_bars():
            'plot.interval_bars(ax, x, y, y - ds["p_wait_half_width"], y + ds["p_wait_half_width"])\n')
     found = _problems(old)
     assert len(found) == 2 and "by hand" in found[0] and "half_width" in found[1], found
+    # a band between the file's bounds passes; one around a mean +/- something does not
+    band = ('ax.fill_between(t, e.sel(stat="band_lower").values, e.sel(stat="band_upper").values)\n'
+            'ax.fill_between(t, m - 2 * s, m + 2 * s)\n')
+    found = _problems(band)
+    assert len(found) == 1 and "line 2" in found[0], found
