@@ -40,7 +40,7 @@
 
 #define LBMC_LADDER_NIL         UINT32_MAX
 #define LBMC_LADDER_CHUNK       16  /* entries per chunk of a bucket (256 B) */
-#define LBMC_LADDER_PER_BUCKET  64  /* events per bucket the width aims at */
+#define LBMC_LADDER_PER_BUCKET  256  /* events per bucket the width aims at */
 #define LBMC_LADDER_MIN_BUCKETS 256 /* buckets of a window, at least */
 
 /** A record of 16 bytes the lean engine keeps per server: a time and two 32-bit words. */

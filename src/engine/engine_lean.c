@@ -60,11 +60,10 @@ typedef struct {
   gsl_rng *sampler;   /* service requirements, from the service stream */
   lbmc_ladder q;      /* the event list */
   /* Each server's 16-byte record (st.q points into it, q_shift 2): its count in aux;
-   * queue lengths: t the end of its service in progress; workloads: t its drain time
-   * (st.drain); next unused. */
+   * queue lengths: t the end of its service in progress, next its first tagged customer
+   * (read where tagged says); workloads: t its drain time (st.drain), next unused. */
   lbmc_ladder_node *srv;
   uint64_t *tagged;   /* n bits: the server has tagged customers (queue-length form) */
-  uint32_t *tag_head; /* n: its first tagged customer, read where tagged says */
   lbmc_lean_tag *tag; /* the tagged customers */
   uint32_t tag_cap, tag_used, tag_free;
   uint64_t tag_every, tag_phase;
@@ -117,10 +116,10 @@ static void lbmc_lean_tag_add(lbmc_lean_ws *w, uint32_t s, uint32_t q)
   if (q == 0 && w->h_wait) lbmc_dhist_add(w->h_wait, 0);
   if (!lbmc_lean_is_tagged(w, s)) {
     lbmc_lean_set_tagged(w, s, 1);
-    w->tag_head[s] = k;
+    w->srv[s].next = k;
     return;
   }
-  for (uint32_t i = w->tag_head[s];; i = w->tag[i].next)
+  for (uint32_t i = w->srv[s].next;; i = w->tag[i].next)
     if (w->tag[i].next == LBMC_LEAN_NIL) {
       w->tag[i].next = k;
       return;
@@ -132,14 +131,14 @@ static void lbmc_lean_tag_add(lbmc_lean_ws *w, uint32_t s, uint32_t q)
 static void lbmc_lean_tag_depart(lbmc_lean_ws *w, uint32_t s)
 {
   const double t = w->ps.st.t;
-  uint32_t k = w->tag_head[s];
+  uint32_t k = w->srv[s].next;
   if (w->tag[k].ahead == 0) { /* it was in service */
     uint32_t next = w->tag[k].next;
     if (w->h_sojourn) lbmc_dhist_add(w->h_sojourn, t - w->tag[k].t_arr);
     w->tag[k].next = w->tag_free;
     w->tag_free = k;
     if (next == LBMC_LEAN_NIL) lbmc_lean_set_tagged(w, s, 0);
-    w->tag_head[s] = next;
+    w->srv[s].next = next;
     k = next;
   }
   for (; k != LBMC_LEAN_NIL; k = w->tag[k].next)
@@ -296,7 +295,7 @@ static int lbmc_lean_applies(const lbmc_model *m, char *why, size_t len)
 /* The shared state without the counts, the records, the event list (ladder.h: an entry
  * per event, the unfilled half of the last chunk of each of the 2 / PER_BUCKET buckets
  * per event, the buckets; events: at most one per server, and for workloads one per
- * customer), and for queue lengths the tagged bits and heads and the side table (about
+ * customer), and for queue lengths the tagged bits and the side table (about
  * 2^16 tagged customers, a few each). */
 static double lbmc_lean_memory(const lbmc_model *m, int K, double *per_customer)
 {
@@ -309,7 +308,7 @@ static double lbmc_lean_memory(const lbmc_model *m, int K, double *per_customer)
     *per_customer = ev;
     return b;
   }
-  return b + n * (sizeof(uint32_t) + 1.0 / 8) + 4.0 * LBMC_LEAN_TAGGED * sizeof(lbmc_lean_tag);
+  return b + n / 8 + 4.0 * LBMC_LEAN_TAGGED * sizeof(lbmc_lean_tag);
 }
 
 static void lbmc_lean_destroy(void **ws)
@@ -318,7 +317,6 @@ static void lbmc_lean_destroy(void **ws)
   if (!w) return;
   free(w->srv);
   free(w->tagged);
-  free(w->tag_head);
   free(w->tag);
   w->ps.st.q = NULL; /* in srv */
   lbmc_ladder_free(&w->q);
@@ -343,12 +341,11 @@ static lbmc_err lbmc_lean_alloc(lbmc_lean_ws *w)
     st->drain = w->srv;
   } else {
     w->tagged = calloc(((size_t)st->n + 63) / 64, sizeof *w->tagged);
-    w->tag_head = malloc(sizeof *w->tag_head * st->n);
     w->tag_every = ((uint64_t)st->n + LBMC_LEAN_TAGGED - 1) / LBMC_LEAN_TAGGED;
     w->tag_cap = 1024;
     w->tag = malloc(sizeof *w->tag * w->tag_cap);
   }
-  if (!w->srv || (!w->workload && (!w->tagged || !w->tag_head || !w->tag)))
+  if (!w->srv || (!w->workload && (!w->tagged || !w->tag)))
     return LBMC_ERROR(LBMC_ERR_MEMORY, "lean engine: out of memory for n = %u servers",
                       (unsigned)st->n);
   return lbmc_ladder_create(&w->q);
@@ -451,7 +448,7 @@ static void lbmc_lean_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *
 
 const lbmc_engine_type lbmc_engine_lean = {
     .name = "lean",
-    .summary = "every server in about 40 bytes, general service at constant speeds: a "
+    .summary = "every server in about 35-45 bytes, general service at constant speeds: a "
                "calendar of array buckets (O(1) per event), requirements drawn at service start "
                "(lwl(d): at "
                "admission, drain times)",
