@@ -184,6 +184,8 @@ int lbmc_ladder_plan(lbmc_ladder *q, double t0, double rate, size_t size)
 {
   if (!(rate > 0) || q->size > 0) return 0;
   q->rate_hint = rate;
+  if (lbmc_ladder_chunk_room(q, size / LBMC_LADDER_CHUNK + lbmc_ladder_buckets(size)) != 0)
+    return -1; /* reserved, not touched: no growth by copies while the first events come */
   return lbmc_ladder_window(q, t0, LBMC_LADDER_PER_BUCKET / rate, lbmc_ladder_buckets(size));
 }
 
