@@ -332,8 +332,14 @@ static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
 static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
                                const lbmc_run_options *o)
 {
-  LBMC_CALL(lbmc_run_check_size(m, o, "--n/--time/--warmup"));
+  LBMC_CALL(
+      lbmc_run_check_size(m, o, o->transient[2] > 0 ? "--n/--transient" : "--n/--time/--warmup"));
   LBMC_CALL(lbmc_run_check_pairs(m, o, "--"));
+  if (a->given[LBMC_IN_TRANSIENT] && (a->given[LBMC_IN_TIME] || a->given[LBMC_IN_WARMUP]))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--%s: not allowed with --transient (a transient run is observed from 0 to "
+                      "T1 of T0:T1:DT; its warm-up is T0): leave it out",
+                      a->given[LBMC_IN_TIME] ? "time" : "warmup");
   for (int j = 0; j < lbmc_model_pools(m); j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
     if (w)

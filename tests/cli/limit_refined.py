@@ -158,7 +158,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "JSON: limit_refined in each row, null for lwl(2)")
 
 # ---- --transient with --limit refined ----
-t = sim_json(*JSQ, "--init", "tail:1,1,0.8", "--transient", "0:4:0.5", "--time", "4", "--warmup", "0",
+t = sim_json(*JSQ, "--init", "tail:1,1,0.8", "--transient", "0:4:0.5",
              "--replicas", "400", "--seed", "3", "--limit", "refined")["transient"]
 mq = t["estimates"]["mean_queue"]
 py = limits.transient_for_point({"policy": "jsq(2)", "lambda": 0.9, "K": 3, "pools": [{"beta": 1, "mu": 1, "buffer": 3}]},
