@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../io/job_build.h"
+#include "../io/results.h"
 #include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
@@ -411,8 +412,15 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
   LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
   LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
-  if (lbmc_job_output(job)) /* before anything runs */
+  if (lbmc_job_output(job)) { /* before anything runs: the path, and that HDF5 can write there
+                                 (a read-only file system passes access() as root) */
     LBMC_CALL_GOTO(err, lbmc_check_output_path(lbmc_job_output(job), NULL, 0), done);
+    LBMC_CALL_GOTO(err,
+                   lbmc_results_probe(lbmc_job_output(job),
+                                      lbmc_results_bytes(1, lbmc_job_replicas_max(job),
+                                                         lbmc_model_pools(m), (int)o.tail_k)),
+                   done);
+  }
   err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON],
                            a.given[LBMC_IN_LIMIT] ? (int)a.val[LBMC_IN_LIMIT].l : LBMC_LIMIT_NONE,
                            (int)progress.l);

@@ -35,6 +35,7 @@ expect 2 "--transient: '5:1:1' is not allowed; allowed: 0 <= T0 < T1 and DT > 0"
 expect 2 "--transient: '0:x' is not allowed; allowed: T0:T1:DT" sim $ok --transient 0:x
 expect 2 "--warmup: auto is not allowed with --transient" sim $ok --transient 0:1:1 --warmup auto
 expect 2 "--precision: not with --transient" sim $okt --transient 0:1:1 --precision p_wait:0.1
+expect 2 "--limit: .refinedx. is not allowed; allowed: nothing" sim $ok --limit refinedx
 expect 2 "--time: not allowed with --transient" sim $okt --transient 0:1:1 --time 5
 expect 2 "--warmup: not allowed with --transient" sim $okt --transient 0:1:1 --warmup 0
 expect 2 "--init: 'tail:0.5,0.7' is not allowed; allowed: tail:F1,F2" sim $ok --init tail:0.5,0.7
