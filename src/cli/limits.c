@@ -73,6 +73,8 @@ json_t *lbmc_limit_point_of(const lbmc_results *res, long i)
                                           res->slots[(size_t)i * (size_t)res->J + (size_t)j],
                                           LBMC_RES_MU_K(res, i, j), LBMC_RES_SERVICE(res, i, j)));
   json_object_set_new(point, "pools", pools);
+  if (p->v.status == LBMC_STATUS_UNSTABLE) /* no refined value around a limit it never reaches */
+    json_object_set_new(point, "status", json_string("unstable"));
   return point;
 }
 
