@@ -18,7 +18,8 @@ beta_l(x*) = diag((up + down)/b^2)``:
 * ``W`` solves ``A W + W A^T + Q = 0`` (``Cov(X) ~ W/n``; scipy's Bartels-Stewart solver);
 * ``V = -A^{-1} (1/2 B:W + f1(x*))`` with ``(B:W)_i = sum_{j,k} B[i,j,k] W[j,k]`` and
   ``f1 = lim n (f_n - f)``, the 1/n term of the drift itself (nonzero only for jsq(d) with
-  distinct sampling, whose finite-n law is ``prod_{i<d} (n A - i)/(n - i)``; the expansion
+  distinct sampling, whose finite-n law is ``prod_{i<d} (n A - i)/(n - i)``, and balanced(c),
+  which always draws c distinct servers: :meth:`~.ode.OccupancyModel.law_correction`; the expansion
   with an n-dependent drift adds ``-A^{-1} f1``: Gast & Van Houdt 2017, section 6.1 on
   "1/n terms in the drift", and a one-line consequence of their Theorem 3.1).
 
