@@ -35,10 +35,12 @@ moves (so that the laws' rational parts stay far from their poles): relative err
 The state is restricted to the levels where some pool holds more than 1e-13 (the rest
 changes V by less than that).
 
-Where it applies: smooth drifts at the fixed point, i.e. random, jsq(d), balanced(c) and,
-with idle servers at the fixed point (rho < 1), pull/jiq (R = 1, or withdraw) and full jsq,
-whose laws are smooth there (all arrivals go to idle servers). It does not capture effects
-exponentially small in n (e.g. pull's waiting probability).
+Where it applies: smooth drifts at the fixed point, i.e. random, jsq(d), balanced(c).
+pull/jiq and full jsq have their fixed point on the boundary (all arrivals go to idle
+servers, the levels above are empty), where the drift is not differentiable:
+:func:`refined_stationary` still computes V for their tails (at low load the exact chains
+approach it), but the expansion misses their waiting entirely, and
+:func:`lbmc_analysis.limits.refined` gives no value for them.
 """
 
 from __future__ import annotations
