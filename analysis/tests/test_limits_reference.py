@@ -180,6 +180,9 @@ def test_refined_refuses_the_boundary_policies(policy, extra):
     assert any("boundary" in s and "differentiable" in s for s in r["notes"])
     # control: jsq(2) at the same point has values
     assert not np.isnan(limits.refined({**p, "policy": "jsq(2)", "n": 20}, 20)["metrics"]["p_wait"])
+    # the transient refined curve likewise: none, the source says why; the ODE kept
+    tr = limits.transient_for_point(p, [0.0, 1.0], None, n=20)
+    assert tr["tail_refined"] is None and "not differentiable" in tr["source"] and tr["tail"].shape[0] == 2
 
 
 def test_refined_refuses_unstable_points():

@@ -918,7 +918,8 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
     Parameters: ``point`` as for :func:`reference` (exponential service; the policies with an
     occupancy form); ``t`` increasing times >= 0 (model time); ``x0`` None / ``"empty"`` or
     ``"tail:F1,F2,...;G1,..."`` (rmf_tool's x0, per pool), or a list of per-pool tails;
-    ``n``: servers for the refined curve (None: the ODE only); ``levels``: levels of the
+    ``n``: servers for the refined curve (None: the ODE only; pull, jiq and full jsq get none,
+    the source says why, as in :func:`refined`); ``levels``: levels of the
     truncated ODE (default: the start's levels + 12, at least K + 1, at most the largest
     buffer + 1).
 
@@ -947,7 +948,8 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
                            stale=p["stale"], levels=levels)
     x_start = _start_state(model, starts)
     t = np.asarray(t, dtype=float)
-    if n is None:
+    boundary = p["name"] == "pull" or (p["name"] == "jsq" and p["param"] is None)
+    if n is None or boundary:
         xs = transient(model, t, x_start).values
         V = None
     else:
@@ -970,6 +972,9 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
         res["tail_refined"] = cut(xr_)
         res["mean_queue_refined"] = xr_.sum(axis=2)
         res["source"] += f"; refined x(t) + V(t)/n at n = {n} (Gast, Bortolussi & Tribastone 2019)"
+    elif n is not None:
+        res["source"] += (f"; no refined x(t) + V(t)/n for {p['policy']}: its drift is not differentiable where "
+                          "the idle servers run out (the expansion does not apply; docs/limits.md section 4)")
     return res
 
 def reference_for_point(params: Mapping[str, Any], K=10):
