@@ -41,21 +41,40 @@ _Static_assert(offsetof(lbmc_mlfg, lags) == 0x38 && offsetof(lbmc_mlfg, hptr) ==
                    offsetof(lbmc_mlfg, lval) == 0x4c && offsetof(lbmc_mlfg, kval) == 0x50,
                "the MLFG state's layout");
 
-/* n numbers of MLFG generator g into buf. */
+/* Numbers of MLFG generator g into buf[i .. i + c), the head at h - 1 .. h - c (no wrap
+ * of the head) and its partner at head + off. */
+static inline void lbmc_mlfg_run(uint64_t *lags, double *buf, int i, int h, int c, int off)
+{
+  for (int e = i + c; i < e; i++) {
+    uint64_t v;
+    h--;
+    v = lags[h] * lags[h + off];
+    lags[h] = v;
+    buf[i] = (double)(int64_t)(v >> 12) * 0x1p-52;
+  }
+}
+
+/* n numbers of MLFG generator g into buf: the head runs down from hptr - 1 to 0, then
+ * from lval - 1; its partner (head + kval) mod lval is head + kval - lval while head >=
+ * lval - kval, head + kval below, so each stretch is a loop without index arithmetic. */
 static void lbmc_mlfg_fill(lbmc_mlfg *g, double *buf, int n)
 {
   uint64_t *lags = g->lags;
   const int l = g->lval, k = g->kval;
-  int h = g->hptr;
-  for (int i = 0; i < n; i++) {
-    int q;
-    uint64_t v;
-    h = h > 0 ? h - 1 : l - 1;
-    q = h + k;
-    q -= q >= l ? l : 0;
-    v = lags[h] * lags[q];
-    lags[h] = v;
-    buf[i] = (double)(v >> 12) * 0x1p-52;
+  int h = g->hptr, i = 0;
+  while (i < n) {
+    int c;
+    if (h == 0) h = l;
+    if (h > l - k) { /* heads h - 1 .. l - k: partner head + k - l */
+      c = h - (l - k);
+      c = c < n - i ? c : n - i;
+      lbmc_mlfg_run(lags, buf, i, h, c, k - l);
+    } else { /* heads h - 1 .. 0: partner head + k */
+      c = h < n - i ? h : n - i;
+      lbmc_mlfg_run(lags, buf, i, h, c, k);
+    }
+    i += c;
+    h -= c;
   }
   g->hptr = h;
 }
