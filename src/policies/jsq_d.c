@@ -66,6 +66,19 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
     uint64_t a = lbmc_occ_uint(st->s_route, n), b = lbmc_occ_uint(st->s_route, n - 1);
     lbmc_occ_class ca, cb;
     b += b >= a;
+    if (st->J == 1) { /* one pool: positions are the pool's, both levels in one search */
+      const lbmc_occ_pool *p = &st->pool[0];
+      uint32_t ka, kb;
+      lbmc_occ_level2(p, (int64_t)a, (int64_t)b, &ka, &kb);
+      if (kb < ka) {
+        a = b;
+        ka = kb;
+      }
+      ca.j = 0;
+      ca.k = ka;
+      ca.rank1 = (uint64_t)((int64_t)a - p->G[ka + 1]) + 1;
+      return ca;
+    }
     ca = lbmc_occ_class_of(st, (int64_t)a);
     cb = lbmc_occ_class_of(st, (int64_t)b);
     return cb.k < ca.k ? cb : ca;
