@@ -104,7 +104,7 @@ typedef struct lbmc_occ_state_ {
 static inline uint64_t lbmc_occ_uint(lbmc_stream *s, uint64_t n)
 {
   for (;;) {
-    uint64_t b = (uint64_t)(lbmc_u01(s) * 0x1p52);
+    uint64_t b = (uint64_t)(int64_t)(lbmc_u01(s) * 0x1p52); /* < 2^52: the signed conversion */
     unsigned __int128 m = (unsigned __int128)b * n;
     uint64_t l = (uint64_t)m & LBMC_OCC_MASK;
     if (l < n && l < (1ULL << LBMC_OCC_BITS) % n) continue;
