@@ -83,7 +83,6 @@ static int lbmc_phocc_applies(const lbmc_model *m, char *why, size_t len)
  * directly, so an event there updates no tree, and a search first scans them (a fixed
  * number of steps) before descending the tree for the levels above. A search returns
  * the same level as one tree over every level would, for the same rank. */
-#define LBMC_PHOCC_FLAT 4
 _Static_assert(LBMC_PHOCC_FLAT < LBMC_PHOCC_SIZE0, "the flat levels' rows are allocated");
 
 /* Add d to x_j(k, p) in phase p's Fenwick tree (1 <= k < size; nothing for the flat
