@@ -402,7 +402,7 @@ lbmc_err lbmc_runner_record_whole(lbmc_runner *run, const void *whole, size_t si
                                   int *taken)
 {
   lbmc_whole_head head;
-  const void *mine[LBMC_BATCH_MAX];
+  const void *mine[LBMC_BATCH_MAX] = {NULL};
   size_t mine_size[LBMC_BATCH_MAX];
   lbmc_schedule *s = run->sched;
   long i, R, have = 0;
@@ -421,7 +421,8 @@ lbmc_err lbmc_runner_record_whole(lbmc_runner *run, const void *whole, size_t si
   for (int k = 0; k < count; k++) { /* its records in the message, by replica */
     lbmc_record r;
     if (lbmc_record_view(rec[k], rec_size[k], &r) != 0 || r.h.point != head.point) continue;
-    if (r.h.doubling != 0 || r.h.replica < 0 || r.h.replica >= R) return LBMC_SUCCESS;
+    if (r.h.doubling != 0 || r.h.replica < 0 || r.h.replica >= R || mine[r.h.replica])
+      return LBMC_SUCCESS;
     mine[r.h.replica] = rec[k];
     mine_size[r.h.replica] = rec_size[k];
     have++;
