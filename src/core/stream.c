@@ -6,8 +6,106 @@
 #include <limits.h>
 #include <sprng/sprng.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lbmc/rng.h"
+
+/* ---- Direct refill ----
+ * SPRNG 2.0's multiplicative lagged Fibonacci generator (MLFG, Mascagni and
+ * Srinivasan, "Algorithm 806: SPRNG", ACM TOMS 26(3), 2000) keeps a table of lval
+ * 64-bit odd integers and a head index; one number is
+ *     hptr = hptr - 1 (lval - 1 below 0),  lags[hptr] *= lags[(hptr + kval) mod lval],
+ *     u = (lags[hptr] >> 12) 2^-52,
+ * which is what the library's generic get_rn_dbl computes after a jump through its
+ * table of generator types (about 25 instructions a number with the call, the
+ * dispatch and the buffer loop; the loop below takes about 10). The state is the
+ * library's own (its struct rngen for MLFG: type first, then the lag table at byte
+ * 0x38 and hptr, lval, kval at 0x48, 0x4c, 0x50), so the sequence stays SPRNG's and
+ * SPRNG's own calls (free_rng) see it. That layout is private to the library: at
+ * initialisation lbmc_mlfg_check runs the loop on a copy of the new generator
+ * (pack_rng / unpack_rng) against get_rn_dbl on another copy and uses the loop only
+ * when the numbers agree bit for bit; otherwise the stream draws through get_rn_dbl,
+ * with the same numbers. */
+
+typedef struct {
+  int rng_type;
+  char pad_[0x38 - sizeof(int)];
+  uint64_t *lags;
+  uint64_t *si;
+  int hptr, lval, kval;
+} lbmc_mlfg;
+
+_Static_assert(offsetof(lbmc_mlfg, lags) == 0x38 && offsetof(lbmc_mlfg, hptr) == 0x48 &&
+                   offsetof(lbmc_mlfg, lval) == 0x4c && offsetof(lbmc_mlfg, kval) == 0x50,
+               "the MLFG state's layout");
+
+/* Numbers of MLFG generator g into buf[i .. i + c), the head at h - 1 .. h - c (no wrap
+ * of the head) and its partner at head + off. */
+static inline void lbmc_mlfg_run(uint64_t *lags, double *buf, int i, int h, int c, int off)
+{
+  for (int e = i + c; i < e; i++) {
+    uint64_t v;
+    h--;
+    v = lags[h] * lags[h + off];
+    lags[h] = v;
+    buf[i] = (double)(int64_t)(v >> 12) * 0x1p-52;
+  }
+}
+
+/* n numbers of MLFG generator g into buf: the head runs down from hptr - 1 to 0, then
+ * from lval - 1; its partner (head + kval) mod lval is head + kval - lval while head >=
+ * lval - kval, head + kval below, so each stretch is a loop without index arithmetic. */
+static void lbmc_mlfg_fill(lbmc_mlfg *g, double *buf, int n)
+{
+  uint64_t *lags = g->lags;
+  const int l = g->lval, k = g->kval;
+  int h = g->hptr, i = 0;
+  while (i < n) {
+    int c;
+    if (h == 0) h = l;
+    if (h > l - k) { /* heads h - 1 .. l - k: partner head + k - l */
+      c = h - (l - k);
+      c = c < n - i ? c : n - i;
+      lbmc_mlfg_run(lags, buf, i, h, c, k - l);
+    } else { /* heads h - 1 .. 0: partner head + k */
+      c = h < n - i ? h : n - i;
+      lbmc_mlfg_run(lags, buf, i, h, c, k);
+    }
+    i += c;
+    h -= c;
+  }
+  g->hptr = h;
+}
+
+/* Numbers compared by lbmc_mlfg_check: several turns of the lag table. */
+#define LBMC_MLFG_CHECK 96
+
+/* 1 when gen is an MLFG generator whose numbers lbmc_mlfg_fill reproduces (checked on
+ * two copies of it: gen itself does not move), else 0. */
+static int lbmc_mlfg_check(int *gen)
+{
+  const lbmc_mlfg *g = (const lbmc_mlfg *)gen;
+  double want[LBMC_MLFG_CHECK], got[LBMC_MLFG_CHECK];
+  char *packed = NULL;
+  int *a = NULL, *b = NULL, ok = 0;
+  if (g->rng_type != SPRNG_MLFG || !g->lags || g->lval < 2 || g->kval < 1 || g->kval >= g->lval ||
+      g->hptr < 0 || g->hptr >= g->lval)
+    return 0;
+  if (pack_rng(gen, &packed) <= 0 || !packed) goto out;
+  a = unpack_rng(packed);
+  b = unpack_rng(packed);
+  if (!a || !b) goto out;
+  for (int i = 0; i < LBMC_MLFG_CHECK; i++) want[i] = get_rn_dbl(a);
+  lbmc_mlfg_fill((lbmc_mlfg *)b, got, LBMC_MLFG_CHECK);
+  ok = memcmp(want, got, sizeof want) == 0 && get_rn_dbl(a) == get_rn_dbl(b);
+out:
+  if (a) free_rng(a);
+  if (b) free_rng(b);
+  free(packed);
+  return ok;
+}
 
 lbmc_err lbmc_stream_init(lbmc_stream *s, int gennum, long seed)
 {
@@ -18,6 +116,7 @@ lbmc_err lbmc_stream_init(lbmc_stream *s, int gennum, long seed)
    * number. Parameter 0: default lags (17, 5). */
   s->gen = init_rng(SPRNG_MLFG, gennum, INT_MAX, (int)seed, 0);
   if (!s->gen) return LBMC_ERROR(LBMC_ERR_RNG, "SPRNG could not create stream %d", gennum);
+  s->direct = lbmc_mlfg_check(s->gen);
   s->pos = LBMC_STREAM_BUF;
   return LBMC_SUCCESS;
 }
@@ -26,11 +125,15 @@ void lbmc_stream_free(lbmc_stream *s)
 {
   if (s->gen) free_rng(s->gen);
   s->gen = NULL;
+  s->direct = 0;
   s->pos = LBMC_STREAM_BUF;
 }
 
 void lbmc_stream_refill(lbmc_stream *s)
 {
-  for (int i = 0; i < LBMC_STREAM_BUF; i++) s->buf[i] = get_rn_dbl(s->gen);
+  if (s->direct)
+    lbmc_mlfg_fill((lbmc_mlfg *)s->gen, s->buf, LBMC_STREAM_BUF);
+  else
+    for (int i = 0; i < LBMC_STREAM_BUF; i++) s->buf[i] = get_rn_dbl(s->gen);
   s->pos = 0;
 }

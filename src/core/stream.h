@@ -1,5 +1,9 @@
 /* Private: a buffered SPRNG stream. Numbers are drawn in blocks of LBMC_STREAM_BUF
- * from SPRNG; the sequence is exactly SPRNG's, the buffer only saves call overhead. */
+ * from SPRNG; the sequence is exactly SPRNG's, the buffer only saves call overhead.
+ * For SPRNG's MLFG (the generator lbmc uses) the block is computed by lbmc's own loop
+ * over the generator's lag table (stream.c, "Direct refill"), checked at
+ * initialisation to reproduce SPRNG's numbers bit for bit; otherwise through
+ * get_rn_dbl. */
 #ifndef LBMC_STREAM_H
 #define LBMC_STREAM_H
 
@@ -11,8 +15,9 @@
 #define LBMC_STREAM_BUF 256
 
 typedef struct {
-  int *gen; /* SPRNG generator, NULL when not initialised */
-  int pos;  /* next unused entry of buf; LBMC_STREAM_BUF = empty */
+  int *gen;   /* SPRNG generator, NULL when not initialised */
+  int pos;    /* next unused entry of buf; LBMC_STREAM_BUF = empty */
+  int direct; /* 1: refilled by the direct MLFG loop (stream.c), 0: by get_rn_dbl */
   double buf[LBMC_STREAM_BUF];
 } lbmc_stream;
 

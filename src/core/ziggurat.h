@@ -34,7 +34,7 @@ double lbmc_zig_exp_slow(lbmc_stream *s, const lbmc_zig_exp *z, uint32_t iz, uin
 static inline double lbmc_exp_zig(lbmc_stream *s, const lbmc_zig_exp *z)
 {
   for (;;) {
-    uint64_t b = (uint64_t)(lbmc_u01(s) * 0x1p53);
+    uint64_t b = (uint64_t)(int64_t)(lbmc_u01(s) * 0x1p53); /* < 2^53: the signed conversion */
     uint32_t iz = (uint32_t)(b >> 45);
     uint64_t jz = b & LBMC_ZIG_MASK;
     double x;

@@ -74,29 +74,44 @@ static int lbmc_phocc_applies(const lbmc_model *m, char *why, size_t len)
 
 /* The trees are indexed by level from the top: node i = size - k holds level k, so that
  * the update path of a level, i, i + (i & -i), ... up to size, is short for the low
- * levels where most servers are (length about the number of one bits of k - 1 plus one:
- * 1 node for levels 1 and 2) and never longer than log2(size); a search descends
- * log2(size) steps. */
+ * levels (length about the number of one bits of k - 1 plus one) and never longer than
+ * log2(size); a search descends log2(size) steps.
+ *
+ * The lowest LBMC_PHOCC_FLAT levels, where nearly all busy servers are under the
+ * policies that balance (jsq(d), pull: most events move a server between levels 0, 1
+ * and 2), are kept out of the trees (their nodes count 0): their counts are read off x
+ * directly, so an event there updates no tree, and a search first scans them (a fixed
+ * number of steps) before descending the tree for the levels above. A search returns
+ * the same level as one tree over every level would, for the same rank. */
+_Static_assert(LBMC_PHOCC_FLAT < LBMC_PHOCC_SIZE0, "the flat levels' rows are allocated");
 
-/* Add d to x_j(k, p) in phase p's Fenwick tree (1 <= k < size). */
+/* Add d to x_j(k, p) in phase p's Fenwick tree (1 <= k < size; nothing for the flat
+ * levels). */
 static inline void lbmc_phocc_fen_add(lbmc_phocc_pool *h, uint32_t k, uint32_t p, int64_t d)
 {
   int64_t *f = h->f + p;
   const uint32_t m = h->m, size = h->size;
+  if (k <= LBMC_PHOCC_FLAT) return;
   for (uint32_t i = size - k; i < size; i += i & -i) f[(size_t)i * m] += d;
 }
 
 /* Move one server of phase p one level up (up = 1: from level k to k + 1) or down (up =
- * 0: from k to k - 1). Its nodes i and i -+ 1 are neighbours: with lo the lower of the
- * two, the update paths of lo and lo + 1 meet at lo + (lo & -lo), beyond which the
- * changes cancel, and on the way lo + 1 visits lo + 1, lo + 2, lo + 4, .. below it: one
- * node for odd lo, 1 + (trailing zeros of lo) in general, about two on average. */
+ * 0: from k to k - 1). Between two tree levels: its nodes i and i -+ 1 are neighbours:
+ * with lo the lower of the two, the update paths of lo and lo + 1 meet at lo + (lo &
+ * -lo), beyond which the changes cancel, and on the way lo + 1 visits lo + 1, lo + 2,
+ * lo + 4, .. below it: one node for odd lo, 1 + (trailing zeros of lo) in general,
+ * about two on average. Between the flat levels: nothing; across their top: one add. */
 static inline void lbmc_phocc_fen_shift(lbmc_phocc_pool *h, uint32_t k, int up, uint32_t p)
 {
   int64_t *f = h->f + p;
   const uint32_t m = h->m, lo = h->size - k - (uint32_t)up; /* k + 1 up, k down */
   const int64_t d = up ? 1 : -1;                            /* the change at lo */
   const uint32_t low = lo & -lo;
+  if (k + (uint32_t)up <= LBMC_PHOCC_FLAT) return; /* both levels flat */
+  if (k + (uint32_t)up == LBMC_PHOCC_FLAT + 1) {   /* to or from the lowest tree level */
+    lbmc_phocc_fen_add(h, LBMC_PHOCC_FLAT + 1, p, d);
+    return;
+  }
   f[(size_t)lo * m] += d;
   for (uint32_t s = 1; s < h->size; s <<= 1) { /* log2(size) steps, without branches: */
     const uint32_t on = -(uint32_t)(s < low);  /* masks, not a select (a compiled select */
@@ -109,6 +124,7 @@ static inline void lbmc_phocc_fen_move(lbmc_phocc_pool *h, uint32_t k, uint32_t 
 {
   int64_t *f = h->f;
   const uint32_t m = h->m, size = h->size;
+  if (k <= LBMC_PHOCC_FLAT) return;
   for (uint32_t i = size - k; i < size; i += i & -i) {
     f[(size_t)i * m + p]--;
     f[(size_t)i * m + q]++;
@@ -116,13 +132,21 @@ static inline void lbmc_phocc_fen_move(lbmc_phocc_pool *h, uint32_t k, uint32_t 
 }
 
 /* The level of the server of rank U (0 <= U < y(p)) among phase p's, ranked by level
- * from the top: the smallest node i with x(size - 1, p) + .. + x(size - i, p) > U, level
- * size - i; the descent from size / 2, without branches on the data. */
+ * from the top: with V = y(p) - 1 - U its rank from the bottom, the flat level holding
+ * V when the flat levels hold more than V servers (a scan without branches on the
+ * data); else, since the servers of the tree levels then rank 0 .. above U, the
+ * smallest node i with x(size - 1, p) + .. + x(size - i, p) > U, level size - i, by the
+ * descent from size / 2, without branches on the data. */
 static inline uint32_t lbmc_phocc_fen_find(const lbmc_phocc_pool *h, uint32_t p, int64_t U)
 {
-  const int64_t *f = h->f + p;
+  const int64_t *f = h->f + p, *x = h->x + p;
   const uint32_t m = h->m;
-  uint32_t pos = 0;
+  const int64_t V = h->y[p] - 1 - U;
+  int64_t cum = 0;
+  uint32_t k = 1, pos = 0;
+  for (uint32_t l = 1; l <= LBMC_PHOCC_FLAT; l++) /* levels below V's: cum <= V */
+    k += (uint32_t)((cum += x[(size_t)l * m]) <= V);
+  if (V < cum) return k;
   for (uint32_t step = h->size >> 1; step; step >>= 1) {
     const int64_t v = f[(size_t)(pos + step) * m];
     const int64_t take = -(int64_t)(v <= U); /* all ones when the subtree is passed */
@@ -132,13 +156,17 @@ static inline uint32_t lbmc_phocc_fen_find(const lbmc_phocc_pool *h, uint32_t p,
   return h->size - (pos + 1);
 }
 
-/* Build the Fenwick trees of the levels 1 .. size - 1 from x (O(size m)). */
+/* Build the Fenwick trees of the levels LBMC_PHOCC_FLAT + 1 .. size - 1 from x (O(size
+ * m); the flat levels' nodes count 0). */
 static void lbmc_phocc_fen_build(lbmc_phocc_pool *h)
 {
   const uint32_t m = h->m, size = h->size;
   memset(h->f, 0, sizeof *h->f * m);
   for (uint32_t i = 1; i < size; i++)
-    memcpy(h->f + (size_t)i * m, h->x + (size_t)(size - i) * m, sizeof *h->f * m);
+    if (size - i > LBMC_PHOCC_FLAT)
+      memcpy(h->f + (size_t)i * m, h->x + (size_t)(size - i) * m, sizeof *h->f * m);
+    else
+      memset(h->f + (size_t)i * m, 0, sizeof *h->f * m);
   for (uint32_t i = 1; i < size; i++) {
     uint32_t up = i + (i & -i);
     if (up < size)
@@ -173,8 +201,9 @@ static int lbmc_phocc_grow(lbmc_phocc_pool *h, uint32_t k)
 }
 
 /* The arrays of pool h at reset: capacity at least LBMC_PHOCC_SIZE0 levels and above
- * top, size the smallest power of two above top (>= 2), every count zero. -1 when out of
- * memory. */
+ * top, size the smallest power of two above top (>= 2), every count zero, in x up to
+ * the capacity (the search reads the flat levels' rows even when size is below them;
+ * grow keeps the rows from size on zero). -1 when out of memory. */
 static int lbmc_phocc_clear(lbmc_phocc_pool *h, uint32_t top)
 {
   h->size = 2;
@@ -185,7 +214,7 @@ static int lbmc_phocc_clear(lbmc_phocc_pool *h, uint32_t top)
     h->cap = LBMC_PHOCC_SIZE0;
   }
   memset(h->y, 0, sizeof h->y);
-  memset(h->x, 0, sizeof *h->x * h->size * h->m);
+  memset(h->x, 0, sizeof *h->x * h->cap * h->m);
   if (top >= h->size && lbmc_phocc_grow(h, top) != 0) return -1;
   lbmc_phocc_fen_build(h);
   return 0;

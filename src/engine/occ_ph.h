@@ -23,16 +23,21 @@ extern const lbmc_engine_type lbmc_engine_occupancy_ph;
 
 #define LBMC_PHOCC_M LBMC_PH_MAX_PHASES
 
+/** Levels 1 .. LBMC_PHOCC_FLAT are kept out of the Fenwick trees (their nodes count 0;
+ *  occ_ph.c, "The phase arrays"). */
+#define LBMC_PHOCC_FLAT 4
+
 /** One pool's phases: the counts per (level, phase), a Fenwick tree over the levels per
  *  phase, and the law's constants. */
 typedef struct {
   uint32_t m;    /* phases of the pool's law (1: exponential) */
   uint32_t size; /* levels 0 .. size - 1 addressable in x and f (a power of two > top) */
   uint32_t cap;  /* levels allocated in x and f */
-  int64_t *x;    /* size x m: x[k m + p] = servers at level k >= 1 in phase p (row 0: 0) */
-  int64_t *f;    /* size x m: per phase p, a Fenwick tree over levels 1 .. size - 1 indexed
-                    from the top: f[i m + p] = sum of x[(size - l) m + p] for l in
-                    (i - (i & -i), i] */
+  int64_t *x;    /* cap x m: x[k m + p] = servers at level k >= 1 in phase p (row 0 and the
+                    rows from size on: 0) */
+  int64_t *f;    /* size x m: per phase p, a Fenwick tree over levels LBMC_PHOCC_FLAT + 1
+                    .. size - 1 indexed from the top: f[i m + p] = sum of x[(size - l) m +
+                    p] for l in (i - (i & -i), i] with size - l > LBMC_PHOCC_FLAT */
   int64_t y[LBMC_PHOCC_M];   /* busy servers in phase p: sum over the levels of x */
   double rate[LBMC_PHOCC_M]; /* mu_j (-T_pp): rate of leaving phase p (time units) */
   double inv_rate[LBMC_PHOCC_M];

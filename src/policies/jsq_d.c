@@ -54,15 +54,16 @@ static void lbmc_jsqd_occ_destroy(void **ws)
   *ws = NULL;
 }
 
-static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
+/* Any d, both samplings, any pools (kept out of line: the common case below is a
+ * leaf without its registers and stack). */
+__attribute__((noinline)) static lbmc_occ_class lbmc_jsqd_occ_route_any(lbmc_occ_state *st,
+                                                                        void *ws)
 {
   const uint32_t d = (uint32_t)st->m->param;
   const uint64_t n = (uint64_t)st->n;
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   lbmc_occ_class best = {0, UINT32_MAX, 0};
-  (void)r;
-  st->tally.c.messages += 2 * (uint64_t)d;
-  if (d == 2 && distinct) { /* the common case, without the general bookkeeping */
+  if (d == 2 && distinct) {
     uint64_t a = lbmc_occ_uint(st->s_route, n), b = lbmc_occ_uint(st->s_route, n - 1);
     lbmc_occ_class ca, cb;
     b += b >= a;
@@ -77,6 +78,31 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
     if (c.k < best.k) best = c;
   }
   return best;
+}
+
+static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
+{
+  const uint64_t n = (uint64_t)st->n;
+  (void)r;
+  st->tally.c.messages += 2 * (uint64_t)st->m->param;
+  if (st->m->param == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT && st->J == 1) {
+    /* the common case: one pool, whose positions are the n, both levels in one search */
+    const lbmc_occ_pool *p = &st->pool[0];
+    uint64_t a = lbmc_occ_uint(st->s_route, n), b = lbmc_occ_uint(st->s_route, n - 1);
+    uint32_t ka, kb;
+    lbmc_occ_class c;
+    b += b >= a;
+    lbmc_occ_level2(p, (int64_t)a, (int64_t)b, &ka, &kb);
+    if (kb < ka) {
+      a = b;
+      ka = kb;
+    }
+    c.j = 0;
+    c.k = ka;
+    c.rank1 = (uint64_t)((int64_t)a - p->G[ka + 1]) + 1;
+    return c;
+  }
+  return lbmc_jsqd_occ_route_any(st, ws);
 }
 
 static void lbmc_jsqd_occ_law(const lbmc_occ_mf *mf, double *p)

@@ -104,7 +104,7 @@ typedef struct lbmc_occ_state_ {
 static inline uint64_t lbmc_occ_uint(lbmc_stream *s, uint64_t n)
 {
   for (;;) {
-    uint64_t b = (uint64_t)(lbmc_u01(s) * 0x1p52);
+    uint64_t b = (uint64_t)(int64_t)(lbmc_u01(s) * 0x1p52); /* < 2^52: the signed conversion */
     unsigned __int128 m = (unsigned __int128)b * n;
     uint64_t l = (uint64_t)m & LBMC_OCC_MASK;
     if (l < n && l < (1ULL << LBMC_OCC_BITS) % n) continue;
@@ -123,6 +123,21 @@ static inline uint32_t lbmc_occ_level(const lbmc_occ_pool *p, int64_t P)
   for (uint32_t step = 1u << (31 - __builtin_clz(p->top + 1)); step; step >>= 1)
     k = G[k + step] > P ? k + step : k;
   return k;
+}
+
+/** The levels of two positions A and B of pool p (as lbmc_occ_level for each), in one
+ *  lifting loop: the two searches share the loop and their loads overlap. */
+static inline void lbmc_occ_level2(const lbmc_occ_pool *p, int64_t A, int64_t B, uint32_t *ka,
+                                   uint32_t *kb)
+{
+  const int64_t *G = p->G;
+  uint32_t a = 0, b = 0;
+  for (uint32_t step = 1u << (31 - __builtin_clz(p->top + 1)); step; step >>= 1) {
+    a = G[a + step] > A ? a + step : a;
+    b = G[b + step] > B ? b + step : b;
+  }
+  *ka = a;
+  *kb = b;
 }
 
 /** Pool of global position Q (0 <= Q < n). O(J). */

@@ -1,6 +1,7 @@
 /* The phase-type occupancy engine (occ_ph.c) in parts: its state against its own
  * redundancy along random runs (phase counts against the tail counts, busy servers per
- * phase and per rate class, the Fenwick trees rebuilt from the counts, the class clocks),
+ * phase and per rate class, the Fenwick trees rebuilt from the counts above the flat
+ * levels, the rows beyond the trees' size zero, the class clocks),
  * tick records, common arrivals with the general engine, the phase changes counted,
  * which models it takes, the mixture's phase-type pools against closed forms (Erlang
  * and hyperexponential class laws), their bytes, and the mean-field ODE per level and
@@ -85,13 +86,17 @@ static long ph_state_errors(const lbmc_phocc *o)
       err += y[p] != h->y[p];
       busy[h->cls[p]] += h->y[p];
     }
-    for (uint32_t i = 1; i < h->size; i++) /* node i: levels size - l, l in (i - lowbit, i] */
+    for (uint32_t i = 1; i < h->size; i++) /* node i: levels size - l, l in (i - lowbit, i],
+                                              those above the flat levels */
       for (uint32_t p = 0; p < h->m; p++) {
         int64_t sum = 0;
         for (uint32_t l = i - (i & -i) + 1; l <= i; l++)
-          sum += h->x[(size_t)(h->size - l) * h->m + p];
+          if (h->size - l > LBMC_PHOCC_FLAT) sum += h->x[(size_t)(h->size - l) * h->m + p];
         err += sum != h->f[(size_t)i * h->m + p];
       }
+    for (uint32_t k = h->size; k < h->cap; k++) /* rows beyond size (the search reads the */
+      for (uint32_t p = 0; p < h->m; p++)       /* flat ones): zero */
+        err += h->x[(size_t)k * h->m + p] != 0;
   }
   for (uint32_t c = 0; c < o->C; c++) {
     err += busy[c] != o->cls[c].busy;
