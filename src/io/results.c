@@ -250,6 +250,78 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   return LBMC_SUCCESS;
 }
 
+/* The spans of memory that hold the reduction of point i with R replicas in res (what
+ * lbmc_results_store writes): its verdict, its estimates, replica slots 0 .. R - 1 of
+ * every per-replica array, its pair tables; at most LBMC_POINT_SPANS, into at[] and
+ * bytes[]; returns how many. */
+#define LBMC_POINT_SPANS (1 + LBMC_ESTIMATE_ARRAYS + 1 + 16 + LBMC_PAIR_TABLES * LBMC_PAIR_PARTS)
+static int lbmc_results_point_spans(const lbmc_results *res, long i, long R,
+                                    unsigned char *at[LBMC_POINT_SPANS],
+                                    size_t bytes[LBMC_POINT_SPANS])
+{
+  const size_t t = res->total, off = (size_t)i * t;
+  double *est[LBMC_ESTIMATE_ARRAYS] = {res->est.estimate, res->est.half_width,
+                                       res->est.std_err,  res->est.lower,
+                                       res->est.upper,    res->est.upper_bound};
+  int n = 0;
+  at[n] = (unsigned char *)&res->pt[i].v, bytes[n++] = sizeof res->pt[i].v;
+  for (int k = 0; k < LBMC_ESTIMATE_ARRAYS; k++)
+    at[n] = (unsigned char *)(est[k] + off), bytes[n++] = sizeof(double) * t;
+  at[n] = (unsigned char *)(res->est.flags + off), bytes[n++] = sizeof *res->est.flags * t;
+  for (int k = 0; k < lbmc_replica_columns() && n < 1 + LBMC_ESTIMATE_ARRAYS + 1 + 16; k++) {
+    const lbmc_replica_column *c = lbmc_replica_column_get(k);
+    const size_t row = lbmc_rep_row(res, c);
+    at[n] = (unsigned char *)*lbmc_replica_array(c, res) + (size_t)i * (size_t)res->Rmax * row;
+    bytes[n++] = (size_t)R * row;
+  }
+  for (int k = 0; res->pairs && k < LBMC_PAIR_TABLES; k++) {
+    const size_t size = lbmc_pair_table_size(k, res->J, res->K + 1);
+    for (int part = 0; part < LBMC_PAIR_PARTS; part++)
+      at[n] = (unsigned char *)(res->pair[k][part] + (size_t)i * size),
+      bytes[n++] = sizeof(double) * size;
+  }
+  return n;
+}
+
+size_t lbmc_results_pack_point(const lbmc_results *res, long i, void *buf, size_t cap)
+{
+  unsigned char *at[LBMC_POINT_SPANS], *out = buf;
+  size_t bytes[LBMC_POINT_SPANS], need = 0;
+  const int n = lbmc_results_point_spans(res, i, res->pt[i].v.replicas, at, bytes);
+  if (res->trans) return 0;
+  for (int k = 0; k < n; k++) need += bytes[k];
+  for (int k = 0; need <= cap && k < n; k++) {
+    memcpy(out, at[k], bytes[k]);
+    out += bytes[k];
+  }
+  return need;
+}
+
+lbmc_err lbmc_results_unpack_point(lbmc_results *res, long i, const void *buf, size_t len)
+{
+  unsigned char *at[LBMC_POINT_SPANS];
+  const unsigned char *in = buf;
+  size_t bytes[LBMC_POINT_SPANS], need = 0;
+  lbmc_verdict v;
+  int n;
+  if (res->trans || len < sizeof v)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "results: a reduced point of %zu bytes does not fit", len);
+  memcpy(&v, buf, sizeof v);
+  if (v.replicas < 0 || v.replicas > (long)(len / sizeof(double)))
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "results: a reduced point with %ld replicas", v.replicas);
+  LBMC_CALL(lbmc_results_reserve(res, v.replicas));
+  n = lbmc_results_point_spans(res, i, v.replicas, at, bytes);
+  for (int k = 0; k < n; k++) need += bytes[k];
+  if (need != len)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL,
+                      "results: a reduced point of %zu bytes, where %zu were expected", len, need);
+  for (int k = 0; k < n; k++) {
+    memcpy(at[k], in, bytes[k]);
+    in += bytes[k];
+  }
+  return LBMC_SUCCESS;
+}
+
 lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from)
 {
   const size_t t = src->total, J = (size_t)src->J;

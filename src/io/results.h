@@ -228,6 +228,18 @@ lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, cons
  *  replicas 0 .. replicas - 1 it rests on). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_store(lbmc_results *res, long i, const lbmc_point *acc);
 
+/** The reduction of point i as lbmc_results_store left it (its verdict, estimates,
+ *  replicas 0 .. replicas - 1 and pair tables; not its parameters) as bytes into buf
+ *  (cap bytes): returns the bytes needed and writes them only when they fit (like
+ *  snprintf); 0 for a transient run (not packed). The ranks of one run share the layout:
+ *  a worker reduces a whole point and rank 0 stores the bytes with
+ *  lbmc_results_unpack_point, as if it had stored the point itself. */
+size_t lbmc_results_pack_point(const lbmc_results *res, long i, void *buf, size_t cap);
+/** Store the reduction packed by lbmc_results_pack_point (len bytes) as point i's; res has
+ *  the same J, K and pairs as the packing results. Errors: LBMC_ERR_INTERNAL (not the size
+ *  of a packed point), LBMC_ERR_MEMORY. */
+lbmc_err lbmc_results_unpack_point(lbmc_results *res, long i, const void *buf, size_t len);
+
 /** Copy point `from` of src (parameters, replicas, estimates) to point `to` of dst;
  *  reserves replica slots in dst; the same J, K. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from);

@@ -180,6 +180,16 @@ static void lbmc_runner_acc_free(lbmc_runner *run, long i)
  * points would otherwise wait for the disk thousands of times. */
 #define LBMC_SYNC_SECONDS 1.0
 
+/* Rank 0: point i is stored, finished: the checkpoint synced (at most once a second). */
+static void lbmc_runner_stored(lbmc_runner *run, long i)
+{
+  run->res->pt[i].done = 1;
+  if (run->ck && MPI_Wtime() - run->t_synced >= LBMC_SYNC_SECONDS) {
+    lbmc_checkpoint_sync(run->ck);
+    run->t_synced = MPI_Wtime();
+  }
+}
+
 /* Rank 0: a point whose round is complete: sequential mode's decision (the log says
  * which and why, unless quiet), and a finished point stored. */
 static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
@@ -195,12 +205,8 @@ static lbmc_err lbmc_runner_settle(lbmc_runner *run, long i)
     lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: point %ld: %s\n", run->grid[i], why);
   if (what != LBMC_NEXT_DONE) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_results_store(run->res, i, run->acc[i]));
-  run->res->pt[i].done = 1;
   lbmc_runner_acc_free(run, i);
-  if (run->ck && MPI_Wtime() - run->t_synced >= LBMC_SYNC_SECONDS) {
-    lbmc_checkpoint_sync(run->ck);
-    run->t_synced = MPI_Wtime();
-  }
+  lbmc_runner_stored(run, i);
   return LBMC_SUCCESS;
 }
 
@@ -287,6 +293,8 @@ void lbmc_runner_teardown(lbmc_runner *run)
   lbmc_results_destroy(&run->res);
   lbmc_replica_destroy(&run->rep);
   lbmc_model_destroy(&run->model);
+  lbmc_results_destroy(&run->wres);
+  free(run->wbuf);
   free(run->grid);
   free(run->cost);
   free(run->rmsg);
@@ -387,6 +395,54 @@ lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, i
   if (run->ck && live) LBMC_CALL(lbmc_checkpoint_append(run->ck, record, size));
   lbmc_schedule_done(run->sched, i, (long)rec.h.replica, live && run->ck != NULL);
   return lbmc_runner_settle(run, i);
+}
+
+lbmc_err lbmc_runner_record_whole(lbmc_runner *run, const void *whole, size_t size,
+                                  const void *const *rec, const size_t *rec_size, int count,
+                                  int *taken)
+{
+  lbmc_whole_head head;
+  const void *mine[LBMC_BATCH_MAX] = {NULL};
+  size_t mine_size[LBMC_BATCH_MAX];
+  lbmc_schedule *s = run->sched;
+  long i, R, have = 0;
+  *taken = 0;
+  if (size < sizeof head)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a reduced point of %zu bytes", size);
+  memcpy(&head, whole, sizeof head);
+  head.why[sizeof head.why - 1] = '\0';
+  i = lbmc_runner_local(run, (long)head.point);
+  R = (long)head.replicas;
+  /* the point as the worker found it: nothing of it in (a unit re-issued from a rank
+     presumed frozen may have come back first), its first round, doubling 0 */
+  if (i < 0 || run->res->pt[i].done || run->acc[i] || s->finished[i] || s->doubling[i] != 0 ||
+      s->target[i] != R || s->done[i] != 0 || R > LBMC_BATCH_MAX || run->res->trans || !run->ck)
+    return LBMC_SUCCESS;
+  for (int k = 0; k < count; k++) { /* its records in the message, by replica */
+    lbmc_record r;
+    if (lbmc_record_view(rec[k], rec_size[k], &r) != 0 || r.h.point != head.point) continue;
+    if (r.h.doubling != 0 || r.h.replica < 0 || r.h.replica >= R || mine[r.h.replica])
+      return LBMC_SUCCESS;
+    mine[r.h.replica] = rec[k];
+    mine_size[r.h.replica] = rec_size[k];
+    have++;
+  }
+  if (have != R) return LBMC_SUCCESS;
+  for (long r = 0; r < R; r++) { /* counted in run->units_run with the other records */
+    LBMC_CALL(lbmc_checkpoint_append(run->ck, mine[r], mine_size[r]));
+    lbmc_schedule_done(s, i, r, 1);
+  }
+  if (lbmc_schedule_round(s, i) != R)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: point %ld reduced whole with %ld replicas",
+                      head.point, R);
+  if (*head.why && !run->set->quiet)
+    lbmc_log(MPI_COMM_NULL, stderr, "lbmc run: point %ld: %s\n", run->grid[i], head.why);
+  lbmc_schedule_finish(s, i);
+  LBMC_CALL(lbmc_results_unpack_point(run->res, i, (const unsigned char *)whole + sizeof head,
+                                      size - sizeof head));
+  lbmc_runner_stored(run, i);
+  *taken = 1;
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)

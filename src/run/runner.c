@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sim/record.h"
 #include "lbmc/engines.h"
 #include "lbmc/log.h"
 #include "runner_impl.h"
@@ -110,11 +111,12 @@ static double lbmc_batch_expected(const lbmc_runner *run, const lbmc_worker *w)
   return t;
 }
 
-/* Rank 0: the n units unit[3 n] (point, replica, doubling) sent to worker dst. */
+/* Rank 0: the n units unit[LBMC_UNIT_LONGS n] sent to worker dst. */
 static void lbmc_runner_issued(lbmc_runner *run, int dst, const long *unit, int n)
 {
   lbmc_worker *w = &run->workers[dst];
-  memcpy(w->unit, unit, sizeof(long) * 3 * (size_t)n);
+  for (int u = 0; u < n; u++)
+    memcpy(w->unit[u], unit + LBMC_UNIT_LONGS * u, sizeof(long) * LBMC_UNIT_LONGS);
   w->nunits = n;
   w->t_issued = MPI_Wtime();
   w->asked = 0;
@@ -181,7 +183,7 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
   double now = MPI_Wtime(), el = now - run->t0;
   const lbmc_schedule *s = run->sched;
   double left, eta;
-  char eta_text[256], lost[96] = "";
+  char eta_text[256], lost[96] = "", whole[64] = "";
   if (run->set->quiet || run->set->dry_run) return;
   if (!force && now - run->t_progress < run->set->progress_seconds) return;
   run->t_progress = now;
@@ -203,26 +205,66 @@ static void lbmc_runner_progress(lbmc_runner *run, int force)
   } else {
     snprintf(eta_text, sizeof eta_text, "ETA ? s%s", lost);
   }
-  lbmc_log(run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points, elapsed %.1f s, %s\n",
-           run->units_run, s->points_finished, s->P, el, eta_text);
+  if (run->reduced > 0) /* points the workers reduced whole, rank 0 only stored */
+    snprintf(whole, sizeof whole, " (%ld reduced by workers)", run->reduced);
+  lbmc_log(run->comm, stderr, "lbmc run: %ld units done, %ld/%ld points%s, elapsed %.1f s, %s\n",
+           run->units_run, s->points_finished, s->P, whole, el, eta_text);
 }
 
-/* Rank 0: answer rank `src` with the next units (as many as are expected to take
- * LBMC_BATCH_SECONDS, at most LBMC_BATCH_MAX), or park it, or release it. */
+/* Rank 0: 1 when units u0 .. n - 1 of unit[] hold every replica of point p's first round
+ * at doubling 0, of which no record has come: a worker can reduce the point alone. */
+static int lbmc_runner_whole(const lbmc_runner *run, const long *unit, int u0, int n, long p)
+{
+  const lbmc_schedule *s = run->sched;
+  long have = 0;
+  if (s->doubling[p] != 0 || s->target[p] != run->first_round || s->done[p] != 0 || run->acc[p] ||
+      run->res->trans)
+    return 0;
+  for (int u = u0; u < n; u++)
+    have += unit[LBMC_UNIT_LONGS * u] == p && unit[LBMC_UNIT_LONGS * u + 2] == 0;
+  return have == s->target[p];
+}
+
+/* Rank 0: the next units into unit[] (point, replica, doubling, whole each; see the tags'
+ * comment in runner_impl.h): as many as are expected to take LBMC_BATCH_SECONDS, at most
+ * LBMC_BATCH_UNITS, and then the rest of a first round the batch began (up to
+ * LBMC_BATCH_MAX), so that small points travel whole. Returns how many (0: none now). */
+static int lbmc_runner_take(lbmc_runner *run, long *unit)
+{
+  double expected = 0;
+  int n = 0, doubling = 0, start = 0; /* start: the first unit of the last point */
+  for (;;) {
+    long *u = unit + LBMC_UNIT_LONGS * n;
+    if (n >= LBMC_BATCH_MAX) break;
+    if (n >= LBMC_BATCH_UNITS || expected >= LBMC_BATCH_SECONDS) {
+      /* go on only to finish the first round of the last point, begun in this batch */
+      const long p = u[-LBMC_UNIT_LONGS], r = u[-LBMC_UNIT_LONGS + 1];
+      const long left = run->sched->target[p] - (r + 1);
+      if (u[-LBMC_UNIT_LONGS + 2] != 0 || unit[LBMC_UNIT_LONGS * start + 1] != 0 || left <= 0 ||
+          run->sched->target[p] != run->first_round || left > LBMC_BATCH_MAX - n ||
+          expected + (double)left * lbmc_unit_nominal(run, p, 0) > 2 * LBMC_BATCH_SECONDS)
+        break;
+    }
+    if (!lbmc_schedule_next(run->sched, &u[0], &u[1], &doubling)) break;
+    u[2] = doubling;
+    u[3] = 0;
+    if (n > 0 && u[0] != u[-LBMC_UNIT_LONGS]) start = n;
+    expected += lbmc_unit_nominal(run, u[0], doubling);
+    n++;
+    if (n - start == run->first_round && lbmc_runner_whole(run, unit, start, n, u[0]))
+      u[3] = run->first_round;
+  }
+  return n;
+}
+
+/* Rank 0: answer rank `src` with the next units (lbmc_runner_take), or park it, or
+ * release it. */
 static void lbmc_runner_dispatch(lbmc_runner *run, int src)
 {
-  long unit[3 * LBMC_BATCH_MAX] = {-1, -1, 0};
+  long unit[LBMC_UNIT_LONGS * LBMC_BATCH_MAX] = {-1, -1, 0, 0};
   int n = 1;
   if (!run->stopping && !lbmc_schedule_all_finished(run->sched)) {
-    double expected = 0;
-    int doubling = 0;
-    n = 0;
-    while (n < LBMC_BATCH_MAX && expected < LBMC_BATCH_SECONDS &&
-           lbmc_schedule_next(run->sched, &unit[3 * n], &unit[3 * n + 1], &doubling)) {
-      unit[3 * n + 2] = doubling;
-      expected += lbmc_unit_nominal(run, unit[3 * n], doubling);
-      n++;
-    }
+    n = lbmc_runner_take(run, unit);
     if (n == 0) {
       run->waiting[run->nwaiting++] = src;
       return;
@@ -235,8 +277,8 @@ static void lbmc_runner_dispatch(lbmc_runner *run, int src)
   }
   /* not MPI_Send: a blocking send can wait for the worker to make progress in MPI */
   MPI_Wait(&run->workers[src].sreq, MPI_STATUS_IGNORE); /* done: the worker has answered it */
-  memcpy(run->workers[src].sent, unit, sizeof(long) * 3 * (size_t)n);
-  MPI_Isend(run->workers[src].sent, 3 * n, MPI_LONG, src, LBMC_TAG_WORK, run->comm,
+  memcpy(run->workers[src].sent, unit, sizeof(long) * LBMC_UNIT_LONGS * (size_t)n);
+  MPI_Isend(run->workers[src].sent, LBMC_UNIT_LONGS * n, MPI_LONG, src, LBMC_TAG_WORK, run->comm,
             &run->workers[src].sreq);
 }
 
@@ -258,19 +300,39 @@ static lbmc_err lbmc_runner_receive(lbmc_runner *run, MPI_Status *st, size_t *si
 }
 
 /* Rank 0: the records of a result message of `size` bytes in run->rmsg (framed as the
- * tags' comment in runner_impl.h says), each to its point. */
+ * tags' comment in runner_impl.h says), each to its point; first the points the worker
+ * reduced whole, which need none of their records reduced again. */
 static lbmc_err lbmc_runner_unpack(lbmc_runner *run, size_t size)
 {
-  size_t at = 0;
-  while (at < size) {
-    int64_t len;
-    if (size - at < sizeof len) break;
-    memcpy(&len, run->rmsg + at, sizeof len);
-    at += sizeof len;
-    if (len <= 0 || (uint64_t)len > size - at) break;
-    run->units_run++;
-    LBMC_CALL(lbmc_runner_record(run, run->rmsg + at, (size_t)len, 1));
-    at += ((size_t)len + 7) & ~(size_t)7;
+  const void *rec[LBMC_BATCH_MAX];
+  size_t rec_size[LBMC_BATCH_MAX], at = 0;
+  int count = 0, taken;
+  for (int pass = 0; pass < 2; pass++) {
+    int seen = 0;
+    at = 0;
+    while (at < size) {
+      int64_t len;
+      size_t bytes;
+      if (size - at < sizeof len) break;
+      memcpy(&len, run->rmsg + at, sizeof len);
+      at += sizeof len;
+      bytes = (size_t)(len < 0 ? -len : len);
+      if (len == 0 || bytes > size - at) break;
+      if (len > 0 && pass == 0 && count < LBMC_BATCH_MAX) {
+        rec[count] = run->rmsg + at;
+        rec_size[count++] = bytes;
+      } else if (len < 0 && pass == 0) {
+        LBMC_CALL(
+            lbmc_runner_record_whole(run, run->rmsg + at, bytes, rec, rec_size, count, &taken));
+        run->reduced += taken;
+      } else if (len > 0) {
+        run->units_run++;
+        LBMC_CALL(lbmc_runner_record(run, run->rmsg + at, bytes, 1));
+      }
+      seen++;
+      at += (bytes + 7) & ~(size_t)7;
+    }
+    if (at != size || seen == 0) break;
   }
   if (at != size)
     return LBMC_ERROR(LBMC_ERR_INTERNAL,
@@ -359,19 +421,24 @@ static void lbmc_wait_nap(MPI_Request *req, MPI_Status *st)
 static lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
-  long p, r;
-  int aborted = 0, doubling;
+  long unit[LBMC_UNIT_LONGS * LBMC_BATCH_MAX];
+  int aborted = 0, n = 0, next = 0;
   for (int k = 1; k < run->size; k++) run->workers[k].t_heard = MPI_Wtime();
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
-    if (lbmc_schedule_next(run->sched, &p, &r, &doubling)) {
+    /* its own units in batches as a worker's, so that small points stay whole on one rank
+       (a point split between ranks is reduced by rank 0) */
+    if (next == n) n = lbmc_runner_take(run, unit), next = 0;
+    if (next < n) {
+      const long *u = unit + LBMC_UNIT_LONGS * next++;
       const double t = MPI_Wtime();
-      lbmc_err err = lbmc_runner_simulate(run, p, r, doubling, lbmc_runner_root_monitor, &ctx);
+      lbmc_err err =
+          lbmc_runner_simulate(run, u[0], u[1], (int)u[2], lbmc_runner_root_monitor, &ctx);
       if (ctx.err) return ctx.err;
       if (err == LBMC_ERR_INTERRUPTED) break;
       LBMC_CALL(err);
-      lbmc_runner_pace(run, p, doubling, MPI_Wtime() - t);
+      lbmc_runner_pace(run, u[0], (int)u[2], MPI_Wtime() - t);
       run->units_run++;
       LBMC_CALL(lbmc_runner_record(run, run->msg, run->msg_size, 1));
     } else {
@@ -411,13 +478,15 @@ static int lbmc_runner_worker_monitor(void *ctx)
   return flag;
 }
 
-/* A worker: the record just simulated (run->msg) appended to its result message
- * (framed as the tags' comment in runner_impl.h says). */
-static lbmc_err lbmc_runner_pack(lbmc_runner *run)
+/* A worker: one entry appended to its result message (framed as the tags' comment in
+ * runner_impl.h says): the size `len` (negative for a reduced point) and the bytes of a
+ * (na bytes) and b (nb), padded to a multiple of 8. */
+static lbmc_err lbmc_runner_append(lbmc_runner *run, int64_t len, const void *a, size_t na,
+                                   const void *b, size_t nb)
 {
-  const int64_t len = (int64_t)run->msg_size;
-  const size_t padded = (run->msg_size + 7) & ~(size_t)7;
+  const size_t padded = (na + nb + 7) & ~(size_t)7;
   const size_t need = run->out_size + sizeof len + padded;
+  unsigned char *at;
   if (need > run->out_cap) {
     size_t cap = need + (need >> 1) + 64;
     unsigned char *out = realloc(run->out, cap);
@@ -425,11 +494,80 @@ static lbmc_err lbmc_runner_pack(lbmc_runner *run)
     run->out = out;
     run->out_cap = cap;
   }
-  memcpy(run->out + run->out_size, &len, sizeof len);
-  memcpy(run->out + run->out_size + sizeof len, run->msg, run->msg_size);
-  memset(run->out + run->out_size + sizeof len + run->msg_size, 0, padded - run->msg_size);
+  at = run->out + run->out_size;
+  memcpy(at, &len, sizeof len);
+  memcpy(at + sizeof len, a, na);
+  if (nb) memcpy(at + sizeof len + na, b, nb);
+  memset(at + sizeof len + na + nb, 0, padded - na - nb);
   run->out_size = need;
   return LBMC_SUCCESS;
+}
+
+/* A worker: the record just simulated (run->msg) appended to its result message. */
+static lbmc_err lbmc_runner_pack(lbmc_runner *run)
+{
+  return lbmc_runner_append(run, (int64_t)run->msg_size, run->msg, run->msg_size, NULL, 0);
+}
+
+/* A worker: reduce local point `point` from the R records of its first round, the last R
+ * of its result message (run->model is its model: the last simulated), as rank 0 would
+ * (lbmc_point_reduce, lbmc_point_next, lbmc_results_store); when sequential mode finishes
+ * it, the reduction goes after them in the message, and rank 0 only stores it. Otherwise
+ * nothing is added: rank 0 reduces the point from its records. */
+static lbmc_err lbmc_runner_reduce_whole(lbmc_runner *run, long point, long R)
+{
+  const unsigned char *rec[LBMC_BATCH_MAX];
+  size_t size[LBMC_BATCH_MAX], at = 0, bytes;
+  lbmc_point *pt = NULL;
+  lbmc_whole_head head;
+  lbmc_next what;
+  long next, n = 0;
+  int used = 1;
+  lbmc_err err = LBMC_SUCCESS;
+  while (at < run->out_size) { /* the records of the message; its last R are the point's */
+    int64_t len;
+    memcpy(&len, run->out + at, sizeof len);
+    bytes = (size_t)(len < 0 ? -len : len);
+    if (len > 0 && n < LBMC_BATCH_MAX) rec[n] = run->out + at + sizeof len, size[n++] = bytes;
+    at += sizeof len + ((bytes + 7) & ~(size_t)7);
+  }
+  if (R > n) return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a whole point without its records");
+  for (long k = 0; k < R; k++) { /* replicas 0 .. R - 1 of the point at doubling 0, in order */
+    lbmc_record r;
+    if (lbmc_record_view(rec[n - R + k], size[n - R + k], &r) != 0 ||
+        r.h.point != run->grid[point] || r.h.replica != k || r.h.doubling != 0)
+      return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a whole point without its records");
+  }
+  if (!run->wres)
+    LBMC_CALL(lbmc_results_create(1, R, lbmc_job_pools(run->job), (int)run->opts.tail_k,
+                                  run->opts.pairs, &run->wres));
+  LBMC_CALL(lbmc_point_create(run->model, &run->opts, run->first_round, &pt));
+  for (long k = n - R; k < n && !err && used; k++) err = lbmc_point_add(pt, rec[k], size[k], &used);
+  if (!err && used) err = lbmc_point_reduce(pt, R);
+  if (!err && used) {
+    memset(&head, 0, sizeof head);
+    head.point = run->grid[point];
+    head.replicas = R;
+    what = lbmc_point_next(pt, lbmc_job_precision(run->job), &next, head.why, sizeof head.why);
+    if (what == LBMC_NEXT_DONE) err = lbmc_results_store(run->wres, 0, pt);
+    bytes = what == LBMC_NEXT_DONE && !err ? lbmc_results_pack_point(run->wres, 0, NULL, 0) : 0;
+    if (bytes > 0 && bytes + sizeof head > run->wbuf_cap) {
+      free(run->wbuf);
+      run->wbuf_cap = bytes + sizeof head;
+      if (!(run->wbuf = malloc(run->wbuf_cap))) {
+        run->wbuf_cap = 0;
+        err = LBMC_ERROR(LBMC_ERR_MEMORY, "runner: out of memory for a reduced point");
+      }
+    }
+    if (bytes > 0 && !err) {
+      lbmc_results_pack_point(run->wres, 0, run->wbuf, bytes);
+      err = lbmc_runner_append(run, -(int64_t)(sizeof head + bytes), &head, sizeof head, run->wbuf,
+                               bytes);
+      run->reduced++;
+    }
+  }
+  lbmc_point_destroy(&pt);
+  return err;
 }
 
 /* A worker: send the records of its last batch or a control code (which asks for work),
@@ -437,7 +575,7 @@ static lbmc_err lbmc_runner_pack(lbmc_runner *run)
  * nothing of it (its units are redone, as an interrupted unit is). */
 static lbmc_err lbmc_runner_worker(lbmc_runner *run)
 {
-  long unit[3 * LBMC_BATCH_MAX];
+  long unit[LBMC_UNIT_LONGS * LBMC_BATCH_MAX];
   int flag, dummy, has_result = 0;
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
@@ -448,21 +586,24 @@ static lbmc_err lbmc_runner_worker(lbmc_runner *run)
       MPI_Isend(run->out, (int)run->out_size, MPI_BYTE, 0, LBMC_TAG_RESULT, run->comm, &req[0]);
     else
       MPI_Isend(&code, 1, MPI_INT, 0, LBMC_TAG_CONTROL, run->comm, &req[0]);
-    MPI_Irecv(unit, 3 * LBMC_BATCH_MAX, MPI_LONG, 0, LBMC_TAG_WORK, run->comm, &req[1]);
+    MPI_Irecv(unit, LBMC_UNIT_LONGS * LBMC_BATCH_MAX, MPI_LONG, 0, LBMC_TAG_WORK, run->comm,
+              &req[1]);
     lbmc_wait_nap(&req[0], MPI_STATUS_IGNORE); /* large records wait for rank 0's ticks */
     lbmc_wait_nap(&req[1], &st);               /* parked until rank 0 has units */
     MPI_Get_count(&st, MPI_LONG, &count);
-    if (count < 3 || unit[0] < 0) break;
+    if (count < LBMC_UNIT_LONGS || unit[0] < 0) break;
     run->out_size = 0;
     has_result = 0;
-    for (n = 0; n < count / 3; n++) {
-      lbmc_err err = lbmc_runner_simulate(run, unit[3 * n], unit[3 * n + 1], (int)unit[3 * n + 2],
-                                          lbmc_runner_worker_monitor, run);
+    for (n = 0; n < count / LBMC_UNIT_LONGS; n++) {
+      const long *u = unit + LBMC_UNIT_LONGS * n;
+      lbmc_err err =
+          lbmc_runner_simulate(run, u[0], u[1], (int)u[2], lbmc_runner_worker_monitor, run);
       if (err == LBMC_ERR_INTERRUPTED) break;
       LBMC_CALL(err);
       LBMC_CALL(lbmc_runner_pack(run));
+      if (u[3] > 0) LBMC_CALL(lbmc_runner_reduce_whole(run, u[0], u[3]));
     }
-    has_result = n == count / 3;
+    has_result = n == count / LBMC_UNIT_LONGS;
   }
   for (;;) { /* drain an abort notice that crossed the stop reply */
     MPI_Iprobe(0, LBMC_TAG_ABORT, run->comm, &flag, MPI_STATUS_IGNORE);

@@ -11,10 +11,13 @@
 
 /* Messages: a worker sends its finished replicas (LBMC_TAG_RESULT: for each, its size in
  * bytes as an int64 and the bytes of its replica record, src/sim/record.h, padded to a
- * multiple of 8) or, without one, a control code (LBMC_TAG_CONTROL, one int); either asks
- * for the next units, which rank 0 sends (LBMC_TAG_WORK: 1 to LBMC_BATCH_MAX units, each
- * point, replica and doubling as three longs; point -1 = stop). LBMC_TAG_ABORT tells
- * workers to abandon their replicas. */
+ * multiple of 8; after the records of a whole point it reduced, minus the size of the
+ * reduced point and its bytes, lbmc_whole_head then lbmc_results_pack_point's, padded) or,
+ * without one, a control code (LBMC_TAG_CONTROL, one int); either asks for the next
+ * units, which rank 0 sends (LBMC_TAG_WORK: 1 to LBMC_BATCH_MAX units, each point,
+ * replica, doubling and `whole` as LBMC_UNIT_LONGS longs; point -1 = stop; whole = R > 0
+ * on the last unit of a point's first round whose R replicas are all in the batch: the
+ * worker reduces the point). LBMC_TAG_ABORT tells workers to abandon their replicas. */
 enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
 
 /* Control codes of LBMC_TAG_CONTROL. */
@@ -27,22 +30,35 @@ enum {
  * batch closes once its units are expected to take this long): small units travel
  * together, so that a worker does not wait for rank 0 between every two of them; a batch
  * of long units is one unit. */
-#define LBMC_BATCH_MAX     16
+#define LBMC_BATCH_UNITS   16
 #define LBMC_BATCH_SECONDS 0.05
+/* A batch that has the first replicas of a point's first round goes on past
+ * LBMC_BATCH_UNITS, up to this many units, to hold the whole round (the worker then
+ * reduces the point, and rank 0 only stores it). */
+#define LBMC_BATCH_MAX  32
+#define LBMC_UNIT_LONGS 4
+
+/* The head of a point reduced by a worker in a result message. */
+typedef struct {
+  int64_t point;    /* grid index */
+  int64_t replicas; /* of its first round, all in the message before it */
+  char why[256];    /* sequential mode's line about the point ("" for none) */
+} lbmc_whole_head;
 
 /* Rank 0's view of a worker: the units it holds and since when, where it runs. */
 typedef struct {
-  long unit[LBMC_BATCH_MAX][3];  /* local point, replica, doubling of each unit it holds */
-  int nunits;                    /* 0: holds nothing */
-  long sent[3 * LBMC_BATCH_MAX]; /* the last work message to it, */
-  MPI_Request sreq;              /* sent without waiting (MPI_REQUEST_NULL: none) */
-  int lost;                      /* presumed frozen: silent too long, its unit re-issued */
-  int asked;                     /* its last message asks for work, not answered yet (parked) */
-  int released;                  /* told to stop */
-  double t_issued;               /* MPI_Wtime when the unit was sent */
-  double t_heard;                /* MPI_Wtime of its last message (the start of the run before) */
-  long pid;                      /* process id on its host */
-  char host[64];                 /* MPI_Get_processor_name, cut */
+  long unit[LBMC_BATCH_MAX][LBMC_UNIT_LONGS];  /* local point, replica, doubling, whole of
+                                                  each unit it holds */
+  int nunits;                                  /* 0: holds nothing */
+  long sent[LBMC_UNIT_LONGS * LBMC_BATCH_MAX]; /* the last work message to it, */
+  MPI_Request sreq;                            /* sent without waiting (MPI_REQUEST_NULL: none) */
+  int lost;        /* presumed frozen: silent too long, its unit re-issued */
+  int asked;       /* its last message asks for work, not answered yet (parked) */
+  int released;    /* told to stop */
+  double t_issued; /* MPI_Wtime when the unit was sent */
+  double t_heard;  /* MPI_Wtime of its last message (the start of the run before) */
+  long pid;        /* process id on its host */
+  char host[64];   /* MPI_Get_processor_name, cut */
 } lbmc_worker;
 
 typedef struct {
@@ -65,6 +81,11 @@ typedef struct {
   lbmc_model *model;
   lbmc_run_options opts;
   lbmc_replica *rep;
+  lbmc_results *wres;  /* a whole point's reduction as lbmc_results_store leaves it */
+  unsigned char *wbuf; /* its bytes (lbmc_results_pack_point), wbuf_cap bytes */
+  size_t wbuf_cap;
+  long reduced; /* points reduced by this rank for rank 0 (worker) or received
+                   reduced (rank 0) */
 
   /* rank 0 */
   lbmc_results *res;
@@ -102,6 +123,15 @@ long lbmc_runner_local(const lbmc_runner *run, long grid_index);
  *  (0) comes from it. Errors: LBMC_ERR_FILE, LBMC_ERR_MEMORY, LBMC_ERR_INTERNAL (not a
  *  record of this run; LBMC_ERR_MISMATCH when replayed). */
 lbmc_err lbmc_runner_record(lbmc_runner *run, const void *record, size_t size, int live);
+/** Rank 0: a point a worker reduced (size bytes at `whole`: lbmc_whole_head, then the
+ *  packed reduction) whose records are among the `count` records rec[] of the same
+ *  message: stored as finished, its records to the checkpoint, when the point is still
+ *  as the worker found it (no record of it in, first round, doubling 0); else nothing is
+ *  done (*taken = 0) and its records settle it as any others. Errors: LBMC_ERR_FILE,
+ *  LBMC_ERR_MEMORY, LBMC_ERR_INTERNAL (malformed). */
+lbmc_err lbmc_runner_record_whole(lbmc_runner *run, const void *whole, size_t size,
+                                  const void *const *rec, const size_t *rec_size, int count,
+                                  int *taken);
 /** Rank 0: write the results file (complete or not) and close the checkpoint
  *  (removing it after a complete run). */
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
