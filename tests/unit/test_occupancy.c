@@ -374,19 +374,9 @@ static void test_invariants(void)
     long bad = 0;
     oc_open(&e, &cases[i], 970 + 4 * i, K);
     for (int t = 1; t <= 200; t++) {
-      double admitted = 0, area = 0;
       CU_ASSERT_FATAL(lbmc_engine_occupancy.advance(e.ws, 0.5 * t, rec) == LBMC_SUCCESS);
       bad += ut_occ_state_errors(e.st);
-      for (int j = 0; j < J; j++) {
-        admitted += rec[lbmc_tk_admitted(J, K, j)];
-        area += rec[lbmc_tk_area_q(J, K, j)];
-      }
-      bad += rec[LBMC_TK_ARRIVALS] != admitted + rec[LBMC_TK_BLOCKED];
-      bad += rec[LBMC_TK_N_END] != prev_n + admitted - rec[LBMC_TK_DEPARTURES];
-      bad += fabs(rec[LBMC_TK_AREA_N] - area) > 1e-9 * fmax(1, area);
-      bad += rec[LBMC_TK_WAITS] != admitted || rec[LBMC_TK_SOJOURNS] != admitted;
-      bad += rec[LBMC_TK_LEN] != 0.5;
-      prev_n = rec[LBMC_TK_N_END];
+      bad += ut_tick_errors(rec, J, K, 0.5, &prev_n);
     }
     UT_CHECK(bad == 0, "%s: %ld inconsistencies", cases[i].policy, bad);
     free(rec);

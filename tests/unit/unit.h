@@ -112,8 +112,6 @@ typedef struct {
 } ut_test;
 int ut_add_suite(const char *name, const ut_test *tests);
 
-/* Disagreements among the redundant parts of an occupancy state (tail counts, customers,
- * busy slots, lowest level, room, customers in the system); test_occupancy.c. */
 /* A model for the occupancy engines' suites: n servers in J pools, every field but n and
  * policy optional (0/NULL: the default in its comment). */
 typedef struct {
@@ -133,7 +131,15 @@ typedef struct {
 /* The model of c, set up (CU_ASSERT_FATAL on any refusal); the caller destroys it. */
 lbmc_model *ut_occ_model(const ut_occ_conf *c);
 
+/* Disagreements among the redundant parts of an occupancy state (tail counts, customers,
+ * busy slots, lowest level, room, customers in the system); test_occupancy.c. */
 struct lbmc_occ_state_;
 long ut_occ_state_errors(const struct lbmc_occ_state_ *st);
+
+/* Disagreements within one tick record rec (lbmc_tick_width(J, K) doubles, a tick of length
+ * len) and with the last one (*prev_n: customers at its end, updated): arrivals = admitted +
+ * blocked, customers conserved, area of N = sum of the pools' areas, one wait and one sojourn
+ * per admitted customer (engines that record every customer), sojourns >= waits. */
+long ut_tick_errors(const double *rec, int J, int K, double len, double *prev_n);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ticks.h"
 #include "lbmc/model.h"
 #include "unit.h"
 
@@ -194,4 +195,22 @@ lbmc_model *ut_occ_model(const ut_occ_conf *c)
   if (c->sampling) CU_ASSERT_FATAL(lbmc_model_set_sampling(m, c->sampling) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
   return m;
+}
+
+long ut_tick_errors(const double *rec, int J, int K, double len, double *prev_n)
+{
+  double admitted = 0, area = 0;
+  long bad = 0;
+  for (int j = 0; j < J; j++) {
+    admitted += rec[lbmc_tk_admitted(J, K, j)];
+    area += rec[lbmc_tk_area_q(J, K, j)];
+  }
+  bad += rec[LBMC_TK_ARRIVALS] != admitted + rec[LBMC_TK_BLOCKED];
+  bad += rec[LBMC_TK_N_END] != *prev_n + admitted - rec[LBMC_TK_DEPARTURES];
+  bad += fabs(rec[LBMC_TK_AREA_N] - area) > 1e-9 * fmax(1, area);
+  bad += rec[LBMC_TK_WAITS] != admitted || rec[LBMC_TK_SOJOURNS] != admitted;
+  bad += rec[LBMC_TK_SUM_SOJOURN] < rec[LBMC_TK_SUM_WAIT];
+  bad += rec[LBMC_TK_LEN] != len;
+  *prev_n = rec[LBMC_TK_N_END];
+  return bad;
 }

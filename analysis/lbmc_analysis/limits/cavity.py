@@ -49,6 +49,7 @@ import math
 import numpy as np
 
 from . import _check
+from ._metrics import occupancy_metrics
 from .service import PhaseType, parse_service
 
 __all__ = ["cavity_jsq", "necessary_stability", "as_phase_type"]
@@ -348,17 +349,8 @@ def cavity_jsq(lam, d, *, beta=(1.0,), mu=(1.0,), service="exponential", buffer=
     thr = float(np.sum(beta * admitted))
     share = beta * admitted / thr if thr > 0 else beta.copy()
     mean_sojourn = float(np.sum(beta * mean_queue)) / thr if thr > 0 else float(np.sum(share / mu))
-    return {
-        "tail": tails,
-        "mean_queue": mean_queue,
-        "utilization": util,
-        "admitted_share": share,
-        "p_wait": p_wait,
-        "p_block": p_block,
-        "p_wait_or_block": p_wait + p_block,
-        "throughput": thr,
-        "mean_sojourn": mean_sojourn,
-        "mean_wait": mean_sojourn - float(np.sum(share / mu)),
+    return occupancy_metrics(tail=tails, mean_queue=mean_queue, utilization=util, share=share, p_wait=p_wait,
+                             p_block=p_block, throughput=thr, mean_sojourn=mean_sojourn, mu=mu) | {
         "messages_per_arrival": 2.0 * d,
         "withdrawals_per_arrival": 0.0,
         "mean_workload": workload,

@@ -51,6 +51,7 @@ from scipy import integrate
 
 from .. import meanfield as _mf
 from . import _check
+from ._metrics import occupancy_metrics
 
 __all__ = ["OccupancyModel", "parse_tail_start", "transient", "fixed_point", "POLICIES"]
 
@@ -417,18 +418,8 @@ class OccupancyModel:
         tail = np.zeros((self.J, K))
         m = min(K, Lv - 1)
         tail[:, :m] = x[:, :m]
-        return {
-            "tail": tail,
-            "mean_queue": mean_queue,
-            "utilization": util,
-            "admitted_share": share,
-            "p_wait": p_wait,
-            "p_block": p_block,
-            "p_wait_or_block": p_wait + p_block,
-            "throughput": thr,
-            "mean_sojourn": soj,
-            "mean_wait": soj - float(np.sum(share / self.mu)),
-        }
+        return occupancy_metrics(tail=tail, mean_queue=mean_queue, utilization=util, share=share, p_wait=p_wait,
+                                 p_block=p_block, throughput=thr, mean_sojourn=soj, mu=self.mu)
 
 
 # ----------------------------------------------------------------------------------
