@@ -207,13 +207,12 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
    * correlated samples is too noisy to gate on, and smallest in the runs whose intervals
    * are too narrow (no large excursion) */
   skew_u = m.nbar > 0 ? (2 - fmin(1.0, m.nbar / m.rx.var)) * sqrt(m.rx.var) / m.nbar : 0;
-  {
-    double tau_k, skew_k;
-    if (lbmc_point_tau_known(p, &tau_k, &skew_k)) { /* exact: no reading, no selection */
-      m.rx.tau = tau_u = v->relaxation_time = v->relaxation_upper = tau_k;
-      m.rx.resolved = 1;
-      skew_u = skew_k;
-    }
+  double tau_k = NAN, skew_k = NAN;
+  const int known = lbmc_point_tau_known(p, &tau_k, &skew_k);
+  if (known) { /* exact: no reading, no selection */
+    m.rx.tau = tau_u = v->relaxation_time = v->relaxation_upper = tau_k;
+    m.rx.resolved = 1;
+    skew_u = skew_k;
   }
   need = lbmc_point_relax_needed(R, tau_u, skew_u);
   if (R == 1 && isfinite(tau_u)) /* the batches: each at least LBMC_RELAX_BATCH_TAUS tau_u */
@@ -225,7 +224,15 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                            ? need
                            : fmax(LBMC_SUGGEST_FACTOR * T, isfinite(need) ? need : 0);
     v->evidence |= LBMC_EV_RELAX;
-    if (m.rx.resolved && isfinite(need))
+    if (known)
+      lbmc_point_reason(v,
+                        "the measured period (%.4g per replica) is %.2g relaxation times: the "
+                        "customers in the system decorrelate over %.3g (integrated "
+                        "autocorrelation time, exact for independent M/M/1 queues), and with "
+                        "skewness %.2g %s needs %.3g",
+                        T, T / tau_k, tau_k, skew_u,
+                        R >= 2 ? "the interval of the replicas' means" : "batch means", need);
+    else if (m.rx.resolved && isfinite(need))
       lbmc_point_reason(v,
                         "the measured period (%.4g per replica) is %.2g relaxation times: the "
                         "customers in the system decorrelate over about %.3g (integrated "
