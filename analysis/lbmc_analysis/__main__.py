@@ -165,6 +165,9 @@ def _refined_n(text, point):
     if text is None:
         return None
     if str(text).strip() == "n":
+        if not isinstance(point, dict) or point.get("n") is None:
+            raise ValueError("--refined n: the point has no key 'n' (each point's number of servers); give the "
+                             "point an integer 'n' >= 1, or --refined N")
         n = point.get("n")
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"--refined n: the point's n = {n!r} is not allowed; an integer >= 1 is required")

@@ -40,6 +40,17 @@ class UnverifiedWarning(UserWarning):
     """The file has no checksums (written by an lbmc before they were added): loaded unchecked."""
 
 
+def open_hdf5(path) -> h5py.File:
+    """``h5py.File(path, "r")`` of a file that starts as HDF5; an ``OSError`` of the library (a
+    truncated or otherwise damaged file) becomes :class:`LbmcDamagedError` naming the file."""
+    try:
+        return h5py.File(path, "r")
+    except OSError as exc:
+        raise LbmcDamagedError(f"{path} is damaged: it starts as an HDF5 file, but the HDF5 library cannot "
+                               f"open it ({exc}); rerun the job (or shard) that made it, or restore the file "
+                               f"from a copy") from exc
+
+
 def py_value(value):
     """HDF5 attribute value -> plain Python (str, int, float) or numpy array."""
     if isinstance(value, bytes):

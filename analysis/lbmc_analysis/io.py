@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._h5 import SEAL_ATTR, GridWarning, LbmcDamagedError, LbmcFormatError, UnverifiedWarning, py_value, read_array
+from ._h5 import (SEAL_ATTR, GridWarning, LbmcDamagedError, LbmcFormatError, UnverifiedWarning, open_hdf5, py_value,
+                  read_array)
 from ._h5 import check_file as _check_file
 from .grid import flatten, grid_dims, to_grid
 from .layout import (DOC_FLAG_NAMES, DOC_METRICS, DOC_POINTS, DOC_REPLICA_EXTRAS, SUPPORTED_LAYOUT_VERSIONS,
@@ -207,12 +208,7 @@ def load(path, grid: bool = True) -> xr.Dataset:
             f"file written by `lbmc run` or `lbmc merge`"
         )
     sealed = _check_file(path)  # every value read and checked, in a process of its own
-    try:
-        fh = h5py.File(path, "r")
-    except OSError as exc:
-        raise LbmcDamagedError(f"{path} is damaged: it starts as an HDF5 file, but the HDF5 library cannot "
-                               f"open it ({exc}); rerun the job (or shard) that made it, or restore the file "
-                               f"from a copy") from exc
+    fh = open_hdf5(path)  # LbmcDamagedError where the library cannot open it (e.g. truncated)
     with fh:
         if not sealed:
             warnings.warn(UnverifiedWarning(f"{path} has no checksums (written by an lbmc before they were "

@@ -6,7 +6,9 @@
 (docs/results-format.md; ``point=`` picks a grid point, else a ``point`` dimension
 leads), into an ``xarray.Dataset`` with a ``time`` dimension:
 one variable per metric (``mean_queue`` (time, pool), ``tail`` (time, pool, k),
-``customers``, ``p_wait``, ``p_block``, ``throughput``, ``messages_per_arrival`` (time)),
+``customers``, ``p_wait``, ``p_block``, ``throughput``, ``messages_per_arrival`` (time);
+``pool`` and ``k`` numbered from 1, as in :func:`lbmc_analysis.load`: ``.sel(pool=1)`` is
+the first pool; read the tails as ``ds["tail"]``, since ``ds.tail`` is xarray's method),
 each with a ``stat`` dimension: ``mean``, ``lower``, ``upper`` (pointwise interval at the
 run's confidence) and ``band_lower``, ``band_upper`` (the simultaneous Bonferroni band
 over the grid; docs/model.md, "Transient runs"). Undefined entries (the interval metrics
@@ -29,19 +31,43 @@ STATS = ("mean", "lower", "upper", "band_lower", "band_upper")
 _POOLED = {"mean_queue": ("pool",), "tail": ("pool", "k")}
 
 
-def _transient_part(source: Any) -> Mapping[str, Any]:
-    if isinstance(source, Mapping):
-        data = source
-    elif isinstance(source, (str, os.PathLike)) and os.path.exists(source):
-        with open(source, encoding="utf-8") as f:
-            data = json.load(f)
-    else:
-        data = json.loads(source)
-    if "transient" in data:
+def _transient_part(data: Any, where: str) -> Mapping[str, Any]:
+    from ._h5 import LbmcFormatError
+
+    if isinstance(data, Mapping) and "transient" in data:
         data = data["transient"]
-    if "time" not in data or "estimates" not in data:
-        raise ValueError("not a transient run's output: no 'transient' with 'time' and 'estimates'")
+    if not isinstance(data, Mapping) or "time" not in data or "estimates" not in data:
+        raise LbmcFormatError(f"{where}: not a transient run's output: no 'transient' with 'time' and 'estimates' "
+                              "(the output of lbmc sim --transient T0:T1:DT --json)")
     return data
+
+
+def _json_text(text: str, where: str) -> Any:
+    from ._h5 import LbmcFormatError
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LbmcFormatError(f"{where}: not valid JSON ({exc}); expected the output of lbmc sim --transient "
+                              "T0:T1:DT --json") from None
+
+
+def _read_json_file(path: str) -> Any:
+    """A file that is not HDF5: the JSON of ``lbmc sim --transient --json``, or an error
+    saying what the file starts with (as :func:`lbmc_analysis.load` does)."""
+    from ._h5 import LbmcFormatError
+
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if not raw.strip():
+        raise LbmcFormatError(f"{path}: an empty file; expected an lbmc results file (HDF5) or the output of "
+                              "lbmc sim --transient T0:T1:DT --json")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LbmcFormatError(f"{path}: neither an HDF5 file nor JSON text (it starts with {raw[:16]!r}); "
+                              "expected an lbmc results file or the output of lbmc sim --transient --json") from None
+    return _json_text(text, path)
 
 
 def _array(values) -> np.ndarray:
@@ -50,7 +76,8 @@ def _array(values) -> np.ndarray:
 
 def _dataset(arrays: Mapping[str, np.ndarray], time: np.ndarray, lead: tuple = ()) -> xr.Dataset:
     """The Dataset of the estimates ``arrays`` (name -> values of dims stat, *lead, time, then
-    the metric's pools and levels): pool numbered from 0, k from 1, as in the JSON."""
+    the metric's pools and levels): pool and k numbered from 1, as in :func:`lbmc_analysis.load`,
+    the docs and lbmc's tables (the JSON's lists are 0-based positions)."""
     out = {}
     for name, arr in arrays.items():
         extra = _POOLED.get(name, ())
@@ -63,14 +90,19 @@ def _dataset(arrays: Mapping[str, np.ndarray], time: np.ndarray, lead: tuple = (
         out[name] = xr.DataArray(arr, dims=("stat",) + lead + ("time",) + extra, coords=coords)
     ds = xr.Dataset(out, coords={"stat": list(STATS), "time": time})
     if "pool" in ds.dims:
-        ds = ds.assign_coords(pool=np.arange(ds.sizes["pool"]))
+        ds = ds.assign_coords(pool=np.arange(1, ds.sizes["pool"] + 1))
     return ds
 
 
 def load_transient(source: Any, point: int | None = None) -> xr.Dataset:
     """The transient estimates of an ``lbmc sim --transient --json`` output, or of a results
-    file's ``/transient`` group, as a Dataset (dims stat, time[, pool[, k]]); attrs: replicas,
-    band, unstable_replicas.
+    file's ``/transient`` group, as a Dataset (dims stat, time[, pool[, k]]; ``pool`` and
+    ``k`` numbered from 1, as in :func:`lbmc_analysis.load`); attrs: replicas, band,
+    unstable_replicas. The tails are ``ds["tail"]`` (``ds.tail`` is xarray's method, not the
+    variable).
+
+    ``source``: a dict (the parsed JSON), a JSON text (a ``str`` starting with ``{``), or a
+    path (``str`` or ``os.PathLike``) to a results file or to the saved JSON output.
 
     From a results file (a path to an HDF5 file; its checksums are checked first, as
     :func:`lbmc_analysis.load` does): ``point`` is the grid index (``/points/index``) of the
@@ -78,12 +110,15 @@ def load_transient(source: Any, point: int | None = None) -> xr.Dataset:
     ``point`` and the point's ``/points`` values as ``point_n``, ``point_policy``, ...);
     without it, a file of one point gives that point, and a file of several points a Dataset
     with a leading ``point`` dimension (coordinate: the grid index, and ``n``, ``policy``,
-    ``replicas``, ... along it): ``ds.sel(point=i)`` is then one point. Raises
-    ``LbmcFormatError`` for a file without ``/transient`` (not a transient run) or a point
-    it does not hold, ``LbmcDamagedError`` for a damaged file."""
-    if _is_hdf5(source):
-        return _load_file(os.fspath(source), point)
-    data = _transient_part(source)
+    ``replicas``, ... along it): ``ds.sel(point=i)`` is then one point. Raises, as
+    :func:`lbmc_analysis.load` does: ``FileNotFoundError`` for a missing path;
+    ``LbmcFormatError`` for a directory, a file that is neither HDF5 nor JSON (or empty),
+    JSON without a transient part, a file without ``/transient`` (not a transient run) or a
+    point it does not hold; ``LbmcDamagedError`` for a damaged HDF5 file (checksums, or one
+    the HDF5 library cannot open, e.g. truncated); ``TypeError`` for another type."""
+    data = _source(source, point)
+    if isinstance(data, xr.Dataset):
+        return data
     arrays = {name: np.stack([_array(fields[s]) for s in STATS]) for name, fields in data["estimates"].items()}
     ds = _dataset(arrays, _array(data["time"]))
     ds.attrs["replicas"] = int(data.get("replicas", 0))
@@ -92,15 +127,36 @@ def load_transient(source: Any, point: int | None = None) -> xr.Dataset:
     return ds
 
 
-def _is_hdf5(source: Any) -> bool:
+def _source(source: Any, point: int | None) -> Any:
+    """Decide what ``source`` is, as :func:`lbmc_analysis.load` does for paths: a mapping is
+    the parsed JSON; a ``str`` starting with ``{`` (after blanks) is JSON text; any other
+    ``str`` or ``os.PathLike`` is a path (missing: ``FileNotFoundError``; a directory or a
+    file that is neither HDF5 nor JSON: ``LbmcFormatError``; a damaged HDF5 file:
+    ``LbmcDamagedError``). Returns the transient part, or the Dataset of an HDF5 file."""
+    from ._h5 import LbmcFormatError
+
+    if isinstance(source, Mapping):
+        return _transient_part(source, "the output")
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", "replace")
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return _transient_part(_json_text(source, "the JSON text"), "the JSON text")
     if not isinstance(source, (str, os.PathLike)):
-        return False
+        raise TypeError(f"source = {source!r} is not allowed; a path (results file or JSON output), a JSON text or "
+                        "the dict of lbmc sim --transient T0:T1:DT --json is required")
     path = os.fspath(source)
-    if len(path) > 4096 or "\n" in path or not os.path.isfile(path):
-        return False
+    if not path.strip():
+        raise LbmcFormatError("source = '' is not allowed; a path or the JSON text of lbmc sim --transient --json is "
+                              "required")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise LbmcFormatError(f"{path}: is a directory, not an lbmc results file")
     import h5py
 
-    return h5py.is_hdf5(path)
+    if h5py.is_hdf5(path):
+        return _load_file(path, point)
+    return _transient_part(_read_json_file(path), path)
 
 
 def _load_file(path: str, point: int | None) -> xr.Dataset:
@@ -109,12 +165,14 @@ def _load_file(path: str, point: int | None) -> xr.Dataset:
 
     import h5py
 
-    from ._h5 import LbmcFormatError, UnverifiedWarning, check_file, py_value, read_array
+    from ._h5 import LbmcFormatError, UnverifiedWarning, check_file, open_hdf5, py_value, read_array
 
-    if not check_file(path):  # raises LbmcDamagedError; False: a file without checksums
+    sealed = check_file(path)  # raises LbmcDamagedError; False: no checksums; None: cannot be opened
+    fh = open_hdf5(path)  # LbmcDamagedError where the library cannot open it (e.g. truncated)
+    if sealed is False:
         warnings.warn(UnverifiedWarning(f"{path} has no checksums: its numbers cannot be verified"),
-                      stacklevel=3)
-    with h5py.File(path, "r") as f:
+                      stacklevel=4)
+    with fh as f:
         g = f.get("transient")
         if not isinstance(g, h5py.Group):
             raise LbmcFormatError(f"{path}: no /transient group: not the results of a transient run "
@@ -150,10 +208,15 @@ def _load_file(path: str, point: int | None) -> xr.Dataset:
 
 
 def entry(ds: xr.Dataset, metric: str, pool: int | None = None, k: int | None = None) -> xr.DataArray:
-    """One entry (stat, time) of a metric: pool and k where the metric has them."""
+    """One entry (stat, time) of a metric: pool (from 1; default the first) and k where the
+    metric has them."""
     da = ds[metric]
     if "pool" in da.dims:
-        da = da.sel(pool=0 if pool is None else pool)
+        pools = [int(v) for v in da["pool"].values]
+        p = pools[0] if pool is None else pool
+        if p not in pools:
+            raise ValueError(f"pool = {pool!r} is not allowed; pools are numbered from 1: {pools}")
+        da = da.sel(pool=p)
     if "k" in da.dims:
         if k is None:
             raise ValueError(f"{metric}: give k (the level)")
@@ -191,7 +254,7 @@ def plot_transient(ds: xr.Dataset, metric: str, pool: int | None = None, k: int 
                     lw=0, label="pointwise interval")
     for name, values in (references or {}).items():
         ax.plot(t, np.asarray(values, dtype=float), ls="--", label=name)
-    what = metric + (f"[{pool if pool is not None else 0}]" if "pool" in ds[metric].dims else "")
+    what = metric + (f"[{pool if pool is not None else 1}]" if "pool" in ds[metric].dims else "")
     what += f"[{k}]" if k is not None and "k" in ds[metric].dims else ""
     ax.set_xlabel("time")
     ax.set_ylabel(what)

@@ -165,3 +165,51 @@ def test_transient_for_point_and_its_command_line():
     np.testing.assert_allclose(j["tail"], r["tail"], atol=1e-9)
     with pytest.raises(ValueError, match="exponential"):
         limits.transient_for_point({**p, "service": "erlang:k=2"}, [0, 1])
+
+
+@pytest.mark.parametrize("policy,extra", [("pull", {}), ("jiq", {}), ("jsq", {}), ("jsq(20)", {"n": 20}),
+                                          ("pull", {"routers": 2})])
+def test_refined_refuses_the_boundary_policies(policy, extra):
+    # pull, jiq and full jsq: the fixed point is on the boundary (no waiting), the drift is not
+    # differentiable there; refined() gave the limit itself (p_wait 0, mean_sojourn 1) labelled
+    # "error O(1/n^2)" while lbmc measures p_wait 0.34 at n = 20
+    p = {"policy": policy, "lambda": 0.9, "beta": [1], "mu": [1], "K": 3, **extra}
+    r = limits.refined(p, 20)
+    assert all(np.isnan(v).all() for v in r["metrics"].values())
+    assert all(s is None for s in r["source"].values())
+    assert any("boundary" in s and "differentiable" in s for s in r["notes"])
+    # control: jsq(2) at the same point has values
+    assert not np.isnan(limits.refined({**p, "policy": "jsq(2)", "n": 20}, 20)["metrics"]["p_wait"])
+    # the transient refined curve likewise: none, the source says why; the ODE kept
+    tr = limits.transient_for_point(p, [0.0, 1.0], None, n=20)
+    assert tr["tail_refined"] is None and "not differentiable" in tr["source"] and tr["tail"].shape[0] == 2
+
+
+def test_refined_refuses_unstable_points():
+    # the quickstart's PULL point at n = 10 was found unstable by the simulation and got a refined
+    # mean_sojourn 0.892: a point marked unstable gets none, with a note
+    pools = [{"beta": 0.5, "mu": 2}, {"beta": 0.5, "mu": 1 / 3}]
+    for pol in ("pull", "jsq(2)"):
+        r = limits.refined({"policy": pol, "lambda": 0.5, "pools": pools, "n": 10, "status": "unstable"}, 10)
+        assert np.isnan(r["metrics"]["mean_sojourn"]) and r["notes"]
+    r = limits.refined({"policy": "jsq(2)", "lambda": 0.5, "pools": pools, "n": 10, "status": "unstable"}, 10)
+    assert any("unstable" in s for s in r["notes"])
+    # control: the same point with status ok has a value
+    ok = limits.refined({"policy": "jsq(2)", "lambda": 0.5, "pools": pools, "n": 10, "status": "ok"}, 10)
+    assert np.isfinite(ok["metrics"]["mean_sojourn"])
+    # no stationary regime as n -> infinity (rho >= 1, unlimited buffers): none either
+    r = limits.refined({"policy": "jsq(2)", "lambda": 1.1, "beta": [1], "mu": [1]}, 10)
+    assert np.isnan(r["metrics"]["mean_sojourn"]) and r["notes"]
+
+
+def test_refined_n_names_a_missing_key(capsys):
+    # --refined n on a point without 'n': the message says the key is missing (it said "the
+    # point's n = None is not allowed"); a bad n is still named with its value
+    from lbmc_analysis.__main__ import main
+
+    point = {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}
+    assert main(["limit", "--refined", "n", "--json", json.dumps(point)]) == 2
+    err = capsys.readouterr().err
+    assert "no key 'n'" in err and "None" not in err
+    assert main(["limit", "--refined", "n", "--json", json.dumps({**point, "n": 0})]) == 2
+    assert "n = 0 is not allowed" in capsys.readouterr().err

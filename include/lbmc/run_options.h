@@ -23,7 +23,7 @@ extern "C" {
   X(OCCUPANCY, occupancy)       /* counts of servers per pool and level (docs/occupancy.md) */     \
   X(OCCUPANCY_PH, occupancy_ph) /* the same per level and phase: phase-type service */             \
   X(SERVERS, servers)           /* every server, exponential service: the Markov race */           \
-  X(LEAN, lean)                 /* every server, any service at constant speeds: a ladder queue */ \
+  X(LEAN, lean)                 /* every server, any service at constant speeds: a calendar queue */ \
   X(GENERAL, general)           /* every server, any service: an event calendar */
 
 /** The engine that simulates a replica (docs/model.md, "Engines"; run.engine,

@@ -83,7 +83,9 @@ static void lbmc_info_header(FILE *f, const lbmc_info *info, long rows)
            info->path, res->lbmc_version, res->revision, res->build_type, res->created,
            res->mpi_ranks, res->mpi_ranks == 1 ? "" : "s", res->wall_seconds, res->seed,
            100 * res->confidence, res->shard[0] ? ", shard " : "", res->shard,
-           res->complete ? "" : ", INCOMPLETE (interrupted: resume the run)");
+           res->complete ? ""
+                         : ", INCOMPLETE (interrupted: lbmc run ... --resume completes it; a file "
+                           "of lbmc sim -o: run it again)");
   fprintf(f, "%s\n", line); /* one line: scripts look for INCOMPLETE in it */
   lbmc_grid_text(info->grid, line, sizeof line);
   used = strlen(line);

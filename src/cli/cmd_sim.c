@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../io/job_build.h"
+#include "../io/results.h"
 #include "../policies/registry.h"
 #include "cli.h"
 #include "lbmc/check.h"
@@ -332,8 +333,14 @@ static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
 static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
                                const lbmc_run_options *o)
 {
-  LBMC_CALL(lbmc_run_check_size(m, o, "--n/--time/--warmup"));
+  LBMC_CALL(
+      lbmc_run_check_size(m, o, o->transient[2] > 0 ? "--n/--transient" : "--n/--time/--warmup"));
   LBMC_CALL(lbmc_run_check_pairs(m, o, "--"));
+  if (a->given[LBMC_IN_TRANSIENT] && (a->given[LBMC_IN_TIME] || a->given[LBMC_IN_WARMUP]))
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--%s: not allowed with --transient (a transient run is observed from 0 to "
+                      "T1 of T0:T1:DT; its warm-up is T0): leave it out",
+                      a->given[LBMC_IN_TIME] ? "time" : "warmup");
   for (int j = 0; j < lbmc_model_pools(m); j++) {
     const char *w = lbmc_service_warning(lbmc_model_service(m, j));
     if (w)
@@ -405,8 +412,15 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   LBMC_CALL_GOTO(err, lbmc_run_check_engine(m, &o, "--", &engine), done);
   LBMC_CALL_GOTO(err, lbmc_sim_precision(&a, job), done);
   LBMC_CALL_GOTO(err, lbmc_stream_check_capacity(1, lbmc_job_replicas_max(job)), done);
-  if (lbmc_job_output(job)) /* before anything runs */
+  if (lbmc_job_output(job)) { /* before anything runs: the path, and that HDF5 can write there
+                                 (a read-only file system passes access() as root) */
     LBMC_CALL_GOTO(err, lbmc_check_output_path(lbmc_job_output(job), NULL, 0), done);
+    LBMC_CALL_GOTO(err,
+                   lbmc_results_probe(lbmc_job_output(job),
+                                      lbmc_results_bytes(1, lbmc_job_replicas_max(job),
+                                                         lbmc_model_pools(m), (int)o.tail_k)),
+                   done);
+  }
   err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON],
                            a.given[LBMC_IN_LIMIT] ? (int)a.val[LBMC_IN_LIMIT].l : LBMC_LIMIT_NONE,
                            (int)progress.l);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../io/results.h"
 #include "cli.h"
@@ -72,6 +73,8 @@ json_t *lbmc_limit_point_of(const lbmc_results *res, long i)
                                           res->slots[(size_t)i * (size_t)res->J + (size_t)j],
                                           LBMC_RES_MU_K(res, i, j), LBMC_RES_SERVICE(res, i, j)));
   json_object_set_new(point, "pools", pools);
+  if (p->v.status == LBMC_STATUS_UNSTABLE) /* no refined value around a limit it never reaches */
+    json_object_set_new(point, "status", json_string("unstable"));
   return point;
 }
 
@@ -149,10 +152,21 @@ const char *lbmc_limit_cell(double x, char *buf, size_t len)
   return buf;
 }
 
+/* 1 if the word after --limit is meant as its value: "refined", or a word that names no
+ * file and no results file (.h5), so that "--limit refind" is an unknown value, not a stray
+ * argument, while "lbmc info --limit out.h5" reads out.h5. */
+static int lbmc_limit_word(const char *w)
+{
+  const size_t len = strlen(w);
+  if (strcmp(w, "refined") == 0) return 1;
+  if (!len || w[0] == '-' || access(w, F_OK) == 0) return 0;
+  return !(len >= 3 && strcmp(w + len - 3, ".h5") == 0);
+}
+
 lbmc_err lbmc_limit_parse_mode(const char *what, const char *value, int argc, char **argv,
                                int *mode)
 {
-  if (!value && optind < argc && strcmp(argv[optind], "refined") == 0)
+  if (!value && optind < argc && lbmc_limit_word(argv[optind]))
     value = argv[optind++]; /* "--limit refined": the word is the flag's value */
   if (!value) {
     *mode = LBMC_LIMIT_PLAIN;

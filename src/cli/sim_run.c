@@ -364,6 +364,8 @@ static void lbmc_sim_limits(lbmc_sim_run *s)
   }
   for (size_t k = 0; k < e->total; k++) s->limit_values[k] = NAN;
   json_array_append_new(points, lbmc_limit_point(&d, s->o.tail_k));
+  if (lbmc_point_verdict(s->acc)->status == LBMC_STATUS_UNSTABLE) /* no refined value there */
+    json_object_set_new(json_array_get(points, 0), "status", json_string("unstable"));
   s->limit_err = lbmc_limit_answers("--limit", points, NULL, &s->limit_answer);
   if (!s->limit_err)
     lbmc_limit_values(json_array_get(s->limit_answer, 0), d.J, s->o.tail_k, e->total,

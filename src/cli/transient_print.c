@@ -83,11 +83,12 @@ void lbmc_cli_print_transient(FILE *f, const lbmc_transient *t, double confidenc
   long i;
   char lv[32];
   fprintf(f,
-          "transient (%ld replicas; %s pointwise intervals, then the band simultaneous over the "
+          "transient (%ld replica%s; %s pointwise intervals, then the band simultaneous over the "
           "%ld times, Bonferroni; p_wait and throughput over the interval ending at the time):\n",
-          t->replicas, lbmc_cli_level(confidence, lv, sizeof lv), t->times);
+          t->replicas, t->replicas == 1 ? "" : "s", lbmc_cli_level(confidence, lv, sizeof lv),
+          t->times);
   fprintf(f, "%10s  %-44s", "time", "customers [pointwise] [band]");
-  for (int j = 0; j < t->J; j++) fprintf(f, "  mean_queue[%d]", j);
+  for (int j = 0; j < t->J; j++) fprintf(f, "  mean_queue[%d]", j + 1); /* pools from 1 */
   fprintf(f, "  %10s  %10s\n", "p_wait", "throughput");
   for (i = 0; i < t->times; i += step) lbmc_tr_row(f, t, i);
   if (i - step != t->times - 1) lbmc_tr_row(f, t, t->times - 1);

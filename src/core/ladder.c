@@ -1,10 +1,10 @@
-/* The ladder queue (ladder.h; Tang, Goh & Thng, ACM TOMACS 15(3), 2005): Top, rungs of
- * buckets, Bottom. Invariants: every event of Bottom is earlier than every event of the
- * lowest rung, every event of rung r + 1 earlier than every unconsumed event of rung r
- * (those at or after its cur_start), every event of rung 0 at or before top_start, every
- * event of Top after it; within a rung the bucket of an event never decreases with its
- * time (one formula, clamped to the unconsumed buckets). Buckets not holding events are
- * NIL, so a rung whose events are gone needs no clearing. */
+/* The lean engine's event list (ladder.h): Bottom, a calendar window of array buckets,
+ * Top. Invariants: every event of Bottom is earlier than or as early as every event of
+ * the unconsumed buckets, every event of bucket b earlier than or as early as every event
+ * of bucket b + 1, every event of a bucket earlier than end, every event of Top at or
+ * after it. An event's tier follows from one formula monotone in its time (Top if
+ * t >= end, else the bucket floor((t - start) / width) clamped to [0, nb - 1], Bottom
+ * when that bucket is consumed), so the tiers can never disagree with the order. */
 #include "ladder.h"
 
 #include <stdlib.h>
@@ -12,114 +12,224 @@
 
 #include "bigmem.h"
 
-lbmc_err lbmc_ladder_create(lbmc_ladder *q, lbmc_ladder_node *node)
+lbmc_err lbmc_ladder_create(lbmc_ladder *q)
 {
   memset(q, 0, sizeof *q);
-  q->node = node;
-  q->bot_cap = 4 * LBMC_LADDER_THRESHOLD;
+  q->bot_cap = 4 * LBMC_LADDER_PER_BUCKET;
   q->bot = malloc(sizeof *q->bot * q->bot_cap);
+  q->cnt_cap = 4 * LBMC_LADDER_PER_BUCKET + 1;
+  q->cnt = malloc(sizeof *q->cnt * q->cnt_cap);
   q->top_cap = 1024;
   q->top = malloc(sizeof *q->top * q->top_cap);
-  if (!q->bot || !q->top) return LBMC_ERROR(LBMC_ERR_MEMORY, "event list: out of memory");
+  q->chunk_cap = 1024;
+  q->ent = malloc(sizeof *q->ent * LBMC_LADDER_CHUNK * q->chunk_cap);
+  q->cnext = malloc(sizeof *q->cnext * q->chunk_cap);
+  if (!q->bot || !q->cnt || !q->top || !q->ent || !q->cnext)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "event list: out of memory");
   lbmc_ladder_clear(q);
   return LBMC_SUCCESS;
 }
 
 void lbmc_ladder_free(lbmc_ladder *q)
 {
-  for (int k = 0; k < LBMC_LADDER_RUNGS; k++) free(q->rung[k].head);
-  free(q->bot);
+  free(q->bk);
+  free(q->ent);
+  free(q->cnext);
   free(q->top);
+  free(q->bot);
+  free(q->cnt);
   memset(q, 0, sizeof *q);
 }
 
 void lbmc_ladder_clear(lbmc_ladder *q)
 {
-  for (int k = 0; k < q->nrung; k++) {
-    lbmc_ladder_rung *r = &q->rung[k];
-    if (r->nb) memset(r->head, 0xFF, sizeof *r->head * r->nb);
-    r->nb = r->cur = r->count = 0;
-  }
-  q->nrung = 0;
+  q->start = q->end = -INFINITY;
+  q->width = q->inv_width = 0;
+  q->nb = q->cur = q->taken = 0;
+  q->rate_hint = 0;
+  q->chunk_used = 0;
+  q->chunk_free = LBMC_LADDER_NIL;
   q->ntop = 0;
-  q->top_start = -INFINITY;
-  q->nbot = 0;
+  q->nbot = q->bot_ins = 0;
   q->size = 0;
 }
 
 size_t lbmc_ladder_bytes(const lbmc_ladder *q)
 {
-  size_t b = sizeof *q->bot * q->bot_cap + sizeof *q->top * q->top_cap;
-  for (int k = 0; k < LBMC_LADDER_RUNGS; k++) b += sizeof *q->rung[k].head * q->rung[k].cap;
-  return b;
+  return sizeof *q->bk * q->bk_cap +
+         (sizeof *q->ent * LBMC_LADDER_CHUNK + sizeof *q->cnext) * q->chunk_cap +
+         sizeof *q->top * q->top_cap + sizeof *q->bot * q->bot_cap + sizeof *q->cnt * q->cnt_cap;
 }
 
-/* Room for nb buckets in rung r (new heads NIL); -1 when out of memory. */
-static int lbmc_ladder_room(lbmc_ladder_rung *r, size_t nb)
+/* Room for `more` chunks beyond those ever used; -1 when the chunks cannot grow. */
+static int lbmc_ladder_chunk_room(lbmc_ladder *q, uint64_t more)
 {
-  size_t cap = r->cap ? r->cap : 1024;
-  uint32_t *h;
-  if (nb <= r->cap) return 0;
-  while (cap < nb) cap *= 2;
-  h = realloc(r->head, sizeof *h * cap);
-  if (!h) return -1;
-  lbmc_advise_huge(h, sizeof *h * cap); /* before the memset touches the new pages */
-  memset(h + r->cap, 0xFF, sizeof *h * (cap - r->cap));
-  r->head = h;
-  r->cap = cap;
+  uint64_t cap = q->chunk_cap;
+  lbmc_ladder_entry *e;
+  uint32_t *nx;
+  if (q->chunk_used + more <= cap) return 0;
+  while (cap < q->chunk_used + more) cap += cap / 2;
+  if (cap >= LBMC_LADDER_NIL) return -1;
+  e = realloc(q->ent, sizeof *e * LBMC_LADDER_CHUNK * cap);
+  if (!e) return -1;
+  q->ent = e;
+  lbmc_advise_huge(e, sizeof *e * LBMC_LADDER_CHUNK * cap);
+  nx = realloc(q->cnext, sizeof *nx * cap);
+  if (!nx) return -1;
+  q->cnext = nx;
+  q->chunk_cap = (uint32_t)cap;
   return 0;
 }
 
-/* The bucket of time t in rung r: monotone in t, clamped to [cur, nb - 1]. */
-static inline size_t lbmc_ladder_bucket(const lbmc_ladder_rung *r, double t)
+/* A free chunk, or NIL when the chunks cannot grow. */
+static uint32_t lbmc_ladder_chunk(lbmc_ladder *q)
 {
-  double x = (t - r->start) * r->inv_width;
-  size_t b = x > 0 ? (x < (double)(r->nb - 1) ? (size_t)x : r->nb - 1) : 0;
-  return b < r->cur ? r->cur : b;
-}
-
-/* Rung r spans [start, start + nb width) and will hold c events (put next). */
-static void lbmc_ladder_span(lbmc_ladder_rung *r, double start, double width, size_t nb, size_t c)
-{
-  r->start = r->cur_start = start;
-  r->width = width;
-  r->inv_width = width > 0 && 1 / width < INFINITY ? 1 / width : 0; /* 0: one bucket */
-  r->nb = nb;
-  r->cur = 0;
-  r->count = c;
-}
-
-/* Node i into its bucket of rung r (not counted). */
-static inline void lbmc_ladder_put(lbmc_ladder *q, lbmc_ladder_rung *r, uint32_t i)
-{
-  size_t b = lbmc_ladder_bucket(r, q->node[i].t);
-  q->node[i].next = r->head[b];
-  r->head[b] = i;
-}
-
-/* Rung r over [start, start + nb width) with its events from list L (count c). */
-static void lbmc_ladder_fill(lbmc_ladder *q, lbmc_ladder_rung *r, double start, double width,
-                             size_t nb, uint32_t L, size_t c)
-{
-  lbmc_ladder_span(r, start, width, nb, c);
-  while (L != LBMC_LADDER_NIL) {
-    uint32_t next = q->node[L].next;
-    lbmc_ladder_put(q, r, L);
-    L = next;
+  uint32_t c = q->chunk_free;
+  if (c != LBMC_LADDER_NIL) {
+    q->chunk_free = q->cnext[c];
+    return c;
   }
+  if (lbmc_ladder_chunk_room(q, 1) != 0) return LBMC_LADDER_NIL;
+  return q->chunk_used++;
 }
 
-/* Bottom can hold n entries; -1 when out of memory. */
+/* Append event (t, id) to bucket b; -1 out of memory. */
+static inline int lbmc_ladder_append(lbmc_ladder *q, size_t b, double t, uint32_t id)
+{
+  lbmc_ladder_bucket *k = &q->bk[b];
+  const uint32_t r = k->n % LBMC_LADDER_CHUNK;
+  if (r == 0) { /* its last chunk is full, or it has none */
+    uint32_t c = lbmc_ladder_chunk(q);
+    if (c == LBMC_LADDER_NIL) return -1;
+    k = &q->bk[b];
+    q->cnext[c] = LBMC_LADDER_NIL;
+    if (k->n == 0)
+      k->head = c;
+    else
+      q->cnext[k->tail] = c;
+    k->tail = c;
+  }
+  q->ent[(size_t)k->tail * LBMC_LADDER_CHUNK + r] = (lbmc_ladder_entry){t, id, 0};
+  k->n++;
+  return 0;
+}
+
+/* The bucket of time t < end: monotone in t, in [0, nb - 1]. */
+static inline size_t lbmc_ladder_bucket_of(const lbmc_ladder *q, double t)
+{
+  const double x = (t - q->start) * q->inv_width;
+  return x > 0 ? (x < (double)(q->nb - 1) ? (size_t)x : q->nb - 1) : 0;
+}
+
+/* Room for n entries in Bottom and n + 1 counts; -1 out of memory. */
 static int lbmc_ladder_bottom_room(lbmc_ladder *q, size_t n)
 {
-  size_t cap = q->bot_cap;
-  lbmc_ladder_entry *b;
-  if (n <= cap) return 0;
-  while (cap < n) cap *= 2;
-  b = realloc(q->bot, sizeof *b * cap);
-  if (!b) return -1;
-  q->bot = b;
-  q->bot_cap = cap;
+  if (n > q->bot_cap) {
+    size_t cap = q->bot_cap;
+    lbmc_ladder_entry *b;
+    while (cap < n) cap *= 2;
+    b = realloc(q->bot, sizeof *b * cap);
+    if (!b) return -1;
+    q->bot = b;
+    q->bot_cap = cap;
+  }
+  if (n + 1 > q->cnt_cap) {
+    size_t cap = q->cnt_cap;
+    uint32_t *c;
+    while (cap < n + 1) cap *= 2;
+    c = realloc(q->cnt, sizeof *c * cap);
+    if (!c) return -1;
+    q->cnt = c;
+    q->cnt_cap = cap;
+  }
+  return 0;
+}
+
+/* Lay buckets [0, nb) of width w from t0 (all empty); -1 out of memory. */
+static int lbmc_ladder_window(lbmc_ladder *q, double t0, double w, size_t nb)
+{
+  if (nb > q->bk_cap) {
+    size_t cap = q->bk_cap ? q->bk_cap : 1024;
+    lbmc_ladder_bucket *b;
+    while (cap < nb) cap *= 2;
+    b = realloc(q->bk, sizeof *b * cap);
+    if (!b) return -1;
+    lbmc_advise_huge(b, sizeof *b * cap);
+    q->bk = b;
+    q->bk_cap = cap;
+  }
+  memset(q->bk, 0, sizeof *q->bk * nb);
+  q->start = t0;
+  q->nb = nb;
+  q->cur = 0;
+  q->taken = 0;
+  q->width = w;
+  q->end = t0 + (double)nb * w;
+  q->inv_width = w > 0 && 1 / w < INFINITY ? 1 / w : 0;
+  if (!(q->end > t0) || q->inv_width == 0) { /* no width: the window is the instant t0 */
+    q->end = nextafter(t0, INFINITY);
+    q->inv_width = 0;
+  }
+  return 0;
+}
+
+/* The buckets of a window for `size` events. */
+static size_t lbmc_ladder_buckets(size_t size)
+{
+  size_t nb = 2 * (size / LBMC_LADDER_PER_BUCKET);
+  return nb < LBMC_LADDER_MIN_BUCKETS ? LBMC_LADDER_MIN_BUCKETS : nb;
+}
+
+int lbmc_ladder_plan(lbmc_ladder *q, double t0, double rate, size_t size)
+{
+  if (!(rate > 0) || q->size > 0) return 0;
+  q->rate_hint = rate;
+  if (lbmc_ladder_chunk_room(q, size / LBMC_LADDER_CHUNK + lbmc_ladder_buckets(size)) != 0)
+    return -1; /* reserved, not touched: no growth by copies while the first events come */
+  return lbmc_ladder_window(q, t0, LBMC_LADDER_PER_BUCKET / rate, lbmc_ladder_buckets(size));
+}
+
+/* A new window from Top (every bucket consumed, Bottom empty, Top not): from Top's
+ * minimum, its width from the measured rate; Top's events before its end move into it.
+ * -1 out of memory (the queue is then as it was, or its moved events are in buckets and
+ * the others in Top: every event is still in it). */
+static int lbmc_ladder_from_top(lbmc_ladder *q)
+{
+  const double t0 = q->top_min;
+  double rate = 0, lo = INFINITY, hi = -INFINITY;
+  size_t keep = 0;
+  if (q->nb > 0 && q->taken >= 4 * LBMC_LADDER_PER_BUCKET && q->inv_width > 0)
+    rate = (double)q->taken / (q->end - q->start);
+  else if (q->rate_hint > 0)
+    rate = q->rate_hint;
+  else if (q->top_max > q->top_min)
+    rate = (double)q->ntop / (q->top_max - q->top_min);
+  if (lbmc_ladder_window(q, t0, rate > 0 ? LBMC_LADDER_PER_BUCKET / rate : 0,
+                         lbmc_ladder_buckets(q->size)) != 0)
+    return -1;
+  for (size_t k = 0; k < q->ntop; k++) {
+    const lbmc_ladder_entry e = q->top[k];
+    if (e.t < q->end) {
+      if (lbmc_ladder_append(q, lbmc_ladder_bucket_of(q, e.t), e.t, e.id) == 0) continue;
+      memmove(q->top + keep, q->top + k, sizeof *q->top * (q->ntop - k));
+      q->ntop = keep + (q->ntop - k);
+      return -1;
+    }
+    q->top[keep++] = e;
+    if (e.t < lo) lo = e.t;
+    if (e.t > hi) hi = e.t;
+  }
+  q->ntop = keep;
+  q->top_min = lo;
+  q->top_max = hi;
+  if (q->top_cap > 4 * keep + 4096) { /* give back what a large Top held */
+    size_t cap = 2 * keep + 1024;
+    lbmc_ladder_entry *t = realloc(q->top, sizeof *t * cap);
+    if (t) {
+      q->top = t;
+      q->top_cap = cap;
+    }
+  }
   return 0;
 }
 
@@ -129,161 +239,114 @@ static int lbmc_ladder_later_first(const void *a, const void *b)
   return (x < y) - (x > y);
 }
 
-/* The events of list L (count c) into the empty Bottom, sorted; -1 when out of memory. */
-static int lbmc_ladder_to_bottom(lbmc_ladder *q, uint32_t L, size_t c)
+/* The sub-interval of time t in a bucket from lo, scale sub-intervals per unit time, c
+ * of them. */
+static inline size_t lbmc_ladder_sub(double t, double lo, double scale, size_t c)
 {
-  lbmc_ladder_entry *b;
-  size_t n = 0;
+  const double x = (t - lo) * scale;
+  return x > 0 ? (x < (double)(c - 1) ? (size_t)x : c - 1) : 0;
+}
+
+/* Bucket b (not empty) into the empty Bottom, sorted; its chunks are freed. -1 out of
+ * memory (nothing moved). */
+static int lbmc_ladder_take(lbmc_ladder *q, size_t b)
+{
+  lbmc_ladder_bucket *k = &q->bk[b];
+  const size_t c = k->n;
+  const double lo = q->start + (double)b * q->width, scale = (double)c * q->inv_width;
+  uint32_t *cnt;
+  lbmc_ladder_entry *bot;
+  size_t left, moves = 0;
   if (lbmc_ladder_bottom_room(q, c) != 0) return -1;
-  b = q->bot;
-  for (; L != LBMC_LADDER_NIL; L = q->node[L].next) {
-    lbmc_ladder_entry e = {q->node[L].t, L};
-    size_t k = n++;
-    if (c > 32) { /* sorted below */
-      b[k] = e;
-      continue;
-    }
-    while (k > 0 && b[k - 1].t < e.t) { /* insertion: decreasing times */
-      b[k] = b[k - 1];
-      k--;
-    }
-    b[k] = e;
+  cnt = q->cnt;
+  bot = q->bot;
+  memset(cnt, 0, sizeof *cnt * (c + 1));
+  left = c;
+  for (uint32_t ch = k->head; left > 0; ch = q->cnext[ch]) { /* counts */
+    const lbmc_ladder_entry *e = q->ent + (size_t)ch * LBMC_LADDER_CHUNK;
+    const size_t m = left < LBMC_LADDER_CHUNK ? left : LBMC_LADDER_CHUNK;
+    if (q->cnext[ch] != LBMC_LADDER_NIL)
+      __builtin_prefetch(q->ent + (size_t)q->cnext[ch] * LBMC_LADDER_CHUNK);
+    for (size_t i = 0; i < m; i++) cnt[lbmc_ladder_sub(e[i].t, lo, scale, c) + 1]++;
+    left -= m;
   }
-  if (c > 32) qsort(b, n, sizeof *b, lbmc_ladder_later_first);
-  q->nbot = n;
-  return 0;
-}
-
-/* Prefetch the events of the buckets after k of rung r, whose lists are read soon: when
- * bucket k is taken (the previous take left cur = from), the first event of each bucket
- * up to k + AHEAD not reached by an earlier take, and the second event of the buckets up
- * to k + AHEAD / 2 (their first, prefetched AHEAD / 2 buckets ago, is in the cache by
- * now, so that reading its link does not wait): the cache misses of a list's walk
- * overlap the events before it instead of following each other. */
-static inline void lbmc_ladder_ahead(const lbmc_ladder *q, const lbmc_ladder_rung *r, size_t from,
-                                     size_t k)
-{
-  const size_t half = LBMC_LADDER_AHEAD / 2;
-  for (size_t a = from ? from + LBMC_LADDER_AHEAD : 1; a <= k + LBMC_LADDER_AHEAD && a < r->nb; a++)
-    if (r->head[a] != LBMC_LADDER_NIL) __builtin_prefetch(&q->node[r->head[a]], 0);
-  for (size_t a = from ? from + half : 1; a <= k + half && a < r->nb; a++)
-    if (r->head[a] != LBMC_LADDER_NIL) {
-      const uint32_t i = q->node[r->head[a]].next;
-      if (i != LBMC_LADDER_NIL) __builtin_prefetch(&q->node[i], 0);
+  for (size_t f = 0; f < c; f++) cnt[f + 1] += cnt[f]; /* cnt[f]: first of sub-interval f */
+  left = c;
+  for (uint32_t ch = k->head;; ch = q->cnext[ch]) { /* scatter, decreasing */
+    const lbmc_ladder_entry *e = q->ent + (size_t)ch * LBMC_LADDER_CHUNK;
+    const size_t m = left < LBMC_LADDER_CHUNK ? left : LBMC_LADDER_CHUNK;
+    for (size_t i = 0; i < m; i++) bot[c - 1 - cnt[lbmc_ladder_sub(e[i].t, lo, scale, c)]++] = e[i];
+    left -= m;
+    if (left == 0) { /* the chunks to the free list */
+      q->cnext[ch] = q->chunk_free;
+      q->chunk_free = k->head;
+      break;
     }
-}
-
-/* Detach the next non-empty bucket of the lowest rung r (r->count > 0): its list, its
- * index *b and count *c; the rung's unconsumed part starts after it. */
-static uint32_t lbmc_ladder_take(lbmc_ladder *q, lbmc_ladder_rung *r, size_t *b, size_t *c)
-{
-  size_t k = r->cur, n = 0;
-  uint32_t L;
-  while (r->head[k] == LBMC_LADDER_NIL) k++;
-  L = r->head[k];
-  r->head[k] = LBMC_LADDER_NIL;
-  lbmc_ladder_ahead(q, r, r->cur, k);
-  for (uint32_t i = L; i != LBMC_LADDER_NIL; i = q->node[i].next) n++;
-  r->cur = k + 1;
-  r->cur_start = r->start + (double)(k + 1) * r->width;
-  r->count -= n;
-  *b = k;
-  *c = n;
-  return L;
-}
-
-/* Top becomes rung 0 (no rung left); -1 when out of memory (Top is then kept). */
-static int lbmc_ladder_from_top(lbmc_ladder *q)
-{
-  lbmc_ladder_rung *r = &q->rung[0];
-  size_t nb = q->ntop / LBMC_LADDER_PER_BUCKET;
-  if (nb < 1) nb = 1;
-  if (lbmc_ladder_room(r, nb) != 0) return -1;
-  q->top_start = q->top_max;
-  lbmc_ladder_span(r, q->top_min, (q->top_max - q->top_min) / (double)nb, nb, q->ntop);
-  for (size_t k = q->ntop; k-- > 0;) { /* latest first, as a list pushed at its head */
-    if (k >= LBMC_LADDER_TOP_AHEAD) __builtin_prefetch(&q->node[q->top[k - LBMC_LADDER_TOP_AHEAD]]);
-    lbmc_ladder_put(q, r, q->top[k]);
   }
-  q->nrung = 1;
-  q->ntop = 0;
+  for (size_t i = 1; i < c && moves <= 8 * c; i++) { /* within the sub-intervals */
+    const lbmc_ladder_entry e = bot[i];
+    size_t j = i;
+    while (j > 0 && bot[j - 1].t < e.t) {
+      bot[j] = bot[j - 1];
+      j--;
+    }
+    bot[j] = e;
+    moves += i - j;
+  }
+  if (moves > 8 * c) qsort(bot, c, sizeof *bot, lbmc_ladder_later_first); /* clustered */
+  k->n = 0;
+  q->nbot = c;
+  q->bot_ins = 0;
+  q->taken += c;
+  q->cur = b + 1;
+  if (b + 1 < q->nb && q->bk[b + 1].n) /* the next bucket's first chunk */
+    __builtin_prefetch(q->ent + (size_t)q->bk[b + 1].head * LBMC_LADDER_CHUNK);
   return 0;
 }
 
 double lbmc_ladder_refill(lbmc_ladder *q)
 {
   for (;;) {
-    lbmc_ladder_rung *r;
-    size_t b, c;
-    uint32_t L;
-    while (q->nrung > 0 && q->rung[q->nrung - 1].count == 0) { /* consumed: its heads are NIL */
-      q->rung[q->nrung - 1].nb = q->rung[q->nrung - 1].cur = 0;
-      q->nrung--;
-    }
-    if (q->nrung == 0) {
-      if (q->ntop == 0) return INFINITY;
-      if (lbmc_ladder_from_top(q) != 0) return INFINITY; /* out of memory: the caller asks */
+    if (q->nbot) return q->bot[q->nbot - 1].t;
+    if (q->size == 0) return INFINITY; /* the window stays as it is, for the next pushes */
+    while (q->cur < q->nb && q->bk[q->cur].n == 0) q->cur++;
+    if (q->cur < q->nb) {
+      if (lbmc_ladder_take(q, q->cur) != 0) return INFINITY; /* out of memory */
       continue;
     }
-    r = &q->rung[q->nrung - 1];
-    L = lbmc_ladder_take(q, r, &b, &c);
-    if (c > LBMC_LADDER_THRESHOLD && q->nrung < LBMC_LADDER_RUNGS && r->inv_width > 0) {
-      lbmc_ladder_rung *child = &q->rung[q->nrung];
-      size_t nb = c / LBMC_LADDER_PER_BUCKET;
-      double start = r->start + (double)b * r->width, width = r->width / (double)nb;
-      if (start + width > start && lbmc_ladder_room(child, nb) == 0) { /* else: sort it */
-        lbmc_ladder_fill(q, child, start, width, nb, L, c);
-        q->nrung++;
-        continue;
-      }
-    }
-    if (lbmc_ladder_to_bottom(q, L, c) != 0) { /* out of memory: put the bucket back */
-      r->head[b] = L;
-      r->count += c;
-      r->cur = b;
-      r->cur_start = r->start + (double)b * r->width;
-      return INFINITY;
-    }
-    return q->bot[q->nbot - 1].t;
+    if (q->ntop == 0) return INFINITY;
+    if (lbmc_ladder_from_top(q) != 0) return INFINITY;
   }
 }
 
-/* Bottom became long (events fell below the lowest rung, or below top_start with no
- * rung): its events become a new lowest rung over [min(bottom, t), the lowest rung's
- * cur_start or top_start), so that insertions stay O(1). 0 on success; -1 when there is
- * no room or no width (Bottom is then kept). */
-static int lbmc_ladder_from_bottom(lbmc_ladder *q, double t)
+/* Bottom's events back into their buckets, the unconsumed part of the window starting
+ * again at the bucket of the earliest of them and t: many events fell below the buckets
+ * (a bucket was taken long before its time, as when the queue held one event far ahead),
+ * and insertions into Bottom cost its length. -1 when there is no room for the chunks
+ * they may need (nothing moved). */
+static int lbmc_ladder_spill(lbmc_ladder *q, double t)
 {
-  lbmc_ladder_rung *r = &q->rung[q->nrung];
   const double lo = fmin(q->bot[q->nbot - 1].t, t);
-  const double hi = q->nrung ? q->rung[q->nrung - 1].cur_start : q->top_start;
-  size_t nb = q->nbot / LBMC_LADDER_PER_BUCKET;
-  uint32_t L = LBMC_LADDER_NIL;
-  if (!(hi > lo) || lbmc_ladder_room(r, nb) != 0) return -1;
-  for (size_t k = 0; k < q->nbot; k++) { /* the list, any order */
-    q->node[q->bot[k].i].next = L;
-    L = q->bot[k].i;
-  }
-  lbmc_ladder_fill(q, r, lo, (hi - lo) / (double)nb, nb, L, q->nbot);
-  q->nrung++;
+  if (lbmc_ladder_chunk_room(q, q->nbot + 1) != 0) return -1; /* at most a chunk each */
+  q->cur = lbmc_ladder_bucket_of(q, lo);
+  for (size_t k = q->nbot; k-- > 0;) /* earliest first: each bucket stays in order of time */
+    (void)lbmc_ladder_append(q, lbmc_ladder_bucket_of(q, q->bot[k].t), q->bot[k].t, q->bot[k].id);
   q->nbot = 0;
+  q->bot_ins = 0;
   return 0;
 }
 
-int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
+int lbmc_ladder_push(lbmc_ladder *q, double t, uint32_t id)
 {
-  lbmc_ladder_node *e = &q->node[i];
-  const double t = e->t;
-  size_t lo, hi;
-  if (t > q->top_start) {
+  size_t b, lo, hi;
+  if (t >= q->end) {
     if (q->ntop == q->top_cap) {
-      uint32_t *top = realloc(q->top, sizeof *top * 2 * q->top_cap);
+      lbmc_ladder_entry *top = realloc(q->top, sizeof *top * 2 * q->top_cap);
       if (!top) return -1;
-      lbmc_advise_huge(top, sizeof *top * 2 * q->top_cap);
       q->top = top;
       q->top_cap *= 2;
     }
-    q->top[q->ntop] = i;
+    q->top[q->ntop] = (lbmc_ladder_entry){t, id, 0};
     if (q->ntop++ == 0) {
       q->top_min = q->top_max = t;
     } else {
@@ -293,21 +356,17 @@ int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
     q->size++;
     return 0;
   }
-  for (int k = 0; k < q->nrung; k++) {
-    lbmc_ladder_rung *r = &q->rung[k];
-    if (t >= r->cur_start && r->cur < r->nb) {
-      size_t b = lbmc_ladder_bucket(r, t);
-      e->next = r->head[b];
-      r->head[b] = i;
-      r->count++;
-      q->size++;
-      return 0;
-    }
+  b = lbmc_ladder_bucket_of(q, t);
+  if (b >= q->cur) {
+    if (lbmc_ladder_append(q, b, t, id) != 0) return -1;
+    q->size++;
+    return 0;
   }
-  if (q->nbot >= LBMC_LADDER_BOTTOM_MAX && q->nrung < LBMC_LADDER_RUNGS &&
-      lbmc_ladder_from_bottom(q, t) == 0)
-    return lbmc_ladder_push(q, i); /* into the new rung */
+  if (q->bot_ins >= LBMC_LADDER_PER_BUCKET && 4 * q->bot_ins >= q->nbot &&
+      lbmc_ladder_spill(q, t) == 0)
+    return lbmc_ladder_push(q, t, id); /* into its bucket */
   if (lbmc_ladder_bottom_room(q, q->nbot + 1) != 0) return -1;
+  q->bot_ins++;
   lo = 0, hi = q->nbot; /* the first entry earlier than t: entries decrease */
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
@@ -317,7 +376,7 @@ int lbmc_ladder_push(lbmc_ladder *q, uint32_t i)
       hi = mid;
   }
   memmove(q->bot + lo + 1, q->bot + lo, sizeof *q->bot * (q->nbot - lo));
-  q->bot[lo] = (lbmc_ladder_entry){t, i};
+  q->bot[lo] = (lbmc_ladder_entry){t, id, 0};
   q->nbot++;
   q->size++;
   return 0;

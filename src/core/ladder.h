@@ -1,31 +1,34 @@
-/* Private: the ladder queue, an event list with O(1) amortised cost per event (W. T. Tang,
- * R. S. M. Goh and I. L.-J. Thng, "Ladder queue: an O(1) priority queue structure for
- * large-scale discrete event simulation", ACM TOMACS 15(3), 2005).
+/* Private: the event list of the lean engine, with O(1) amortised cost per event: a
+ * calendar of array buckets (R. Brown, "Calendar queues", CACM 31(10), 1988, with the
+ * ladder queue's unsorted Top and sorted Bottom: W. T. Tang, R. S. M. Goh and
+ * I. L.-J. Thng, ACM TOMACS 15(3), 2005).
  *
- * Events are the caller's nodes, numbered 0 .. 2^32 - 2: a node holds its time and two
- * 32-bit words, one the queue's link (next) and one the caller's (aux). Three tiers:
- *   Top     an unsorted array of the events later than top_start, with their minimum and
- *           maximum (an array, not a list through the nodes: making a rung of it reads
- *           the nodes in an order known ahead, so their cache misses overlap);
- *   rungs   up to LBMC_LADDER_RUNGS arrays of buckets, each bucket an unsorted list of the
- *           events in an interval of time; rung 0 spans [top_min, top_start] of the Top it
- *           was made from (about LBMC_LADDER_PER_BUCKET events per bucket), rung r + 1 one
- *           bucket of rung r that held more than LBMC_LADDER_THRESHOLD events;
- *   Bottom  a short sorted array of (time, node), the earliest events.
- * An insertion goes to Top if later than top_start, else to the first rung whose
- * unconsumed part starts at or before it, else into Bottom (binary search). The minimum
- * is Bottom's last entry; when Bottom is empty the next non-empty bucket of the lowest
- * rung is split into a new rung (when it holds more than the threshold) or sorted into
- * Bottom; when every rung is consumed, Top becomes the new rung 0; when insertions have
- * made Bottom long, it becomes a new lowest rung (as the paper's Bottom overflow). Each event is
- * moved a bounded number of times (Top, rungs, Bottom), whatever the spread of the event times: the
- * paper proves O(1) amortised cost when the mean increment of the times is finite, whatever their
- * variance (Pareto-like increments included), where a calendar queue (Brown, CACM 31(10), 1988)
- * with a fixed year rescans far events once per year and resizes on samples of the near ones.
+ * An event is a time and the caller's 32-bit word (a server, say), kept together in a
+ * 16-byte entry, so that no tier reads anything but its own arrays. Three tiers:
+ *   Bottom  a short array of the earliest events sorted by decreasing time: the minimum
+ *           is its last entry;
+ *   window  nb buckets of equal width over [start, end); bucket b holds, unsorted, the
+ *           events whose bucket (a formula monotone in the time) is b, as a list of
+ *           chunks of LBMC_LADDER_CHUNK entries (appending writes the bucket's last
+ *           chunk, which for the near buckets stays in the cache); the buckets before cur
+ *           are consumed: an event that falls there goes into Bottom;
+ *   Top     an unsorted array of the events at or after end.
+ * When Bottom is empty, the next non-empty bucket is sorted into it (a counting sort into
+ * as many sub-intervals as it holds events, then an insertion sort that moves each entry
+ * within its sub-interval: O(1) per event when the times are spread); when every bucket
+ * is consumed, a new window is laid from Top's minimum: width LBMC_LADDER_PER_BUCKET /
+ * rate, the rate of events measured over the window just consumed (the caller's hint, or
+ * Top's spread, the first time), and 2 size / LBMC_LADDER_PER_BUCKET buckets, so that by
+ * Little's law the window spans about twice the mean time an event waits in the list, and
+ * the events left in Top (rescanned at the next window) are few for any law of finite
+ * mean. Each event is thus moved a bounded number of times (Top, a bucket, Bottom) plus,
+ * when later than the window, once more per window it outlives.
  *
- * Memory: the caller's nodes (16 B each), about 4 / LBMC_LADDER_PER_BUCKET bytes of
- * bucket heads per event in the rungs and 4 bytes per event in Top (the arrays keep the
- * largest size they reached); no allocation per event. Not thread-safe. */
+ * Memory: 16 B per event in a bucket plus the unfilled part of each bucket's last chunk
+ * (about 2 / LBMC_LADDER_PER_BUCKET chunks per event), 12 B per bucket, 16 B per event of
+ * Top (its capacity shrinks back after a window is laid) and of Bottom; the arrays keep
+ * their largest size (chunks freed by a bucket are reused); no allocation per event. Not
+ * thread-safe. */
 #ifndef LBMC_LADDER_H
 #define LBMC_LADDER_H
 
@@ -35,63 +38,73 @@
 
 #include "lbmc/error.h"
 
-#define LBMC_LADDER_NIL        UINT32_MAX
-#define LBMC_LADDER_RUNGS      8  /* the paper's bound on rungs */
-#define LBMC_LADDER_THRESHOLD  50 /* a bucket with more events spawns a rung (the paper's) */
-#define LBMC_LADDER_PER_BUCKET 2  /* events per bucket of a new rung */
-#define LBMC_LADDER_AHEAD                                                                          \
-  8                                /* taking bucket k prefetches the first event of bucket         \
-                                      k + AHEAD and the second of k + AHEAD / 2 */
-#define LBMC_LADDER_TOP_AHEAD  16  /* Top's events prefetched ahead when it becomes a rung */
-#define LBMC_LADDER_BOTTOM_MAX 128 /* a longer Bottom becomes a rung at the next insertion */
+#define LBMC_LADDER_NIL         UINT32_MAX
+#define LBMC_LADDER_CHUNK       16  /* entries per chunk of a bucket (256 B) */
+#define LBMC_LADDER_PER_BUCKET  256  /* events per bucket the width aims at */
+#define LBMC_LADDER_MIN_BUCKETS 256 /* buckets of a window, at least */
 
-/** An event: its time, the queue's link, the caller's word. */
+/** A record of 16 bytes the lean engine keeps per server: a time and two 32-bit words. */
 typedef struct {
   double t;
-  uint32_t next; /* the queue's */
-  uint32_t aux;  /* the caller's */
+  uint32_t next;
+  uint32_t aux;
 } lbmc_ladder_node;
 
-/** An event in Bottom: its time (copied, for locality) and node. */
+/** An event: its time and the caller's word. */
 typedef struct {
   double t;
-  uint32_t i;
+  uint32_t id;
+  uint32_t pad;
 } lbmc_ladder_entry;
 
+/** A bucket: its first and last chunk and its events (chunk k of a bucket is full but
+ *  the last, which holds n - (chunks - 1) LBMC_LADDER_CHUNK entries). */
 typedef struct {
-  double start, width, inv_width; /* bucket b covers [start + b width, start + (b+1) width) */
-  double cur_start;               /* start of bucket cur: events before it are below */
-  uint32_t *head;                 /* cap bucket heads, NIL where empty (all NIL when unused) */
-  size_t nb, cap, cur;            /* buckets in use, allocated; the first unconsumed */
-  size_t count;                   /* events in the rung */
-} lbmc_ladder_rung;
+  uint32_t head, tail, n;
+} lbmc_ladder_bucket;
 
 typedef struct {
-  lbmc_ladder_node *node; /* the caller's nodes: set it again after moving them */
-  uint32_t *top;          /* Top's events, in the order of insertion */
+  /* the window: bucket b covers [start + b width, start + (b + 1) width) */
+  double start, end, width, inv_width; /* inv_width 0: every event before end in bucket 0 */
+  lbmc_ladder_bucket *bk;
+  size_t nb, bk_cap, cur; /* buckets in use, allocated, the first unconsumed */
+  size_t taken;           /* events sorted into Bottom from this window's buckets */
+  double rate_hint;       /* events per unit time the caller expects (0: none) */
+  /* the chunks of the buckets */
+  lbmc_ladder_entry *ent; /* chunk c is ent[c CHUNK .. (c + 1) CHUNK) */
+  uint32_t *cnext;        /* the next chunk of a bucket, or of the free list */
+  uint32_t chunk_used, chunk_cap, chunk_free;
+  /* Top */
+  lbmc_ladder_entry *top;
   size_t ntop, top_cap;
-  double top_min, top_max, top_start;
-  lbmc_ladder_rung rung[LBMC_LADDER_RUNGS];
-  int nrung;
-  lbmc_ladder_entry *bot; /* Bottom, sorted by decreasing time: the minimum is last */
-  size_t nbot, bot_cap;
+  double top_min, top_max;
+  /* Bottom, sorted by decreasing time */
+  lbmc_ladder_entry *bot;
+  size_t nbot, bot_cap, bot_ins; /* bot_ins: events put into it since it was filled */
+  uint32_t *cnt;                 /* the counting sort's counts */
+  size_t cnt_cap;
   size_t size; /* events in the queue */
 } lbmc_ladder;
 
-/** An empty queue over the caller's nodes. On error the caller still calls
- *  lbmc_ladder_free. Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_ladder_create(lbmc_ladder *q, lbmc_ladder_node *node);
+/** An empty queue. On error the caller still calls lbmc_ladder_free.
+ *  Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_ladder_create(lbmc_ladder *q);
 /** Free what the queue allocated (safe after a failed create). */
 void lbmc_ladder_free(lbmc_ladder *q);
 /** Empty the queue (its arrays are kept). */
 void lbmc_ladder_clear(lbmc_ladder *q);
-/** Insert node i (its time set, not already in the queue). Returns 0, or -1 when Bottom
- *  or Top could not grow (out of memory; the event is not inserted). */
-int lbmc_ladder_push(lbmc_ladder *q, uint32_t i);
-/** Refill Bottom from the rungs and Top (lbmc_ladder_min's slow path): the earliest
- *  time, INFINITY if the queue is empty. */
+/** Lay an empty window from time t0 for about `size` events arriving at `rate` per unit
+ *  time (both > 0; a hint: the widths adapt to the measured rate), so that the events
+ *  pushed next go straight into buckets rather than into Top. Only on an empty queue
+ *  (after create or clear); returns 0, or -1 out of memory (the queue is unchanged). */
+int lbmc_ladder_plan(lbmc_ladder *q, double t0, double rate, size_t size);
+/** Insert an event at time t (not NaN) with the caller's word id. Returns 0, or -1 out
+ *  of memory (the event is not inserted). */
+int lbmc_ladder_push(lbmc_ladder *q, double t, uint32_t id);
+/** Refill Bottom from the buckets and Top (lbmc_ladder_min's slow path): the earliest
+ *  time, INFINITY if the queue is empty (or out of memory: size is then > 0). */
 double lbmc_ladder_refill(lbmc_ladder *q);
-/** Bytes the queue's arrays hold now (bucket heads and Bottom). */
+/** Bytes the queue's arrays hold now. */
 size_t lbmc_ladder_bytes(const lbmc_ladder *q);
 
 /** The earliest event time, INFINITY if the queue is empty. */
@@ -100,12 +113,15 @@ static inline double lbmc_ladder_min(lbmc_ladder *q)
   return q->nbot ? q->bot[q->nbot - 1].t : lbmc_ladder_refill(q);
 }
 
-/** Remove the earliest event and return its node; lbmc_ladder_min must have been called
+/** Remove the earliest event and return its word; lbmc_ladder_min must have been called
  *  since the last change and found one. */
 static inline uint32_t lbmc_ladder_pop(lbmc_ladder *q)
 {
   q->size--;
-  return q->bot[--q->nbot].i;
+  return q->bot[--q->nbot].id;
 }
+
+/** The word of the earliest event, lbmc_ladder_min having found one (for prefetching). */
+static inline uint32_t lbmc_ladder_peek(const lbmc_ladder *q) { return q->bot[q->nbot - 1].id; }
 
 #endif

@@ -1,16 +1,16 @@
 /* The lean engine: every server, general service, FCFS at a constant speed per pool, in
- * about 25 bytes per server and an event list of O(1) amortised cost per event (the
- * ladder queue, src/core/ladder.h). Two forms, by what the policy reads:
+ * about 40 bytes per server and an event list of O(1) amortised cost per event (a
+ * calendar of array buckets, src/core/ladder.h, whose entries are (time, server)). Two
+ * forms, by what the policy reads:
  *
- * Queue lengths only (every policy but lwl(d)): a server keeps its count q and one event
- * node (16 B: the end of its service in progress, the ladder's link, its first tagged
- * customer). A customer's requirement is drawn from its pool's law when its service
- * starts (FCFS: nothing before its start depends on it), so waiting customers are counts
- * only. The per-customer sums are conditional expectations at admission (terms at
- * admission, as the occupancy engine): a customer joining a server of pool j that holds
- * q >= 1 waits the residual of the service in progress plus q - 1 fresh requirements,
- * E[wait] = (t_done - t) + (q - 1) / mu_j, and E[sojourn] = E[wait] + 1 / mu_j; their
- * averages are unbiased for the mean wait and sojourn. Quantiles come from a systematic
+ * Queue lengths only (every policy but lwl(d)): a server keeps its count q and the end of
+ * its service in progress (a 16-byte record), and has one event in the list while busy. A
+ * customer's requirement is drawn from its pool's law when its service starts (FCFS: nothing before
+ * its start depends on it), so waiting customers are counts only. The per-customer sums are
+ * conditional expectations at admission (terms at admission, as the occupancy engine): a customer
+ * joining a server of pool j that holds q >= 1 waits the residual of the service in progress plus q
+ * - 1 fresh requirements, E[wait] = (t_done - t) + (q - 1) / mu_j, and E[sojourn] = E[wait] + 1 /
+ * mu_j; their averages are unbiased for the mean wait and sojourn. Quantiles come from a systematic
  * subsample: every tag_every-th admitted customer (tag_every = ceil(n / 2^16): every
  * customer up to n = 2^16) keeps its arrival time and the customers ahead of it in a side
  * table, and its actual wait and sojourn go to the histograms when they end; the k-th
@@ -24,8 +24,8 @@
  * Workloads (lwl(d)): requirements are drawn at admission (before routing when every
  * pool has the same law, as the general engine: common random numbers across policies),
  * a server keeps its count and drain time D (when it will be empty), lbmc_workload reads
- * D - t, and each customer has an event node for its departure, D' = max(D, t) + S/mu_j,
- * known at admission with its wait and sojourn (exact, every customer in the
+ * D - t, and each customer has an event (its departure, with its server) in the list, D' = max(D,
+ * t) + S/mu_j, known at admission with its wait and sojourn (exact, every customer in the
  * histograms).
  *
  * Speed lists (queue-length-dependent speeds, service slots) stay on the general engine. */
@@ -60,14 +60,10 @@ typedef struct {
   gsl_rng *sampler;   /* service requirements, from the service stream */
   lbmc_ladder q;      /* the event list */
   /* Each server's 16-byte record (st.q points into it, q_shift 2): its count in aux;
-   * queue lengths: t the end of its service in progress, next the event list's link (the
-   * record is the server's event node); workloads: t its drain time (st.drain). */
+   * queue lengths: t the end of its service in progress, next its first tagged customer
+   * (read where tagged says); workloads: t its drain time (st.drain), next unused. */
   lbmc_ladder_node *srv;
-  lbmc_ladder_node *node; /* the event nodes: srv (queue lengths), or one per customer
-                             (workloads: aux its server), growing */
-  uint32_t node_cap, node_used, node_free; /* workloads: nodes allocated, ever used, free list */
   uint64_t *tagged;   /* n bits: the server has tagged customers (queue-length form) */
-  uint32_t *tag_head; /* n: its first tagged customer, read where tagged says */
   lbmc_lean_tag *tag; /* the tagged customers */
   uint32_t tag_cap, tag_used, tag_free;
   uint64_t tag_every, tag_phase;
@@ -120,10 +116,10 @@ static void lbmc_lean_tag_add(lbmc_lean_ws *w, uint32_t s, uint32_t q)
   if (q == 0 && w->h_wait) lbmc_dhist_add(w->h_wait, 0);
   if (!lbmc_lean_is_tagged(w, s)) {
     lbmc_lean_set_tagged(w, s, 1);
-    w->tag_head[s] = k;
+    w->srv[s].next = k;
     return;
   }
-  for (uint32_t i = w->tag_head[s];; i = w->tag[i].next)
+  for (uint32_t i = w->srv[s].next;; i = w->tag[i].next)
     if (w->tag[i].next == LBMC_LEAN_NIL) {
       w->tag[i].next = k;
       return;
@@ -135,14 +131,14 @@ static void lbmc_lean_tag_add(lbmc_lean_ws *w, uint32_t s, uint32_t q)
 static void lbmc_lean_tag_depart(lbmc_lean_ws *w, uint32_t s)
 {
   const double t = w->ps.st.t;
-  uint32_t k = w->tag_head[s];
+  uint32_t k = w->srv[s].next;
   if (w->tag[k].ahead == 0) { /* it was in service */
     uint32_t next = w->tag[k].next;
     if (w->h_sojourn) lbmc_dhist_add(w->h_sojourn, t - w->tag[k].t_arr);
     w->tag[k].next = w->tag_free;
     w->tag_free = k;
     if (next == LBMC_LEAN_NIL) lbmc_lean_set_tagged(w, s, 0);
-    w->tag_head[s] = next;
+    w->srv[s].next = next;
     k = next;
   }
   for (; k != LBMC_LEAN_NIL; k = w->tag[k].next)
@@ -162,7 +158,7 @@ static void lbmc_lean_arrival(lbmc_lean_ws *w)
   if (q == 0) { /* its service starts: its requirement now */
     double S = lbmc_ps_requirement(st, w->sampler, j);
     w->srv[s].t = st->t + S * st->inv_mu[j];
-    if (lbmc_ladder_push(&w->q, s) != 0) {
+    if (lbmc_ladder_push(&w->q, w->srv[s].t, s) != 0) {
       lbmc_tally_out_of_memory(&st->tally);
       return;
     }
@@ -191,7 +187,7 @@ static void lbmc_lean_departure(lbmc_lean_ws *w)
   if (q > 0) { /* the next customer starts: its requirement now */
     double S = lbmc_ps_requirement(st, w->sampler, j);
     w->srv[s].t = st->t + S * st->inv_mu[j];
-    if (lbmc_ladder_push(&w->q, s) != 0) lbmc_tally_out_of_memory(&st->tally);
+    if (lbmc_ladder_push(&w->q, w->srv[s].t, s) != 0) lbmc_tally_out_of_memory(&st->tally);
     st->tally.c.starts++;
     lbmc_tally_work(&st->tally, st->t, j, S - 1.0);
   } else {
@@ -202,45 +198,19 @@ static void lbmc_lean_departure(lbmc_lean_ws *w)
 
 /* ---- the workload form ---- */
 
-/* A free event node, or NIL when the nodes cannot grow. */
-static uint32_t lbmc_lean_node_alloc(lbmc_lean_ws *w)
-{
-  uint32_t i = w->node_free;
-  if (i != LBMC_LEAN_NIL) {
-    w->node_free = w->node[i].next;
-    return i;
-  }
-  if (w->node_used == w->node_cap) {
-    uint64_t cap = (uint64_t)w->node_cap + w->node_cap / 2;
-    lbmc_ladder_node *n = cap < LBMC_LEAN_NIL ? realloc(w->node, sizeof *n * cap) : NULL;
-    if (!n) return LBMC_LEAN_NIL;
-    lbmc_advise_huge(n, sizeof *n * cap);
-    w->node = w->q.node = n;
-    w->node_cap = (uint32_t)cap;
-  }
-  return w->node_used++;
-}
-
 static void lbmc_lean_arrival_work(lbmc_lean_ws *w)
 {
   lbmc_state *st = &w->ps.st;
   double S = w->common_service ? lbmc_ps_requirement(st, w->sampler, 0) : 0, start, dep;
-  uint32_t s = lbmc_ps_route(st), j, q, i;
+  uint32_t s = lbmc_ps_route(st), j, q;
   if (s == UINT32_MAX) return;
   j = lbmc_ps_pool(st, s);
   q = w->srv[s].aux;
   if (!w->common_service) S = lbmc_ps_requirement(st, w->sampler, j);
-  i = lbmc_lean_node_alloc(w);
-  if (i == LBMC_LEAN_NIL) {
-    lbmc_tally_out_of_memory(&st->tally);
-    return;
-  }
   start = q > 0 ? w->srv[s].t : st->t;
   dep = start + S * st->inv_mu[j];
   w->srv[s].t = dep;
-  w->node[i].t = dep;
-  w->node[i].aux = s;
-  if (lbmc_ladder_push(&w->q, i) != 0) {
+  if (lbmc_ladder_push(&w->q, dep, s) != 0) {
     lbmc_tally_out_of_memory(&st->tally);
     return;
   }
@@ -256,11 +226,8 @@ static void lbmc_lean_arrival_work(lbmc_lean_ws *w)
 static void lbmc_lean_departure_work(lbmc_lean_ws *w)
 {
   lbmc_state *st = &w->ps.st;
-  const uint32_t i = lbmc_ladder_pop(&w->q), s = w->node[i].aux, j = lbmc_ps_pool(st, s);
-  uint32_t q;
-  w->node[i].next = w->node_free;
-  w->node_free = i;
-  q = lbmc_ps_gone(st, s, j);
+  const uint32_t s = lbmc_ladder_pop(&w->q), j = lbmc_ps_pool(st, s);
+  const uint32_t q = lbmc_ps_gone(st, s, j);
   if (q > 0)
     st->tally.c.starts++;
   else
@@ -275,7 +242,7 @@ static void lbmc_lean_departure_work(lbmc_lean_ws *w)
 static inline void lbmc_lean_prefetch(const lbmc_lean_ws *w)
 {
   if (w->q.nbot) {
-    const uint32_t i = w->q.bot[w->q.nbot - 1].i, s = w->workload ? w->node[i].aux : i;
+    const uint32_t s = lbmc_ladder_peek(&w->q);
     __builtin_prefetch(&w->srv[s], 1);
     if (w->ps.st.J > 1) __builtin_prefetch(&w->ps.st.pool_of[s], 0);
   }
@@ -325,32 +292,31 @@ static int lbmc_lean_applies(const lbmc_model *m, char *why, size_t len)
   return lbmc_ps_applies_size(m, why, len);
 }
 
-/* The shared state without the counts, the records, the event list's bucket heads (rung
- * 0 holds one per LBMC_LADDER_PER_BUCKET events, its array up to twice that; about one
- * event per server) and Top (4 bytes per event, up to twice that), and: queue lengths, the tagged
- * bits and heads and the side table (about 2^16 tagged customers, a few each); workloads, the event
- * nodes (n, and one more per customer beyond n). */
+/* The shared state without the counts, the records, the event list (ladder.h: an entry
+ * per event, the unfilled half of the last chunk of each of the 2 / PER_BUCKET buckets
+ * per event, the buckets; events: at most one per server, and for workloads one per
+ * customer), and for queue lengths the tagged bits and the side table (about
+ * 2^16 tagged customers, a few each). */
 static double lbmc_lean_memory(const lbmc_model *m, int K, double *per_customer)
 {
-  /* per event: bucket heads, and Top's entry (both arrays up to twice what they hold) */
   const double n = (double)m->n,
-               heads = 2 * sizeof(uint32_t) / (double)LBMC_LADDER_PER_BUCKET + 2 * sizeof(uint32_t);
-  double b = lbmc_ps_memory(m, K, 0, per_customer) + n * (sizeof(lbmc_ladder_node) + heads);
+               ev = sizeof(lbmc_ladder_entry) *
+                        (1 + LBMC_LADDER_CHUNK / (double)LBMC_LADDER_PER_BUCKET) +
+                    2 * sizeof(lbmc_ladder_bucket) / (double)LBMC_LADDER_PER_BUCKET;
+  double b = lbmc_ps_memory(m, K, 0, per_customer) + n * (sizeof(lbmc_ladder_node) + ev);
   if (m->policy->needs_workload) {
-    *per_customer = sizeof(lbmc_ladder_node) + heads;
-    return b + (n < 1024 ? 1024 : n) * sizeof(lbmc_ladder_node);
+    *per_customer = ev;
+    return b;
   }
-  return b + n * (sizeof(uint32_t) + 1.0 / 8) + 4.0 * LBMC_LEAN_TAGGED * sizeof(lbmc_lean_tag);
+  return b + n / 8 + 4.0 * LBMC_LEAN_TAGGED * sizeof(lbmc_lean_tag);
 }
 
 static void lbmc_lean_destroy(void **ws)
 {
   lbmc_lean_ws *w = *ws;
   if (!w) return;
-  if (w->node != w->srv) free(w->node);
   free(w->srv);
   free(w->tagged);
-  free(w->tag_head);
   free(w->tag);
   w->ps.st.q = NULL; /* in srv */
   lbmc_ladder_free(&w->q);
@@ -373,21 +339,16 @@ static lbmc_err lbmc_lean_alloc(lbmc_lean_ws *w)
   }
   if (w->workload) {
     st->drain = w->srv;
-    w->node_cap = st->n < 1024 ? 1024 : st->n;
-    w->node = malloc(sizeof *w->node * w->node_cap);
-    lbmc_advise_huge(w->node, sizeof *w->node * w->node_cap);
   } else {
-    w->node = w->srv;
     w->tagged = calloc(((size_t)st->n + 63) / 64, sizeof *w->tagged);
-    w->tag_head = malloc(sizeof *w->tag_head * st->n);
     w->tag_every = ((uint64_t)st->n + LBMC_LEAN_TAGGED - 1) / LBMC_LEAN_TAGGED;
     w->tag_cap = 1024;
     w->tag = malloc(sizeof *w->tag * w->tag_cap);
   }
-  if (!w->srv || !w->node || (!w->workload && (!w->tagged || !w->tag_head || !w->tag)))
+  if (!w->srv || (!w->workload && (!w->tagged || !w->tag)))
     return LBMC_ERROR(LBMC_ERR_MEMORY, "lean engine: out of memory for n = %u servers",
                       (unsigned)st->n);
-  return lbmc_ladder_create(&w->q, w->node);
+  return lbmc_ladder_create(&w->q);
 }
 
 static lbmc_err lbmc_lean_create(const lbmc_model *m, int K, uint64_t max_customers, void **ws)
@@ -407,7 +368,7 @@ static lbmc_err lbmc_lean_create(const lbmc_model *m, int K, uint64_t max_custom
  * equilibrium residual of its pool's law (lbmc_service_residual), from the aux stream;
  * queue lengths: the waiting customers stay counts (their requirements are drawn when they
  * start), work told as their expectation, 1 each; workloads: they get requirements too,
- * and each customer its departure node. None is tagged or in the per-customer sums. */
+ * and each customer its departure event. None is tagged or in the per-customer sums. */
 static lbmc_err lbmc_lean_start(lbmc_lean_ws *w, lbmc_stream *aux)
 {
   lbmc_state *st = &w->ps.st;
@@ -425,24 +386,17 @@ static lbmc_err lbmc_lean_start(lbmc_lean_ws *w, lbmc_stream *aux)
     busy[j] += 1;
     if (!w->workload) {
       w->srv[s].t = D;
-      if (lbmc_ladder_push(&w->q, s) != 0) lbmc_tally_out_of_memory(&st->tally);
+      if (lbmc_ladder_push(&w->q, D, s) != 0) lbmc_tally_out_of_memory(&st->tally);
       work[j] += (double)(q - 1);
       continue;
     }
     for (uint32_t k = 0; k < q; k++) {
-      uint32_t i = lbmc_lean_node_alloc(w);
       if (k > 0) {
         double S = lbmc_service_sample(svc, r);
         D += S * st->inv_mu[j];
         work[j] += S;
       }
-      if (i == LBMC_LEAN_NIL) {
-        lbmc_tally_out_of_memory(&st->tally);
-        break;
-      }
-      w->node[i].t = D;
-      w->node[i].aux = s;
-      if (lbmc_ladder_push(&w->q, i) != 0) lbmc_tally_out_of_memory(&st->tally);
+      if (lbmc_ladder_push(&w->q, D, s) != 0) lbmc_tally_out_of_memory(&st->tally);
     }
     w->srv[s].t = D;
   }
@@ -463,8 +417,10 @@ static lbmc_err lbmc_lean_reset(void *ws, lbmc_stream *streams)
   lbmc_sampler_destroy(&w->sampler); /* a sampler reads the service stream of this reset */
   LBMC_CALL(lbmc_sampler_create(st->s_svc, &w->sampler));
   lbmc_ladder_clear(&w->q);
-  w->node_used = 0;
-  w->node_free = LBMC_LEAN_NIL;
+  /* the departures come at about the arrival rate; about one event per busy server (queue
+   * lengths) or per customer (workloads) */
+  if (lbmc_ladder_plan(&w->q, st->t, 1 / w->ps.inv_lambda_total, st->n) != 0)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "lean engine: out of memory for the event list");
   if (!w->workload) memset(w->tagged, 0, sizeof *w->tagged * (((size_t)st->n + 63) / 64));
   w->tag_used = 0;
   w->tag_free = LBMC_LEAN_NIL;
@@ -492,8 +448,9 @@ static void lbmc_lean_set_histograms(void *ws, lbmc_dhist *sojourn, lbmc_dhist *
 
 const lbmc_engine_type lbmc_engine_lean = {
     .name = "lean",
-    .summary = "every server in about 25 bytes, general service at constant speeds: a ladder "
-               "queue (O(1) per event), requirements drawn at service start (lwl(d): at "
+    .summary = "every server in about 35-45 bytes, general service at constant speeds: a "
+               "calendar of array buckets (O(1) per event), requirements drawn at service start "
+               "(lwl(d): at "
                "admission, drain times)",
     .speed = 5e6,
     .cap_max = LBMC_PS_CAP_MAX,

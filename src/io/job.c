@@ -312,6 +312,16 @@ lbmc_err lbmc_job_check_points(const lbmc_job *job)
                       "replicas: run.replicas); leave run.precision out",
                       lbmc_job_where(job, metric, metric->v[0].line, where, sizeof where));
   }
+  for (int k = 0; shared.transient[2] > 0 && k < 2; k++) {
+    const lbmc_job_setting *s = k ? LBMC_JOB_SET(job, WARMUP) : LBMC_JOB_SET(job, TIME);
+    char where[512];
+    if (s->given)
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: not allowed with run.transient (a transient run is observed from 0 "
+                        "to T1 of T0:T1:DT; its warm-up is T0): leave run.%s out",
+                        lbmc_job_where(job, s, s->v[0].line, where, sizeof where),
+                        k ? "warmup" : "time");
+  }
   for (long p = 0; p < job->P; p++) {
     lbmc_model *m;
     lbmc_run_options o;

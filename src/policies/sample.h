@@ -49,6 +49,18 @@ static inline void lbmc_sample_prefetch(const lbmc_state *st, const void *ws)
   uint32_t sorted[LBMC_SAMPLE_PREFETCH_MAX];
   (void)ws;
   if (d > LBMC_SAMPLE_PREFETCH_MAX || lbmc_stream_buffered(s) < (int)(d + skip)) return;
+  if (d == 2 && distinct) { /* the common case (lbmc_draw_distinct's values, shorter) */
+    const uint32_t a = lbmc_uint_of(s->buf[s->pos + (int)skip], n);
+    uint32_t b = lbmc_uint_of(s->buf[s->pos + (int)skip + 1], n - 1);
+    b += b >= a;
+    __builtin_prefetch(&st->q[(size_t)a << st->q_shift], 0);
+    __builtin_prefetch(&st->q[(size_t)b << st->q_shift], 0);
+    if (st->drain) {
+      __builtin_prefetch(&st->drain[a], 0);
+      __builtin_prefetch(&st->drain[b], 0);
+    }
+    return;
+  }
   for (uint32_t m = 0; m < d; m++) {
     const double u = s->buf[s->pos + (int)(skip + m)];
     const uint32_t v =

@@ -48,8 +48,11 @@ lbmc_err lbmc_check_output_path(const char *path, const char *const *inputs, int
                       path, path, *base ? "/" : "");
   snprintf(copy, sizeof copy, "%s", path);
   snprintf(dir, sizeof dir, "%s", dirname(copy)); /* dirname may modify its argument */
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+  if (stat(dir, &st) != 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "output: %s: the directory %s does not exist; create it first",
+                      path, dir);
+  if (!S_ISDIR(st.st_mode))
+    return LBMC_ERROR(LBMC_ERR_ARG, "output: %s: %s is not a directory; name a file in a directory",
                       path, dir);
   if (access(dir, W_OK | X_OK) != 0)
     return LBMC_ERROR(LBMC_ERR_ARG, "output: %s: the directory %s is not writable", path, dir);

@@ -389,7 +389,8 @@ void lbmc_point_moments(lbmc_point *p)
   const size_t ow = lbmc_metric_offset(LBMC_M_MEAN_WAIT, J, K);
   const size_t os = lbmc_metric_offset(LBMC_M_MEAN_SOJOURN, J, K);
   const size_t oq = lbmc_metric_offset(LBMC_M_MEAN_QUEUE, J, K);
-  char pools[256] = "", heavy_pools[256] = "";
+  const size_t ol = lbmc_metric_offset(LBMC_M_MEAN_WORKLOAD, J, K);
+  char pools[256] = "", heavy_pools[256] = "", work_pools[256] = "";
   int any_inf = 0, any_heavy = 0, undecided = 0;
   memset(p->moment_flags, 0, sizeof *p->moment_flags * p->total);
   p->heavy_all = p->moment_any = 0;
@@ -399,6 +400,13 @@ void lbmc_point_moments(lbmc_point *p)
     int sure;
     const double need = lbmc_point_wait_moment(p, j, &sure);
     if (!isfinite(a)) continue;
+    if (a <= 2) { /* the work in progress at a busy server has mean E[S^2] / (2 E[S]): the
+                     mean workload is infinite, buffer 1 included (Brumelle's H = lambda G) */
+      p->moment_flags[ol + (size_t)j] = LBMC_IV_INFINITE;
+      snprintf(work_pools + strlen(work_pools), sizeof work_pools - strlen(work_pools), "%s%d",
+               *work_pools ? ", " : "", j + 1);
+    } else if (a <= 3) /* finite, but its variance (E[S^3]) is not */
+      p->moment_flags[ol + (size_t)j] |= LBMC_IV_HEAVY_TAIL;
     if (a <= 2) { /* E[S^2] infinite: busy periods and every time average are long-range
                      dependent, so no estimator has a finite variance */
       p->heavy_all = 1;
@@ -437,6 +445,12 @@ void lbmc_point_moments(lbmc_point *p)
              "has an infinite moment E[S^2] (or E[S^(1+1/d)] for lwl(d)) where customers wait, "
              "so the mean wait is infinite (Pollaczek-Khinchine); quantiles stay finite",
              pools);
+  if (*work_pools)
+    snprintf(p->moment_reason + strlen(p->moment_reason),
+             sizeof p->moment_reason - strlen(p->moment_reason),
+             "%smean_workload of pool %s is infinite (the service in progress has the mean "
+             "residual E[S^2] / (2 E[S]))",
+             *p->moment_reason ? "; " : "", work_pools);
   if (p->heavy_all)
     snprintf(p->moment_reason + strlen(p->moment_reason),
              sizeof p->moment_reason - strlen(p->moment_reason),
@@ -446,7 +460,7 @@ void lbmc_point_moments(lbmc_point *p)
              "or batches undercover at any run length%s",
              *p->moment_reason ? "; " : "", heavy_pools,
              undecided ? " (the mean wait of servers with several slots may be infinite too)" : "");
-  p->moment_any = p->heavy_all || any_inf || any_heavy;
+  p->moment_any = p->heavy_all || any_inf || any_heavy || *work_pools;
 }
 
 void lbmc_point_apply_moments(lbmc_point *p)

@@ -66,19 +66,19 @@ struct lbmc_point_ {
   size_t fine; /* fine parts of each replica's measured period */
   int near_cap;
   /* the checks of point_checks.c */
-  size_t batch_cap;        /* one replica: most batches its relaxation time allows (0: any) */
-  double batch_tau;        /* one replica: the relaxation time its batch intervals are
-                              widened for (lbmc_relax_length_factor; NaN: none) */
-  double need_measured;    /* measured time per replica the relaxation rules ask (NaN) */
-  double need_warmup;      /* warm-up the transient rule asks (NaN) */
-  double flow_factor;      /* data that would prove the most loaded pool overloaded, over
-                              the data at hand (0: none) */
-  int flow_pool;           /* that pool */
-  unsigned *moment_flags;  /* total: LBMC_IV_INFINITE / LBMC_IV_HEAVY_TAIL from the model */
-  int heavy_all;           /* a service law of infinite variance: every estimator heavy */
-  int moment_any;          /* some metric infinite or heavy: N's moments are (the relaxation
-                              rules need its variance and skewness) */
-  char moment_reason[512]; /* which metrics are infinite or heavy, and why */
+  size_t batch_cap;         /* one replica: most batches its relaxation time allows (0: any) */
+  double batch_tau;         /* one replica: the relaxation time its batch intervals are
+                               widened for (lbmc_relax_length_factor; NaN: none) */
+  double need_measured;     /* measured time per replica the relaxation rules ask (NaN) */
+  double need_warmup;       /* warm-up the transient rule asks (NaN) */
+  double flow_factor;       /* data that would prove the most loaded pool overloaded, over
+                               the data at hand (0: none) */
+  int flow_pool;            /* that pool */
+  unsigned *moment_flags;   /* total: LBMC_IV_INFINITE / LBMC_IV_HEAVY_TAIL from the model */
+  int heavy_all;            /* a service law of infinite variance: every estimator heavy */
+  int moment_any;           /* some metric infinite or heavy: N's moments are (the relaxation
+                               rules need its variance and skewness) */
+  char moment_reason[1024]; /* which metrics are infinite or heavy, and why */
   /* results */
   lbmc_verdict v;
   lbmc_estimates est;

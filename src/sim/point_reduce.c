@@ -563,6 +563,11 @@ static void lbmc_point_conclude(lbmc_point *p)
   if (!(v->evidence & longer)) return;
   v->status = LBMC_STATUS_NOT_STATIONARY;
   if (v->evidence & LBMC_EV_HEAVY_TAIL) return; /* no run length helps */
+  if (p->o.transient[2] > 0) { /* its length is T1 - T0 by design: no --time helps */
+    lbmc_point_reason(v, "a transient run: its steady-state rows average each replica over "
+                         "T0..T1 from its start; for the steady state run without transient");
+    return;
+  }
   v->suggested_time =
       (v->evidence & (longer & ~relax & ~LBMC_EV_HEAVY_TAIL)) ? LBMC_SUGGEST_FACTOR * v->time : NAN;
   if (v->evidence & relax) {
@@ -583,7 +588,8 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   v->status = LBMC_STATUS_OK;
   v->replicas = R;
   v->doubling = p->doubling;
-  v->time = ldexp(p->o.time, p->doubling);
+  v->time =
+      p->o.transient[2] > 0 ? p->o.transient[1] - p->o.transient[0] : ldexp(p->o.time, p->doubling);
   v->warmup_used = p->o.transient[2] > 0 ? p->o.transient[0] /* observed from T0 */
                    : p->o.warmup_auto    ? (double)p->d * p->seg_len
                                          : p->o.warmup;

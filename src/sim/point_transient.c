@@ -161,18 +161,34 @@ static void lbmc_trans_est(const lbmc_point *p, size_t s, size_t v, long den, in
             : NAN;
 }
 
+/* An interval's end x within the values the metric can take, [0, hi] (NaN stays). */
+static double lbmc_trans_clip(double x, double hi) { return isnan(x) ? x : fmin(fmax(x, 0), hi); }
+
+/* The largest value each of the Vall columns can take: 1 for the tails, p_wait and p_block
+ * (fractions), else inf (counts, rates and messages per arrival are only >= 0). */
+static void lbmc_trans_ranges(int J, int K, size_t Vall, double *hi)
+{
+  const long tail0 = lbmc_transient_index(J, K, "tail", 0, 1);
+  const long pw = lbmc_transient_index(J, K, "p_wait", 0, 1);
+  const long pb = lbmc_transient_index(J, K, "p_block", 0, 1);
+  for (size_t v = 0; v < Vall; v++) {
+    const long i = (long)v;
+    hi[v] = (i >= tail0 && i < tail0 + (long)J * K) || i == pw || i == pb ? 1 : INFINITY;
+  }
+}
+
 lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
 {
   const size_t V = lbmc_transient_values(p->J, p->K);
   const size_t Vall = V + LBMC_TRANSIENT_INTERVAL_METRICS;
   const long T = lbmc_transient_times(&p->o), n = p->tacc ? p->tacc->n : 0;
   const long A = (long)V + LBMC_TC_ARRIVALS;
-  double tp, tb;
+  double tp, tb, *hi;
   lbmc_transient_free(out);
   if (T <= 0) return LBMC_ERROR(LBMC_ERR_ARG, "point: not a transient run");
   (void)R; /* the replicas folded so far: 0 .. R - 1 once they are all in */
   out->time = malloc(sizeof *out->time * (size_t)T);
-  out->mean = malloc(sizeof *out->mean * 5 * (size_t)T * Vall);
+  out->mean = malloc(sizeof *out->mean * (5 * (size_t)T * Vall + Vall));
   if (!out->time || !out->mean) {
     lbmc_transient_free(out);
     return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for transient estimates");
@@ -187,6 +203,8 @@ lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
   out->band_upper = out->band_lower + (size_t)T * Vall;
   out->replicas = n;
   out->unstable = p->tacc ? p->tacc->unstable : 0;
+  hi = out->band_upper + (size_t)T * Vall; /* the last Vall of the block */
+  lbmc_trans_ranges(p->J, p->K, Vall, hi);
   tp = lbmc_trans_t(p->o.confidence, n - 1);
   tb = lbmc_trans_t(1 - (1 - p->o.confidence) / (double)T, n - 1);
   for (long i = 0; i < T; i++) {
@@ -208,10 +226,10 @@ lbmc_err lbmc_point_transient(const lbmc_point *p, long R, lbmc_transient *out)
       else /* messages per arrival */
         lbmc_trans_est(p, s, V + LBMC_TC_MESSAGES, A, 2, 1, &m, &se);
       out->mean[at] = m;
-      out->lower[at] = m - tp * se;
-      out->upper[at] = m + tp * se;
-      out->band_lower[at] = m - tb * se;
-      out->band_upper[at] = m + tb * se;
+      out->lower[at] = lbmc_trans_clip(m - tp * se, hi[v]);
+      out->upper[at] = lbmc_trans_clip(m + tp * se, hi[v]);
+      out->band_lower[at] = lbmc_trans_clip(m - tb * se, hi[v]);
+      out->band_upper[at] = lbmc_trans_clip(m + tb * se, hi[v]);
     }
   }
   return LBMC_SUCCESS;

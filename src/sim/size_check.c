@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "../core/ticks.h"
 #include "../engine/engine.h"
 #include "lbmc/engines.h"
 #include "lbmc/sim.h"
@@ -28,7 +29,11 @@ static double lbmc_physical_memory(void)
 
 lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, const char *where)
 {
-  double horizon = o->time + (o->warmup_auto ? 0 : o->warmup);
+  const int transient = o->transient[2] > 0; /* observed from 0 to T1: --time/--warmup unused */
+  double horizon = transient ? o->transient[1] : o->time + (o->warmup_auto ? 0 : o->warmup);
+  double record = transient ? (double)lbmc_transient_times(o) * sizeof(double) *
+                                  (double)lbmc_tick_width(lbmc_model_pools(m), (int)o->tail_k)
+                            : 0;
   double events = 2 * lbmc_model_lambda(m) * (double)lbmc_model_n(m) * horizon;
   double per_customer, bytes = lbmc_run_memory(m, o, &per_customer), ram = lbmc_physical_memory();
   if (ram > 0 && bytes > ram) {
@@ -43,12 +48,21 @@ lbmc_err lbmc_run_check_size(const lbmc_model *m, const lbmc_run_options *o, con
                       per_customer > 0 ? ", and more with each customer held" : "",
                       ram / 1073741824.0);
   }
+  if (ram > 0 && record > ram / 4) /* each replica's record holds a tick per time */
+    return LBMC_ERROR(LBMC_ERR_LIMIT,
+                      "%s: a transient replica's record of %ld times x %zu values takes %.3g GiB; "
+                      "allowed: at most a quarter of this machine's %.3g GiB: fewer times (a "
+                      "larger DT in T0:T1:DT) or a lower tail_k",
+                      where, lbmc_transient_times(o),
+                      lbmc_tick_width(lbmc_model_pools(m), (int)o->tail_k), record / 1073741824.0,
+                      ram / 1073741824.0);
   if (!(events <= LBMC_MAX_EVENTS))
     return LBMC_ERROR(LBMC_ERR_LIMIT,
-                      "%s: a replica would simulate about %.3g events (2 lambda n (warmup + "
-                      "time)); allowed: at most %.3g, the most the counters hold exactly: "
-                      "shorten warmup/time or use more replicas",
-                      where, events, LBMC_MAX_EVENTS);
+                      "%s: a replica would simulate about %.3g events (2 lambda n %s); allowed: "
+                      "at most %.3g, the most the counters hold exactly: %s",
+                      where, events, transient ? "T1" : "(warmup + time)", LBMC_MAX_EVENTS,
+                      transient ? "an earlier T1 in T0:T1:DT, or a lower n"
+                                : "shorten warmup/time or use more replicas");
   return LBMC_SUCCESS;
 }
 

@@ -314,8 +314,9 @@ if case("heavy-tail"):  # infinite means reported as inf; Lomax 1.5 loss system 
         check(e["mean"] == "inf" and "infinite" in e["flags"] and e["lower"] is None
               and e["upper"] is None,
               f"edges: M/G/1 Lomax 1.5 {name}: {e['mean']} [{e['lower']}, {e['upper']}] {e['flags']}")
-    e = entry(r, "mean_queue", 0)
-    check(e["mean"] == "inf" and "infinite" in e["flags"], f"edges: Lomax 1.5 mean_queue {e['mean']}")
+    for name in ("mean_queue", "mean_workload"):
+        e = entry(r, name, 0)
+        check(e["mean"] == "inf" and "infinite" in e["flags"], f"edges: Lomax 1.5 {name} {e['mean']}")
     qs = r["estimates"]["sojourn_quantiles"]["mean"]
     check(all(isinstance(q, float) and math.isfinite(q) for q in qs),
           f"edges: Lomax 1.5 sojourn quantiles stay finite: {qs}")
@@ -330,6 +331,9 @@ if case("heavy-tail"):  # infinite means reported as inf; Lomax 1.5 loss system 
                                                       and "heavy tail" in r.get("reason", "")))
         w = entry(r, "mean_wait")
         wrong += not (w["mean"] == 0 and "infinite" not in w["flags"])  # a loss system never waits
+        # but the work in progress has mean E[S^2] / (2 E[S]) = inf: so has the mean workload
+        lw = entry(r, "mean_workload", 0)
+        wrong += not (lw["mean"] == "inf" and "infinite" in lw["flags"] and lw["lower"] is None)
     check(wrong == 0, "edges: Lomax 1.5 loss system: p_block holds 1/2 or the verdict says heavy tail")
 
 if case("flow-balance"):  # JSQ(2) on the PULL example, n = 200, time 400: decided with 1 or 2

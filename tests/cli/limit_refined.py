@@ -3,8 +3,9 @@
 (x* + V/n at the point's n; Gast & Van Houdt 2017; lbmc_analysis.limits.refined) and, with
 --transient, the ODE and x(t) + V(t)/n beside the transient estimates.
 
-* the column's values are the Python package's (limits.refined at the same n; the
-  heterogeneous PULL example pool by pool, so swapped pools would show);
+* the column's values are the Python package's (limits.refined at the same n; JSQ(2) on
+  two pools pool by pool, so swapped pools would show); PULL has none (null with the reason:
+  its fixed point is on the boundary, the expansion does not apply);
 * they are right: at n = 20 (JSQ(2), lambda 0.9, buffer 3) the refined tails are within
   the stated O(1/n^2) allowance (0.002 = 0.8 / n^2; measured 0.0008) of the exact chain's
   means (lbmc_analysis.limits.exact), and a long simulation's intervals widened by that
@@ -99,15 +100,21 @@ check(not covered(mf), f"control: the mean field {mf} is not covered")
 check(not covered(wrong), f"control: x* - V/n {wrong} is not covered")
 
 # ---- heterogeneous pools, pool by pool ----
-d = sim_json("--n", "20", "--lambda", "0.5", "--pools", "0.5:2:2,0.5:0.5:2", "--policy", "pull", "--time",
+d = sim_json("--n", "20", "--lambda", "0.5", "--pools", "0.5:2:2,0.5:0.5:2", "--policy", "jsq(2)", "--time",
              "200", "--warmup", "20", "--replicas", "2", "--limit", "refined")
 est = d["estimates"]
-py = limits.refined({"policy": "pull", "lambda": 0.5, "n": 20, "K": 10,
+py = limits.refined({"policy": "jsq(2)", "lambda": 0.5, "n": 20, "K": 10,
                      "pools": [{"beta": 0.5, "mu": 2, "buffer": 2}, {"beta": 0.5, "mu": 0.5, "buffer": 2}]},
                     20)["metrics"]
 u = est["utilization"]["limit_refined"]
 check(np.allclose(u, py["utilization"], atol=1e-12) and abs(u[0] - u[1]) > 0.1,
-      f"pull, two pools: utilization per pool is the package's {u} (pools not swapped)")
+      f"jsq(2), two pools: utilization per pool is the package's {u} (pools not swapped)")
+# pull: its fixed point is on the boundary (the expansion does not apply): null with the reason
+d = sim_json("--n", "20", "--lambda", "0.5", "--pools", "0.5:2:2,0.5:0.5:2", "--policy", "pull", "--time",
+             "200", "--warmup", "20", "--replicas", "2", "--limit", "refined")
+pw = d["estimates"]["p_wait"]
+check(pw["limit_refined"] is None and "boundary" in (pw["limit_refined_source"] or "") and pw["limit"] is not None,
+      f"pull: limit_refined null, the reason ({pw['limit_refined_source']}), the limit kept")
 
 # ---- unknown: null with the reason; a bad value ----
 d = sim_json("--n", "20", "--lambda", "0.9", "--policy", "lwl(2)", "--time", "50", "--warmup", "10",
@@ -158,7 +165,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "JSON: limit_refined in each row, null for lwl(2)")
 
 # ---- --transient with --limit refined ----
-t = sim_json(*JSQ, "--init", "tail:1,1,0.8", "--transient", "0:4:0.5", "--time", "4", "--warmup", "0",
+t = sim_json(*JSQ, "--init", "tail:1,1,0.8", "--transient", "0:4:0.5",
              "--replicas", "400", "--seed", "3", "--limit", "refined")["transient"]
 mq = t["estimates"]["mean_queue"]
 py = limits.transient_for_point({"policy": "jsq(2)", "lambda": 0.9, "K": 3, "pools": [{"beta": 1, "mu": 1, "buffer": 3}]},

@@ -5,6 +5,7 @@ set -u
 LBMC=${1:-${LBMC:-lbmc}}
 pass=0 fail=0
 ok="--n 10 --lambda 0.5 --pools 1:1:inf --time 5 --warmup 1"
+okt="--n 10 --lambda 0.5 --pools 1:1:inf" # a transient run: no --time, --warmup
 
 # expect STATUS PATTERN ARGS...: run lbmc with ARGS, check the exit status and that
 # stderr (or stdout for status 0) matches the extended regex PATTERN.
@@ -33,7 +34,10 @@ expect 2 "--transient: '0:1:0.3' is not allowed; allowed: DT dividing T1 - T0" s
 expect 2 "--transient: '5:1:1' is not allowed; allowed: 0 <= T0 < T1 and DT > 0" sim $ok --transient 5:1:1
 expect 2 "--transient: '0:x' is not allowed; allowed: T0:T1:DT" sim $ok --transient 0:x
 expect 2 "--warmup: auto is not allowed with --transient" sim $ok --transient 0:1:1 --warmup auto
-expect 2 "--precision: not with --transient" sim $ok --transient 0:1:1 --precision p_wait:0.1
+expect 2 "--precision: not with --transient" sim $okt --transient 0:1:1 --precision p_wait:0.1
+expect 2 "--limit: .refinedx. is not allowed; allowed: nothing" sim $ok --limit refinedx
+expect 2 "--time: not allowed with --transient" sim $okt --transient 0:1:1 --time 5
+expect 2 "--warmup: not allowed with --transient" sim $okt --transient 0:1:1 --warmup 0
 expect 2 "--init: 'tail:0.5,0.7' is not allowed; allowed: tail:F1,F2" sim $ok --init tail:0.5,0.7
 expect 2 "--init: 'tail:1;0.5;0.2' .*3 lists of fractions for 1 pools|3 lists of fractions for 1 pools" sim $ok --init "tail:1;0.5;0.2"
 expect 2 "a tail:... start is not allowed with the servers engine" sim $ok --engine servers --init tail:1,0.5

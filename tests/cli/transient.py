@@ -158,6 +158,20 @@ same = all(a[m]["mean"][i] == b[m]["mean"][2 * i] for m in ("customers", "mean_q
            for i in range(11))
 check(same, "observing at 0:10:0.5 gives the values of 0:10:1 at the common times, bit for bit")
 
+# 4. Intervals within the values a metric can take: with 2 replicas the t quantiles are wide,
+# so unclipped bands of the fractions leave [0, 1] and those of the counts go below 0.
+def flat(x):
+    return [v for y in x for v in (flat(y) if isinstance(y, list) else [y]) if v is not None]
+
+
+e = sim("--n", "20", "--lambda", "0.9", "--pools", "1:1:inf", "--policy", "jsq(2)", "--replicas", "2",
+        "--seed", "3", "--transient", "0:4:0.5")["estimates"]
+outside = [(m, part) for m in e for part in ("lower", "upper", "band_lower", "band_upper")
+           if any(v < 0 or (m in ("tail", "p_wait", "p_block") and v > 1) for v in flat(e[m][part]))]
+check(not outside, f"2 replicas: every bound within the metric's range (outside: {outside[:3]})")
+wide = [v for v in flat(e["tail"]["band_upper"]) if v == 1.0]
+check(bool(wide), "2 replicas: control: some tail band reaches 1 (the clip is exercised)")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

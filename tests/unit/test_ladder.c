@@ -1,4 +1,4 @@
-/* The ladder queue (src/core/ladder.h) against a binary heap: the hold model (pop the
+/* The lean engine's event list (src/core/ladder.h) against a binary heap: the hold model (pop the
  * earliest event, push it again later by a random increment) with increments of very
  * different spreads (exponential, lognormal of scv 16, Pareto of infinite variance, a
  * constant: ties, and zero and tiny increments), with phases in which the queue grows and
@@ -66,12 +66,12 @@ static double ut_lq_increment(int k, uint64_t *x)
 static void test_ladder_hold(void)
 {
   enum { NMAX = 40000, KINDS = 5 };
-  lbmc_ladder_node *node = malloc(sizeof *node * NMAX);
+  double *node = malloc(sizeof *node * NMAX); /* the time of event i */
   uint32_t *freel = malloc(sizeof *freel * NMAX);
   ut_heap H = {malloc(sizeof(double) * NMAX), 0};
   lbmc_ladder q;
   int bad = 0;
-  UT_CHECK(node && freel && H.h && lbmc_ladder_create(&q, node) == LBMC_SUCCESS, "create");
+  UT_CHECK(node && freel && H.h && lbmc_ladder_create(&q) == LBMC_SUCCESS, "create");
   if (!node || !freel || !H.h) return;
   for (int kind = 0; kind < KINDS && !bad; kind++) {
     uint64_t x = 99 + (uint64_t)kind;
@@ -79,6 +79,7 @@ static void test_ladder_hold(void)
     double now = 0;
     for (uint32_t i = 0; i < NMAX; i++) freel[i] = NMAX - 1 - i;
     lbmc_ladder_clear(&q);
+    if (kind % 2) lbmc_ladder_plan(&q, 0, 1000.0, NMAX); /* a window laid ahead, or none */
     H.n = 0;
     for (long step = 0; step < 400000 && !bad; step++) {
       /* phases: grow to NMAX, hold, shrink to a few, hold, grow ... */
@@ -99,8 +100,8 @@ static void test_ladder_hold(void)
           break;
         }
         i = lbmc_ladder_pop(&q);
-        if (node[i].t != a) {
-          UT_CHECK(0, "kind %d step %ld: node %u holds %.17g", kind, step, i, node[i].t);
+        if (node[i] != a) {
+          UT_CHECK(0, "kind %d step %ld: event %u has %.17g", kind, step, i, node[i]);
           bad = 1;
         }
         now = a;
@@ -111,16 +112,16 @@ static void test_ladder_hold(void)
       }
       for (int p = 0; p < pushes && nfree > 0 && H.n + 8 < NMAX; p++) {
         uint32_t i = freel[--nfree];
-        node[i].t = now + ut_lq_increment(kind, &x);
-        ut_heap_push(&H, node[i].t);
-        if (lbmc_ladder_push(&q, i) != 0) bad = 1;
+        node[i] = now + ut_lq_increment(kind, &x);
+        ut_heap_push(&H, node[i]);
+        if (lbmc_ladder_push(&q, node[i], i) != 0) bad = 1;
       }
       if (H.n < 4 && phase == 2) /* keep a few events when shrinking */
         for (int p = 0; p < 4; p++) {
           uint32_t i = freel[--nfree];
-          node[i].t = now + ut_lq_increment(kind, &x);
-          ut_heap_push(&H, node[i].t);
-          if (lbmc_ladder_push(&q, i) != 0) bad = 1;
+          node[i] = now + ut_lq_increment(kind, &x);
+          ut_heap_push(&H, node[i]);
+          if (lbmc_ladder_push(&q, node[i], i) != 0) bad = 1;
         }
     }
     while (!bad && H.n > 0) { /* drain */

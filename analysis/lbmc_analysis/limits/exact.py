@@ -9,7 +9,8 @@ replacement, ``prod_{i<d} (n A - i)/(n - i)`` without, ties uniform among the ti
 servers), full jsq and pull with one router; a customer sent to a full server is blocked.
 A server of pool j at level k completes at rate ``mu_j min(k, L_j)``. For balanced(c) the
 C side's law is the n -> infinity law (draws with replacement) and the chain here is that
-law's chain, not the finite system.
+law's chain, not the finite system (which draws c distinct servers; the tests build its
+exact chain with balanced(2)'s exact law).
 
 Used to test the refined mean field (``E[X_n] - x* ~ V/n``) and the transient ODE, and as
 exact values for small systems (cross-checked against /work/shared/refs/cases.json).

@@ -728,9 +728,8 @@ def _refined_expansion(pol, lam, beta, mu, buffer, slots, sampling, routers, sta
 
 def refined(point, n, order=1) -> dict:
     """``x* + V/n`` (Gast & Van Houdt 2017) for every metric that is a function of the
-    occupancy state, exponential service and the policies with an occupancy form (random,
-    jsq(d), balanced(c), jsq, pull / jiq with one router or withdraw), heterogeneous pools,
-    finite buffers and slots included. Same return shape as :func:`reference`, with
+    occupancy state, exponential service and the policies with a smooth occupancy drift
+    (random, jsq(d), balanced(c)), heterogeneous pools, finite buffers and slots included. Same return shape as :func:`reference`, with
     ``kind = "refined"`` and ``n``; metrics without an expansion (quantiles) are NaN.
 
     ``E[g(X)] ~ g(x*) + (grad g . V + 1/2 D^2 g : W + g1)/n`` for ``tail``, ``mean_queue``,
@@ -741,6 +740,13 @@ def refined(point, n, order=1) -> dict:
     divided by n; the approximation itself is O(1/n^2) (measured in the tests: at n = 10,
     JSQ(2), lambda 0.9, buffer 3, the refined tails are within 0.009 of the exact ones, the
     mean field within 0.034).
+
+    No refined value (NaN, with a note saying why) for pull, jiq and full jsq (their fixed
+    point is on the boundary, where the drift is not differentiable: the expansion does not
+    apply), for unstable points (no fixed point, or the point's key ``status`` is
+    ``"unstable"``: the simulation found it so), lwl(d) and non-exponential service.
+    balanced(c) draws c distinct servers: its law's own 1/n term is included, as for jsq(d)
+    with distinct sampling (:meth:`.ode.OccupancyModel.law_correction`).
 
     ``order = 2`` adds the 1/n^2 term ``A/n^2`` (:func:`.refined_mf.refined_order2_jsq`) to
     ``tail``, ``mean_queue`` and ``utilization`` of homogeneous jsq(d) with sampling
@@ -761,9 +767,23 @@ def refined(point, n, order=1) -> dict:
     if name == "lwl":
         R.note("lwl(d) has no occupancy form: no refined mean field")
         return R.done()
-    pol = p["policy"] if name != "pull" else "pull"
-    if name == "jsq" and d is None:
-        pol = "jsq"
+    if name == "pull" or (name == "jsq" and d is None):
+        what = "jiq" if name == "pull" and p["stale"] == "keep" else ("jsq" if name == "jsq" else "pull")
+        R.note(f"no refined value for {what}: its mean-field fixed point lies on the boundary of the state space "
+               "(every arrival joins an idle server, the levels above are empty) and its drift is not "
+               "differentiable there (the law jumps where the idle servers run out); the refined mean field "
+               "(Gast & Van Houdt 2017) needs a drift twice differentiable at the fixed point; x* + V/n would "
+               "be the n -> inf limit itself (p_wait 0), while the finite system waits (its waiting is not in "
+               "the expansion)")
+        return R.done()
+    status = point.get("status") if isinstance(point, Mapping) else None
+    if isinstance(status, bytes):
+        status = status.decode()
+    if isinstance(status, str) and status.strip().lower() == "unstable":
+        R.note("no refined value: the point is unstable (status 'unstable'); the refined mean field expands a "
+               "stationary regime around the mean-field fixed point")
+        return R.done()
+    pol = p["policy"]
     try:
         rr = _refined_expansion(pol, p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
                                 tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
@@ -898,7 +918,8 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
     Parameters: ``point`` as for :func:`reference` (exponential service; the policies with an
     occupancy form); ``t`` increasing times >= 0 (model time); ``x0`` None / ``"empty"`` or
     ``"tail:F1,F2,...;G1,..."`` (rmf_tool's x0, per pool), or a list of per-pool tails;
-    ``n``: servers for the refined curve (None: the ODE only); ``levels``: levels of the
+    ``n``: servers for the refined curve (None: the ODE only; pull, jiq and full jsq get none,
+    the source says why, as in :func:`refined`); ``levels``: levels of the
     truncated ODE (default: the start's levels + 12, at least K + 1, at most the largest
     buffer + 1).
 
@@ -927,7 +948,8 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
                            stale=p["stale"], levels=levels)
     x_start = _start_state(model, starts)
     t = np.asarray(t, dtype=float)
-    if n is None:
+    boundary = p["name"] == "pull" or (p["name"] == "jsq" and p["param"] is None)
+    if n is None or boundary:
         xs = transient(model, t, x_start).values
         V = None
     else:
@@ -950,6 +972,9 @@ def transient_for_point(point, t, x0=None, *, n=None, levels=None):
         res["tail_refined"] = cut(xr_)
         res["mean_queue_refined"] = xr_.sum(axis=2)
         res["source"] += f"; refined x(t) + V(t)/n at n = {n} (Gast, Bortolussi & Tribastone 2019)"
+    elif n is not None:
+        res["source"] += (f"; no refined x(t) + V(t)/n for {p['policy']}: its drift is not differentiable where "
+                          "the idle servers run out (the expansion does not apply; docs/limits.md section 4)")
     return res
 
 def reference_for_point(params: Mapping[str, Any], K=10):

@@ -18,7 +18,8 @@ beta_l(x*) = diag((up + down)/b^2)``:
 * ``W`` solves ``A W + W A^T + Q = 0`` (``Cov(X) ~ W/n``; scipy's Bartels-Stewart solver);
 * ``V = -A^{-1} (1/2 B:W + f1(x*))`` with ``(B:W)_i = sum_{j,k} B[i,j,k] W[j,k]`` and
   ``f1 = lim n (f_n - f)``, the 1/n term of the drift itself (nonzero only for jsq(d) with
-  distinct sampling, whose finite-n law is ``prod_{i<d} (n A - i)/(n - i)``; the expansion
+  distinct sampling, whose finite-n law is ``prod_{i<d} (n A - i)/(n - i)``, and balanced(c),
+  which always draws c distinct servers: :meth:`~.ode.OccupancyModel.law_correction`; the expansion
   with an n-dependent drift adds ``-A^{-1} f1``: Gast & Van Houdt 2017, section 6.1 on
   "1/n terms in the drift", and a one-line consequence of their Theorem 3.1).
 
@@ -34,10 +35,12 @@ moves (so that the laws' rational parts stay far from their poles): relative err
 The state is restricted to the levels where some pool holds more than 1e-13 (the rest
 changes V by less than that).
 
-Where it applies: smooth drifts at the fixed point, i.e. random, jsq(d), balanced(c) and,
-with idle servers at the fixed point (rho < 1), pull/jiq (R = 1, or withdraw) and full jsq,
-whose laws are smooth there (all arrivals go to idle servers). It does not capture effects
-exponentially small in n (e.g. pull's waiting probability).
+Where it applies: smooth drifts at the fixed point, i.e. random, jsq(d), balanced(c).
+pull/jiq and full jsq have their fixed point on the boundary (all arrivals go to idle
+servers, the levels above are empty), where the drift is not differentiable:
+:func:`refined_stationary` still computes V for their tails (at low load the exact chains
+approach it), but the expansion misses their waiting entirely, and
+:func:`lbmc_analysis.limits.refined` gives no value for them.
 """
 
 from __future__ import annotations
