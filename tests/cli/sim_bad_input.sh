@@ -163,11 +163,12 @@ expect 2 "'--frobnicate' is not an option of lbmc sim \\(see lbmc sim --help\\)"
 expect 2 "policy: 'jsk\\(2\\)' is not allowed \\(unknown policy; did you mean 'jsq\\(2\\)'\\?\\)" sim $ok --policy 'jsk(2)'
 expect 2 "policy: 'pul' is not allowed \\(unknown policy; did you mean 'pull'\\?\\)" sim $ok --policy pul
 # good input still works: status ok needs a run long against the relaxation time (each
-# server is an M/M/1 queue at rho = 0.5 under random routing, relaxation about 12): the
-# bad-input runs ($ok, time 5) are honestly not_stationary
+# server is an M/M/1 queue at rho = 0.5 under random routing, whose relaxation time is
+# exactly (1 + rho) / (1 - rho)^2 = 6): the bad-input runs ($ok, time 5) are honestly
+# not_stationary
 good="--n 10 --lambda 0.5 --pools 1:1:inf --time 2000 --warmup 100"
 expect 0 "status: ok" sim $good
-expect 0 "status: not_stationary: .*the batch means of customers per server stay correlated" sim $ok
+expect 0 "status: not_stationary: the measured period \(5 per replica\) is 0.83 relaxation times: .* over 6 \(integrated autocorrelation time, exact" sim $ok
 expect 0 "usage: lbmc sim" sim --help
 expect 0 "\"status\": \"ok\"" sim $good --json
 expect 0 "pool 2: beta = 0.5, mu = 1, buffer = inf, 5 servers, service deterministic, speeds mu_k = 1, 2, 3" sim $two --service "lognormal:scv=4;deterministic" --mu-k 2=1,2,3

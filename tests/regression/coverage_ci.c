@@ -25,7 +25,8 @@
  *                       queue lengths, truncated at 500 per server; mass there < 1e-22)
  *   lomax-loss          n = 1, buffer 1, lambda 1, Lomax 1.5 service: p_block = 1/2 by
  *                       insensitivity (Erlang's loss formula), mean sojourn 1
- *   batches1000         one replica of M/M/1 at rho 0.9 in 1000 batches
+ *   batches1000         one replica of M/M/1 at rho 0.9 in 1000 batches (-long: the same
+ *                       on 1000 runs, the CI cell's 200 seeds and 800 more; --full)
  *   precision           --precision p_wait:0.02 on M/M/1 at rho 0.5
  *   paired              jsq(2) - jsq(3), 4 servers of buffer 6, lambda 0.9, servers engine:
  *                       the exact CTMC (sorted queue lengths) of each
@@ -137,6 +138,7 @@ static cc_cell cc_cells[] = {
   {"paired", 0, 4, 0.9, "1:1:6", "jsq(2)", NULL, LBMC_ENGINE_SERVERS, 20, 1000, 100, 20, CC_PAIRED, "jsq(3)", 0,
    {"p_wait", "mean_sojourn", NULL}, {0.774872384225661 - 0.7401991268921141, 2.8920515869762378 - 2.690363515858266, 0}, 200},
   /* the heavy-traffic grid (--full) */
+  {"batches1000-long", 1, 1, 0.9, "1:1:inf", "random", NULL, CC_OCC, 1, 400000, 1000, 1000, CC_PLAIN, NULL, 0, CC_MM1(0.9), 1000},
   {"rho95-fixed", 1, 1, 0.95, "1:1:inf", "random", NULL, CC_OCC, 10, 200000, 4000, 20, CC_PLAIN, NULL, 0, CC_MM1(0.95), 200},
   {"rho95-auto-long", 1, 1, 0.95, "1:1:inf", "random", NULL, CC_OCC, 10, 200000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.95), 200},
   {"rho95-R100-auto", 1, 1, 0.95, "1:1:inf", "random", NULL, CC_OCC, 100, 40000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.95), 200},
@@ -147,10 +149,11 @@ static cc_cell cc_cells[] = {
   {"rho995-fixed", 1, 1, 0.995, "1:1:inf", "random", NULL, CC_OCC, 10, 100000, 10000, 20, CC_PLAIN, NULL, 0, CC_MM1(0.995), 200},
   {"jsq2-95", 1, 2, 0.95, "1:1:inf", "jsq(2)", NULL, CC_OCC, 10, 200000, -1, 20, CC_PLAIN, NULL, 0,
    {"mean_queue[1]", "mean_sojourn", "p_wait"}, {19.9246137440 / 2, 10.4866388127, 0.9199550149}, 200},
-  /* the relaxation rules' strictness (--strictness): M/M/1 at rho 0.9 (tau = 209) after a
-   * warm-up of 10 tau, run for 20 to 320 tau, 10 replicas (the rule asks about 80 tau_u of
-   * this skewed queue) and one replica in batches (80 tau_u): how many runs are called ok
-   * (the rest are false alarms where the run covers anyway) and what every run covers */
+  /* the relaxation rules' strictness (--strictness): M/M/1 at rho 0.9 after a warm-up of
+   * 2090, run for 4180 to 66880 (named in units of 209, a value once taken for tau; the
+   * exact tau is 190, so these are 22 to 352 tau), 10 replicas (the rule asks 80.2 tau of
+   * this skewed queue) and one replica in batches (about 800 tau): how many runs are called
+   * ok (the rest are false alarms where the run covers anyway) and what every run covers */
   {"strict-R10-20", 2, 1, 0.9, "1:1:inf", "random", NULL, CC_OCC, 10, 4180, 2090, 20, CC_PLAIN, NULL, 0, CC_MM1(0.9), 200},
   {"strict-R10-40", 2, 1, 0.9, "1:1:inf", "random", NULL, CC_OCC, 10, 8360, 2090, 20, CC_PLAIN, NULL, 0, CC_MM1(0.9), 200},
   {"strict-R10-80", 2, 1, 0.9, "1:1:inf", "random", NULL, CC_OCC, 10, 16720, 2090, 20, CC_PLAIN, NULL, 0, CC_MM1(0.9), 200},
