@@ -220,6 +220,26 @@ static void lbmc_limit_put_curve(json_t *transient, const char *metric, const ch
   if (one) json_object_set(one, key, curve && !json_is_null(curve) ? (json_t *)curve : json_null());
 }
 
+/* Why the mean-field ODE of the occupancy state (lbmc_analysis.limits.ode) does not describe
+ * the model d, into why[len]; 0 if it does. */
+static int lbmc_limit_no_ode(const lbmc_model_description *d, char *why, size_t len)
+{
+  if (strcmp(d->policy_name, "lwl") == 0) {
+    snprintf(why, len, "no ODE: %s reads the servers' workloads and has no occupancy form",
+             d->policy);
+    return 1;
+  }
+  for (int j = 0; j < d->J; j++)
+    if (!lbmc_service_is_exponential(d->pool[j].service)) {
+      snprintf(why, len,
+               "no ODE: the service of pool %d (%.200s) is not exponential; the transient ODE is "
+               "that of the occupancy state under exponential service",
+               j + 1, d->pool[j].service->text);
+      return 1;
+    }
+  return 0;
+}
+
 lbmc_err lbmc_limit_transient(const lbmc_model_description *d, long K, const lbmc_run_options *o,
                               const lbmc_transient *t, json_t *transient)
 {
@@ -228,6 +248,12 @@ lbmc_err lbmc_limit_transient(const lbmc_model_description *d, long K, const lbm
   json_t *points = json_array(), *answers = NULL;
   const json_t *answer, *time;
   lbmc_err err;
+  char why[512];
+  if (lbmc_limit_no_ode(d, why, sizeof why)) {
+    json_object_set_new(transient, "limit_note", json_string(why));
+    json_decref(points);
+    return LBMC_SUCCESS;
+  }
   lbmc_limit_start(o, d->J, start, sizeof start);
   if (!*start) {
     json_object_set_new(transient, "limit_note",

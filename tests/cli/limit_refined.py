@@ -179,6 +179,12 @@ check(abs(mq["limit"][0][0] - 2.8) < 1e-12 and abs(mq["limit_refined"][0][0] - 2
 bl, bu, r_ = (np.array(mq[k])[1:, 0] for k in ("band_lower", "band_upper", "limit_refined"))
 check(bool(np.all((bl <= r_) & (r_ <= bu))), "transient: the band of 400 replicas covers x(t) + V(t)/n")
 check("Gast" in t.get("limit_source", ""), "transient: the source named")
+# no ODE for lwl(2) or non-exponential service: a note, exit 0, no curves (they failed with exit 1)
+for extra in (["--policy", "lwl(2)"], ["--service", "erlang:k=2"]):
+    t2 = sim_json(*JSQ, *extra, "--transient", "0:2:1", "--replicas", "4", "--seed", "3", "--limit",
+                  "refined")["transient"]
+    check("no ODE" in t2.get("limit_note", "") and "limit" not in t2["estimates"]["mean_queue"],
+          f"transient {' '.join(extra)}: no ODE, said in limit_note ({t2.get('limit_note')})")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
