@@ -326,8 +326,8 @@ double lbmc_ladder_refill(lbmc_ladder *q)
  * they may need (nothing moved). */
 static int lbmc_ladder_spill(lbmc_ladder *q, double t)
 {
-  const double lo = fmin(q->bot[q->nbot - 1].t, t);
-  if (lbmc_ladder_chunk_room(q, q->nbot + 1) != 0) return -1; /* at most a chunk each */
+  const double lo = q->nbot ? fmin(q->bot[q->nbot - 1].t, t) : t; /* Bottom may be empty */
+  if (lbmc_ladder_chunk_room(q, q->nbot + 1) != 0) return -1;     /* at most a chunk each */
   q->cur = lbmc_ladder_bucket_of(q, lo);
   for (size_t k = q->nbot; k-- > 0;) /* earliest first: each bucket stays in order of time */
     (void)lbmc_ladder_append(q, lbmc_ladder_bucket_of(q, q->bot[k].t), q->bot[k].t, q->bot[k].id);

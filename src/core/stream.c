@@ -24,8 +24,8 @@
  * library's own (its struct rngen for MLFG: type first, then the lag table at byte
  * 0x38 and hptr, lval, kval at 0x48, 0x4c, 0x50), so the sequence stays SPRNG's and
  * SPRNG's own calls (free_rng) see it. That layout is private to the library: at
- * initialisation lbmc_mlfg_check runs the loop on a copy of the new generator
- * (pack_rng / unpack_rng) against get_rn_dbl on another copy and uses the loop only
+ * initialisation lbmc_mlfg_check runs the loop on a fresh copy of the new stream
+ * (init_rng with the same numbers) against get_rn_dbl on another and uses the loop only
  * when the numbers agree bit for bit; otherwise the stream draws through get_rn_dbl,
  * with the same numbers. */
 
@@ -82,28 +82,27 @@ static void lbmc_mlfg_fill(lbmc_mlfg *g, double *buf, int n)
 /* Numbers compared by lbmc_mlfg_check: several turns of the lag table. */
 #define LBMC_MLFG_CHECK 96
 
-/* 1 when gen is an MLFG generator whose numbers lbmc_mlfg_fill reproduces (checked on
- * two copies of it: gen itself does not move), else 0. */
-static int lbmc_mlfg_check(int *gen)
+/* 1 when gen, stream gennum of seed, is an MLFG generator whose numbers lbmc_mlfg_fill
+ * reproduces (checked on two fresh copies of the stream made by init_rng, so gen itself
+ * does not move; not by pack_rng / unpack_rng, whose copies free_rng does not free
+ * whole), else 0. */
+static int lbmc_mlfg_check(int *gen, int gennum, long seed)
 {
   const lbmc_mlfg *g = (const lbmc_mlfg *)gen;
   double want[LBMC_MLFG_CHECK], got[LBMC_MLFG_CHECK];
-  char *packed = NULL;
   int *a = NULL, *b = NULL, ok = 0;
   if (g->rng_type != SPRNG_MLFG || !g->lags || g->lval < 2 || g->kval < 1 || g->kval >= g->lval ||
       g->hptr < 0 || g->hptr >= g->lval)
     return 0;
-  if (pack_rng(gen, &packed) <= 0 || !packed) goto out;
-  a = unpack_rng(packed);
-  b = unpack_rng(packed);
-  if (!a || !b) goto out;
-  for (int i = 0; i < LBMC_MLFG_CHECK; i++) want[i] = get_rn_dbl(a);
-  lbmc_mlfg_fill((lbmc_mlfg *)b, got, LBMC_MLFG_CHECK);
-  ok = memcmp(want, got, sizeof want) == 0 && get_rn_dbl(a) == get_rn_dbl(b);
-out:
+  a = init_rng(SPRNG_MLFG, gennum, INT_MAX, (int)seed, 0);
+  b = init_rng(SPRNG_MLFG, gennum, INT_MAX, (int)seed, 0);
+  if (a && b) {
+    for (int i = 0; i < LBMC_MLFG_CHECK; i++) want[i] = get_rn_dbl(a);
+    lbmc_mlfg_fill((lbmc_mlfg *)b, got, LBMC_MLFG_CHECK);
+    ok = memcmp(want, got, sizeof want) == 0 && get_rn_dbl(a) == get_rn_dbl(b);
+  }
   if (a) free_rng(a);
   if (b) free_rng(b);
-  free(packed);
   return ok;
 }
 
@@ -116,7 +115,7 @@ lbmc_err lbmc_stream_init(lbmc_stream *s, int gennum, long seed)
    * number. Parameter 0: default lags (17, 5). */
   s->gen = init_rng(SPRNG_MLFG, gennum, INT_MAX, (int)seed, 0);
   if (!s->gen) return LBMC_ERROR(LBMC_ERR_RNG, "SPRNG could not create stream %d", gennum);
-  s->direct = lbmc_mlfg_check(s->gen);
+  s->direct = lbmc_mlfg_check(s->gen, gennum, seed);
   s->pos = LBMC_STREAM_BUF;
   return LBMC_SUCCESS;
 }
