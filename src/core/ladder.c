@@ -121,27 +121,28 @@ static inline size_t lbmc_ladder_bucket_of(const lbmc_ladder *q, double t)
   return x > 0 ? (x < (double)(q->nb - 1) ? (size_t)x : q->nb - 1) : 0;
 }
 
+/* p (an array of *cap elements of `size` bytes) grown by doubling to hold at least need;
+ * NULL out of memory (p and *cap kept). */
+static void *lbmc_ladder_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+  size_t c = *cap ? *cap : 1;
+  void *q;
+  if (need <= *cap) return p;
+  while (c < need) c *= 2;
+  if (!(q = realloc(p, size * c))) return NULL;
+  *cap = c;
+  return q;
+}
+
 /* Room for n entries in Bottom and n + 1 counts; -1 out of memory. */
 static int lbmc_ladder_bottom_room(lbmc_ladder *q, size_t n)
 {
-  if (n > q->bot_cap) {
-    size_t cap = q->bot_cap;
-    lbmc_ladder_entry *b;
-    while (cap < n) cap *= 2;
-    b = realloc(q->bot, sizeof *b * cap);
-    if (!b) return -1;
-    q->bot = b;
-    q->bot_cap = cap;
-  }
-  if (n + 1 > q->cnt_cap) {
-    size_t cap = q->cnt_cap;
-    uint32_t *c;
-    while (cap < n + 1) cap *= 2;
-    c = realloc(q->cnt, sizeof *c * cap);
-    if (!c) return -1;
-    q->cnt = c;
-    q->cnt_cap = cap;
-  }
+  lbmc_ladder_entry *b = lbmc_ladder_grow(q->bot, &q->bot_cap, n, sizeof *q->bot);
+  uint32_t *c;
+  if (!b) return -1;
+  q->bot = b;
+  if (!(c = lbmc_ladder_grow(q->cnt, &q->cnt_cap, n + 1, sizeof *q->cnt))) return -1;
+  q->cnt = c;
   return 0;
 }
 
