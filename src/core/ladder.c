@@ -151,10 +151,19 @@ static int lbmc_ladder_window(lbmc_ladder *q, double t0, double w, size_t nb)
   return 0;
 }
 
+/* The events per bucket a window for `size` events aims at: LBMC_LADDER_PER_BUCKET, or
+ * LBMC_LADDER_PER_BUCKET_BIG from LBMC_LADDER_BIG events on (fewer buckets: their counts
+ * and the last chunks that appends write stay in the cache; in a small queue the window
+ * would be so long that most new events fell into Bottom). */
+static double lbmc_ladder_per_bucket(size_t size)
+{
+  return size >= LBMC_LADDER_BIG ? LBMC_LADDER_PER_BUCKET_BIG : LBMC_LADDER_PER_BUCKET;
+}
+
 /* The buckets of a window for `size` events. */
 static size_t lbmc_ladder_buckets(size_t size)
 {
-  size_t nb = 2 * (size / LBMC_LADDER_PER_BUCKET);
+  size_t nb = 2 * (size_t)((double)size / lbmc_ladder_per_bucket(size));
   return nb < LBMC_LADDER_MIN_BUCKETS ? LBMC_LADDER_MIN_BUCKETS : nb;
 }
 
@@ -164,7 +173,7 @@ int lbmc_ladder_plan(lbmc_ladder *q, double t0, double rate, size_t size)
   q->rate_hint = rate;
   if (lbmc_ladder_chunk_room(q, size / LBMC_LADDER_CHUNK + lbmc_ladder_buckets(size)) != 0)
     return -1; /* reserved, not touched: no growth by copies while the first events come */
-  return lbmc_ladder_window(q, t0, LBMC_LADDER_PER_BUCKET / rate, lbmc_ladder_buckets(size));
+  return lbmc_ladder_window(q, t0, lbmc_ladder_per_bucket(size) / rate, lbmc_ladder_buckets(size));
 }
 
 /* A new window from Top (every bucket consumed, Bottom empty, Top not): from Top's
@@ -182,7 +191,7 @@ static int lbmc_ladder_from_top(lbmc_ladder *q)
     rate = q->rate_hint;
   else if (q->top_max > q->top_min)
     rate = (double)q->ntop / (q->top_max - q->top_min);
-  if (lbmc_ladder_window(q, t0, rate > 0 ? LBMC_LADDER_PER_BUCKET / rate : 0,
+  if (lbmc_ladder_window(q, t0, rate > 0 ? lbmc_ladder_per_bucket(q->size) / rate : 0,
                          lbmc_ladder_buckets(q->size)) != 0)
     return -1;
   for (size_t k = 0; k < q->ntop; k++) {

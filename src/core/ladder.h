@@ -18,7 +18,9 @@
  * within its sub-interval: O(1) per event when the times are spread); when every bucket
  * is consumed, a new window is laid from Top's minimum: width LBMC_LADDER_PER_BUCKET /
  * rate, the rate of events measured over the window just consumed (the caller's hint, or
- * Top's spread, the first time), and 2 size / LBMC_LADDER_PER_BUCKET buckets, so that by
+ * Top's spread, the first time), and 2 size / LBMC_LADDER_PER_BUCKET buckets (from
+ * LBMC_LADDER_BIG events on, LBMC_LADDER_PER_BUCKET_BIG in both: fewer buckets, whose
+ * counts and last chunks then stay in the cache), so that by
  * Little's law the window spans about twice the mean time an event waits in the list, and
  * the events left in Top (rescanned at the next window) are few for any law of finite
  * mean. Each event is thus moved a bounded number of times (Top, a bucket, Bottom) plus,
@@ -38,10 +40,12 @@
 
 #include "lbmc/error.h"
 
-#define LBMC_LADDER_NIL         UINT32_MAX
-#define LBMC_LADDER_CHUNK       16  /* entries per chunk of a bucket (256 B) */
-#define LBMC_LADDER_PER_BUCKET  256 /* events per bucket the width aims at */
-#define LBMC_LADDER_MIN_BUCKETS 256 /* buckets of a window, at least */
+#define LBMC_LADDER_NIL            UINT32_MAX
+#define LBMC_LADDER_CHUNK          16   /* entries per chunk of a bucket (256 B) */
+#define LBMC_LADDER_PER_BUCKET     256  /* events per bucket the width aims at */
+#define LBMC_LADDER_PER_BUCKET_BIG 1024 /* the same from LBMC_LADDER_BIG events on */
+#define LBMC_LADDER_BIG            (1u << 19)
+#define LBMC_LADDER_MIN_BUCKETS    256 /* buckets of a window, at least */
 
 /** A record of 16 bytes the lean engine keeps per server: a time and two 32-bit words. */
 typedef struct {
