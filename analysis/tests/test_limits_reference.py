@@ -213,3 +213,62 @@ def test_refined_n_names_a_missing_key(capsys):
     assert "no key 'n'" in err and "None" not in err
     assert main(["limit", "--refined", "n", "--json", json.dumps({**point, "n": 0})]) == 2
     assert "n = 0 is not allowed" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------
+# mean_workload (units of requirement, mean 1): closed forms and independent routes
+# ----------------------------------------------------------------------------------
+
+
+def _workload(policy, lam, pools):
+    r = limits.reference({"policy": policy, "lambda": lam, "pools": pools})
+    return r, np.asarray(r["metrics"]["mean_workload"], dtype=float)
+
+
+def test_workload_mg1_pollaczek_khinchine():
+    # one pool of speed 2, lognormal scv 4 (E[S^2] = 5 in units of requirement): the time
+    # average work is the FCFS wait lam E[S_t^2] / (2 (1 - rho)), S_t = S / 2, times the speed
+    lam, mu = 0.9, 2.0
+    rho = lam / mu
+    expect = mu * lam * (5.0 / mu**2) / (2 * (1 - rho))
+    r, w = _workload("random", lam, [{"beta": 1, "mu": mu, "buffer": -1, "service": "lognormal:scv=4"}])
+    assert w[0] == pytest.approx(expect, rel=1e-12) and r["exact"]["mean_workload"]
+    # the phase-type route (the tagged-queue chain) gives the same for a law of the same scv
+    _, w_ph = _workload("random", lam, [{"beta": 1, "mu": mu, "buffer": -1, "service": "hyperexponential:scv=4"}])
+    assert w_ph[0] == pytest.approx(expect, rel=1e-8)
+    # control: the scv enters (scv 2 is another number)
+    _, w2 = _workload("random", lam, [{"beta": 1, "mu": mu, "buffer": -1, "service": "hyperexponential:scv=2"}])
+    assert abs(w2[0] - expect) > 0.1 * expect
+
+
+def test_workload_exponential_is_customers():
+    r, w = _workload("jsq(2)", 0.9, [{"beta": 0.5, "mu": 2, "buffer": 5}, {"beta": 0.5, "mu": 0.5, "buffer": 5}])
+    np.testing.assert_allclose(w, r["metrics"]["mean_queue"], rtol=1e-9)
+    r, w = _workload("jsq(2)", 0.9, [{"beta": 1, "mu": 1, "buffer": -1}])
+    np.testing.assert_allclose(w, r["metrics"]["mean_queue"], rtol=1e-12)
+    assert "memoryless" in r["source"]["mean_workload"]
+    rf = limits.refined({"policy": "jsq(2)", "lambda": 0.9, "pools": [{"beta": 1, "mu": 1, "buffer": -1}]}, 20)
+    np.testing.assert_allclose(rf["metrics"]["mean_workload"], rf["metrics"]["mean_queue"], rtol=1e-12)
+
+
+def test_workload_lwl_brumelle_against_workload_law():
+    # LL(2), H2 scv 4: H = lambda G gives lam (E[W] + E[S^2]/2); the integral of the
+    # workload survival function F (an independent route) must agree
+    from lbmc_analysis.limits.lwl import lwl_fixed_point
+
+    lam = 0.9
+    _, w = _workload("lwl(2)", lam, [{"beta": 1, "mu": 1, "buffer": -1, "service": "hyperexponential:scv=4"}])
+    fp = lwl_fixed_point(lam, 2, service="hyperexponential:scv=4")
+    x, F = np.asarray(fp["w"]), np.asarray(fp["F"])
+    integral = float(np.sum(np.diff(x) * (F[1:] + F[:-1]) / 2))
+    assert w[0] == pytest.approx(integral, rel=2e-3)
+    assert w[0] > fp["mean_queue"][0]  # scv 4: more work than customers
+
+
+def test_workload_pull_residual_and_infinite():
+    # PULL, no waiting in the limit: the work of a busy server is E[S^2]/2 = (1 + scv)/2
+    r, w = _workload("pull", 0.9, [{"beta": 1, "mu": 1, "buffer": -1, "service": "lognormal:scv=4"}])
+    assert w[0] == pytest.approx(0.9 * 2.5, rel=1e-12)
+    # Lomax 1.5: E[S^2] infinite, so is the work
+    _, w = _workload("random", 0.5, [{"beta": 1, "mu": 1, "buffer": -1, "service": "lomax:shape=1.5"}])
+    assert math.isinf(w[0])
