@@ -27,6 +27,10 @@ jsq (full), pull   exponential, or any law     PULL fixed point (Stolyar 2015), 
                    with one slot               with slots: ODE fixed point (exponential)
 lwl(d)             any law, one pool           LL(d) workload fixed point (:mod:`.lwl`)
 =================  ==========================  ============================================
+
+Quantiles of phase-type laws and of the no-wait limits: :mod:`.quantiles`. ``mean_workload``
+(units of requirement): from each formula where it gives it, else the customers per server
+under exponential service (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -329,6 +333,23 @@ def _phase_type(p):
     return all(s.ph is not None for s in p["service"])
 
 
+def _ph_quantiles_from_cavity(res, p):
+    """Sojourn and wait quantiles of admitted customers from a cavity solution with
+    phase-type service (:func:`.quantiles.found_state_quantiles`): the arrivals of pool j
+    finding level k and phase q are ``beta_j lambda_{j,k} pi_j(k, q)``."""
+    from .quantiles import found_state_quantiles
+
+    pools = []
+    for j, law in enumerate(p["service"]):
+        ph = law.ph.scaled(float(p["mu"][j]))
+        rates, P = np.asarray(res["rates"][j]), np.asarray(res["pi"][j])
+        found = np.zeros((P.shape[0] + 1, ph.m))
+        found[0, 0] = rates[0] * max(1.0 - float(P.sum()), 0.0)
+        found[1:] = rates[1 : P.shape[0] + 1, None] * P
+        pools.append((ph, p["beta"][j] * found))
+    return found_state_quantiles(pools, p["levels"])
+
+
 def _cavity(R, p, d, weights, source, exact=False):
     """Fill R from :func:`cavity_jsq` (after the necessary stability check); Erlang-mixture
     quantiles when every law is exponential."""
@@ -363,6 +384,11 @@ def _cavity(R, p, d, weights, source, exact=False):
         soj, wait = _quantiles_from_cavity(res, p["beta"], p["mu"], p["levels"])
         R.put("sojourn_quantiles", soj, source + "; Erlang mixture by level found", 1e-10, exact)
         R.put("wait_quantiles", wait, source + "; Erlang mixture by level found", 1e-10, exact)
+    elif np.all(p["slots"] == 1):
+        soj, wait = _ph_quantiles_from_cavity(res, p)
+        src = source + "; phase-type absorption times from the level and phase found (limits.quantiles)"
+        R.put("sojourn_quantiles", soj, src, None, exact)
+        R.put("wait_quantiles", wait, src, None, exact)
     R.details["cavity"] = {k: res[k] for k in ("iterations", "residual", "accuracy", "levels", "mean_workload")}
 
 
@@ -517,6 +543,12 @@ def _pull_like(R, p, full):
             share = np.asarray(r["admitted_share"])
             R.put("sojourn_quantiles", _erlang_mixture_quantiles(share, np.ones_like(share), mu, p["levels"]),
                   src, 1e-10)
+            R.put("wait_quantiles", np.zeros(len(p["levels"])), src, 0.0)
+        else:
+            from .quantiles import no_wait_sojourn_quantiles
+
+            q = no_wait_sojourn_quantiles(r["admitted_share"], p["service"], mu, p["levels"])
+            R.put("sojourn_quantiles", q, src + "; nobody waits: the requirement at the joined pool's speed", None)
             R.put("wait_quantiles", np.zeros(len(p["levels"])), src, 0.0)
     elif _all_exponential(p):
         _ode(R, p, "jsq" if full else "pull", f"{name} with service slots: the mean-field ODE's fixed point "
