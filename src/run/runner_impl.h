@@ -20,7 +20,21 @@
  * point -1 = stop; whole = R > 0 on the last unit of a point's first round whose R replicas are all
  * in the batch: the worker reduces the point). LBMC_TAG_ABORT tells workers to abandon their
  * replicas. */
-enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
+enum {
+  LBMC_TAG_RESULT = 71,
+  LBMC_TAG_WORK = 72,
+  LBMC_TAG_ABORT = 73,
+  LBMC_TAG_CONTROL = 74,
+  LBMC_TAG_BEAT = 75 /* a worker's heartbeat (one long: the number of work messages it has
+                        received) while it simulates, every LBMC_BEAT_SECONDS of wall time */
+};
+
+/* A worker that holds units sends a heartbeat every this many seconds of wall time
+ * (at most a quarter of --stall), from the engine's polling of its stop flag: rank 0 then
+ * counts a worker's silence from its last heartbeat, so that a rank slowed down (a loaded
+ * machine) is not taken for a frozen one (stopped, swapped out, a hung node), which sends
+ * none. */
+#define LBMC_BEAT_SECONDS 2.0
 
 /* Control codes of LBMC_TAG_CONTROL. */
 enum {
@@ -59,6 +73,8 @@ typedef struct {
   int released;    /* told to stop */
   double t_issued; /* MPI_Wtime when the unit was sent */
   double t_heard;  /* MPI_Wtime of its last message (the start of the run before) */
+  double t_beat;   /* MPI_Wtime of its last heartbeat during the units it holds (0: none) */
+  long batches;    /* work messages sent to it (heartbeats of an earlier one are stale) */
   long pid;        /* process id on its host */
   char host[64];   /* MPI_Get_processor_name, cut */
 } lbmc_worker;
@@ -77,6 +93,11 @@ typedef struct {
   size_t msg_size;
   unsigned char *out; /* a worker's result message (its batch's records), out_size bytes */
   size_t out_size, out_cap;
+  long batches;         /* a worker: work messages received */
+  double beat_every;    /* a worker: seconds between heartbeats */
+  double beat_last;     /* a worker: MPI_Wtime of its last heartbeat or work message */
+  long beat_msg;        /* a worker: the heartbeat in flight, */
+  MPI_Request beat_req; /* sent without waiting (MPI_REQUEST_NULL: none) */
 
   /* worker side: the model and workspace of the last point simulated */
   long cached;

@@ -87,12 +87,16 @@ void lbmc_runner_issued(lbmc_runner *run, int dst, const long *unit, int n)
   for (int u = 0; u < n; u++)
     memcpy(w->unit[u], unit + LBMC_UNIT_LONGS * u, sizeof(long) * LBMC_UNIT_LONGS);
   w->nunits = n;
+  w->batches++;
+  w->t_beat = 0;
   w->t_issued = MPI_Wtime();
   w->asked = 0;
 }
 
-/* Rank 0: a worker that holds units and has sent nothing for longer than the larger of
- * --stall and LBMC_STALL_FACTOR times their expected time is presumed frozen (stopped,
+/* Rank 0: a worker that holds units and has been silent for longer than --stall since its
+ * last heartbeat (a worker sends one every LBMC_BEAT_SECONDS while it simulates, however
+ * slowly), or, before its first one, for longer than the larger of --stall and
+ * LBMC_STALL_FACTOR times their expected time, is presumed frozen (stopped,
  * swapped out, a hung node): a warning naming it, and its units back to the schedule for
  * the next rank that asks (or rank 0 itself). Units are deterministic by
  * their stream numbers, so the re-run gives the same record; if the frozen rank answers
@@ -102,7 +106,8 @@ void lbmc_runner_watch(lbmc_runner *run)
   const double now = MPI_Wtime();
   for (int k = 1; k < run->size; k++) {
     lbmc_worker *w = &run->workers[k];
-    double expected, limit;
+    double expected, limit, silent;
+    char why[192];
     int again = 0;
     if (w->lost || w->released || w->asked) continue;
     if (w->nunits == 0) { /* never asked for work since the run started */
@@ -116,19 +121,31 @@ void lbmc_runner_watch(lbmc_runner *run)
       continue;
     }
     expected = lbmc_batch_expected(run, w);
-    limit = fmax(run->set->stall_seconds, LBMC_STALL_FACTOR * expected);
-    if (now - w->t_issued <= limit) continue;
+    if (w->t_beat > 0) { /* it simulates: silence since its last heartbeat */
+      silent = now - w->t_beat;
+      limit = run->set->stall_seconds;
+    } else { /* no heartbeat yet (a first tick that polls late): the unit's expected time */
+      silent = now - w->t_issued;
+      limit = fmax(run->set->stall_seconds, LBMC_STALL_FACTOR * expected);
+    }
+    if (silent <= limit) continue;
     w->lost = 1;
     run->nlost++;
     for (int u = 0; u < w->nunits; u++)
       again += lbmc_schedule_reissue(run->sched, w->unit[u][0], w->unit[u][1], (int)w->unit[u][2]);
+    if (w->t_beat > 0)
+      snprintf(why, sizeof why, "no heartbeat for %.0f s, --stall %g s", silent,
+               run->set->stall_seconds);
+    else
+      snprintf(why, sizeof why,
+               "no heartbeat yet; expected to take about %.3g s, the limit is the larger of "
+               "--stall %g s and %g times that",
+               expected, run->set->stall_seconds, LBMC_STALL_FACTOR);
     lbmc_log(MPI_COMM_NULL, stderr,
              "lbmc run: warning: rank %d (host %s, pid %ld) has sent nothing for %.0f s while "
-             "running point %ld replica %ld%s, expected to take about %.3g s (the limit is the "
-             "larger of --stall %g s and %g times that): presumed frozen; %s\n",
+             "running point %ld replica %ld%s (%s): presumed frozen; %s\n",
              k, w->host, w->pid, now - w->t_issued, run->grid[w->unit[0][0]], w->unit[0][1],
-             w->nunits > 1 ? " and other units" : "", expected, run->set->stall_seconds,
-             LBMC_STALL_FACTOR,
+             w->nunits > 1 ? " and other units" : "", why,
              again ? "its units go to another rank" : "its units are no longer needed");
   }
 }

@@ -130,12 +130,30 @@ static lbmc_err lbmc_runner_unpack(lbmc_runner *run, size_t size)
   return LBMC_SUCCESS;
 }
 
-/* Rank 0: handle every pending message of the workers: results, then control codes. */
+/* Rank 0: the workers' pending heartbeats; one of the units a worker holds now (not of an
+ * earlier batch) is the time its silence counts from. */
+static void lbmc_runner_beats(lbmc_runner *run)
+{
+  int flag;
+  long batch;
+  MPI_Status st;
+  for (;;) {
+    MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_BEAT, run->comm, &flag, &st);
+    if (!flag) break;
+    MPI_Recv(&batch, 1, MPI_LONG, st.MPI_SOURCE, LBMC_TAG_BEAT, run->comm, &st);
+    if (batch == run->workers[st.MPI_SOURCE].batches && run->workers[st.MPI_SOURCE].nunits > 0)
+      run->workers[st.MPI_SOURCE].t_beat = MPI_Wtime();
+  }
+}
+
+/* Rank 0: handle every pending message of the workers: heartbeats, results, then control
+ * codes. */
 static lbmc_err lbmc_runner_serve(lbmc_runner *run)
 {
   int flag, code;
   size_t size = 0;
   MPI_Status st;
+  lbmc_runner_beats(run);
   for (;;) {
     MPI_Iprobe(MPI_ANY_SOURCE, LBMC_TAG_RESULT, run->comm, &flag, &st);
     if (!flag) break;
@@ -227,6 +245,7 @@ lbmc_err lbmc_runner_root(lbmc_runner *run)
     LBMC_CALL(lbmc_runner_serve(run));
     lbmc_nap();
   }
+  lbmc_runner_beats(run);             /* sent before the workers' last requests */
   for (int k = 1; k < run->size; k++) /* a frozen rank's stop message is left to MPI */
     if (run->workers[k].lost)
       MPI_Request_free(&run->workers[k].sreq);

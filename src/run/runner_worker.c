@@ -13,11 +13,29 @@
 #include "lbmc/log.h"
 #include "runner_impl.h"
 
+/* A worker in its units: a heartbeat to rank 0 when LBMC_BEAT_SECONDS (at most a quarter of
+ * --stall) have passed since its units came or its last heartbeat, unless that one is
+ * still on its way. */
+static void lbmc_runner_beat(lbmc_runner *run)
+{
+  const double now = MPI_Wtime();
+  int done = 1;
+  if (now - run->beat_last < run->beat_every) return;
+  MPI_Test(&run->beat_req, &done, MPI_STATUS_IGNORE);
+  if (!done) return;
+  run->beat_last = now;
+  run->beat_msg = run->batches;
+  MPI_Isend(&run->beat_msg, 1, MPI_LONG, 0, LBMC_TAG_BEAT, run->comm, &run->beat_req);
+}
+
+/* A worker's monitor of its units (polled by the engine every few thousand events and
+ * between ticks): stop on a signal or rank 0's abort; a heartbeat when one is due. */
 static int lbmc_runner_worker_monitor(void *ctx)
 {
   lbmc_runner *run = ctx;
   int flag;
   if (run->set->stop && *run->set->stop) return 1;
+  lbmc_runner_beat(run);
   MPI_Iprobe(0, LBMC_TAG_ABORT, run->comm, &flag, MPI_STATUS_IGNORE);
   return flag;
 }
@@ -94,6 +112,10 @@ lbmc_err lbmc_runner_worker(lbmc_runner *run)
 {
   long unit[LBMC_UNIT_LONGS * LBMC_BATCH_MAX];
   int flag, dummy, has_result = 0;
+  run->beat_req = MPI_REQUEST_NULL;
+  run->beat_every =
+      fmin(LBMC_BEAT_SECONDS,
+           (run->set->stall_seconds > 0 ? run->set->stall_seconds : LBMC_STALL_SECONDS) / 4);
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
     MPI_Request req[2];
@@ -109,6 +131,8 @@ lbmc_err lbmc_runner_worker(lbmc_runner *run)
     lbmc_wait_nap(&req[1], &st);               /* parked until rank 0 has units */
     MPI_Get_count(&st, MPI_LONG, &count);
     if (count < LBMC_UNIT_LONGS || unit[0] < 0) break;
+    run->batches++;
+    run->beat_last = MPI_Wtime();
     run->out_size = 0;
     has_result = 0;
     for (n = 0; n < count / LBMC_UNIT_LONGS; n++) {
@@ -122,6 +146,7 @@ lbmc_err lbmc_runner_worker(lbmc_runner *run)
     }
     has_result = n == count / LBMC_UNIT_LONGS;
   }
+  lbmc_wait_nap(&run->beat_req, MPI_STATUS_IGNORE); /* rank 0 drains heartbeats to the end */
   for (;;) { /* drain an abort notice that crossed the stop reply */
     MPI_Iprobe(0, LBMC_TAG_ABORT, run->comm, &flag, MPI_STATUS_IGNORE);
     if (!flag) break;
