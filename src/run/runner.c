@@ -1,6 +1,5 @@
 /* A run of a job over MPI ranks (lbmc_run_job): the set-up, every rank's host, the
- * loops (rank 0: runner_root.c, the others: runner_worker.c), the results; and the
- * simulation of one unit and the sleepy wait both loops use. */
+ * loops (rank 0: runner_root.c, the others: runner_worker.c), the results. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,58 +12,6 @@
 #include "lbmc/engines.h"
 #include "lbmc/log.h"
 #include "runner_impl.h"
-
-lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int doubling,
-                              int (*monitor)(void *), void *ctx)
-{
-  lbmc_unit u;
-  lbmc_err err;
-  if (run->cached != point) {
-    lbmc_replica_destroy(&run->rep);
-    lbmc_model_destroy(&run->model);
-    run->cached = -1;
-    LBMC_CALL(lbmc_job_point_model(run->job, run->grid[point], &run->model));
-    lbmc_job_point_options(run->job, run->grid[point], &run->opts);
-    LBMC_CALL(lbmc_replica_create(run->model, &run->opts, &run->rep));
-    run->cached = point;
-  }
-  lbmc_replica_set_monitor(run->rep, monitor, ctx);
-  u.point = run->grid[point];
-  /* streams by the point's scenario: common random numbers across its policies */
-  u.scenario = lbmc_job_point_scenario(run->job, run->grid[point]);
-  u.replica = replica;
-  u.replicas_max = run->Rmax;
-  u.seed = lbmc_job_seed(run->job);
-  u.doubling = doubling;
-  u.one_replica = run->first_round == 1;
-  err = lbmc_replica_record(run->rep, &u, &run->msg, &run->msg_size);
-  if (err)
-    return err == LBMC_ERR_INTERRUPTED ? err : lbmc_error_trace(__FILE__, __LINE__, __func__, err);
-  return LBMC_SUCCESS;
-}
-
-/* Complete *req (status into *st, or MPI_STATUS_IGNORE) without holding a core (MPI's
- * blocking calls busy-poll, which on a machine with no spare core takes the time of the
- * rank it waits for): test for LBMC_WAIT_SPIN seconds, then sleep between tests from
- * 50 us, doubling up to 8 ms, so that an answer rank 0 gives between its own ticks is
- * seen soon and a long wait (a worker parked, or waiting for rank 0's set-up or final
- * write) costs almost no CPU. Workers get their units in batches (LBMC_BATCH_SECONDS),
- * so the sleep's latency is small against the work of a message. */
-#define LBMC_WAIT_SPIN 0.0002
-void lbmc_wait_nap(MPI_Request *req, MPI_Status *st)
-{
-  const double spin_until = MPI_Wtime() + LBMC_WAIT_SPIN;
-  long ns = 50000;
-  int done = 0;
-  MPI_Test(req, &done, st);
-  while (!done && MPI_Wtime() < spin_until) MPI_Test(req, &done, st);
-  while (!done) {
-    struct timespec ts = {0, ns};
-    nanosleep(&ts, NULL);
-    if (ns < 8000000) ns *= 2;
-    MPI_Test(req, &done, st);
-  }
-}
 
 /* Rank 0, after the results are written: a rank still frozen cannot take part in the
  * collective end of the job (nor in MPI_Finalize), so the MPI job ends here. */

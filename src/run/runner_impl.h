@@ -159,7 +159,7 @@ lbmc_err lbmc_runner_record_whole(lbmc_runner *run, const void *whole, size_t si
  *  (removing it after a complete run). */
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
 /** Simulate (local point, replica, doubling) into run->msg (run->msg_size bytes); returns
- *  LBMC_ERR_INTERRUPTED when the monitor stopped it. */
+ *  LBMC_ERR_INTERRUPTED when the monitor stopped it (runner_unit.c). */
 lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int doubling,
                               int (*monitor)(void *), void *ctx);
 
@@ -170,7 +170,8 @@ lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int do
 lbmc_err lbmc_runner_root(lbmc_runner *run);
 /** A worker: ask for units, simulate them and send their records, until released. */
 lbmc_err lbmc_runner_worker(lbmc_runner *run);
-/** Complete *req (status into *st, or MPI_STATUS_IGNORE) without holding a core. */
+/** Complete *req (status into *st, or MPI_STATUS_IGNORE) without holding a core
+ *  (runner_msg.c). */
 void lbmc_wait_nap(MPI_Request *req, MPI_Status *st);
 
 /* ---- a result message's entries (runner_msg.c; framed as the tags' comment says) ---- */

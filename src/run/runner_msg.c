@@ -1,9 +1,11 @@
-/* A result message's framing, written by the workers and read by rank 0 and by a worker
- * reducing a whole point (runner_impl.h, the tags' comment): each entry is its size as an
- * int64 (negative for a reduced point), its bytes, and zeros to a multiple of 8 bytes. */
+/* The messages of a run: a result message's framing, written by the workers and read by
+ * rank 0 and by a worker reducing a whole point (runner_impl.h, the tags' comment: each
+ * entry is its size as an int64, negative for a reduced point, its bytes, and zeros to a
+ * multiple of 8 bytes); and the wait for a request without holding a core. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runner_impl.h"
 
@@ -48,4 +50,27 @@ lbmc_err lbmc_msg_append(unsigned char **msg, size_t *size, size_t *cap, int red
   memset(at + sizeof len + na + nb, 0, padded - na - nb);
   *size = need;
   return LBMC_SUCCESS;
+}
+
+/* Complete *req (status into *st, or MPI_STATUS_IGNORE) without holding a core (MPI's
+ * blocking calls busy-poll, which on a machine with no spare core takes the time of the
+ * rank it waits for): test for LBMC_WAIT_SPIN seconds, then sleep between tests from
+ * 50 us, doubling up to 8 ms, so that an answer rank 0 gives between its own ticks is
+ * seen soon and a long wait (a worker parked, or waiting for rank 0's set-up or final
+ * write) costs almost no CPU. Workers get their units in batches (LBMC_BATCH_SECONDS),
+ * so the sleep's latency is small against the work of a message. */
+#define LBMC_WAIT_SPIN 0.0002
+void lbmc_wait_nap(MPI_Request *req, MPI_Status *st)
+{
+  const double spin_until = MPI_Wtime() + LBMC_WAIT_SPIN;
+  long ns = 50000;
+  int done = 0;
+  MPI_Test(req, &done, st);
+  while (!done && MPI_Wtime() < spin_until) MPI_Test(req, &done, st);
+  while (!done) {
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+    if (ns < 8000000) ns *= 2;
+    MPI_Test(req, &done, st);
+  }
 }
