@@ -213,3 +213,17 @@ def test_refined_n_names_a_missing_key(capsys):
     assert "no key 'n'" in err and "None" not in err
     assert main(["limit", "--refined", "n", "--json", json.dumps({**point, "n": 0})]) == 2
     assert "n = 0 is not allowed" in capsys.readouterr().err
+
+
+def test_phase_type_texts_get_their_references():
+    # M/PH/1 under random routing: Pollaczek-Khinchine, W = lambda E[S^2] / (2 (1 - rho))
+    for text, scv in (("coxian:scv=4", 4.0), ("coxian:r=[2,2],p=[1]", 0.5),
+                      ("ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]", 1.0)):
+        r = limits.reference({"policy": "random", "lambda": 0.9, "beta": [1], "mu": [1], "service": text})
+        assert r["metrics"]["mean_wait"] == pytest.approx(0.9 * (1 + scv) / (2 * 0.1), rel=1e-9)
+    # jsq(2): the cavity, the same as the equivalent built-in law (Erlang-2 = coxian r=[2,2], p=[1])
+    p = {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}
+    a = limits.reference({**p, "service": "coxian:r=[2,2],p=[1]"})
+    b = limits.reference({**p, "service": "erlang:k=2"})
+    assert "cavity" in a["source"]["mean_wait"]
+    assert a["metrics"]["mean_wait"] == pytest.approx(b["metrics"]["mean_wait"], rel=1e-9)
