@@ -81,6 +81,30 @@ d = json.loads(r.stdout)
 check(r.returncode == 1 and d["estimates"]["p_wait"]["limit"] is None and d["estimates"]["p_wait"]["mean"] > 0
       and d["limit"]["error"], "no package, --json: valid JSON, the estimates, limit null, the error said")
 
+# ---- phase-type texts (their lists hold commas): the package reads them ----
+for text, want in (("ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]", 0.9 * 2 / (2 * 0.1)),
+                   ("coxian:scv=4", 0.9 * 5 / (2 * 0.1))):
+    r = run([LBMC, "sim", "--n", "100", "--lambda", "0.9", "--policy", "random", "--service", text,
+             "--time", "20", "--warmup", "0", "--limit", "--json"])
+    d = json.loads(r.stdout) if r.stdout.strip() else {"estimates": {"mean_wait": {}}, "limit": {}}
+    check(r.returncode == 0 and close(d["estimates"]["mean_wait"].get("limit"), want),
+          f"--service {text} --limit: mean_wait's limit is Pollaczek-Khinchine's {want:g}: "
+          f"{d['estimates']['mean_wait'].get('limit')} ({r.stderr.strip()[:200]})")
+
+# ---- the package refuses a point (exit status 2): its message, without install advice ----
+with tempfile.TemporaryDirectory() as tmp:
+    for code in (2, 1):
+        pkg = os.path.join(tmp, str(code), "lbmc_analysis")
+        os.makedirs(pkg)
+        open(os.path.join(pkg, "__init__.py"), "w").close()
+        with open(os.path.join(pkg, "__main__.py"), "w") as fh:
+            fh.write(f"import sys\nsys.stderr.write('lbmc_analysis: error: refused here\\n')\nsys.exit({code})\n")
+        r = run([LBMC, "sim", *SIM, "--limit"], env={"LBMC_ANALYSIS_DIR": os.path.dirname(pkg)})
+        advice = "python3-numpy" in r.stderr
+        check(r.returncode == 1 and "refused here" in r.stderr and advice == (code != 2),
+              f"package exit status {code}: its message, install advice {'only then' if code != 2 else 'not'}: "
+              f"{r.stderr.strip()[:300]}")
+
 # ---- lbmc info --limit ----
 with tempfile.TemporaryDirectory() as tmp:
     job, out = os.path.join(tmp, "job.yaml"), os.path.join(tmp, "out.h5")
