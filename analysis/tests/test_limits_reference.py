@@ -227,3 +227,22 @@ def test_phase_type_texts_get_their_references():
     b = limits.reference({**p, "service": "erlang:k=2"})
     assert "cavity" in a["source"]["mean_wait"]
     assert a["metrics"]["mean_wait"] == pytest.approx(b["metrics"]["mean_wait"], rel=1e-9)
+
+
+def test_mean_workload_and_the_withdrawals_source():
+    # M/G/1 (random routing): Pollaczek-Khinchine, the work equals the mean wait at speed 1
+    r = limits.reference({"policy": "random", "lambda": 0.5, "beta": [1], "mu": [1], "service": "lognormal:scv=4"})
+    assert r["metrics"]["mean_workload"][0] == pytest.approx(0.5 * 5 / (2 * 0.5), rel=1e-9)
+    assert r["exact"]["mean_workload"] and "Brumelle" in r["source"]["mean_workload"]
+    # exponential service: the work is the number of customers (JSQ(2) mean field)
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]})
+    assert r["metrics"]["mean_workload"][0] == pytest.approx(sum(0.9 ** (2 ** k - 1) for k in range(1, 40)), rel=1e-9)
+    # no waiting (pull in the limit): a busy server's remaining work has the equilibrium mean (1 + scv) / 2
+    r = limits.reference({"policy": "pull", "lambda": 0.9, "beta": [1], "mu": [1], "service": "erlang:k=4"})
+    assert r["metrics"]["mean_workload"][0] == pytest.approx(0.9 * (1 + 0.25) / 2, rel=1e-9)
+    # infinite E[S^2]: infinite work
+    r = limits.reference({"policy": "random", "lambda": 0.5, "beta": [1], "mu": [1], "service": "lomax:shape=1.5"})
+    assert math.isinf(r["metrics"]["mean_workload"][0])
+    # jsq(2) never withdraws: the withdrawals' source is not the messages' "2d per arrival"
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]})
+    assert r["metrics"]["withdrawals_per_arrival"] == 0 and "2d" not in r["source"]["withdrawals_per_arrival"]

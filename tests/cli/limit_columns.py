@@ -66,6 +66,9 @@ check(close(est["p_wait"]["limit"], 0.81) and close(est["tail"]["limit"][0][2], 
 check(est["p_block"]["limit"] == 0 and isinstance(est["p_wait"]["limit_source"], str),
       "--json: p_block 0, the source named")
 check(est["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (pair_tv_scaled)")
+check(close(est["mean_workload"]["limit"][0], est["mean_queue"]["limit"][0])
+      and "exponential" in (est["mean_workload"]["limit_source"] or ""),
+      "--json: mean_workload's limit is mean_queue's (exponential service), its source said")
 check(d["limit"]["error"] is None and "lbmc_analysis" in d["limit"]["source"], "--json: the root names the source")
 plain = json.loads(run([LBMC, "sim", *SIM, "--json"]).stdout)
 check("limit" not in plain and "limit" not in plain["estimates"]["p_wait"], "without --limit: no limit fields")

@@ -51,7 +51,7 @@ __all__ = ["reference", "reference_for_point", "refined", "transient_for_point",
 
 SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "messages_per_arrival",
            "withdrawals_per_arrival", "throughput")
-PER_POOL = ("mean_queue", "utilization", "admitted_share")
+PER_POOL = ("mean_queue", "mean_workload", "utilization", "admitted_share")
 QUANTILES = ("sojourn_quantiles", "wait_quantiles")
 METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES
 QUANTILE_LEVELS = (0.5, 0.9, 0.99, 0.999)
@@ -386,10 +386,50 @@ def _ode(R, p, policy, source):
     R.details["ode"] = {"levels": model.levels, "residual": r}
 
 
-def _messages(R, p, value, source, exact=True):
-    """The counted message rates (withdrawals 0)."""
+def _messages(R, p, value, source, exact=True, withdrawals=None):
+    """The counted message rates; withdrawals 0, with their own source (``withdrawals``,
+    default: the policy never withdraws a message)."""
     R.put("messages_per_arrival", value, source, 0.0, exact)
-    R.put("withdrawals_per_arrival", 0.0, source, 0.0, exact)
+    R.put("withdrawals_per_arrival", 0.0,
+          withdrawals or "none: only pull with stale: withdraw withdraws messages", 0.0, exact)
+
+
+def _workload(R, p):
+    """``mean_workload[j]`` (unfinished work per server of pool j, in units of requirement)
+    from the pool's ``mean_queue`` and ``utilization`` already in R.
+
+    Brumelle's ``H = lambda G`` (J. Appl. Prob. 8, 1971): a customer of requirement S adds
+    ``S Wq + S^2 / (2 mu_j)`` to the integral of the pool's work, so with S independent of
+    its wait Wq (FCFS; no policy here reads the arriving customer's requirement),
+    ``E[work] = lambda_j (E[Wq] + E[S^2] / (2 mu_j))`` against Little's ``E[Q] = lambda_j
+    (E[Wq] + 1 / mu_j)``; with ``utilization = lambda_j / mu_j`` (plain servers),
+    ``mean_workload = mean_queue + utilization (scv - 1) / 2``, infinite when ``E[S^2]``
+    is. Exponential service (scv 1): ``mean_workload = mean_queue`` also with service slots
+    (each customer's remaining requirement has mean 1), except under lwl(d), which reads the
+    workloads. An identity, at every n: exact where mean_queue and utilization are."""
+    if np.any(np.isfinite(R.out["metrics"]["mean_workload"])):
+        return
+    q, u = R.out["metrics"]["mean_queue"], R.out["metrics"]["utilization"]
+    if np.all(np.isnan(q)):
+        return
+    expo = np.array([s.is_exponential for s in p["service"]])
+    plain = np.asarray(p["slots"]) == 1
+    if not np.all(plain | (expo & (p["name"] != "lwl"))):
+        R.note("mean_workload: no formula here for a pool with service slots and non-exponential service")
+        return
+    scv = np.array([s.scv for s in p["service"]], dtype=float)
+    with np.errstate(invalid="ignore"):
+        w = np.where(expo, q, q + u * (scv - 1) / 2)
+    if np.any(np.isnan(w)):
+        return
+    qa, ua = R.out["accuracy"]["mean_queue"], R.out["accuracy"]["utilization"]
+    acc = None if qa is None or ua is None else qa + ua * float(np.max(np.abs(np.where(expo, 0, scv - 1)))) / 2
+    if acc is not None and not math.isfinite(acc):
+        acc = None
+    src = ("mean_queue (exponential service: a customer's remaining requirement has mean 1)" if np.all(expo) else
+           "mean_queue + utilization (scv - 1) / 2 (H = lambda G, Brumelle 1971; FCFS, requirements independent "
+           "of the waits)") + "; mean_queue from " + (R.out["source"]["mean_queue"] or "the limit")
+    R.put("mean_workload", w, src, acc, R.out["exact"]["mean_queue"] and R.out["exact"]["utilization"])
 
 
 def _pk(R, p, a_weights):
@@ -515,7 +555,8 @@ def _pull_like(R, p, full):
     if full:
         _messages(R, p, 2.0 * p["n"] if p["n"] is not None else math.inf, "2n per arrival (counted)")
     else:
-        _messages(R, p, 1.0, "one message per customer as n -> infinity (Stolyar 2015, 2017)", exact=False)
+        _messages(R, p, 1.0, "one message per customer as n -> infinity (Stolyar 2015, 2017)", exact=False,
+                      withdrawals="0 as n -> infinity: one message per customer, no withdrawal (Stolyar 2015, 2017)")
 
 
 def _jsq_like(R, p, d, weights):
@@ -640,6 +681,7 @@ def _dispatch(p):
             _messages(R, p, 2.0, "2d per arrival (counted)")
         else:
             _lwl(R, p, d)
+    _workload(R, p)
     return R.done()
 
 
@@ -838,6 +880,7 @@ def refined(point, n, order=1) -> dict:
         _messages(R, p, 2.0 * d, "2d per arrival (counted)")
     elif name == "random":
         _messages(R, p, 0.0, "random routing sends no messages")
+    _workload(R, p)
     R.details["refined"] = {"x": x.copy(), "V": V.copy(), "residual": rr["residual"], "accuracy": rr["accuracy"]}
     return R.done()
 
