@@ -54,6 +54,10 @@ check(r.returncode == 0, f"lbmc sim --limit: exit 0 ({r.stderr.strip()[:300]})")
 lines = r.stdout.splitlines()
 head = next((line for line in lines if "estimate [interval]" in line), "")
 check("limit (n -> inf)" in head, "lbmc sim --limit: the column 'limit (n -> inf)'")
+legend = lines[lines.index(next((x for x in lines if "what each value is" in x), lines[0])):]
+check(any("mean field" in x and x.rstrip().endswith("throughput") and " p_wait," in x for x in legend)
+      and any(x.rstrip().endswith(": messages_per_arrival") for x in legend),
+      f"lbmc sim --limit: each source listed with the metrics it gives: {legend[:3]}")
 row = next((line.split() for line in lines if line.strip().startswith("p_wait ")), [])
 check("0.81" in row, f"its p_wait row shows lambda^2 = 0.81: {row}")
 r = run([LBMC, "sim", *SIM, "--limit", "--json", "--pairs"])

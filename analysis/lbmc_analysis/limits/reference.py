@@ -391,7 +391,7 @@ def _messages(R, p, value, source, exact=True, withdrawals=None):
     default: the policy never withdraws a message)."""
     R.put("messages_per_arrival", value, source, 0.0, exact)
     R.put("withdrawals_per_arrival", 0.0,
-          withdrawals or "none: only pull with stale: withdraw withdraws messages", 0.0, exact)
+          withdrawals or "no withdrawals (only pull with stale: withdraw withdraws)", 0.0, exact)
 
 
 def _workload(R, p):
@@ -426,9 +426,8 @@ def _workload(R, p):
     acc = None if qa is None or ua is None else qa + ua * float(np.max(np.abs(np.where(expo, 0, scv - 1)))) / 2
     if acc is not None and not math.isfinite(acc):
         acc = None
-    src = ("mean_queue (exponential service: a customer's remaining requirement has mean 1)" if np.all(expo) else
-           "mean_queue + utilization (scv - 1) / 2 (H = lambda G, Brumelle 1971; FCFS, requirements independent "
-           "of the waits)") + "; mean_queue from " + (R.out["source"]["mean_queue"] or "the limit")
+    src = ("= mean_queue (exponential service: a customer's remaining requirement has mean 1)" if np.all(expo) else
+           "mean_queue + utilization (scv - 1) / 2 (H = lambda G, Brumelle 1971; FCFS)")
     R.put("mean_workload", w, src, acc, R.out["exact"]["mean_queue"] and R.out["exact"]["utilization"])
 
 
