@@ -385,3 +385,17 @@ def test_quantiles_pull_no_wait_lognormal():
     r2 = limits.reference({"policy": "pull", "lambda": 0.9,
                            "pools": [{"beta": 1, "mu": 2, "buffer": -1, "service": "lognormal:scv=4"}]})
     np.testing.assert_allclose(r2["metrics"]["sojourn_quantiles"], expect / 2, rtol=1e-9)
+
+
+def test_pair_statistics_of_state_blind_routing():
+    # random routing: independent queues at every n, so every pair deviation is exactly 0
+    for policy in ("random", "jsq(1)", "balanced(1)"):
+        r = limits.reference({"policy": policy, "lambda": 0.9, "beta": [0.5, 0.5], "mu": [1, 2], "K": 3})
+        assert r["metrics"]["pair_corr"].shape == (2, 3) and r["metrics"]["pair_tv"].shape == (2,)
+        for m in ("pair_tv", "pair_tv_scaled", "pair_corr", "pair_corr_scaled"):
+            assert np.all(r["metrics"][m] == 0) and r["exact"][m] and "independent" in r["source"][m]
+    # jsq(2) couples the servers (O(1/n)): no value claimed; an unstable point: none either
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3})
+    assert np.all(np.isnan(r["metrics"]["pair_corr"])) and r["source"]["pair_corr"] is None
+    r = limits.reference({"policy": "random", "lambda": 1.2, "beta": [1], "mu": [1], "K": 3})
+    assert np.all(np.isnan(r["metrics"]["pair_tv"]))

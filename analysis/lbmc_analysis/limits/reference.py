@@ -57,7 +57,8 @@ SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", 
            "withdrawals_per_arrival", "throughput")
 PER_POOL = ("mean_queue", "mean_workload", "utilization", "admitted_share")
 QUANTILES = ("sojourn_quantiles", "wait_quantiles")
-METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES
+PAIRS = ("pair_tv", "pair_tv_scaled", "pair_corr", "pair_corr_scaled")  # (J,), (J,), (J, K), (J, K)
+METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES + PAIRS
 QUANTILE_LEVELS = (0.5, 0.9, 0.99, 0.999)
 
 
@@ -213,6 +214,7 @@ class _Result:
         shapes.update({m: (J,) for m in PER_POOL})
         shapes["tail"] = (J, K)
         shapes.update({m: (Q,) for m in QUANTILES})
+        shapes.update({"pair_tv": (J,), "pair_tv_scaled": (J,), "pair_corr": (J, K), "pair_corr_scaled": (J, K)})
         self.p = p
         self.out = {
             "kind": kind,
@@ -694,7 +696,19 @@ def _dispatch(p):
         else:
             _lwl(R, p, d)
     _exponential_workload(R, p)
+    if (name == "random" or (name in ("jsq", "lwl", "balanced") and d == 1)) and R.out["source"]["utilization"]:
+        _independent_pairs(R)
     return R.done()
+
+
+def _independent_pairs(R):
+    """The pair statistics of routing that ignores the state (random, jsq(1), lwl(1),
+    balanced(1)): each server receives its own Poisson stream (Poisson splitting), so the
+    servers' queues are independent at every n and the joint law of two is the product of
+    the marginals: every deviation, and n times it, is 0 in the stationary regime."""
+    src = "0: state-blind routing gives each server its own Poisson stream, independent queues at every n"
+    for m in PAIRS:
+        R.put(m, np.zeros(R.out["metrics"][m].shape), src, 0.0, True)
 
 
 def _exponential_workload(R, p):
