@@ -20,8 +20,10 @@ extern "C" {
 #define LBMC_STALL_END_GRACE 10.0
 /** Default of lbmc_run_settings.stall_seconds. */
 #define LBMC_STALL_SECONDS 60.0
-/** A rank is presumed frozen when it holds a unit and has sent nothing for longer than
- *  the larger of stall_seconds and this many times the unit's expected time. */
+/** A rank is presumed frozen when it holds a unit and has sent nothing since its last
+ *  heartbeat (every 2 s while it simulates) for longer than stall_seconds; before its
+ *  first heartbeat of the unit, for longer than the larger of stall_seconds and this many
+ *  times the unit's expected time. */
 #define LBMC_STALL_FACTOR 10.0
 
 typedef struct {
@@ -30,8 +32,8 @@ typedef struct {
   int dry_run;             /* print the grid, the units and a cost estimate; run nothing */
   int quiet;               /* no progress on stderr */
   double progress_seconds; /* at most one progress line per this many seconds */
-  double stall_seconds;    /* a rank silent this long (and 10 times its unit's expected
-                              time) is presumed frozen; 0: LBMC_STALL_SECONDS */
+  double stall_seconds;    /* a rank silent this long (no result, no heartbeat) is
+                              presumed frozen (LBMC_STALL_FACTOR); 0: LBMC_STALL_SECONDS */
   long shard_index;        /* 1..shard_count; 0 = the whole job */
   long shard_count;
   volatile sig_atomic_t *stop; /* set (e.g. by a signal handler) to stop early; may be NULL */

@@ -8,7 +8,9 @@
  * phase a Fenwick tree over the levels.
  *
  * Arrivals come from the arrival stream exactly as in the other engines (ziggurat
- * Exp(1) / (lambda n), first draw at reset). The occupancy form sends one to a class
+ * Exp(1) / (lambda n), first draw at reset). The occupancy forms that sample a pair of
+ * distinct servers (jsq(2)) draw it from one number while n (n - 1) <= 2^48
+ * (lbmc_occ_pair1; the same law as two numbers). The occupancy form sends one to a class
  * (j, k). At an idle server (k = 0) the service starts in a phase drawn from alpha
  * (service stream); at a busy one the server joined is uniform within its level, so its
  * phase is p with probability x_j(k, p) / count(j, k) (an exact integer draw, routing
@@ -346,6 +348,11 @@ static lbmc_err lbmc_phocc_create(const lbmc_model *m, int K, uint64_t max_custo
   if (!o) return LBMC_ERROR(LBMC_ERR_MEMORY, "occupancy-ph engine: out of memory");
   o->inv_lambda_total = 1.0 / (m->lambda * (double)m->n);
   err = lbmc_occ_state_init(&o->st, m, K, max_customers);
+  if (m->n >= 2 && m->n <= (1LL << 25) &&
+      (uint64_t)m->n * (uint64_t)(m->n - 1) <= LBMC_OCC_PAIR1_MAX) {
+    o->st.pair_N = (uint64_t)m->n * (uint64_t)(m->n - 1); /* pairs from one number */
+    o->st.pair_thr = (1ULL << LBMC_OCC_BITS) % o->st.pair_N;
+  }
   for (int j = 0; j < m->J && !err; j++) {
     lbmc_phocc_init_law(&o->ph[j], m, j);
     if (lbmc_phocc_clear(&o->ph[j], 0) != 0) err = LBMC_ERR_MEMORY;
@@ -484,14 +491,20 @@ static inline void lbmc_phocc_join(lbmc_phocc *o, lbmc_phocc_class *c)
     c->next = t + (c->next - t) * ((double)(c->busy - 1) / (double)c->busy);
 }
 
-/* The earliest clock: next_dep and its class. */
+/* The earliest clock: next_dep and its class (the first on ties). Without branches on
+ * the clocks (selects): which class fires is a coin toss a predictor cannot learn. */
 static inline void lbmc_phocc_earliest(lbmc_phocc *o)
 {
   uint32_t best = 0;
-  for (uint32_t c = 1; c < o->C; c++)
-    if (o->cls[c].next < o->cls[best].next) best = c;
+  double next = o->cls[0].next;
+  for (uint32_t c = 1; c < o->C; c++) {
+    const double v = o->cls[c].next;
+    const uint32_t earlier = v < next;
+    best = earlier ? c : best;
+    next = earlier ? v : next;
+  }
   o->dep_cls = best;
-  o->next_dep = o->cls[best].next;
+  o->next_dep = next;
 }
 
 static lbmc_err lbmc_phocc_reset(void *ws, lbmc_stream *streams)

@@ -186,6 +186,7 @@ lbmc_err lbmc_occ_state_init(lbmc_occ_state *st, const lbmc_model *m, int K, uin
   st->K = (uint32_t)K;
   st->R = (uint32_t)m->routers;
   st->n = m->n;
+  st->pair_N = st->pair_thr = 0; /* two numbers per pair (lbmc_occ_pair1) */
   lbmc_zig_exp_init(&st->zig);
   for (uint32_t j = 0; j <= st->J; j++) st->off[j] = j < st->J ? m->offset[j] : m->n;
   for (uint32_t j = 0; j < st->J; j++) {

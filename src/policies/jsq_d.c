@@ -88,14 +88,21 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
   if (st->m->param == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT && st->J == 1) {
     /* the common case: one pool, whose positions are the n, both levels in one search */
     const lbmc_occ_pool *p = &st->pool[0];
-    uint64_t a = lbmc_occ_uint(st->s_route, n), b = lbmc_occ_uint(st->s_route, n - 1);
+    uint64_t a, b;
     uint32_t ka, kb;
     lbmc_occ_class c;
-    b += b >= a;
+    if (st->pair_N) { /* one number for both (the engine asked for it) */
+      lbmc_occ_pair1(st, st->s_route, &a, &b);
+    } else {
+      a = lbmc_occ_uint(st->s_route, n);
+      b = lbmc_occ_uint(st->s_route, n - 1);
+      b += b >= a;
+    }
     lbmc_occ_level2(p, (int64_t)a, (int64_t)b, &ka, &kb);
-    if (kb < ka) {
-      a = b;
-      ka = kb;
+    { /* the lower (a on ties), by masks: which one is a coin toss for the predictor */
+      const uint64_t take_b = -(uint64_t)(kb < ka);
+      a ^= (a ^ b) & take_b;
+      ka ^= (ka ^ kb) & (uint32_t)take_b;
     }
     c.j = 0;
     c.k = ka;

@@ -1,5 +1,7 @@
-/* Private: state of a run shared by the rank-0 scheduler loop (runner.c), the worker
- * loop and the set-up (run_setup.c). */
+/* Private: state of a run shared by the rank-0 loop (runner_root.c), the worker loop
+ * (runner_worker.c), their messages (runner_msg.c), the pace and liveness of the workers
+ * (runner_pace.c), the set-up and the settling of records (run_setup.c) and the run's
+ * entry (runner.c). */
 #ifndef LBMC_RUNNER_IMPL_H
 #define LBMC_RUNNER_IMPL_H
 
@@ -9,16 +11,30 @@
 #include "lbmc/runner.h"
 #include "schedule.h"
 
-/* Messages: a worker sends its finished replicas (LBMC_TAG_RESULT: for each, its size in
- * bytes as an int64 and the bytes of its replica record, src/sim/record.h, padded to a
- * multiple of 8; after the records of a whole point it reduced, minus the size of the
- * reduced point and its bytes, lbmc_whole_head then lbmc_results_pack_point's, padded) or,
- * without one, a control code (LBMC_TAG_CONTROL, one int); either asks for the next
- * units, which rank 0 sends (LBMC_TAG_WORK: 1 to LBMC_BATCH_MAX units, each point,
- * replica, doubling and `whole` as LBMC_UNIT_LONGS longs; point -1 = stop; whole = R > 0
- * on the last unit of a point's first round whose R replicas are all in the batch: the
- * worker reduces the point). LBMC_TAG_ABORT tells workers to abandon their replicas. */
-enum { LBMC_TAG_RESULT = 71, LBMC_TAG_WORK = 72, LBMC_TAG_ABORT = 73, LBMC_TAG_CONTROL = 74 };
+/* Messages: a worker sends its finished replicas (LBMC_TAG_RESULT, runner_msg.c: for each, its size
+ * in bytes as an int64 and the bytes of its replica record, src/sim/record.h, padded to a multiple
+ * of 8; after the records of a whole point it reduced, minus the size of the reduced point and its
+ * bytes, lbmc_whole_head then lbmc_results_pack_point's, padded) or, without one, a control code
+ * (LBMC_TAG_CONTROL, one int); either asks for the next units, which rank 0 sends (LBMC_TAG_WORK: 1
+ * to LBMC_BATCH_MAX units, each point, replica, doubling and `whole` as LBMC_UNIT_LONGS longs;
+ * point -1 = stop; whole = R > 0 on the last unit of a point's first round whose R replicas are all
+ * in the batch: the worker reduces the point). LBMC_TAG_ABORT tells workers to abandon their
+ * replicas. */
+enum {
+  LBMC_TAG_RESULT = 71,
+  LBMC_TAG_WORK = 72,
+  LBMC_TAG_ABORT = 73,
+  LBMC_TAG_CONTROL = 74,
+  LBMC_TAG_BEAT = 75 /* a worker's heartbeat (one long: the number of work messages it has
+                        received) while it simulates, every LBMC_BEAT_SECONDS of wall time */
+};
+
+/* A worker that holds units sends a heartbeat every this many seconds of wall time
+ * (at most a quarter of --stall), from the engine's polling of its stop flag: rank 0 then
+ * counts a worker's silence from its last heartbeat, so that a rank slowed down (a loaded
+ * machine) is not taken for a frozen one (stopped, swapped out, a hung node), which sends
+ * none. */
+#define LBMC_BEAT_SECONDS 2.0
 
 /* Control codes of LBMC_TAG_CONTROL. */
 enum {
@@ -57,6 +73,8 @@ typedef struct {
   int released;    /* told to stop */
   double t_issued; /* MPI_Wtime when the unit was sent */
   double t_heard;  /* MPI_Wtime of its last message (the start of the run before) */
+  double t_beat;   /* MPI_Wtime of its last heartbeat during the units it holds (0: none) */
+  long batches;    /* work messages sent to it (heartbeats of an earlier one are stale) */
   long pid;        /* process id on its host */
   char host[64];   /* MPI_Get_processor_name, cut */
 } lbmc_worker;
@@ -75,6 +93,11 @@ typedef struct {
   size_t msg_size;
   unsigned char *out; /* a worker's result message (its batch's records), out_size bytes */
   size_t out_size, out_cap;
+  long batches;         /* a worker: work messages received */
+  double beat_every;    /* a worker: seconds between heartbeats */
+  double beat_last;     /* a worker: MPI_Wtime of its last heartbeat or work message */
+  long beat_msg;        /* a worker: the heartbeat in flight, */
+  MPI_Request beat_req; /* sent without waiting (MPI_REQUEST_NULL: none) */
 
   /* worker side: the model and workspace of the last point simulated */
   long cached;
@@ -136,8 +159,53 @@ lbmc_err lbmc_runner_record_whole(lbmc_runner *run, const void *whole, size_t si
  *  (removing it after a complete run). */
 lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete);
 /** Simulate (local point, replica, doubling) into run->msg (run->msg_size bytes); returns
- *  LBMC_ERR_INTERRUPTED when the monitor stopped it. */
+ *  LBMC_ERR_INTERRUPTED when the monitor stopped it (runner_unit.c). */
 lbmc_err lbmc_runner_simulate(lbmc_runner *run, long point, long replica, int doubling,
                               int (*monitor)(void *), void *ctx);
+
+/* ---- the loops (runner_root.c, runner_worker.c; lbmc_run_job in runner.c) ---- */
+
+/** Rank 0: hand out the units, settle the results, simulate its own units, until every
+ *  point is finished or the run stops; then release the workers. */
+lbmc_err lbmc_runner_root(lbmc_runner *run);
+/** A worker: ask for units, simulate them and send their records, until released. */
+lbmc_err lbmc_runner_worker(lbmc_runner *run);
+/** Complete *req (status into *st, or MPI_STATUS_IGNORE) without holding a core
+ *  (runner_msg.c). */
+void lbmc_wait_nap(MPI_Request *req, MPI_Status *st);
+
+/* ---- a result message's entries (runner_msg.c; framed as the tags' comment says) ---- */
+
+/** One entry of a result message. */
+typedef struct {
+  const unsigned char *data; /* its bytes (inside the message) */
+  size_t bytes;              /* without the padding */
+  int reduced; /* 1: a point reduced whole (lbmc_whole_head, then the packed reduction);
+                  0: a replica record */
+} lbmc_msg_entry;
+
+/** The entry of msg[size] at offset *at (0: the first) into *e, *at moved past it.
+ *  Returns 1, or 0 at the end of the message, or -1 when the bytes at *at are not an
+ *  entry (a size of 0, or more bytes than the message has left). */
+int lbmc_msg_next(const unsigned char *msg, size_t size, size_t *at, lbmc_msg_entry *e);
+/** Append an entry, the bytes of a (na) then b (nb, may be 0), to the message *msg of
+ *  *size bytes (capacity *cap, grown by realloc). Errors: LBMC_ERR_MEMORY. */
+lbmc_err lbmc_msg_append(unsigned char **msg, size_t *size, size_t *cap, int reduced, const void *a,
+                         size_t na, const void *b, size_t nb);
+
+/* ---- pace, liveness and progress (runner_pace.c; rank 0) ---- */
+
+/** Wall time of a unit of local point p at the engine's nominal speed, seconds. */
+double lbmc_unit_nominal(const lbmc_runner *run, long p, int doubling);
+/** Rank 0 finished its own unit of `seconds` wall time: the pace. */
+void lbmc_runner_pace(lbmc_runner *run, long p, int doubling, double seconds);
+/** A message from worker src (a result when result = 1): alive, holds nothing now. */
+void lbmc_runner_heard(lbmc_runner *run, int src, int result);
+/** The n units unit[LBMC_UNIT_LONGS n] were sent to worker dst. */
+void lbmc_runner_issued(lbmc_runner *run, int dst, const long *unit, int n);
+/** Presume frozen the workers silent too long (a warning; their units re-issued). */
+void lbmc_runner_watch(lbmc_runner *run);
+/** The progress line, at most every --progress seconds unless force. */
+void lbmc_runner_progress(lbmc_runner *run, int force);
 
 #endif

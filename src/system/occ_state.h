@@ -95,7 +95,17 @@ typedef struct lbmc_occ_state_ {
   /* Policy in occupancy form. */
   const struct lbmc_occupancy_ops_ *ops;
   void *pw;
+
+  /* Pairs of distinct positions from one number (lbmc_occ_pair1): pair_N = n (n - 1) when
+   * the engine asks for it and n (n - 1) <= LBMC_OCC_PAIR1_MAX, else 0 (two numbers, one
+   * per position: the exponential occupancy engine keeps them, its streams unchanged);
+   * pair_thr = 2^52 mod pair_N, the rejection threshold. */
+  uint64_t pair_N, pair_thr;
 } lbmc_occ_state;
+
+/** Largest n (n - 1) drawn from one number: the rejection then discards less than 1/16
+ *  of the numbers (n <= 16777216). */
+#define LBMC_OCC_PAIR1_MAX (1ULL << 48)
 
 /** Uniform integer on {0, ..., n-1}, exact, for 1 <= n <= 2^52 (Lemire, "Fast random
  *  integer generation in an interval", ACM TOMACS 29(1), 2019, with 52-bit words:
@@ -109,6 +119,29 @@ static inline uint64_t lbmc_occ_uint(lbmc_stream *s, uint64_t n)
     uint64_t l = (uint64_t)m & LBMC_OCC_MASK;
     if (l < n && l < (1ULL << LBMC_OCC_BITS) % n) continue;
     return (uint64_t)(m >> LBMC_OCC_BITS);
+  }
+}
+
+/** An ordered pair of distinct positions (a, b), uniform over the N = n (n - 1) of
+ *  {0 .. n-1}, from one 52-bit number where two would otherwise be used (st->pair_N =
+ *  N <= 2^52, st->pair_thr = 2^52 mod N): X = floor(w N / 2^52) by Lemire's multiply and
+ *  reject (lbmc_occ_uint) is uniform on {0 .. N-1}; a = floor(X / (n - 1)) =
+ *  floor(w n / 2^52) (a floor of a floor divided by an integer), b' = X - a (n - 1) <
+ *  n - 1 uniform given a, and b = b' + (b' >= a) skips a: the law of lbmc_occ_uint(n)
+ *  then lbmc_occ_uint(n - 1), with multiplies only. */
+static inline void lbmc_occ_pair1(const lbmc_occ_state *st, lbmc_stream *s, uint64_t *a,
+                                  uint64_t *b)
+{
+  const uint64_t n = (uint64_t)st->n, N = st->pair_N;
+  for (;;) {
+    uint64_t w = (uint64_t)(int64_t)(lbmc_u01(s) * 0x1p52), x, y;
+    unsigned __int128 m = (unsigned __int128)w * N;
+    if (((uint64_t)m & LBMC_OCC_MASK) < st->pair_thr) continue;
+    x = (uint64_t)(m >> LBMC_OCC_BITS);
+    *a = (uint64_t)(((unsigned __int128)w * n) >> LBMC_OCC_BITS);
+    y = x - *a * (n - 1);
+    *b = y + (y >= *a);
+    return;
   }
 }
 

@@ -6,8 +6,10 @@
 #      MPI_Abort and a message saying why (a stopped rank cannot take part in the end);
 #   2. the rank is continued after the warning: it answers again, its late result is
 #      ignored, and the job ends normally.
-# Progress never says "ETA 0 s". About a minute of wall time on 2 cores (the units must
-# last long enough for the test to find and stop rank 1 while the run is on).
+#   3. the rank is slowed down (stopped and continued in turn, a few percent of a core) but
+#      never silent for --stall: its heartbeats keep it from being presumed frozen.
+# Progress never says "ETA 0 s". About a minute and a half of wall time on 2 cores (the
+# units must last long enough for the test to find and stop rank 1 while the run is on).
 . "$(dirname "$0")/lib.sh"
 stopped=""
 trap '[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -73,6 +75,36 @@ frozen() { # frozen NAME CONTINUE: run on 3 ranks, stop rank 1 after its first u
   check "$1: no checkpoint left" test ! -e "$out.ckpt"
 }
 
+slow() { # run on 2 ranks with rank 1 slowed down, not frozen: SIGSTOP 0.5 s, SIGCONT 0.03 s
+  # in turn (a few percent of a core, as on a machine loaded far beyond its cores): its units
+  # take many times their expected time, but it sends heartbeats while it runs, so rank 0
+  # does not take it for frozen
+  local out="$WORK/slow.h5" log="$WORK/slow.log" mp pid=""
+  mpirun --oversubscribe -np 2 "$LBMC" run "$WORK/live.yaml" -o "$out" --progress 0.5 \
+    --stall 3 > "$log" 2>&1 &
+  mp=$!
+  until pid=$(rank_pid "$out" 1); do
+    kill -0 "$mp" 2>/dev/null || break
+    sleep 0.05
+  done
+  while [ -n "$pid" ] && kill -0 "$mp" 2>/dev/null; do
+    kill -STOP "$pid" 2>/dev/null || break
+    stopped="$pid"
+    sleep 0.5
+    kill -CONT "$pid" 2>/dev/null
+    stopped=""
+    sleep 0.03
+  done
+  wait "$mp"
+  echo "exit $?" >> "$log"
+  sed 's/^/  | /' "$log" | grep -v "^  | lbmc run: [0-9]* units done" | head -30
+  check "slow: rank 1 found and slowed down" test -n "$pid"
+  check "slow: exit status 0" grep -qx "exit 0" "$log"
+  check "slow: a slow rank is not presumed frozen" bash -c "! grep -q 'presumed frozen' '$log'"
+  check "slow: results identical to 1 rank" compare "$WORK/ref.h5" "$out"
+}
+
+slow
 frozen stays stopped
 check "stays: ends with a message naming the frozen rank" \
   grep -q "the results are complete in .*rank 1 on host .* cannot be released: ending the MPI job" \

@@ -546,6 +546,66 @@ static void test_meanfield(void)
     lbmc_occ_meanfield_free(&pt);
     lbmc_model_destroy(&m);
   }
+  { /* JSQ(2), H2 scv 20, lambda 0.9: stable, though its slow phase (mean 20.5) keeps the
+       queues filling at a nearly steady rate for hundreds of time units. The fixed point
+       against the cavity method's (python: lbmc_analysis.limits.cavity_jsq(0.9, 2,
+       service='hyperexponential:scv=20'), a fixed point of the tagged queue's QBD, solved
+       independently): customers per server lambda x mean_sojourn and tails 1..4. */
+    static const double cav_tail[] = {0.9000000000000951, 0.8076657637031155, 0.7280641173591527,
+                                      0.662881114491433};
+    const double cav_customers = 9.728504972838056;
+    ut_occ_conf c = {
+        .n = 1000000000, .service = "hyperexponential:scv=20", .policy = "jsq(2)", .lambda = 0.9};
+    lbmc_model *m = ut_occ_model(&c);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
+    UT_CHECK(pt.settled, "jsq(2), H2 scv 20: %s", pt.note);
+    if (pt.settled) {
+      UT_CHECK(fabs(ph_mf_customers(&pt, 0) - cav_customers) < 1e-7 * cav_customers,
+               "jsq(2), H2 scv 20: customers %.12g vs the cavity's %.12g", ph_mf_customers(&pt, 0),
+               cav_customers);
+      for (uint32_t k = 1; k <= 4; k++) {
+        double tail = 0;
+        for (uint32_t i = k; i < pt.levels; i++) tail += pt.s[i];
+        UT_CHECK(fabs(tail - cav_tail[k - 1]) < 1e-8, "jsq(2), H2 scv 20: tail %u %.12g vs %.12g",
+                 k, tail, cav_tail[k - 1]);
+      }
+    }
+    lbmc_occ_meanfield_free(&pt);
+    lbmc_model_destroy(&m);
+  }
+  { /* overloaded with rho < 1, H2 scv 20: random routing sends each server lambda = 1, the
+       pool of speed 1/3 cannot take it (rho 0.86 overall): the queues grow, no start */
+    const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
+    ut_occ_conf c = {.n = 1000000,
+                     .J = 2,
+                     .beta = beta,
+                     .mu = mu,
+                     .service = "hyperexponential:scv=20",
+                     .policy = "random",
+                     .lambda = 1};
+    lbmc_model *m = ut_occ_model(&c);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
+    UT_CHECK(!pt.settled && strstr(pt.note, "keep growing"), "random, overloaded pool: %s",
+             pt.note);
+    lbmc_occ_meanfield_free(&pt);
+    lbmc_model_destroy(&m);
+  }
+  { /* JSQ(2) on the PULL example with H2 scv 20: the pool of speed 1/3 receives more than
+       it can serve (Stolyar's flow bound), the ODE says it grows */
+    const double beta[] = {0.5, 0.5}, mu[] = {2, 1.0 / 3};
+    ut_occ_conf c = {.n = 1000000,
+                     .J = 2,
+                     .beta = beta,
+                     .mu = mu,
+                     .service = "hyperexponential:scv=20",
+                     .policy = "jsq(2)",
+                     .lambda = 1};
+    lbmc_model *m = ut_occ_model(&c);
+    CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, m->policy->occupancy, &pt) == LBMC_SUCCESS);
+    UT_CHECK(!pt.settled && strstr(pt.note, "keep growing"), "jsq(2), PULL example: %s", pt.note);
+    lbmc_occ_meanfield_free(&pt);
+    lbmc_model_destroy(&m);
+  }
 }
 
 int ut_register_occ_ph(void)

@@ -109,6 +109,59 @@ static void test_uint(void)
   lbmc_stream_free(&s);
 }
 
+/* Pairs of distinct positions from one number (lbmc_occ_pair1): uniform over the n (n - 1)
+ * ordered pairs at small n (n = 5, 20 cells; n = 7, whose 2^52 mod 42 rejects), and at n =
+ * 10^7 the same pair as X = floor(w N / 2^52) split by division, on a copy of the stream
+ * (the floor identity a = floor(w n / 2^52) the function relies on). Control: a pair
+ * taken from X's low digits instead (a = X mod n) must fail that comparison. */
+static void test_pair1(void)
+{
+  lbmc_stream s = {0}, t = {0};
+  lbmc_occ_state st;
+  long cnt[64];
+  double p[64];
+  CU_ASSERT_FATAL(lbmc_stream_init(&s, 905, 5) == LBMC_SUCCESS);
+  for (int64_t n = 5; n <= 7; n += 2) {
+    const int cells = (int)(n * n);
+    memset(&st, 0, sizeof st);
+    st.n = n;
+    st.pair_N = (uint64_t)(n * (n - 1));
+    st.pair_thr = (1ULL << LBMC_OCC_BITS) % st.pair_N;
+    memset(cnt, 0, sizeof cnt);
+    for (long d = 0; d < NDRAW; d++) {
+      uint64_t a, b;
+      lbmc_occ_pair1(&st, &s, &a, &b);
+      UT_CHECK(a < (uint64_t)n && b < (uint64_t)n && a != b, "pair (%llu, %llu) of n = %lld",
+               (unsigned long long)a, (unsigned long long)b, (long long)n);
+      if (a < (uint64_t)n && b < (uint64_t)n) cnt[a * (uint64_t)n + b]++;
+    }
+    for (int c = 0; c < cells; c++) p[c] = c / n == c % n ? 0.0 : 1.0 / (double)st.pair_N;
+    UT_CHECK_COUNTS("ordered pair", cnt, p, cells, NDRAW);
+  }
+  { /* n = 10^7: against division, on two streams alike */
+    const uint64_t n = 10000000;
+    long same = 0, control = 0;
+    memset(&st, 0, sizeof st);
+    st.n = (int64_t)n;
+    st.pair_N = n * (n - 1);
+    st.pair_thr = (1ULL << LBMC_OCC_BITS) % st.pair_N;
+    CU_ASSERT_FATAL(lbmc_stream_init(&t, 906, 5) == LBMC_SUCCESS);
+    lbmc_stream_free(&s);
+    CU_ASSERT_FATAL(lbmc_stream_init(&s, 906, 5) == LBMC_SUCCESS);
+    for (long d = 0; d < 100000; d++) {
+      uint64_t a, b, x = lbmc_occ_uint(&t, st.pair_N), ra = x / (n - 1), rb = x % (n - 1);
+      rb += rb >= ra;
+      lbmc_occ_pair1(&st, &s, &a, &b);
+      same += a == ra && b == rb;
+      control += a == x % n;
+    }
+    UT_CHECK(same == 100000, "%ld of 100000 pairs as by division", same);
+    UT_CHECK(control < 100, "control: %ld of 100000 low-digit pairs agree", control);
+    lbmc_stream_free(&t);
+  }
+  lbmc_stream_free(&s);
+}
+
 /* The level of every position matches a linear scan, on random tail-count arrays. */
 static void test_level_search(void)
 {
@@ -704,6 +757,7 @@ int ut_register_occupancy(void)
 {
   static const ut_test tests[] = {
       {"exact uniform integers on 52-bit words", test_uint},
+      {"pairs of distinct positions from one number", test_pair1},
       {"level of a position: binary lifting", test_level_search},
       {"Fenwick tree", test_fenwick},
       {"jsq(d), random, balanced(c): classes vs enumeration", test_route_sampling},

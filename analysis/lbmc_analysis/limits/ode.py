@@ -625,9 +625,15 @@ def fixed_point(model: OccupancyModel, x0=None, *, tol=1e-14, t_max=1e5):
             x = sol.y[:, -1].reshape(m.J, m.levels - 1)
             t_done += T
             r = float(np.max(np.abs(m.drift(x))))
-            # runaway, as the C side judges it: customers per server grow by more than 1e-3 lam
-            # per time unit, the growth not slowing (a stable system relaxes, at worst like
-            # sqrt(t): its rate falls by 1/sqrt(2) when the chunk doubles), 3 chunks in a row
+            # runaway, as the C side judges it over long chunks: customers per server grow by
+            # more than 1e-3 lam per time unit, the growth not slowing (a stable system relaxes,
+            # at worst like sqrt(t): its rate falls by 1/sqrt(2) when the chunk doubles), 3 chunks
+            # in a row. The chunks are at least 50 times the slowest mean time (1/lam, 1/mu_j),
+            # the C side's 10 (src/engine/occ_meanfield.c, LBMC_MF_GROWTH_SPAN): over shorter
+            # ones a stable system can fill at a steady rate for a long while (the C side's
+            # phase-type ODE, JSQ(2) with H2 scv 20: 10-40% idle servers, growth not slowing
+            # from ODE time 7 to 60); the C side's other rule, a saturated pool, is not needed
+            # here (the flow bounds above refuse the overloaded pools first).
             q = float(np.sum(m.b[:, None] * x))
             g = (q - last_q) / T
             steady = steady + 1 if (g > 1e-3 * m.lam and g >= 0.95 * last_rate) else 0
