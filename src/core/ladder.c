@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bigmem.h"
+#include "grow.h"
 
 lbmc_err lbmc_ladder_create(lbmc_ladder *q)
 {
@@ -114,34 +115,14 @@ static inline int lbmc_ladder_append(lbmc_ladder *q, size_t b, double t, uint32_
   return 0;
 }
 
-/* The bucket of time t < end: monotone in t, in [0, nb - 1]. */
-static inline size_t lbmc_ladder_bucket_of(const lbmc_ladder *q, double t)
-{
-  const double x = (t - q->start) * q->inv_width;
-  return x > 0 ? (x < (double)(q->nb - 1) ? (size_t)x : q->nb - 1) : 0;
-}
-
-/* p (an array of *cap elements of `size` bytes) grown by doubling to hold at least need;
- * NULL out of memory (p and *cap kept). */
-static void *lbmc_ladder_grow(void *p, size_t *cap, size_t need, size_t size)
-{
-  size_t c = *cap ? *cap : 1;
-  void *q;
-  if (need <= *cap) return p;
-  while (c < need) c *= 2;
-  if (!(q = realloc(p, size * c))) return NULL;
-  *cap = c;
-  return q;
-}
-
 /* Room for n entries in Bottom and n + 1 counts; -1 out of memory. */
 static int lbmc_ladder_bottom_room(lbmc_ladder *q, size_t n)
 {
-  lbmc_ladder_entry *b = lbmc_ladder_grow(q->bot, &q->bot_cap, n, sizeof *q->bot);
+  lbmc_ladder_entry *b = lbmc_grow(q->bot, &q->bot_cap, n, sizeof *q->bot, SIZE_MAX);
   uint32_t *c;
   if (!b) return -1;
   q->bot = b;
-  if (!(c = lbmc_ladder_grow(q->cnt, &q->cnt_cap, n + 1, sizeof *q->cnt))) return -1;
+  if (!(c = lbmc_grow(q->cnt, &q->cnt_cap, n + 1, sizeof *q->cnt, SIZE_MAX))) return -1;
   q->cnt = c;
   return 0;
 }
@@ -150,14 +131,10 @@ static int lbmc_ladder_bottom_room(lbmc_ladder *q, size_t n)
 static int lbmc_ladder_window(lbmc_ladder *q, double t0, double w, size_t nb)
 {
   if (nb > q->bk_cap) {
-    size_t cap = q->bk_cap ? q->bk_cap : 1024;
-    lbmc_ladder_bucket *b;
-    while (cap < nb) cap *= 2;
-    b = realloc(q->bk, sizeof *b * cap);
+    lbmc_ladder_bucket *b = lbmc_grow(q->bk, &q->bk_cap, nb, sizeof *b, SIZE_MAX);
     if (!b) return -1;
-    lbmc_advise_huge(b, sizeof *b * cap);
+    lbmc_advise_huge(b, sizeof *b * q->bk_cap);
     q->bk = b;
-    q->bk_cap = cap;
   }
   memset(q->bk, 0, sizeof *q->bk * nb);
   q->start = t0;
@@ -174,10 +151,19 @@ static int lbmc_ladder_window(lbmc_ladder *q, double t0, double w, size_t nb)
   return 0;
 }
 
+/* The events per bucket a window for `size` events aims at: LBMC_LADDER_PER_BUCKET, or
+ * LBMC_LADDER_PER_BUCKET_BIG from LBMC_LADDER_BIG events on (fewer buckets: their counts
+ * and the last chunks that appends write stay in the cache; in a small queue the window
+ * would be so long that most new events fell into Bottom). */
+static double lbmc_ladder_per_bucket(size_t size)
+{
+  return size >= LBMC_LADDER_BIG ? LBMC_LADDER_PER_BUCKET_BIG : LBMC_LADDER_PER_BUCKET;
+}
+
 /* The buckets of a window for `size` events. */
 static size_t lbmc_ladder_buckets(size_t size)
 {
-  size_t nb = 2 * (size / LBMC_LADDER_PER_BUCKET);
+  size_t nb = 2 * (size_t)((double)size / lbmc_ladder_per_bucket(size));
   return nb < LBMC_LADDER_MIN_BUCKETS ? LBMC_LADDER_MIN_BUCKETS : nb;
 }
 
@@ -187,7 +173,7 @@ int lbmc_ladder_plan(lbmc_ladder *q, double t0, double rate, size_t size)
   q->rate_hint = rate;
   if (lbmc_ladder_chunk_room(q, size / LBMC_LADDER_CHUNK + lbmc_ladder_buckets(size)) != 0)
     return -1; /* reserved, not touched: no growth by copies while the first events come */
-  return lbmc_ladder_window(q, t0, LBMC_LADDER_PER_BUCKET / rate, lbmc_ladder_buckets(size));
+  return lbmc_ladder_window(q, t0, lbmc_ladder_per_bucket(size) / rate, lbmc_ladder_buckets(size));
 }
 
 /* A new window from Top (every bucket consumed, Bottom empty, Top not): from Top's
@@ -205,7 +191,7 @@ static int lbmc_ladder_from_top(lbmc_ladder *q)
     rate = q->rate_hint;
   else if (q->top_max > q->top_min)
     rate = (double)q->ntop / (q->top_max - q->top_min);
-  if (lbmc_ladder_window(q, t0, rate > 0 ? LBMC_LADDER_PER_BUCKET / rate : 0,
+  if (lbmc_ladder_window(q, t0, rate > 0 ? lbmc_ladder_per_bucket(q->size) / rate : 0,
                          lbmc_ladder_buckets(q->size)) != 0)
     return -1;
   for (size_t k = 0; k < q->ntop; k++) {
@@ -337,15 +323,14 @@ static int lbmc_ladder_spill(lbmc_ladder *q, double t)
   return 0;
 }
 
-int lbmc_ladder_push(lbmc_ladder *q, double t, uint32_t id)
+int lbmc_ladder_push_any(lbmc_ladder *q, double t, uint32_t id)
 {
   size_t b, lo, hi;
   if (t >= q->end) {
     if (q->ntop == q->top_cap) {
-      lbmc_ladder_entry *top = realloc(q->top, sizeof *top * 2 * q->top_cap);
+      lbmc_ladder_entry *top = lbmc_grow(q->top, &q->top_cap, q->ntop + 1, sizeof *top, SIZE_MAX);
       if (!top) return -1;
       q->top = top;
-      q->top_cap *= 2;
     }
     q->top[q->ntop] = (lbmc_ladder_entry){t, id, 0};
     if (q->ntop++ == 0) {
@@ -365,7 +350,7 @@ int lbmc_ladder_push(lbmc_ladder *q, double t, uint32_t id)
   }
   if (q->bot_ins >= LBMC_LADDER_PER_BUCKET && 4 * q->bot_ins >= q->nbot &&
       lbmc_ladder_spill(q, t) == 0)
-    return lbmc_ladder_push(q, t, id); /* into its bucket */
+    return lbmc_ladder_push_any(q, t, id); /* into its bucket */
   if (lbmc_ladder_bottom_room(q, q->nbot + 1) != 0) return -1;
   q->bot_ins++;
   lo = 0, hi = q->nbot; /* the first entry earlier than t: entries decrease */

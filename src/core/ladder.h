@@ -18,7 +18,9 @@
  * within its sub-interval: O(1) per event when the times are spread); when every bucket
  * is consumed, a new window is laid from Top's minimum: width LBMC_LADDER_PER_BUCKET /
  * rate, the rate of events measured over the window just consumed (the caller's hint, or
- * Top's spread, the first time), and 2 size / LBMC_LADDER_PER_BUCKET buckets, so that by
+ * Top's spread, the first time), and 2 size / LBMC_LADDER_PER_BUCKET buckets (from
+ * LBMC_LADDER_BIG events on, LBMC_LADDER_PER_BUCKET_BIG in both: fewer buckets, whose
+ * counts and last chunks then stay in the cache), so that by
  * Little's law the window spans about twice the mean time an event waits in the list, and
  * the events left in Top (rescanned at the next window) are few for any law of finite
  * mean. Each event is thus moved a bounded number of times (Top, a bucket, Bottom) plus,
@@ -38,10 +40,12 @@
 
 #include "lbmc/error.h"
 
-#define LBMC_LADDER_NIL         UINT32_MAX
-#define LBMC_LADDER_CHUNK       16  /* entries per chunk of a bucket (256 B) */
-#define LBMC_LADDER_PER_BUCKET  256  /* events per bucket the width aims at */
-#define LBMC_LADDER_MIN_BUCKETS 256 /* buckets of a window, at least */
+#define LBMC_LADDER_NIL            UINT32_MAX
+#define LBMC_LADDER_CHUNK          16   /* entries per chunk of a bucket (256 B) */
+#define LBMC_LADDER_PER_BUCKET     256  /* events per bucket the width aims at */
+#define LBMC_LADDER_PER_BUCKET_BIG 1024 /* the same from LBMC_LADDER_BIG events on */
+#define LBMC_LADDER_BIG            (1u << 19)
+#define LBMC_LADDER_MIN_BUCKETS    256 /* buckets of a window, at least */
 
 /** A record of 16 bytes the lean engine keeps per server: a time and two 32-bit words. */
 typedef struct {
@@ -98,9 +102,34 @@ void lbmc_ladder_clear(lbmc_ladder *q);
  *  pushed next go straight into buckets rather than into Top. Only on an empty queue
  *  (after create or clear); returns 0, or -1 out of memory (the queue is unchanged). */
 int lbmc_ladder_plan(lbmc_ladder *q, double t0, double rate, size_t size);
+/** lbmc_ladder_push, every case (its slow path). */
+int lbmc_ladder_push_any(lbmc_ladder *q, double t, uint32_t id);
+
+/** The bucket of time t < end: monotone in t, in [0, nb - 1]. */
+static inline size_t lbmc_ladder_bucket_of(const lbmc_ladder *q, double t)
+{
+  const double x = (t - q->start) * q->inv_width;
+  return x > 0 ? (x < (double)(q->nb - 1) ? (size_t)x : q->nb - 1) : 0;
+}
+
 /** Insert an event at time t (not NaN) with the caller's word id. Returns 0, or -1 out
- *  of memory (the event is not inserted). */
-int lbmc_ladder_push(lbmc_ladder *q, double t, uint32_t id);
+ *  of memory (the event is not inserted). Inline, the common case: an unconsumed bucket
+ *  whose last chunk has room. */
+static inline int lbmc_ladder_push(lbmc_ladder *q, double t, uint32_t id)
+{
+  if (t < q->end) {
+    const size_t b = lbmc_ladder_bucket_of(q, t);
+    lbmc_ladder_bucket *k = &q->bk[b];
+    const uint32_t r = k->n % LBMC_LADDER_CHUNK;
+    if (b >= q->cur && r != 0) {
+      q->ent[(size_t)k->tail * LBMC_LADDER_CHUNK + r] = (lbmc_ladder_entry){t, id, 0};
+      k->n++;
+      q->size++;
+      return 0;
+    }
+  }
+  return lbmc_ladder_push_any(q, t, id);
+}
 /** Refill Bottom from the buckets and Top (lbmc_ladder_min's slow path): the earliest
  *  time, INFINITY if the queue is empty (or out of memory: size is then > 0). */
 double lbmc_ladder_refill(lbmc_ladder *q);

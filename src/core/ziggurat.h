@@ -30,6 +30,32 @@ double lbmc_zig_exp_slow(lbmc_stream *s, const lbmc_zig_exp *z, uint32_t iz, uin
 
 #define LBMC_ZIG_MASK ((1ULL << 45) - 1)
 
+/* The normal ziggurat of GSL (gsl_ran_gaussian_ziggurat, randist/gausszig.c: Marsaglia
+ * & Tsang 2000 with 128 layers per sign, tables by J. Voss), its tables copied from GSL
+ * 2.7, so that lbmc_normal_zig draws the same numbers from the same uniforms as
+ * gsl_ran_gaussian_ziggurat(r, 1.0) on a gsl_rng reading `s` through
+ * lbmc_sampler_create (whose integers are floor(u 2^32)): layer w, inner-rectangle bound
+ * k (on the 24-bit abscissa) and density y = exp(-x^2 / 2) at each layer's edge. The
+ * unit test test_ziggurat compares the two bit for bit. */
+extern const double lbmc_gz_w[128], lbmc_gz_y[128];
+extern const uint32_t lbmc_gz_k[128];
+
+/** The slow path of lbmc_normal_zig: the draw k = floor(u 2^32) fell outside its inner
+ *  rectangle; the variate (further uniforms from s as GSL takes them). */
+double lbmc_normal_zig_slow(lbmc_stream *s, uint32_t k);
+
+/** Standard normal, bit for bit gsl_ran_gaussian_ziggurat(r, 1.0) on a sampler of s
+ *  (lbmc_sampler_create), without its calls through the gsl_rng: one uniform u, k =
+ *  floor(u 2^32): bits 0-6 the layer, bit 7 the sign, bits 8-31 the abscissa. */
+static inline double lbmc_normal_zig(lbmc_stream *s)
+{
+  const uint32_t k = (uint32_t)(lbmc_u01(s) * 4294967296.0);
+  const uint32_t i = k & 0x7f, j = (k >> 8) & 0xffffff;
+  const double x = (double)j * lbmc_gz_w[i];
+  if (j < lbmc_gz_k[i]) return (k & 0x80) ? x : -x;
+  return lbmc_normal_zig_slow(s, k);
+}
+
 /** Exponential with mean 1. */
 static inline double lbmc_exp_zig(lbmc_stream *s, const lbmc_zig_exp *z)
 {

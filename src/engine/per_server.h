@@ -113,11 +113,15 @@ static inline void lbmc_ps_next_arrival(lbmc_per_server *ps)
 }
 
 /** A requirement (mean 1) of pool j's law from the service stream: the ziggurat for the
- *  exponential, else the law's GSL sampler (sampler: a gsl_rng on the service stream). */
+ *  exponential, GSL's normal ziggurat inline for the lognormal (the numbers of
+ *  lbmc_service_sample, without its calls through the gsl_rng), else the law's GSL
+ *  sampler (sampler: a gsl_rng on the service stream). */
 static inline double lbmc_ps_requirement(lbmc_state *st, gsl_rng *sampler, uint32_t j)
 {
   const lbmc_service *svc = &st->m->service[j];
   if (svc->kind == LBMC_SERVICE_EXPONENTIAL) return lbmc_exp_zig(st->s_svc, &st->zig);
+  if (svc->kind == LBMC_SERVICE_LOGNORMAL)
+    return exp(svc->p[0] + svc->p[1] * lbmc_normal_zig(st->s_svc));
   return lbmc_service_sample(svc, sampler);
 }
 

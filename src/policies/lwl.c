@@ -8,14 +8,13 @@
 #include "../system/policy.h"
 #include "sample.h"
 
-static uint32_t lbmc_lwl_route(lbmc_state *st, void *ws, uint32_t r)
+/* Any d and sampling (not inlined: the d = 2 path below stays short). */
+static __attribute__((noinline)) uint32_t lbmc_lwl_route_any(lbmc_state *st, uint32_t *sorted)
 {
-  uint32_t *sorted = ws; /* d: drawn servers, ascending (distinct sampling) */
   const uint32_t d = (uint32_t)st->m->param;
   const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   uint32_t best = 0;
   double best_w = 0;
-  (void)r;
   for (uint32_t i = 0; i < d; i++) {
     uint32_t s = distinct ? lbmc_draw_distinct(st->s_route, st->n, sorted, i)
                           : lbmc_uint(st->s_route, st->n);
@@ -25,8 +24,21 @@ static uint32_t lbmc_lwl_route(lbmc_state *st, void *ws, uint32_t r)
       best = s;
     }
   }
-  st->tally.c.messages += 2 * (int64_t)d;
   return best;
+}
+
+static uint32_t lbmc_lwl_route(lbmc_state *st, void *ws, uint32_t r)
+{
+  const uint32_t d = (uint32_t)st->m->param;
+  (void)r;
+  st->tally.c.messages += 2 * (int64_t)d;
+  if (d == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT) { /* the same draws and choice */
+    const uint32_t a = lbmc_uint(st->s_route, st->n);
+    uint32_t b = lbmc_uint(st->s_route, st->n - 1);
+    b += b >= a;
+    return lbmc_workload(st, b) < lbmc_workload(st, a) ? b : a;
+  }
+  return lbmc_lwl_route_any(st, ws); /* ws: d drawn servers, ascending (distinct) */
 }
 
 const lbmc_policy_type lbmc_policy_lwl = {

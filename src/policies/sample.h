@@ -36,6 +36,23 @@ static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_
 /** Most samples lbmc_sample_prefetch looks ahead at. */
 #define LBMC_SAMPLE_PREFETCH_MAX 8
 
+/* lbmc_sample_prefetch for any d and sampling (not inlined: the d = 2 path stays short). */
+static __attribute__((noinline, unused)) void lbmc_sample_prefetch_any(const lbmc_state *st)
+{
+  const uint32_t d = (uint32_t)st->m->param, n = st->n, skip = st->R > 1;
+  const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
+  const lbmc_stream *s = st->s_route;
+  uint32_t sorted[LBMC_SAMPLE_PREFETCH_MAX];
+  if (d > LBMC_SAMPLE_PREFETCH_MAX || lbmc_stream_buffered(s) < (int)(d + skip)) return;
+  for (uint32_t m = 0; m < d; m++) {
+    const double u = s->buf[s->pos + (int)(skip + m)];
+    const uint32_t v =
+        distinct ? lbmc_distinct_insert(lbmc_uint_of(u, n - m), sorted, m) : lbmc_uint_of(u, n);
+    __builtin_prefetch(&st->q[(size_t)v << st->q_shift], 0);
+    if (st->drain) __builtin_prefetch(&st->drain[v], 0);
+  }
+}
+
 /** The policy table's prefetch for the policies that sample d = st->m->param servers
  *  with lbmc_draw_distinct (distinct) or lbmc_uint (with replacement), after the router's
  *  number when R > 1: the d servers the next route will read, from the numbers buffered
@@ -43,15 +60,13 @@ static inline uint32_t lbmc_draw_distinct(lbmc_stream *s, uint32_t size, uint32_
  *  LBMC_SAMPLE_PREFETCH_MAX. Reads the counts (st->q) and drain times (st->drain). */
 static inline void lbmc_sample_prefetch(const lbmc_state *st, const void *ws)
 {
-  const uint32_t d = (uint32_t)st->m->param, n = st->n, skip = st->R > 1;
-  const int distinct = st->m->sampling == LBMC_SAMPLING_DISTINCT;
   const lbmc_stream *s = st->s_route;
-  uint32_t sorted[LBMC_SAMPLE_PREFETCH_MAX];
+  const int skip = st->R > 1;
   (void)ws;
-  if (d > LBMC_SAMPLE_PREFETCH_MAX || lbmc_stream_buffered(s) < (int)(d + skip)) return;
-  if (d == 2 && distinct) { /* the common case (lbmc_draw_distinct's values, shorter) */
-    const uint32_t a = lbmc_uint_of(s->buf[s->pos + (int)skip], n);
-    uint32_t b = lbmc_uint_of(s->buf[s->pos + (int)skip + 1], n - 1);
+  if (st->m->param == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT &&
+      lbmc_stream_buffered(s) >= 2 + skip) { /* the common case (lbmc_draw_distinct's values) */
+    const uint32_t a = lbmc_uint_of(s->buf[s->pos + skip], st->n);
+    uint32_t b = lbmc_uint_of(s->buf[s->pos + skip + 1], st->n - 1);
     b += b >= a;
     __builtin_prefetch(&st->q[(size_t)a << st->q_shift], 0);
     __builtin_prefetch(&st->q[(size_t)b << st->q_shift], 0);
@@ -61,13 +76,7 @@ static inline void lbmc_sample_prefetch(const lbmc_state *st, const void *ws)
     }
     return;
   }
-  for (uint32_t m = 0; m < d; m++) {
-    const double u = s->buf[s->pos + (int)(skip + m)];
-    const uint32_t v =
-        distinct ? lbmc_distinct_insert(lbmc_uint_of(u, n - m), sorted, m) : lbmc_uint_of(u, n);
-    __builtin_prefetch(&st->q[(size_t)v << st->q_shift], 0);
-    if (st->drain) __builtin_prefetch(&st->drain[v], 0);
-  }
+  lbmc_sample_prefetch_any(st);
 }
 
 /** The same for the occupancy forms (src/system/occ_state.h): positions among up to

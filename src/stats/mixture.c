@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
 #include "lbmc/service.h"
 
 /* Quantiles are located to this relative precision (far below any interval). */
@@ -150,11 +151,8 @@ void lbmc_mixture_clear(lbmc_mixture *mx)
 
 int lbmc_mixture_grow(lbmc_mixture *mx, uint32_t j, uint32_t k)
 {
-  uint64_t cap = mx->cap[j] ? 2 * (uint64_t)mx->cap[j] : 16;
-  uint64_t *c;
-  if (cap <= k) cap = (uint64_t)k + 1;
-  if (cap > UINT32_MAX) return -1;
-  c = realloc(mx->c[j], sizeof *c * cap);
+  size_t cap = mx->cap[j];
+  uint64_t *c = lbmc_grow(mx->c[j], &cap, (size_t)k + 1, sizeof *c, UINT32_MAX);
   if (!c) return -1;
   memset(c + mx->cap[j], 0, sizeof *c * (cap - mx->cap[j]));
   mx->c[j] = c;
@@ -459,13 +457,9 @@ static int lbmc_mix_ph_extend(const lbmc_mix_ph *ph, lbmc_mix_cache *c, size_t s
   const uint32_t m = ph->m;
   if (steps > LBMC_MIX_PH_MAX_STEPS) return -1;
   if (steps > c->cap) {
-    size_t cap = c->cap;
-    double *d;
-    while (cap < steps) cap *= 2;
-    d = realloc(c->done, sizeof *d * cap);
+    double *d = lbmc_grow(c->done, &c->cap, steps, sizeof *d, LBMC_MIX_PH_MAX_STEPS);
     if (!d) return -1;
     c->done = d;
-    c->cap = cap;
   }
   while (c->steps < steps) {
     double *v = c->v, *nv = c->nv, absorbed = 0;

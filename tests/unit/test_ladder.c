@@ -63,9 +63,12 @@ static double ut_lq_increment(int k, uint64_t *x)
   }
 }
 
-static void test_ladder_hold(void)
+/* The hold model with up to NMAX events, phases of phase_len steps, `steps` steps for
+ * each of the first `kinds` kinds of increment; a window planned for `rate` events per
+ * unit time for the odd kinds (every kind if all). */
+static void ut_ladder_hold(uint32_t NMAX, long phase_len, long steps, int KINDS, double rate,
+                           int all)
 {
-  enum { NMAX = 40000, KINDS = 5 };
   double *node = malloc(sizeof *node * NMAX); /* the time of event i */
   uint32_t *freel = malloc(sizeof *freel * NMAX);
   ut_heap H = {malloc(sizeof(double) * NMAX), 0};
@@ -79,11 +82,11 @@ static void test_ladder_hold(void)
     double now = 0;
     for (uint32_t i = 0; i < NMAX; i++) freel[i] = NMAX - 1 - i;
     lbmc_ladder_clear(&q);
-    if (kind % 2) lbmc_ladder_plan(&q, 0, 1000.0, NMAX); /* a window laid ahead, or none */
+    if (all || kind % 2) lbmc_ladder_plan(&q, 0, rate, NMAX); /* a window laid ahead, or none */
     H.n = 0;
-    for (long step = 0; step < 400000 && !bad; step++) {
+    for (long step = 0; step < steps && !bad; step++) {
       /* phases: grow to NMAX, hold, shrink to a few, hold, grow ... */
-      long phase = (step / 50000) % 4;
+      long phase = (step / phase_len) % 4;
       int pushes = phase == 0 ? 2 : (phase == 2 ? 0 : 1);
       double a = lbmc_ladder_min(&q), b;
       if (q.size != H.n) {
@@ -139,9 +142,26 @@ static void test_ladder_hold(void)
   free(H.h);
 }
 
+static void test_ladder_hold(void) { ut_ladder_hold(40000, 50000, 400000, 5, 1000.0, 0); }
+
+/* Up to 700000 events: past LBMC_LADDER_BIG, where the windows aim at
+ * LBMC_LADDER_PER_BUCKET_BIG events per bucket, and back below it (one cycle of the
+ * phases), with a window planned for the rate of the growth phase (as the lean engine
+ * plans it: without one, the first window is laid from a few events and far too wide,
+ * and a queue that then grows by pushes alone sorts into Bottom at a cost of its length
+ * per push) and without the increments of kind 4 (zero and tiny: the same). */
+static void test_ladder_hold_big(void)
+{
+  CU_ASSERT_FATAL(700000 > 2 * LBMC_LADDER_PER_BUCKET_BIG + LBMC_LADDER_BIG);
+  ut_ladder_hold(700000, 350000, 4 * 350000, 4, 1e5, 1);
+}
+
 int ut_register_ladder(void)
 {
   CU_pSuite s = CU_add_suite("ladder", NULL, NULL);
   if (!s) return -1;
-  return CU_add_test(s, "hold model against a heap", test_ladder_hold) ? 0 : -1;
+  return CU_add_test(s, "hold model against a heap", test_ladder_hold) &&
+                 CU_add_test(s, "hold model, a queue past LBMC_LADDER_BIG", test_ladder_hold_big)
+             ? 0
+             : -1;
 }
