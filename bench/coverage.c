@@ -203,7 +203,9 @@ static void cov_replica(const cov_case *c, gsl_rng *r, cov_queue *q, double *seg
 typedef struct {
   const char *metric, *estimator;
   long covered, flagged, no_interval, runs;
+  long above;    /* misses with the whole interval above the exact value */
   double rel_hw; /* sum of half-width / exact value over runs with an interval */
+  double rel_w;  /* sum of (upper - lower) / exact value */
 } cov_tally;
 
 static void cov_count(cov_tally *tl, const lbmc_interval *iv, double truth)
@@ -221,7 +223,9 @@ static void cov_count(cov_tally *tl, const lbmc_interval *iv, double truth)
     return;
   }
   tl->covered += iv->lower <= truth && (isnan(iv->upper) || truth <= iv->upper);
+  tl->above += iv->lower > truth;
   if (!isnan(iv->half_width)) tl->rel_hw += iv->half_width / truth;
+  if (!isnan(iv->upper)) tl->rel_w += (iv->upper - iv->lower) / truth;
 }
 
 /* The old estimator: Student-t over per-unit values (NaN values make it NaN). */
@@ -241,14 +245,15 @@ static void cov_old_mean(const double *v, size_t n, lbmc_interval *iv)
  * standard error at 95%; runs without an interval are counted apart. */
 static void cov_print(const cov_tally *tl, size_t k)
 {
-  printf("  %-14s %-22s %8s %6s %10s %8s %12s\n", "metric", "estimator", "coverage", "+-",
-         "rel. hw", "flagged", "no interval");
+  printf("  %-14s %-22s %8s %6s %10s %8s %12s %11s %9s\n", "metric", "estimator", "coverage", "+-",
+         "rel. hw", "flagged", "no interval", "miss above", "rel. w");
   for (size_t i = 0; i < k; i++) {
     long with = tl[i].runs - tl[i].no_interval;
     double n = (double)with;
-    printf("  %-14s %-22s %7.1f%% %6.1f %10.3g %8ld %12ld\n", tl[i].metric, tl[i].estimator,
-           with ? 100 * (double)tl[i].covered / n : NAN, with ? 100 * sqrt(0.95 * 0.05 / n) : NAN,
-           with ? tl[i].rel_hw / n : NAN, tl[i].flagged, tl[i].no_interval);
+    printf("  %-14s %-22s %7.1f%% %6.1f %10.3g %8ld %12ld %11ld %9.3g\n", tl[i].metric,
+           tl[i].estimator, with ? 100 * (double)tl[i].covered / n : NAN,
+           with ? 100 * sqrt(0.95 * 0.05 / n) : NAN, with ? tl[i].rel_hw / n : NAN, tl[i].flagged,
+           tl[i].no_interval, tl[i].above, with ? tl[i].rel_w / n : NAN);
   }
 }
 
@@ -271,7 +276,8 @@ typedef struct {
 
 enum { T_PWAIT, T_PBLOCK, T_SOJOURN, T_QUEUE, T_QUANT, T_METRICS };
 
-/* Interval of a ratio (kind 0) or a proportion of arrivals (kind 1) over the units,
+/* Interval of a ratio (kind 0; kind 2: with Hall's skewness correction, as lbmc reports
+ * ratios) or a proportion of arrivals (kind 1) over the units,
  * merged first by the batch rule when the units are batches. */
 static void cov_ratio(const cov_units *u, int field_y, int field_x, int kind, int batches,
                       lbmc_interval *iv)
@@ -283,11 +289,22 @@ static void cov_ratio(const cov_units *u, int field_y, int field_x, int kind, in
     n = lbmc_batch_merge(y, x, u->U, W_WIDTH, u->rule, u->wy, u->wx, &flags);
     y = u->wy, x = u->wx, stride = 1;
   }
-  if (kind)
+  if (kind == 2)
+    lbmc_ratio_interval_skew(y, x, n, stride, 0.95, iv);
+  else if (kind)
     lbmc_proportion_interval(y, x, n, stride, 0.95, 1, iv);
   else
     lbmc_ratio_interval(y, x, n, stride, 0.95, iv);
   iv->flags |= flags;
+}
+
+/* The interval iv made symmetric around its estimate, of the same length: against Hall's
+ * interval, what placing the length by the sample skewness buys. */
+static void cov_symmetric(lbmc_interval *iv)
+{
+  double h = (iv->upper - iv->lower) / 2;
+  if (isnan(h)) return;
+  iv->lower = iv->estimate - h, iv->upper = iv->estimate + h, iv->half_width = h;
 }
 
 /* The old estimator of a ratio: the t interval of the per-unit ratios. */
@@ -349,6 +366,8 @@ static void cov_evaluate(const cov_case *c, const cov_units *u, const cov_truth 
   cov_ratio(u, W_BLOCKED, W_ARR, 1, b, &iv), cov_count(&tl[2], &iv, t->p_block);
   cov_ratio_old(u, W_BLOCKED, W_ARR, &iv), cov_count(&tl[3], &iv, t->p_block);
   cov_ratio(u, W_SUMS, W_ADMITTED, 0, b, &iv), cov_count(&tl[4], &iv, t->mean_sojourn);
+  cov_ratio(u, W_SUMS, W_ADMITTED, 2, b, &iv), cov_count(&tl[12], &iv, t->mean_sojourn);
+  cov_symmetric(&iv), cov_count(&tl[14], &iv, t->mean_sojourn);
   if (b) {
     cov_count(&tl[5], &iv, t->mean_sojourn); /* (no jackknife over batches) */
   } else {
@@ -357,19 +376,28 @@ static void cov_evaluate(const cov_case *c, const cov_units *u, const cov_truth 
   }
   cov_ratio_old(u, W_SUMS, W_ADMITTED, &iv), cov_count(&tl[6], &iv, t->mean_sojourn);
   cov_ratio(u, W_AREA, W_LEN, 0, b, &iv), cov_count(&tl[7], &iv, t->mean_queue);
+  cov_ratio(u, W_AREA, W_LEN, 2, b, &iv), cov_count(&tl[13], &iv, t->mean_queue);
   cov_ratio_old(u, W_AREA, W_LEN, &iv), cov_count(&tl[8], &iv, t->mean_queue);
   cov_quantiles(c, u, t, b, &tl[9]);
 }
 
 static int cov_study(const cov_case *case_, const cov_options *opt, long trials, unsigned long seed)
 {
-  static const char *const names[][2] = {
-      {"p_wait", "pooled KG"},          {"p_wait", "old: mean of ratios"},
-      {"p_block", "pooled KG"},         {"p_block", "old: mean of ratios"},
-      {"mean_sojourn", "pooled delta"}, {"mean_sojourn", "pooled jackknife"},
-      {"mean_sojourn", "old: mean"},    {"mean_queue", "pooled delta"},
-      {"mean_queue", "old: mean"},      {"quantile", "pooled Woodruff"},
-      {"quantile", "old: mean of q"},   {"quantile", "sectioning"}};
+  static const char *const names[][2] = {{"p_wait", "pooled KG"},
+                                         {"p_wait", "old: mean of ratios"},
+                                         {"p_block", "pooled KG"},
+                                         {"p_block", "old: mean of ratios"},
+                                         {"mean_sojourn", "pooled delta"},
+                                         {"mean_sojourn", "pooled jackknife"},
+                                         {"mean_sojourn", "old: mean"},
+                                         {"mean_queue", "pooled delta"},
+                                         {"mean_queue", "old: mean"},
+                                         {"quantile", "pooled Woodruff"},
+                                         {"quantile", "old: mean of q"},
+                                         {"quantile", "sectioning"},
+                                         {"mean_sojourn", "pooled delta, Hall"},
+                                         {"mean_queue", "pooled delta, Hall"},
+                                         {"mean_sojourn", "Hall's length, centred"}};
   enum { K = sizeof names / sizeof names[0] };
   cov_tally tl[K];
   cov_case cc = *case_, *c = &cc;

@@ -39,10 +39,11 @@ typedef struct {
   volatile sig_atomic_t *stop; /* set (e.g. by a signal handler) to stop early; may be NULL */
 } lbmc_run_settings;
 
-/** Check an output path before anything is computed: not empty, its directory exists
- *  and is writable, and if it exists it is a regular file, none of the `ninputs` input
- *  paths (the job file, the parts of a merge), and an HDF5 file or lbmc checkpoint (or
- *  empty): lbmc replaces only what it wrote. Not collective.
+/** Check an output path before anything is computed: not empty, not "-" (HDF5 cannot
+ *  write to standard output), its directory exists and is writable, and if it exists it
+ *  is a regular file, none of the `ninputs` input paths (the job file, the parts of a
+ *  merge), and an HDF5 file or lbmc checkpoint (or empty): lbmc replaces only what it
+ *  wrote. Not collective.
  *  Errors: LBMC_ERR_ARG naming the path and what is wrong. */
 lbmc_err lbmc_check_output_path(const char *path, const char *const *inputs, int ninputs);
 

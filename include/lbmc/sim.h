@@ -156,8 +156,13 @@ typedef struct {
   double create_cpu;      /* CPU seconds to set up the replica workspace (engine, its start,
                              a mean-field ODE): once per point and rank; 0 when the
                              calibration did not start as the point does */
-  double start_cpu;       /* CPU seconds of one replica's start (streams, state) and of
-                             its share of the point's reduction */
+  double start_cpu;       /* CPU seconds of one replica's start (streams, state) and, for
+                             a calibration that is not whole, of its share of the point's
+                             reduction (about one replica's: the quantiles of long
+                             queues' mixtures) */
+  double reduce_cpu;      /* a whole calibration's: CPU seconds of the point's reduction,
+                             once per point (its fixed part, e.g. a transient run's
+                             bands, dominates a short replica's cost); else 0 */
   double cpu_per_time;    /* CPU seconds per unit of simulated time, in the calibration's
                              second half (near the steady state) */
   double events_per_time; /* events (arrivals plus departures) per unit of time, idem */
@@ -176,7 +181,10 @@ typedef struct {
  *  what a run pays for (that start's set-up is then not counted). A replica of at most 4
  *  x `events` (about 2 lambda n (warm-up + time)) is run whole as o asks, its CPU time
  *  over its time: a system that grows (unstable at small n) costs more per event as it
- *  grows, and the runaway cap may stop it early. Nothing is recorded or counted in any
+ *  grows, and the runaway cap may stop it early; the reduction of its one-replica point
+ *  is then charged once per point (reduce_cpu), not per replica: it is mostly fixed
+ *  (a transient run at n = 10: 1 ms against 0.2 ms per replica), and charging it per
+ *  replica made estimates 3-5x too high. Nothing is recorded or counted in any
  *  result. A surely unstable model costs nothing (*c zero, engine NULL). monitor (may
  *  be NULL) is polled as lbmc_replica_set_monitor's. Thread CPU time: the same thread
  *  must run it. Errors: lbmc_replica_create's, the engine's, LBMC_ERR_INTERRUPTED. */
@@ -186,8 +194,13 @@ lbmc_err lbmc_run_calibrate(const lbmc_model *m, const lbmc_run_options *o, doub
 /** Estimated CPU seconds of one replica under o at `doubling` from calibration c: its
  *  start plus cpu_per_time x the simulated time (fixed warm-up, none with warmup auto,
  *  plus time x 2^doubling; a transient run's end time T1). */
-double lbmc_calibration_replica(const lbmc_calibration *c, const lbmc_run_options *o,
-                                int doubling);
+double lbmc_calibration_replica(const lbmc_calibration *c, const lbmc_run_options *o, int doubling);
+
+/** Estimated CPU seconds of a point's R replicas under o at `doubling` and of its
+ *  reduction: R x lbmc_calibration_replica plus c's reduce_cpu once (not the replica
+ *  workspace's set-up, create_cpu, which is paid per rank). */
+double lbmc_calibration_point(const lbmc_calibration *c, const lbmc_run_options *o, long R,
+                              int doubling);
 
 /** Events a calibration simulates by default (lbmc_run_calibrate's `events`). */
 #define LBMC_CALIBRATION_EVENTS 3e5

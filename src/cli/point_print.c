@@ -44,7 +44,9 @@ const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, doubl
   else if (flags & LBMC_IV_NONE_OBSERVED)
     snprintf(buf, len, "0 (none observed)");
   else if ((flags & LBMC_IV_ALL_OBSERVED) && !isnan(lower))
-    snprintf(buf, len, "1 (all observed, > %.6g)", lower);
+    /* the mirror of "none observed, < b": the bound as 1 - b (lower itself, e.g.
+     * 0.9999997, would print as "> 1" at six digits) */
+    snprintf(buf, len, "1 (all observed, > 1 - %.3g)", 1 - lower);
   else if (isnan(lower) && isnan(upper))
     snprintf(buf, len, "%s (no interval)", lbmc_num(est, a, sizeof a));
   else

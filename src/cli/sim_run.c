@@ -141,7 +141,7 @@ static lbmc_err lbmc_sim_estimate(lbmc_sim_run *s)
   fprintf(stderr,
           "lbmc sim: estimated %.3g CPU s for %ld replica%s%s (%.3g s each on the %s engine, from "
           "a calibration run of %.3g events of this point)\n",
-          (double)R * lbmc_calibration_replica(&c, &s->o, 0), R, R == 1 ? "" : "s",
+          lbmc_calibration_point(&c, &s->o, R, 0), R, R == 1 ? "" : "s",
           lbmc_job_precision(s->job)->enabled ? " in the first round" : "",
           lbmc_calibration_replica(&c, &s->o, 0), c.engine, c.events);
   fflush(stderr);

@@ -77,14 +77,21 @@ double lbmc_transient_time(const lbmc_run_options *o, long i)
                                          : o->transient[1];
 }
 
-/* A finite real at *p up to a character of `stop` (or the end); advances *p past it. */
+/* A number at *p up to a character of `stop` (or the end), read by lbmc_read_real as
+ * every number lbmc takes (decimal only: no hexadecimal, inf or nan, nothing left over);
+ * advances *p to that character. */
 static int lbmc_parse_part(const char **p, const char *stop, double *x)
 {
-  char *end;
-  errno = 0;
-  *x = strtod(*p, &end);
-  if (end == *p || errno || !isfinite(*x) || (*end && !strchr(stop, *end))) return -1;
-  *p = end;
+  const size_t len = strcspn(*p, stop);
+  char small[64], *copy = len < sizeof small ? small : malloc(len + 1);
+  int ok;
+  if (!copy) return -1;
+  memcpy(copy, *p, len);
+  copy[len] = '\0';
+  ok = lbmc_read_real(copy, x);
+  if (copy != small) free(copy);
+  if (!ok) return -1;
+  *p += len;
   return 0;
 }
 

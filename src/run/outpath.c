@@ -41,6 +41,11 @@ lbmc_err lbmc_check_output_path(const char *path, const char *const *inputs, int
   const char *slash = path ? strrchr(path, '/') : NULL, *base = slash ? slash + 1 : path;
   if (!path || !*path)
     return LBMC_ERROR(LBMC_ERR_ARG, "output: an empty path is not allowed; name an .h5 file");
+  if (strcmp(path, "-") == 0) /* the usual "standard output" would become a file named '-' */
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "output: '-' (standard output) is not allowed: HDF5 writes a file it can "
+                      "seek in, not a pipe; name a file, e.g. results.h5 (lbmc sim --json prints "
+                      "the results to standard output; ./- names a file called '-')");
   if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "output: %s names a directory, not a file; name a file in it, e.g. "

@@ -320,8 +320,7 @@ static void lbmc_runner_point_estimate(const lbmc_runner *run, long i, double *c
       lbmc_run_calibrate(m, &o, LBMC_CALIBRATION_EVENTS, lbmc_job_seed(run->job), NULL, NULL, &c) ==
           LBMC_SUCCESS) {
     const double T = lbmc_calibration_replica(&c, &o, 0) - c.start_cpu;
-    *cpu = c.engine ? (double)ranks * c.create_cpu + (double)R * lbmc_calibration_replica(&c, &o, 0)
-                    : 0;
+    *cpu = c.engine ? (double)ranks * c.create_cpu + lbmc_calibration_point(&c, &o, R, 0) : 0;
     *events = c.cpu_per_time > 0 ? (double)R * c.events_per_time * T / c.cpu_per_time : 0;
   }
   lbmc_model_destroy(&m);

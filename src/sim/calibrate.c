@@ -37,6 +37,12 @@ double lbmc_calibration_replica(const lbmc_calibration *c, const lbmc_run_option
   return c->start_cpu + c->cpu_per_time * T;
 }
 
+double lbmc_calibration_point(const lbmc_calibration *c, const lbmc_run_options *o, long R,
+                              int doubling)
+{
+  return (double)R * lbmc_calibration_replica(c, o, doubling) + c->reduce_cpu;
+}
+
 /* The segments s0 .. S-1 of a record: their CPU seconds, events and time into *cpu,
  * *events, *time. */
 static void lbmc_calibrate_sums(const lbmc_record *rec, int64_t s0, double *cpu, double *events,
@@ -97,9 +103,11 @@ static lbmc_err lbmc_calibrate_run(const lbmc_model *m, const lbmc_run_options *
     lbmc_calibrate_sums(&rec, whole ? 0 : rec.h.S / 2, &cpu, &events, &time);
     c->events = events;
     c->events_per_time = time > 0 ? events / time : 0;
-    if (whole) { /* all of it, a stop at the runaway cap included, over its time */
+    if (whole) { /* all of it, a stop at the runaway cap included, over its time; the
+                    reduction once per point (mostly fixed: per replica it was 3-5x) */
       c->start_cpu = 0;
-      c->cpu_per_time = T > 0 ? (run + reduce) / T : 0;
+      c->cpu_per_time = T > 0 ? run / T : 0;
+      c->reduce_cpu = reduce;
     } else { /* the steady state's cost per unit time; the rest, and the reduction's
                 share (about one replica's), per replica */
       double all_cpu, all_events, all_time;

@@ -105,6 +105,13 @@ void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t 
   lbmc_iv_t(out, sqrt(ss / ((double)m * (double)(m - 1))) / xbar, (double)(m - 1), level);
 }
 
+/* Units from which the sample skewness places Hall's interval (its asymmetry); below, the
+ * interval keeps Hall's length but is centred on the estimate. Measured (docs/model.md,
+ * "Ratios"): at 3 and 4 units the centred interval covers 2-4 points more than Hall's
+ * (M/M/1 means of 10 relaxation times: 95.5 / 94.1% against 91.8 / 91.7%), from 6 on
+ * about as much or less (exponential means: 91.5% against 92.3% at 6). */
+#define LBMC_HALL_PLACES_UNITS 6
+
 void lbmc_ratio_interval_skew(const double *y, const double *x, size_t units, size_t stride,
                               double level, lbmc_interval *out)
 {
@@ -131,6 +138,10 @@ void lbmc_ratio_interval_skew(const double *y, const double *x, size_t units, si
   lo = r - se * (cbrt(1 + 3 * a * (t - b)) - 1) / a;
   hi = r - se * (cbrt(1 + 3 * a * (-t - b)) - 1) / a;
   if (!(isfinite(lo) && isfinite(hi) && lo <= r && r <= hi)) return;
+  if (m < LBMC_HALL_PLACES_UNITS) { /* too few units to tell the side: the length only */
+    const double h = (hi - lo) / 2;
+    lo = r - h, hi = r + h;
+  }
   out->lower = lo, out->upper = hi;
   out->half_width = fmax(r - lo, hi - r);
 }

@@ -33,6 +33,15 @@ expect 2 "--lambda: -1 is not allowed; a positive finite number" sim --n 10 --la
 expect 2 "--transient: '0:1:0.3' is not allowed; allowed: DT dividing T1 - T0" sim $ok --transient 0:1:0.3
 expect 2 "--transient: '5:1:1' is not allowed; allowed: 0 <= T0 < T1 and DT > 0" sim $ok --transient 5:1:1
 expect 2 "--transient: '0:x' is not allowed; allowed: T0:T1:DT" sim $ok --transient 0:x
+# the observation times are numbers as every other: decimal, whole (strtod took these)
+expect 2 "--transient: '0x1:10:1' is not allowed; allowed: T0:T1:DT" sim $okt --transient 0x1:10:1
+expect 2 "--transient: '0:inf:1' is not allowed; allowed: T0:T1:DT" sim $okt --transient 0:inf:1
+expect 2 "--transient: '0:10:nan' is not allowed; allowed: T0:T1:DT" sim $okt --transient 0:10:nan
+expect 2 "--transient: '0:10:1x' is not allowed; allowed: T0:T1:DT" sim $okt --transient 0:10:1x
+expect 2 "--transient: '0:1e999:1' is not allowed; allowed: T0:T1:DT" sim $okt --transient 0:1e999:1
+expect 2 "--init: 'tail:0x1' is not allowed; allowed: tail:F1,F2" sim $ok --init tail:0x1
+expect 2 "--init: 'tail:1,nan' is not allowed; allowed: tail:F1,F2" sim $ok --init tail:1,nan
+expect 2 "--init: 'tail:1,0.5junk' is not allowed; allowed: tail:F1,F2" sim $ok --init tail:1,0.5junk
 expect 2 "--warmup: auto is not allowed with --transient" sim $ok --transient 0:1:1 --warmup auto
 expect 2 "--precision: not with --transient" sim $okt --transient 0:1:1 --precision p_wait:0.1
 expect 2 "--limit: .refinedx. is not allowed; allowed: nothing" sim $ok --limit refinedx
@@ -154,6 +163,12 @@ expect 2 "--max-customers: '1e30' is not allowed; an integer from 0 \\(the defau
 expect 2 "policy: 'jsq\\(1e30\\)': the parameter: '1e30' is not allowed; an integer from 1 to n" sim $ok --policy 'jsq(1e30)'
 expect 2 "pool 1: buffer: '1e30' is not allowed; an integer >= 1 \\(customers per server" sim --n 10 --lambda 0.5 --pools 1:1:1e30
 expect 2 "--service: scv: '1e-400' is not allowed; a number is 0 or of magnitude at least" sim $ok --service lognormal:scv=1e-400
+# -o -: HDF5 needs a seekable file; "-" would have become a file named '-'
+expect 2 "output: '-' \\(standard output\\) is not allowed: HDF5 writes a file it can seek in" sim $ok -o -
+if [ -e - ]; then
+  fail=$((fail + 1))
+  echo "FAIL: lbmc sim -o - left a file named '-'"
+fi
 # did you mean: a misspelt option of each command, a misspelt policy (its parameter kept)
 expect 2 "'--polcy' is not an option of lbmc sim \\(did you mean '--policy'\\?\\)" sim $ok --polcy pull
 expect 2 "'--lamda=0.5' is not an option of lbmc sim \\(did you mean '--lambda'\\?\\)" sim --n 10 --lamda=0.5
@@ -171,6 +186,9 @@ expect 0 "status: ok" sim $good
 expect 0 "status: not_stationary: the measured period \(5 per replica\) is 0.83 relaxation times: .* over 6 \(integrated autocorrelation time, exact" sim $ok
 expect 0 "usage: lbmc sim" sim --help
 expect 0 "\"status\": \"ok\"" sim $good --json
+# all observed (no buffer, nobody turned away): the bound as 1 - b (it printed "> 1" when
+# the bound rounded to 1 at six digits)
+expect 0 "admitted_share\\[1\\] +1 \\(all observed, > 1 - [0-9.]+(e-[0-9]+)?\\) " sim $good
 expect 0 "pool 2: beta = 0.5, mu = 1, buffer = inf, 5 servers, service deterministic, speeds mu_k = 1, 2, 3" sim $two --service "lognormal:scv=4;deterministic" --mu-k 2=1,2,3
 expect 0 "\"service\": \"erlang:k=3\"" sim $two --service erlang:k=3 --json
 expect 0 "\"service\": \"ph:alpha=\[0.5,0.5\],T=\[\[-2,1\],\[0,-1\]\]\"" sim $two --service "ph:alpha=[1/2,1/2],T=[[-2,1],[0,-1]];coxian:scv=3" --json
