@@ -33,7 +33,13 @@
  * The CI cells run by default; --full adds the heavy-traffic grid (ctest coverage-full,
  * label coverage: minutes to hours of CPU); --strictness runs only the cells that measure
  * the relaxation rules' false alarms (M/M/1 at rho 0.9 run for 20 to 320 relaxation times;
- * a few minutes; not a pass/fail figure: read the ok counts and "every run").
+ * a few minutes; not a pass/fail figure: read the ok counts and "every run"), and JSQ(2) on 2
+ * servers at rho 0.95 and 0.99 for 20 to 160 relaxation times (exact CTMC: the mean and the
+ * integrated autocorrelation time of the customers in the system from the Poisson equation
+ * of the generator; 389.6 and 9949.5), fixed and automatic warm-up (0.95: minutes to an hour
+ * of CPU; 0.99: 25 times that).
+ * CC_DUMP=1 in the environment prints one line a run: status, evidence bits, relaxation_time
+ * and relaxation_upper, measured time, warm-up, replicas and the intervals.
  *
  * The number of runs gives the coverage a binomial standard error of about 1% at 500 and
  * 1.5% at 200, so 95 +/- 3% is 2 to 3 standard errors: a correct interval passes, one that
