@@ -213,3 +213,142 @@ def test_refined_n_names_a_missing_key(capsys):
     assert "no key 'n'" in err and "None" not in err
     assert main(["limit", "--refined", "n", "--json", json.dumps({**point, "n": 0})]) == 2
     assert "n = 0 is not allowed" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------
+# mean_workload (units of requirement, mean 1): closed forms and independent routes
+# ----------------------------------------------------------------------------------
+
+
+def _workload(policy, lam, pools):
+    r = limits.reference({"policy": policy, "lambda": lam, "pools": pools})
+    return r, np.asarray(r["metrics"]["mean_workload"], dtype=float)
+
+
+def test_workload_mg1_pollaczek_khinchine():
+    # one pool of speed 2, lognormal scv 4 (E[S^2] = 5 in units of requirement): the time
+    # average work is the FCFS wait lam E[S_t^2] / (2 (1 - rho)), S_t = S / 2, times the speed
+    lam, mu = 0.9, 2.0
+    rho = lam / mu
+    expect = mu * lam * (5.0 / mu**2) / (2 * (1 - rho))
+    r, w = _workload("random", lam, [{"beta": 1, "mu": mu, "buffer": -1, "service": "lognormal:scv=4"}])
+    assert w[0] == pytest.approx(expect, rel=1e-12) and r["exact"]["mean_workload"]
+    # the phase-type route (the tagged-queue chain) gives the same for a law of the same scv
+    _, w_ph = _workload("random", lam, [{"beta": 1, "mu": mu, "buffer": -1, "service": "hyperexponential:scv=4"}])
+    assert w_ph[0] == pytest.approx(expect, rel=1e-8)
+    # control: the scv enters (scv 2 is another number)
+    _, w2 = _workload("random", lam, [{"beta": 1, "mu": mu, "buffer": -1, "service": "hyperexponential:scv=2"}])
+    assert abs(w2[0] - expect) > 0.1 * expect
+
+
+def test_workload_exponential_is_customers():
+    r, w = _workload("jsq(2)", 0.9, [{"beta": 0.5, "mu": 2, "buffer": 5}, {"beta": 0.5, "mu": 0.5, "buffer": 5}])
+    np.testing.assert_allclose(w, r["metrics"]["mean_queue"], rtol=1e-9)
+    r, w = _workload("jsq(2)", 0.9, [{"beta": 1, "mu": 1, "buffer": -1}])
+    np.testing.assert_allclose(w, r["metrics"]["mean_queue"], rtol=1e-12)
+    assert "memoryless" in r["source"]["mean_workload"]
+    rf = limits.refined({"policy": "jsq(2)", "lambda": 0.9, "pools": [{"beta": 1, "mu": 1, "buffer": -1}]}, 20)
+    np.testing.assert_allclose(rf["metrics"]["mean_workload"], rf["metrics"]["mean_queue"], rtol=1e-12)
+
+
+def test_workload_lwl_brumelle_against_workload_law():
+    # LL(2), H2 scv 4: H = lambda G gives lam (E[W] + E[S^2]/2); the integral of the
+    # workload survival function F (an independent route) must agree
+    from lbmc_analysis.limits.lwl import lwl_fixed_point
+
+    lam = 0.9
+    _, w = _workload("lwl(2)", lam, [{"beta": 1, "mu": 1, "buffer": -1, "service": "hyperexponential:scv=4"}])
+    fp = lwl_fixed_point(lam, 2, service="hyperexponential:scv=4")
+    x, F = np.asarray(fp["w"]), np.asarray(fp["F"])
+    integral = float(np.sum(np.diff(x) * (F[1:] + F[:-1]) / 2))
+    assert w[0] == pytest.approx(integral, rel=2e-3)
+    assert w[0] > fp["mean_queue"][0]  # scv 4: more work than customers
+
+
+def test_workload_pull_residual_and_infinite():
+    # PULL, no waiting in the limit: the work of a busy server is E[S^2]/2 = (1 + scv)/2
+    r, w = _workload("pull", 0.9, [{"beta": 1, "mu": 1, "buffer": -1, "service": "lognormal:scv=4"}])
+    assert w[0] == pytest.approx(0.9 * 2.5, rel=1e-12)
+    # Lomax 1.5: E[S^2] infinite, so is the work
+    _, w = _workload("random", 0.5, [{"beta": 1, "mu": 1, "buffer": -1, "service": "lomax:shape=1.5"}])
+    assert math.isinf(w[0])
+
+
+# ----------------------------------------------------------------------------------
+# quantiles of phase-type and no-wait limits (limits.quantiles)
+# ----------------------------------------------------------------------------------
+
+
+def _ph_quantile(beta, Q, levels):
+    """Quantiles of a (defective) phase-type law beta exp(Q x) 1, by brentq on scipy's expm."""
+    from scipy import linalg, optimize
+
+    one = np.ones(Q.shape[0])
+    surv = lambda x: float(beta @ linalg.expm(Q * x) @ one)  # noqa: E731
+    out = []
+    for q in levels:
+        if surv(0.0) <= 1 - q:
+            out.append(0.0)
+            continue
+        hi = 1.0
+        while surv(hi) > 1 - q:
+            hi *= 2
+        out.append(optimize.brentq(lambda x: surv(x) - (1 - q), 0, hi, xtol=1e-13))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("scv", [4.0, 2.0])
+def test_quantiles_mph1_against_asmussen(scv):
+    # M/PH/1 FCFS (random routing, rho 0.9, H2): the waiting time is phase-type
+    # (alpha_+, T + t alpha_+) with alpha_+ = lam alpha (-T)^-1 of mass rho (Asmussen, Applied
+    # Probability and Queues, 2003, VIII.5), the sojourn that law followed by one requirement
+    from lbmc_analysis.limits.service import ph_hyperexponential
+
+    lam, levels = 0.9, (0.5, 0.9, 0.99, 0.999)
+    ph = ph_hyperexponential(scv)
+    T, a, t = ph.T, ph.alpha, ph.exit
+    ap = lam * a @ np.linalg.inv(-T)
+    Qw = T + np.outer(t, ap)
+    wait = _ph_quantile(ap, Qw, levels)
+    m = a.size
+    # W's chain leaves at rate t (1 - rho) (its generator's exit vector), into the requirement
+    Qs = np.block([[Qw, (1 - lam) * np.outer(t, a)], [np.zeros((m, m)), T]])
+    soj = _ph_quantile(np.concatenate((ap, (1 - lam) * a)), Qs, levels)
+    r = limits.reference({"policy": "random", "lambda": lam,
+                          "pools": [{"beta": 1, "mu": 1, "buffer": -1, "service": f"hyperexponential:scv={scv:g}"}]})
+    np.testing.assert_allclose(r["metrics"]["wait_quantiles"], wait, rtol=1e-6)
+    np.testing.assert_allclose(r["metrics"]["sojourn_quantiles"], soj, rtol=1e-6)
+    assert "phase-type absorption" in r["source"]["wait_quantiles"]
+
+
+def test_quantiles_ph_route_equals_erlang_mixture():
+    # exponential service through the phase-type route: the Erlang mixtures by level found
+    import importlib
+
+    ref = importlib.import_module("lbmc_analysis.limits.reference")
+    from lbmc_analysis.limits.cavity import cavity_jsq
+
+    for beta, mu in (([1.0], [1.0]), ([0.5, 0.5], [2.0, 0.5])):
+        p = ref.normalize_point({"policy": "jsq(2)", "lambda": 0.9, "beta": beta, "mu": mu})
+        res = cavity_jsq(0.9, 2, beta=beta, mu=mu, weights="uniform")
+        soj, wait = ref._ph_quantiles_from_cavity(res, p)
+        soj_e, wait_e = ref._quantiles_from_cavity(res, p["beta"], p["mu"], p["levels"])
+        np.testing.assert_allclose(soj, soj_e, rtol=1e-8)
+        np.testing.assert_allclose(wait, wait_e, rtol=1e-8, atol=1e-12)
+
+
+def test_quantiles_pull_no_wait_lognormal():
+    # PULL as n -> inf: nobody waits; the sojourn is the lognormal requirement itself
+    from scipy import special
+
+    levels = (0.5, 0.9, 0.99, 0.999)
+    sigma = math.sqrt(math.log(1 + 4.0))
+    expect = np.exp(-sigma**2 / 2 + sigma * special.ndtri(np.array(levels)))
+    r = limits.reference({"policy": "pull", "lambda": 0.9,
+                          "pools": [{"beta": 1, "mu": 1, "buffer": -1, "service": "lognormal:scv=4"}]})
+    np.testing.assert_allclose(r["metrics"]["sojourn_quantiles"], expect, rtol=1e-9)
+    assert np.all(r["metrics"]["wait_quantiles"] == 0)
+    # control: at speed 2 every quantile halves
+    r2 = limits.reference({"policy": "pull", "lambda": 0.9,
+                           "pools": [{"beta": 1, "mu": 2, "buffer": -1, "service": "lognormal:scv=4"}]})
+    np.testing.assert_allclose(r2["metrics"]["sojourn_quantiles"], expect / 2, rtol=1e-9)

@@ -27,6 +27,10 @@ jsq (full), pull   exponential, or any law     PULL fixed point (Stolyar 2015), 
                    with one slot               with slots: ODE fixed point (exponential)
 lwl(d)             any law, one pool           LL(d) workload fixed point (:mod:`.lwl`)
 =================  ==========================  ============================================
+
+Quantiles of phase-type laws and of the no-wait limits: :mod:`.quantiles`. ``mean_workload``
+(units of requirement): from each formula where it gives it, else the customers per server
+under exponential service (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ __all__ = ["reference", "reference_for_point", "refined", "transient_for_point",
 
 SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "messages_per_arrival",
            "withdrawals_per_arrival", "throughput")
-PER_POOL = ("mean_queue", "utilization", "admitted_share")
+PER_POOL = ("mean_queue", "mean_workload", "utilization", "admitted_share")
 QUANTILES = ("sojourn_quantiles", "wait_quantiles")
 METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES
 QUANTILE_LEVELS = (0.5, 0.9, 0.99, 0.999)
@@ -329,6 +333,23 @@ def _phase_type(p):
     return all(s.ph is not None for s in p["service"])
 
 
+def _ph_quantiles_from_cavity(res, p):
+    """Sojourn and wait quantiles of admitted customers from a cavity solution with
+    phase-type service (:func:`.quantiles.found_state_quantiles`): the arrivals of pool j
+    finding level k and phase q are ``beta_j lambda_{j,k} pi_j(k, q)``."""
+    from .quantiles import found_state_quantiles
+
+    pools = []
+    for j, law in enumerate(p["service"]):
+        ph = law.ph.scaled(float(p["mu"][j]))
+        rates, P = np.asarray(res["rates"][j]), np.asarray(res["pi"][j])
+        found = np.zeros((P.shape[0] + 1, ph.m))
+        found[0, 0] = rates[0] * max(1.0 - float(P.sum()), 0.0)
+        found[1:] = rates[1 : P.shape[0] + 1, None] * P
+        pools.append((ph, p["beta"][j] * found))
+    return found_state_quantiles(pools, p["levels"])
+
+
 def _cavity(R, p, d, weights, source, exact=False):
     """Fill R from :func:`cavity_jsq` (after the necessary stability check); Erlang-mixture
     quantiles when every law is exponential."""
@@ -355,10 +376,19 @@ def _cavity(R, p, d, weights, source, exact=False):
     vals = {k: res[k] for k in ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait",
                                 "mean_queue", "utilization", "admitted_share", "throughput", "tail")}
     R.put_all(vals, source, acc, exact)
+    # the cavity's workload is in time units (time to clear a server): lbmc's is in units of
+    # requirement (mean 1), so times the pool's speed; no error bound is derived for it
+    R.put("mean_workload", np.asarray(res["mean_workload"]) * p["mu"],
+          source + "; the expected work left given the level and the phase in service", None, exact)
     if _all_exponential(p) and np.all(p["slots"] == 1):
         soj, wait = _quantiles_from_cavity(res, p["beta"], p["mu"], p["levels"])
         R.put("sojourn_quantiles", soj, source + "; Erlang mixture by level found", 1e-10, exact)
         R.put("wait_quantiles", wait, source + "; Erlang mixture by level found", 1e-10, exact)
+    elif np.all(p["slots"] == 1):
+        soj, wait = _ph_quantiles_from_cavity(res, p)
+        src = source + "; phase-type absorption times from the level and phase found (limits.quantiles)"
+        R.put("sojourn_quantiles", soj, src, None, exact)
+        R.put("wait_quantiles", wait, src, None, exact)
     R.details["cavity"] = {k: res[k] for k in ("iterations", "residual", "accuracy", "levels", "mean_workload")}
 
 
@@ -415,6 +445,9 @@ def _pk(R, p, a_weights):
     R.put("throughput", lam, src, 0.0, True)
     R.put("mean_wait", float(np.sum(share * wait_j)), src, 1e-12, True)
     R.put("mean_sojourn", float(np.sum(share * soj_j)), src, 1e-12, True)
+    # FCFS and Poisson arrivals: the time-average work equals an arrival's wait (PASTA), in
+    # units of requirement times the speed
+    R.put("mean_workload", mu * wait_j, src + "; time-average work = mean wait (PASTA)", 1e-12, True)
     if np.any(~np.isfinite(ES2)):
         R.note("E[S^2] is infinite: mean waiting and sojourn times and mean queues are infinite "
                "(Pollaczek-Khinchine)")
@@ -500,11 +533,22 @@ def _pull_like(R, p, full):
                     "mu_j out) only involves means: derived here, not proven")
         R.put_all(r, src, 1e-13, skip=("messages_per_arrival", "withdrawals_per_arrival"))
         R.details["meanfield"] = {k: v for k, v in r.items() if k not in METRICS and k != "proven"}
+        # nobody waits in the limit: a busy server's work is the remaining requirement of the
+        # service in progress, E[S^2] / (2 E[S]) with E[S] = 1 (renewal theory)
+        m2 = np.array([s.moment(2) for s in p["service"]])
+        R.put("mean_workload", np.asarray(r["utilization"], dtype=float) * m2 / 2,
+              src + "; the work of a busy server is the residual requirement E[S^2]/2", 1e-13)
         # no waiting: sojourn = service time of the pool joined (exponential: Exp(mu_j))
         if _all_exponential(p):
             share = np.asarray(r["admitted_share"])
             R.put("sojourn_quantiles", _erlang_mixture_quantiles(share, np.ones_like(share), mu, p["levels"]),
                   src, 1e-10)
+            R.put("wait_quantiles", np.zeros(len(p["levels"])), src, 0.0)
+        else:
+            from .quantiles import no_wait_sojourn_quantiles
+
+            q = no_wait_sojourn_quantiles(r["admitted_share"], p["service"], mu, p["levels"])
+            R.put("sojourn_quantiles", q, src + "; nobody waits: the requirement at the joined pool's speed", None)
             R.put("wait_quantiles", np.zeros(len(p["levels"])), src, 0.0)
     elif _all_exponential(p):
         _ode(R, p, "jsq" if full else "pull", f"{name} with service slots: the mean-field ODE's fixed point "
@@ -587,6 +631,12 @@ def _lwl(R, p, d):
     acc = {"p_wait": 1e-15, "p_block": 0.0, "p_wait_or_block": 1e-15, "mean_wait": a, "mean_sojourn": a,
            "mean_queue": lam * a, "utilization": 1e-15, "admitted_share": 1e-15, "throughput": 0.0}
     R.put_all(vals, src, acc)
+    # Brumelle's H = lambda G (1971): the time-average work of a server is lambda (E[S] E[W]
+    # + E[S^2]/2), the joining customer's requirement independent of its wait (lwl(d) reads
+    # the workloads, not the new requirement); in units of requirement (times mu)
+    m2 = p["service"][0].moment(2)
+    R.put("mean_workload", np.repeat(lam * (r["mean_wait"] + m2 / (2 * mu[0])), J),
+          src + "; H = lambda G (Brumelle 1971)", lam * a)
     if not r["finite"]:
         R.note(f"the mean waiting time of LL({d}) is infinite for '{p['service'][0].text}' (Lomax needs "
                f"d (shape - 1) > 1): time and queue means are inf")
@@ -640,7 +690,21 @@ def _dispatch(p):
             _messages(R, p, 2.0, "2d per arrival (counted)")
         else:
             _lwl(R, p, d)
+    _exponential_workload(R, p)
     return R.done()
+
+
+def _exponential_workload(R, p):
+    """Exponential service, where no formula put the workload: every customer present holds
+    a remaining requirement of mean 1 (memoryless), so the work per server in units of
+    requirement is the number of customers per server."""
+    if not _all_exponential(p) or np.any(~np.isnan(R.out["metrics"]["mean_workload"])):
+        return
+    if R.out["source"]["mean_queue"] is None:
+        return
+    R.put("mean_workload", R.out["metrics"]["mean_queue"],
+          R.out["source"]["mean_queue"] + "; exponential service: work = customers (memoryless)",
+          R.out["accuracy"]["mean_queue"], R.out["exact"]["mean_queue"])
 
 
 @functools.lru_cache(maxsize=256)
@@ -839,6 +903,7 @@ def refined(point, n, order=1) -> dict:
     elif name == "random":
         _messages(R, p, 0.0, "random routing sends no messages")
     R.details["refined"] = {"x": x.copy(), "V": V.copy(), "residual": rr["residual"], "accuracy": rr["accuracy"]}
+    _exponential_workload(R, p)
     return R.done()
 
 
