@@ -215,6 +215,39 @@ def test_refined_n_names_a_missing_key(capsys):
     assert "n = 0 is not allowed" in capsys.readouterr().err
 
 
+def test_phase_type_texts_get_their_references():
+    # M/PH/1 under random routing: Pollaczek-Khinchine, W = lambda E[S^2] / (2 (1 - rho))
+    for text, scv in (("coxian:scv=4", 4.0), ("coxian:r=[2,2],p=[1]", 0.5),
+                      ("ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]", 1.0)):
+        r = limits.reference({"policy": "random", "lambda": 0.9, "beta": [1], "mu": [1], "service": text})
+        assert r["metrics"]["mean_wait"] == pytest.approx(0.9 * (1 + scv) / (2 * 0.1), rel=1e-9)
+    # jsq(2): the cavity, the same as the equivalent built-in law (Erlang-2 = coxian r=[2,2], p=[1])
+    p = {"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]}
+    a = limits.reference({**p, "service": "coxian:r=[2,2],p=[1]"})
+    b = limits.reference({**p, "service": "erlang:k=2"})
+    assert "cavity" in a["source"]["mean_wait"]
+    assert a["metrics"]["mean_wait"] == pytest.approx(b["metrics"]["mean_wait"], rel=1e-9)
+
+
+def test_mean_workload_and_the_withdrawals_source():
+    # M/G/1 (random routing): Pollaczek-Khinchine, the work equals the mean wait at speed 1
+    r = limits.reference({"policy": "random", "lambda": 0.5, "beta": [1], "mu": [1], "service": "lognormal:scv=4"})
+    assert r["metrics"]["mean_workload"][0] == pytest.approx(0.5 * 5 / (2 * 0.5), rel=1e-9)
+    assert r["exact"]["mean_workload"]
+    # exponential service: the work is the number of customers (JSQ(2) mean field)
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]})
+    assert r["metrics"]["mean_workload"][0] == pytest.approx(sum(0.9 ** (2 ** k - 1) for k in range(1, 40)), rel=1e-9)
+    # no waiting (pull in the limit): a busy server's remaining work has the equilibrium mean (1 + scv) / 2
+    r = limits.reference({"policy": "pull", "lambda": 0.9, "beta": [1], "mu": [1], "service": "erlang:k=4"})
+    assert r["metrics"]["mean_workload"][0] == pytest.approx(0.9 * (1 + 0.25) / 2, rel=1e-9)
+    # infinite E[S^2]: infinite work
+    r = limits.reference({"policy": "random", "lambda": 0.5, "beta": [1], "mu": [1], "service": "lomax:shape=1.5"})
+    assert math.isinf(r["metrics"]["mean_workload"][0])
+    # jsq(2) never withdraws: the withdrawals' source is not the messages' "2d per arrival"
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1]})
+    assert r["metrics"]["withdrawals_per_arrival"] == 0 and "2d" not in r["source"]["withdrawals_per_arrival"]
+
+
 # ----------------------------------------------------------------------------------
 # mean_workload (units of requirement, mean 1): closed forms and independent routes
 # ----------------------------------------------------------------------------------
@@ -352,3 +385,17 @@ def test_quantiles_pull_no_wait_lognormal():
     r2 = limits.reference({"policy": "pull", "lambda": 0.9,
                            "pools": [{"beta": 1, "mu": 2, "buffer": -1, "service": "lognormal:scv=4"}]})
     np.testing.assert_allclose(r2["metrics"]["sojourn_quantiles"], expect / 2, rtol=1e-9)
+
+
+def test_pair_statistics_of_state_blind_routing():
+    # random routing: independent queues at every n, so every pair deviation is exactly 0
+    for policy in ("random", "jsq(1)", "balanced(1)"):
+        r = limits.reference({"policy": policy, "lambda": 0.9, "beta": [0.5, 0.5], "mu": [1, 2], "K": 3})
+        assert r["metrics"]["pair_corr"].shape == (2, 3) and r["metrics"]["pair_tv"].shape == (2,)
+        for m in ("pair_tv", "pair_tv_scaled", "pair_corr", "pair_corr_scaled"):
+            assert np.all(r["metrics"][m] == 0) and r["exact"][m] and "independent" in r["source"][m]
+    # jsq(2) couples the servers (O(1/n)): no value claimed; an unstable point: none either
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3})
+    assert np.all(np.isnan(r["metrics"]["pair_corr"])) and r["source"]["pair_corr"] is None
+    r = limits.reference({"policy": "random", "lambda": 1.2, "beta": [1], "mu": [1], "K": 3})
+    assert np.all(np.isnan(r["metrics"]["pair_tv"]))

@@ -77,3 +77,47 @@ def test_parse_errors_name_the_value():
         sv.parse_service("weibull")
     assert sv.parse_service(None).is_exponential and sv.parse_service("").is_exponential
     assert sv.parse_service("lomax:shape=1.5").scv == math.inf
+
+
+# lbmc's phase-type texts as the results files and `lbmc sim --limit` pass them: their lists
+# hold commas, and values may be fractions (a job's mapping is kept as written)
+PH_TEXTS = {
+    "ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]": (1.0, [0.5, 0.5], [[-2, 1], [0, -1]]),
+    "ph:alpha=1,T=-1": (1.0, [1.0], [[-1.0]]),
+    "ph:alpha=[1/2, 1/2, 0],T=[[-73/22, 73/44, 73/88], [73/88, -73/44, 0], [73/44, 0, -73/11]]": (None, None, None),
+    "coxian:scv=4": (4.0, [1, 0], [[-2, 0.25], [0, -0.25]]),
+    "coxian:r=[2,2],p=[1]": (0.5, [1, 0], [[-2, 2], [0, -2]]),
+    "coxian:r=[1]": (1.0, [1.0], [[-1.0]]),
+}
+
+
+@pytest.mark.parametrize("text", sorted(PH_TEXTS))
+def test_phase_type_texts(text):
+    scv, alpha, T = PH_TEXTS[text]
+    law = sv.parse_service(text)
+    assert law.kind == "phase-type" and law.text == text and law.ph.mean == pytest.approx(1.0, abs=1e-12)
+    if scv is not None:
+        assert law.scv == pytest.approx(scv, rel=1e-12)
+        np.testing.assert_allclose(law.ph.alpha, alpha, rtol=1e-15)
+        np.testing.assert_allclose(law.ph.T, T, rtol=1e-15)
+    # hyperexponential's three-parameter form with fractions, as a job's mapping writes it
+    h = sv.parse_service("hyperexponential:p=1/4,r1=1/2,r2=3/2")
+    assert h.p == pytest.approx(0.25) and h.r2 == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("ph:alpha=[1,0],T=[[-2,3],[0,-2]]", "row sums"),
+    ("ph:alpha=[0.5,0.4],T=[[-1,0],[0,-1]]", "alpha"),
+    ("ph:alpha=[1],T=[[-2]]", "the mean is 0.5"),
+    ("ph:alpha=[1,0],T=[[-1,0]]", "2 rows of 2"),
+    ("ph:alpha=[1,0],T=[[-1,0],[0,-1]", "not closed"),
+    ("ph:alpha=[nan],T=[[-1]]", "finite"),
+    ("ph:T=[[-1]]", "alpha and T"),
+    ("coxian:r=[1,1],p=[0.5]", "the mean is 1.5"),
+    ("coxian:scv=0.4", "0.5 <= C"),
+    ("coxian:scv=2,r=[1]", "not both"),
+    ("lognormal:scv=[4]", "a number is required"),
+])
+def test_phase_type_texts_refused(text, msg):
+    with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace("[", r"\[")):
+        sv.parse_service(text)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,13 +154,16 @@ lbmc_err lbmc_python_run(const char *what, const char *const *args, char **out)
   if (oom || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     lbmc_err err;
     while (mlen && (msg[mlen - 1] == '\n' || msg[mlen - 1] == ' ')) msg[--mlen] = '\0';
+    /* Exit status 2 is the package's own refusal of its input (docs/limits.md): it ran, so
+     * advice about installing numpy and scipy would mislead. */
+    bool refused = WIFEXITED(status) && WEXITSTATUS(status) == 2;
     err = oom ? LBMC_ERROR(LBMC_ERR_MEMORY, "%s: out of memory reading lbmc_analysis", what)
-              : LBMC_ERROR(LBMC_ERR_FILE,
-                           "%s: %s -m lbmc_analysis failed (%s %d)%s%s; it needs Debian's python3 "
-                           "with python3-numpy and -scipy",
-                           what, LBMC_PYTHON, WIFEXITED(status) ? "exit status" : "signal",
+              : LBMC_ERROR(LBMC_ERR_FILE, "%s: %s -m lbmc_analysis failed (%s %d)%s%s%s", what,
+                           LBMC_PYTHON, WIFEXITED(status) ? "exit status" : "signal",
                            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                           mlen ? ": " : "", mlen ? msg : "");
+                           mlen ? ": " : "", mlen ? msg : "",
+                           refused ? ""
+                                   : "; it needs Debian's python3 with python3-numpy and -scipy");
     free(text);
     free(msg);
     return err;

@@ -4,6 +4,7 @@
  * point printed as a table or as JSON. */
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,23 @@ static void lbmc_sim_print_json(const lbmc_sim_run *s)
   json_decref(root);
 }
 
+/* The sources of the limit column, one line per distinct source with the metrics it
+ * gives (metrics without a limit have no source and are left out). */
+static void lbmc_sim_print_sources(const char *const *sources)
+{
+  for (int m = 0; m < LBMC_METRICS; m++) {
+    bool first = true;
+    if (!sources[m]) continue;
+    for (int e = 0; e < m && first; e++) first = !(sources[e] && !strcmp(sources[e], sources[m]));
+    if (!first) continue;
+    printf("  %s:", sources[m]);
+    for (int e = m; e < LBMC_METRICS; e++)
+      if (sources[e] && !strcmp(sources[e], sources[m]))
+        printf("%s %s", e == m ? "" : ",", lbmc_metric_get(e)->name);
+    printf("\n");
+  }
+}
+
 static void lbmc_sim_print_table(const lbmc_sim_run *s)
 {
   const lbmc_verdict *v = lbmc_point_verdict(s->acc);
@@ -336,8 +354,11 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
   lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc), s->limit_values,
                        s->refined_values);
-  if (s->limit_values && !s->limit_err)
-    printf("limit (n -> inf): lbmc_analysis.limits (docs/limits.md); '-' where none is known\n");
+  if (s->limit_values && !s->limit_err) {
+    printf("limit (n -> inf): lbmc_analysis.limits (docs/limits.md); '-' where none is known; "
+           "what each value is:\n");
+    lbmc_sim_print_sources(s->limit_sources);
+  }
   if (s->refined_values && !s->limit_err)
     printf("refined x*+V/n: the refined mean field at n = %lld (Gast & Van Houdt 2017; error "
            "O(1/n^2)); '-' where none is known: %s\n",

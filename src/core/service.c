@@ -598,7 +598,8 @@ static lbmc_err lbmc_svc_coxian(const char *where, int n, const lbmc_svc_arg *ar
       return LBMC_ERROR(LBMC_ERR_ARG, "%s: coxian: give either scv or r and p, not both; write %s",
                         where, usage);
     if (sa->depth != 0)
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: coxian: scv is a number; write %s", where, usage);
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: coxian: scv must be a number, not a list; write %s",
+                        where, usage);
     C = sa->x[0];
     if (!(C >= LBMC_COXIAN_SCV_MIN && C <= LBMC_COXIAN_SCV_MAX))
       return LBMC_ERROR(LBMC_ERR_ARG,
@@ -800,8 +801,13 @@ static lbmc_err lbmc_svc_row(const char *where, const char *text, char **pos, lb
                         where, a->name, text);
     if (c == ']' && count == 0 && lbmc_svc_trim(start) == p) {
       *p = ']';
-      return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s: an empty list is not allowed; write e.g. %s=[1]",
-                        where, a->name, a->name);
+      if (!strcmp(a->name, "p")) /* the one list that may have no entries: leave it out */
+        return LBMC_ERROR(LBMC_ERR_ARG,
+                          "%s: p: an empty list is not allowed; a Coxian of one phase has no p: "
+                          "leave it out (coxian:r=[1])",
+                          where);
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: %s: an empty list is not allowed; write e.g. %s=%s",
+                        where, a->name, a->name, strcmp(a->name, "T") ? "[1]" : "[[-1]]");
     }
     LBMC_CALL(lbmc_svc_entry(where, a->name, start, p, &x));
     if (row < LBMC_PH_MAX_PHASES && count < LBMC_PH_MAX_PHASES)

@@ -223,7 +223,7 @@ typedef struct {
     .what = "auto or an engine's name")                                                            \
   X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_INIT, .def = "empty",    \
     .help = "empty; meanfield: start each replica near the mean-field\n"                           \
-            "fixed point (occupancy engine; removes most of the warm-up);\n"                       \
+            "fixed point (every engine; removes most of the warm-up);\n"                           \
             "tail:F1,F2,...[;F1,...]: per pool the fractions of servers\n"                         \
             "holding >= k customers (occupancy engine)",                                           \
     .what = "empty, meanfield or tail:F1,F2,...")                                                  \

@@ -54,6 +54,10 @@ check(r.returncode == 0, f"lbmc sim --limit: exit 0 ({r.stderr.strip()[:300]})")
 lines = r.stdout.splitlines()
 head = next((line for line in lines if "estimate [interval]" in line), "")
 check("limit (n -> inf)" in head, "lbmc sim --limit: the column 'limit (n -> inf)'")
+legend = lines[lines.index(next((x for x in lines if "what each value is" in x), lines[0])):]
+check(any("mean field" in x and x.rstrip().endswith("throughput") and " p_wait," in x for x in legend)
+      and any(x.rstrip().endswith(": messages_per_arrival") for x in legend),
+      f"lbmc sim --limit: each source listed with the metrics it gives: {legend[:3]}")
 row = next((line.split() for line in lines if line.strip().startswith("p_wait ")), [])
 check("0.81" in row, f"its p_wait row shows lambda^2 = 0.81: {row}")
 r = run([LBMC, "sim", *SIM, "--limit", "--json", "--pairs"])
@@ -66,6 +70,9 @@ check(close(est["p_wait"]["limit"], 0.81) and close(est["tail"]["limit"][0][2], 
 check(est["p_block"]["limit"] == 0 and isinstance(est["p_wait"]["limit_source"], str),
       "--json: p_block 0, the source named")
 check(est["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (pair_tv_scaled)")
+check(close(est["mean_workload"]["limit"][0], est["mean_queue"]["limit"][0])
+      and "exponential" in (est["mean_workload"]["limit_source"] or ""),
+      "--json: mean_workload's limit is mean_queue's (exponential service), its source said")
 check(d["limit"]["error"] is None and "lbmc_analysis" in d["limit"]["source"], "--json: the root names the source")
 plain = json.loads(run([LBMC, "sim", *SIM, "--json"]).stdout)
 check("limit" not in plain and "limit" not in plain["estimates"]["p_wait"], "without --limit: no limit fields")
@@ -80,6 +87,30 @@ r = run([LBMC, "sim", *SIM, "--limit", "--json"], env={"LBMC_ANALYSIS_DIR": "/no
 d = json.loads(r.stdout)
 check(r.returncode == 1 and d["estimates"]["p_wait"]["limit"] is None and d["estimates"]["p_wait"]["mean"] > 0
       and d["limit"]["error"], "no package, --json: valid JSON, the estimates, limit null, the error said")
+
+# ---- phase-type texts (their lists hold commas): the package reads them ----
+for text, want in (("ph:alpha=[0.5,0.5],T=[[-2,1],[0,-1]]", 0.9 * 2 / (2 * 0.1)),
+                   ("coxian:scv=4", 0.9 * 5 / (2 * 0.1))):
+    r = run([LBMC, "sim", "--n", "100", "--lambda", "0.9", "--policy", "random", "--service", text,
+             "--time", "20", "--warmup", "0", "--limit", "--json"])
+    d = json.loads(r.stdout) if r.stdout.strip() else {"estimates": {"mean_wait": {}}, "limit": {}}
+    check(r.returncode == 0 and close(d["estimates"]["mean_wait"].get("limit"), want),
+          f"--service {text} --limit: mean_wait's limit is Pollaczek-Khinchine's {want:g}: "
+          f"{d['estimates']['mean_wait'].get('limit')} ({r.stderr.strip()[:200]})")
+
+# ---- the package refuses a point (exit status 2): its message, without install advice ----
+with tempfile.TemporaryDirectory() as tmp:
+    for code in (2, 1):
+        pkg = os.path.join(tmp, str(code), "lbmc_analysis")
+        os.makedirs(pkg)
+        open(os.path.join(pkg, "__init__.py"), "w").close()
+        with open(os.path.join(pkg, "__main__.py"), "w") as fh:
+            fh.write(f"import sys\nsys.stderr.write('lbmc_analysis: error: refused here\\n')\nsys.exit({code})\n")
+        r = run([LBMC, "sim", *SIM, "--limit"], env={"LBMC_ANALYSIS_DIR": os.path.dirname(pkg)})
+        advice = "python3-numpy" in r.stderr
+        check(r.returncode == 1 and "refused here" in r.stderr and advice == (code != 2),
+              f"package exit status {code}: its message, install advice {'only then' if code != 2 else 'not'}: "
+              f"{r.stderr.strip()[:300]}")
 
 # ---- lbmc info --limit ----
 with tempfile.TemporaryDirectory() as tmp:

@@ -461,7 +461,9 @@ static void test_parse_ph_errors(void)
   BAD("ph:alpha=1,T", "'ph:alpha=1,T' is not allowed; write NAME[:KEY=VALUE");
   BAD("coxian", "coxian needs scv, or r (and p with 2 phases or more)");
   BAD("coxian:scv=0.4", "scv = 0.4 is not allowed; coxian:scv=C needs 0.5 <= C <= 1e+12");
-  BAD("coxian:scv=[2]", "coxian: scv is a number");
+  BAD("coxian:scv=[2]", "coxian: scv must be a number, not a list");
+  BAD("coxian:r=[2],p=[]", "a Coxian of one phase has no p: leave it out");
+  BAD("ph:alpha=[1],T=[[]]", "T: an empty list is not allowed; write e.g. T=[[-1]]");
   BAD("coxian:scv=2,r=[1]", "give either scv or r and p, not both");
   BAD("coxian:r=[2,1]", "coxian: p has 0 entries and r 2",
       "m - 1 continuation probabilities p for m rates r");

@@ -57,7 +57,8 @@ SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", 
            "withdrawals_per_arrival", "throughput")
 PER_POOL = ("mean_queue", "mean_workload", "utilization", "admitted_share")
 QUANTILES = ("sojourn_quantiles", "wait_quantiles")
-METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES
+PAIRS = ("pair_tv", "pair_tv_scaled", "pair_corr", "pair_corr_scaled")  # (J,), (J,), (J, K), (J, K)
+METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES + PAIRS
 QUANTILE_LEVELS = (0.5, 0.9, 0.99, 0.999)
 
 
@@ -213,6 +214,7 @@ class _Result:
         shapes.update({m: (J,) for m in PER_POOL})
         shapes["tail"] = (J, K)
         shapes.update({m: (Q,) for m in QUANTILES})
+        shapes.update({"pair_tv": (J,), "pair_tv_scaled": (J,), "pair_corr": (J, K), "pair_corr_scaled": (J, K)})
         self.p = p
         self.out = {
             "kind": kind,
@@ -416,10 +418,12 @@ def _ode(R, p, policy, source):
     R.details["ode"] = {"levels": model.levels, "residual": r}
 
 
-def _messages(R, p, value, source, exact=True):
-    """The counted message rates (withdrawals 0)."""
+def _messages(R, p, value, source, exact=True, withdrawals=None):
+    """The counted message rates; withdrawals 0, with their own source (``withdrawals``,
+    default: the policy never withdraws a message)."""
     R.put("messages_per_arrival", value, source, 0.0, exact)
-    R.put("withdrawals_per_arrival", 0.0, source, 0.0, exact)
+    R.put("withdrawals_per_arrival", 0.0,
+          withdrawals or "no withdrawals (only pull with stale: withdraw withdraws)", 0.0, exact)
 
 
 def _pk(R, p, a_weights):
@@ -559,7 +563,8 @@ def _pull_like(R, p, full):
     if full:
         _messages(R, p, 2.0 * p["n"] if p["n"] is not None else math.inf, "2n per arrival (counted)")
     else:
-        _messages(R, p, 1.0, "one message per customer as n -> infinity (Stolyar 2015, 2017)", exact=False)
+        _messages(R, p, 1.0, "one message per customer as n -> infinity (Stolyar 2015, 2017)", exact=False,
+                      withdrawals="0 as n -> infinity: one message per customer, no withdrawal (Stolyar 2015, 2017)")
 
 
 def _jsq_like(R, p, d, weights):
@@ -691,7 +696,19 @@ def _dispatch(p):
         else:
             _lwl(R, p, d)
     _exponential_workload(R, p)
+    if (name == "random" or (name in ("jsq", "lwl", "balanced") and d == 1)) and R.out["source"]["utilization"]:
+        _independent_pairs(R)
     return R.done()
+
+
+def _independent_pairs(R):
+    """The pair statistics of routing that ignores the state (random, jsq(1), lwl(1),
+    balanced(1)): each server receives its own Poisson stream (Poisson splitting), so the
+    servers' queues are independent at every n and the joint law of two is the product of
+    the marginals: every deviation, and n times it, is 0 in the stationary regime."""
+    src = "0: state-blind routing gives each server its own Poisson stream, independent queues at every n"
+    for m in PAIRS:
+        R.put(m, np.zeros(R.out["metrics"][m].shape), src, 0.0, True)
 
 
 def _exponential_workload(R, p):

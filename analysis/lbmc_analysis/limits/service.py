@@ -19,6 +19,9 @@ text                       law (mean 1)
 ``weibull:shape=K``        ``P(S > x) = exp(-(x/s)^K)``, ``s = 1/Gamma(1 + 1/K)``, K >= 0.1
 ``lomax:shape=A``          ``P(S > x) = (1 + x/b)^-A``, ``b = A - 1``, A > 1 (scv
                            ``A/(A-2)`` for A > 2, infinite for A <= 2)
+``ph:alpha=[..],T=[[..]]``  phase type (alpha, T), at most 16 phases, mean 1 within 1e-9
+``coxian:scv=C``           Exp(2), then with probability 1/(2C) also Exp(1/C); C >= 0.5
+``coxian:r=[..],p=[..]``   phases in series at rates r, continuing with probabilities p
 =========================  ==============================================================
 
 :class:`ServiceLaw` gives, for each, the survival function ``G(x) = P(S > x)``, the
@@ -42,6 +45,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
@@ -65,6 +69,7 @@ HYPER_SCV_MAX = 1e12
 ERLANG_K_MAX = 1e6
 WEIBULL_SHAPE_MIN = 0.1
 HYPER_MEAN_TOL = 1e-9
+PH_MAX_PHASES = 16  # LBMC_PH_MAX_PHASES
 
 _KINDS = ("exponential", "deterministic", "erlang", "hyperexponential", "lognormal", "weibull", "lomax",
           "phase-type")
@@ -489,7 +494,8 @@ def parse_service(text) -> ServiceLaw:
     name = name.strip()
     params = {}
     if rest.strip():
-        for kv in rest.split(","):
+        # the lists of ph and coxian hold commas: split at the commas outside brackets only
+        for kv in _split_top(text, rest):
             if "=" not in kv:
                 raise ValueError(f"service '{text}' is not allowed; write NAME[:KEY=VALUE[,KEY=VALUE...]], "
                                  "e.g. lognormal:scv=4")
@@ -497,19 +503,128 @@ def parse_service(text) -> ServiceLaw:
             k = k.strip()
             if k in params:
                 raise ValueError(f"service '{text}': '{k}' is given twice; give each parameter once")
-            try:
-                params[k] = float(v)
-            except ValueError:
-                raise ValueError(f"service '{text}': {k} = {v.strip()!r} is not a number") from None
+            params[k] = _nested(text, k, v)
     allowed = {"exponential": (), "deterministic": (), "erlang": ("k",), "hyperexponential": ("scv", "p", "r1", "r2"),
-               "lognormal": ("scv",), "weibull": ("shape",), "lomax": ("shape",)}
+               "lognormal": ("scv",), "weibull": ("shape",), "lomax": ("shape",), "ph": ("alpha", "T"),
+               "coxian": ("scv", "r", "p")}
     if name not in allowed:
         raise ValueError(f"service '{name}' is not a service distribution; allowed: exponential, deterministic, "
-                         "erlang, hyperexponential, lognormal, weibull, lomax")
+                         "erlang, hyperexponential, lognormal, weibull, lomax, ph, coxian")
     for k in params:
         if k not in allowed[name]:
             raise ValueError(f"service '{text}': '{k}' is not a parameter of {name}"
                              + (f"; allowed: {', '.join(allowed[name])}" if allowed[name] else "; it has none"))
     if name in ("erlang", "lognormal", "weibull", "lomax") and not params:
         raise ValueError(f"service '{text}': {name} needs the parameter {allowed[name][0]}")
+    for k, v in params.items():
+        if isinstance(v, list) and name not in ("ph", "coxian"):
+            raise ValueError(f"service '{text}': {k} is a list; a number is required")
+    if name == "ph":
+        return _law_of(t, _ph_law(text, params))
+    if name == "coxian":
+        return _law_of(t, _coxian_law(text, params))
     return ServiceLaw(name, **params)
+
+
+def _split_top(text, s):
+    """``s`` split at the commas outside ``[...]``."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(s):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"service '{text}': a ']' closes no '['")
+        elif c == "," and depth == 0:
+            parts.append(s[start:i])
+            start = i + 1
+    if depth != 0:
+        raise ValueError(f"service '{text}': a '[' is not closed")
+    parts.append(s[start:])
+    return parts
+
+
+def _nested(text, name, v):
+    """A parameter's value as lbmc writes it: a number (``0.5``, ``1e-3``, ``1/3``) or a
+    bracketed list of them, possibly of lists (``[[-2, 1], [0, -1]]``)."""
+    t = v.strip()
+    if t.startswith("["):
+        if not t.endswith("]"):
+            raise ValueError(f"service '{text}': {name} = {t!r} is not a list closed by ']'")
+        inner = t[1:-1]
+        return [] if not inner.strip() else [_nested(text, name, x) for x in _split_top(text, inner)]
+    try:
+        x = float(Fraction(t)) if "/" in t else float(t)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"service '{text}': {name} = {t!r} is not a number") from None
+    if not math.isfinite(x):
+        raise ValueError(f"service '{text}': {name} = {t!r} is not allowed; a finite number is required")
+    return x
+
+
+def _vector(text, name, v):
+    v = [v] if not isinstance(v, list) else v
+    if not v or any(isinstance(x, list) for x in v):
+        raise ValueError(f"service '{text}': {name} must be a nonempty list of numbers")
+    return np.array(v, dtype=float)
+
+
+def _check_mean(text, ph):
+    if abs(ph.mean - 1.0) > HYPER_MEAN_TOL:
+        raise ValueError(f"service '{text}': the mean is {ph.mean:.12g}; lbmc's laws have mean 1 (within 1e-9)")
+    return ph
+
+
+def _ph_law(text, params):
+    """``ph:alpha=[..],T=[[..],..]`` (src/core/service.c's checks: a number is a list of one)."""
+    if "alpha" not in params or "T" not in params:
+        raise ValueError(f"service '{text}': ph needs the parameters alpha and T")
+    alpha = _vector(text, "alpha", params["alpha"])
+    T = params["T"]
+    if not isinstance(T, list):
+        T = [[T]]
+    if not all(isinstance(row, list) and not any(isinstance(x, list) for x in row) for row in T):
+        raise ValueError(f"service '{text}': T must be a list of rows of numbers")
+    if len(T) != alpha.size or any(len(row) != alpha.size for row in T):
+        raise ValueError(f"service '{text}': T must be {alpha.size} rows of {alpha.size} numbers (alpha has "
+                         f"{alpha.size} entries)")
+    if alpha.size > PH_MAX_PHASES:
+        raise ValueError(f"service '{text}': {alpha.size} phases; at most {PH_MAX_PHASES} are allowed")
+    try:
+        ph = PhaseType(alpha, np.array(T, dtype=float))
+    except ValueError as e:
+        raise ValueError(f"service '{text}': {e}") from None
+    return _check_mean(text, ph)
+
+
+def _coxian_law(text, params):
+    """``coxian:scv=C`` (the two-moment fit) or ``coxian:r=[..],p=[..]`` (phases in series)."""
+    if "scv" in params:
+        if "r" in params or "p" in params:
+            raise ValueError(f"service '{text}': give either scv or r and p, not both")
+        C = params["scv"]
+        if isinstance(C, list) or not (0.5 <= C <= HYPER_SCV_MAX):
+            raise ValueError(f"service '{text}': coxian:scv=C needs a number 0.5 <= C <= 1e12")
+        return ph_coxian2(C)
+    if "r" not in params:
+        raise ValueError(f"service '{text}': coxian needs scv, or r (and p for more than one phase)")
+    r = _vector(text, "r", params["r"])
+    p = _vector(text, "p", params["p"]) if "p" in params and params["p"] != [] else np.zeros(0)
+    if r.size > PH_MAX_PHASES:
+        raise ValueError(f"service '{text}': {r.size} phases; at most {PH_MAX_PHASES} are allowed")
+    if np.any(p <= 0):
+        raise ValueError(f"service '{text}': the continuation probabilities p must be in (0, 1]")
+    try:
+        ph = ph_coxian(r, p, normalize=False)
+    except ValueError as e:
+        raise ValueError(f"service '{text}': {e}") from None
+    return _check_mean(text, ph)
+
+
+def _law_of(text, ph):
+    """The :class:`ServiceLaw` of a phase-type law given as text, named by that text (so
+    that two different laws never read as one)."""
+    law = ServiceLaw(ph)
+    law.text = text
+    return law
