@@ -268,6 +268,7 @@ typedef struct {
   double tau;       /* tau (time), corrected for the batch length; INFINITY when the batches
                        are far shorter than tau (no reading), NaN if it cannot be estimated */
   double tau_upper; /* its one-sided upper confidence bound at `level` */
+  double tau_lower; /* its one-sided lower confidence bound at `level` (0 without a reading) */
   double reading;   /* var_inf / (2 var) at `scale`, before the correction (a lower bound) */
   double var;       /* the marginal variance of the series */
   double var_inf;   /* l Var(mean over l) at l = `scale` */
@@ -288,13 +289,14 @@ typedef struct {
  *  studied; faster ones make the correction err on the long side), and the first with
  *  l >= window x tau is used (a self-consistent window, as Sokal's); if none, tau is not
  *  resolved, and the units' whole means (T times their variance) may raise its lower
- *  bound (never resolve it: their spread is what the interval itself rests on). tau_upper: the
- *  same correction of the reading's chi-square upper bound (V dof / sigma^2 about
- *  chi-square on dof). Sources: A. D. Sokal, "Monte Carlo methods in statistical
- *  mechanics: foundations and new algorithms", in Functional Integration, Plenum 1997 (the
- *  integrated autocorrelation time and self-consistent windows); N. Madras and A. D.
- *  Sokal, J. Stat. Phys. 50 (1988) 109-186; G. S. Fishman, Discrete-Event Simulation,
- *  Springer 2001, 6.6 (batch means of growing size). var <= 0 or no data: tau NaN. */
+ *  bound (never resolve it: their spread is what the interval itself rests on).
+ *  tau_upper, tau_lower: the same correction of the reading's chi-square upper and lower
+ *  bounds (V dof / sigma^2 about chi-square on dof). Sources: A. D. Sokal, "Monte Carlo
+ *  methods in statistical mechanics: foundations and new algorithms", in Functional
+ *  Integration, Plenum 1997 (the integrated autocorrelation time and self-consistent
+ *  windows); N. Madras and A. D. Sokal, J. Stat. Phys. 50 (1988) 109-186; G. S. Fishman,
+ *  Discrete-Event Simulation, Springer 2001, 6.6 (batch means of growing size). var <= 0 or
+ *  no data: tau NaN. */
 void lbmc_relax_estimate(const double *area, const double *len, size_t units, size_t m,
                          double part_len, double var_within, double var, double window,
                          double level, lbmc_relax *out);

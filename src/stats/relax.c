@@ -91,10 +91,12 @@ static void lbmc_relax_reading(double vinf, double ell, double dof, double var, 
 {
   const double r = vinf / (2 * var * ell), x = lbmc_relax_x(r);
   const double ru = r * dof / gsl_cdf_chisq_Pinv(1 - level, dof), xu = lbmc_relax_x(ru);
+  const double rl = r * dof / gsl_cdf_chisq_Pinv(level, dof), xl = lbmc_relax_x(rl);
   out->scale = ell, out->var_inf = vinf, out->dof = dof;
   out->reading = r * ell;
   out->tau = x > 0 ? ell / x : INFINITY;
   out->tau_upper = xu > 0 ? ell / xu : INFINITY;
+  out->tau_lower = xl > 0 ? ell / xl : INFINITY;
   out->resolved = x >= window;
 }
 
@@ -104,6 +106,7 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
 {
   memset(out, 0, sizeof *out);
   out->tau = out->tau_upper = out->scale = out->var_inf = out->reading = NAN;
+  out->tau_lower = 0;
   out->var = var;
   if (!(var > 0) || !(var_within > 0) || !(part_len > 0) || units < 1 || m < 1) return;
   /* within units: batches of 1, 2, 4, ... parts while at least LBMC_RELAX_MIN_BATCHES; the
@@ -139,6 +142,7 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
     if (isnan(out->tau) || across.tau > out->tau) {
       *out = across;
       out->tau_upper = INFINITY;
+      out->tau_lower = 0; /* the spread the interval rests on proves nothing either way */
     }
     out->resolved = 0;
   }
