@@ -7,9 +7,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../stats/dhist.h"
 #include "../stats/estimators.h"
 #include "cli.h"
 #include "lbmc/metrics.h"
+
+#define LBMC_STR2(x) #x
+#define LBMC_STR(x)  LBMC_STR2(x)
+
+/* The rule of lbmc_quantile_withheld (stats/dhist.h), with its numbers. */
+/* clang-format off */
+static const char lbmc_unreliable_note[] =
+    "a tail level needs " LBMC_STR(LBMC_Q_TAIL_UNITS) " replicas (or batches), any level "
+    LBMC_STR(LBMC_Q_MIN_BEYOND) " customers beyond it";
+/* clang-format on */
 
 const char *lbmc_cli_level(double confidence, char *buf, size_t len)
 {
@@ -60,7 +71,7 @@ static const char *lbmc_note(unsigned flags)
 {
   if (flags & LBMC_IV_INFINITE) return "infinite mean: see the status";
   if (flags & LBMC_IV_HEAVY_TAIL) return "heavy tail: no reliable interval";
-  if (flags & LBMC_IV_UNRELIABLE) return "too few replicas or customers for this level";
+  if (flags & LBMC_IV_UNRELIABLE) return lbmc_unreliable_note;
   if (flags & LBMC_IV_CORRELATED) return "batch means correlated: run longer";
   if (flags & LBMC_IV_NO_INTERVAL) return "fewer than two units with data";
   if (flags & LBMC_IV_UPPER_OPEN) return "upper end beyond the data";

@@ -279,8 +279,11 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (v->transient_bound > LBMC_RELAX_BIAS_SE) {
     wneed = lbmc_point_warmup_needed(&m, T);
     p->need_warmup = wneed;
-    /* with the same warm-up, a run f times longer makes bound / se f^(1/2) times smaller */
-    if (!p->o.warmup_auto)
+    /* with the same warm-up, a run f times longer makes bound / se f^(1/2) times smaller;
+     * only once the run spans the relaxation rule's length: shorter, se does not fall like
+     * T^(-1/2) (a run of 0.001 time units with tau 6 asked for --time 3.8e11), and the
+     * relaxation rule's own length and the warm-up above are the advice */
+    if (!p->o.warmup_auto && !(v->evidence & LBMC_EV_RELAX))
       p->need_measured = fmax(isnan(p->need_measured) ? 0 : p->need_measured,
                               T * pow(v->transient_bound / LBMC_RELAX_BIAS_SE, 2));
     v->evidence |= LBMC_EV_TRANSIENT;

@@ -202,6 +202,18 @@ if case("too-short"):
         check(r["status"] == "not_stationary" and "unstable" not in r.get("reason", ""),
               f"verdict: rho 0.9 {' '.join(extra)} time 50: {r['status']} (run longer, not unstable)")
 
+    # a run far shorter than the relaxation time (tau 6 here, exact) asks for a length of
+    # the relaxation rule's order, not the start-bias extrapolation T (bound / 0.25)^2 that
+    # holds only once se falls like T^(-1/2) (it asked for --time 4.6e6 and, at n = 2^31,
+    # 3.8e11)
+    for n, t in (("1000", "0.01"), ("100000", "0.001")):
+        r = sim("--n", n, "--lambda", "0.5", "--pools", "1:1:inf", "--policy", "random",
+                "--replicas", "2", "--warmup", "0", "--time", t, "--seed", "35")
+        st = r["verdict"]["suggested_time"]
+        check(r["status"] == "not_stationary" and st is not None and 6 <= st <= 1000,
+              f"verdict: n = {n}, time {t}: {r['status']}, suggested time {st} (the relaxation "
+              "rule's length, 60, is the advice)")
+
 if case("pull-example"):  # the README's PULL at n = 10 is critically loaded: never ok
     for t in ("500", "2000"):
         r = sim("--n", "10", "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy",
