@@ -36,7 +36,7 @@ def _level_down(ph, levels):
     return G.tocsr() if levels * m > 0 else G
 
 
-def _quantiles(surv, atom, levels, scale):
+def law_quantiles(surv, atom, levels, scale):
     """Quantiles (len(levels),) of a law with an atom ``atom`` at 0 and survival ``surv``
     on (0, inf): 0 where q <= atom, else the root of ``surv(t) = 1 - q`` (Brent, xtol
     1e-12 relative). ``scale`` a time of the law's order (the first bracket)."""
@@ -139,4 +139,4 @@ def no_wait_sojourn_quantiles(share, laws, mu, levels):
         return float(sum(w * float(law.survival(np.array(mu[j] * t))) for j, (w, law) in enumerate(zip(share, laws))
                          if w > 0))
 
-    return _quantiles(surv, 0.0, levels, float(np.max(1.0 / mu)))
+    return law_quantiles(surv, 0.0, levels, float(np.max(1.0 / mu)))

@@ -290,16 +290,9 @@ def _erlang_mixture_quantiles(weights, shapes, rates, levels):
     def surv(x):
         return float(np.sum(w[pos] * special.gammaincc(k[pos], r[pos] * x)))
 
-    out = []
-    for q in levels:
-        if q <= atom:
-            out.append(0.0)
-            continue
-        hi = 1.0 / r.min()
-        while surv(hi) > 1 - q:
-            hi *= 2
-        out.append(optimize.brentq(lambda x: surv(x) - (1 - q), 0.0, hi, xtol=1e-14, rtol=1e-12))
-    return np.array(out)
+    from .quantiles import law_quantiles
+
+    return law_quantiles(surv, atom, levels, 1.0 / r.min())
 
 
 def _quantiles_from_cavity(res, beta, mu, levels):
