@@ -42,7 +42,7 @@ import numbers
 from typing import Any, Mapping
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .. import meanfield as _mf
 from . import _check
