@@ -49,7 +49,7 @@ from ._result import (METRICS, PAIRS, QUANTILE_LEVELS, _acc_from_tail, _all_expo
 from .cavity import cavity_jsq
 from .lwl import lwl_fixed_point
 from .ode import OccupancyModel, fixed_point, jacobian
-from .refined_point import refined, transient_for_point
+from .refined_point import pair_limits, refined, transient_for_point
 from .service import ServiceLaw
 
 __all__ = ["reference", "reference_for_point", "refined", "transient_for_point", "to_json", "normalize_point",
@@ -458,6 +458,8 @@ def _dispatch(p):
     _exponential_workload(R, p)
     if (name == "random" or (name in ("jsq", "lwl", "balanced") and d == 1)) and R.out["source"]["utilization"]:
         _independent_pairs(R)
+    elif name in ("jsq", "balanced") and d is not None and d >= 2 and R.out["source"]["utilization"]:
+        pair_limits(R, p)
     return R.done()
 
 
