@@ -424,7 +424,7 @@ def test_pair_statistics_of_jsq2_against_exact_chains():
     # error falls like 1/n (halves as n doubles) and Richardson's 2 (n c)_2n - (n c)_n like
     # 1/n^2 (a quarter), as the expansion says; a wrong limit (e.g. independence, 0) stalls.
     from lbmc_analysis.limits import ode, refined_mf
-    from lbmc_analysis.limits.refined_point import pair_covariances
+    from lbmc_analysis.limits.pairs import pair_covariances
 
     lim, acc = pair_covariances(refined_mf.refined_stationary(
         ode.OccupancyModel("jsq(2)", 0.8, np.array([1.0]), np.array([1.0]), np.array([3]))))
@@ -455,3 +455,33 @@ def test_pair_statistics_of_jsq2_against_exact_chains():
     rnd, _ = pair_covariances(refined_mf.refined_stationary(
         ode.OccupancyModel("random", 0.7, np.array([0.3, 0.7]), np.array([2.0, 0.5]), np.array([np.inf, 5]))))
     assert np.abs(rnd).max() < 1e-10
+
+
+def test_pair_statistics_of_phase_type_service():
+    # the counts by level and phase around the queue at the cavity (limits.pairs): its drift
+    # vanishes at the cavity's solution; with exponential service it gives the tail route's
+    # covariances (heterogeneous pools, a finite buffer); d = 1 (independent servers) gives 0
+    from lbmc_analysis.limits import cavity, ode, pairs, refined_mf
+
+    lam, beta, mu, buf = 0.8, [0.4, 0.6], [2.0, 0.5], [np.inf, 6]
+    res = cavity.cavity_jsq(lam, 3, beta=beta, mu=mu, buffer=buf)
+    C, acc, resid = pairs.ph_pair_covariances(res, lam, 3, beta, mu, ["exponential"] * 2)
+    tail_route, _ = pairs.pair_covariances(refined_mf.refined_stationary(
+        ode.OccupancyModel("jsq(3)", lam, np.array(beta), np.array(mu), np.array(buf))))
+    assert resid < 1e-12 and acc < 1e-9
+    for j in range(2):
+        m = min(C[j].shape[0], tail_route[j].shape[0])
+        np.testing.assert_allclose(C[j][:m, :m], tail_route[j][:m, :m], atol=1e-9)
+    res = cavity.cavity_jsq(0.8, 1, service="hyperexponential:scv=5")
+    C, _, resid = pairs.ph_pair_covariances(res, 0.8, 1, [1.0], [1.0], ["hyperexponential:scv=5"])
+    assert resid < 1e-12 and np.abs(C[0]).max() < 1e-10
+    # the entry point for H2 scv 5, JSQ(2), lambda 0.9 (a simulation at n = 1000 covers these:
+    # tests/cli/limit_columns.py); Erlang-4 too; lognormal (not phase-type) has none
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1],
+                          "service": "hyperexponential:scv=5", "K": 6})
+    assert "cavity" in r["source"]["pair_corr_scaled"] and np.all(r["metrics"]["pair_corr_scaled"] > 0)
+    assert r["metrics"]["pair_tv_scaled"][0] > 0 and np.all(r["metrics"]["pair_corr"] == 0)
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "service": "erlang:k=4", "K": 4})
+    assert np.all(np.isfinite(r["metrics"]["pair_corr_scaled"]))
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "service": "lognormal:scv=4"})
+    assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"]))

@@ -49,7 +49,8 @@ from ._result import (METRICS, PAIRS, QUANTILE_LEVELS, _acc_from_tail, _all_expo
 from .cavity import cavity_jsq
 from .lwl import lwl_fixed_point
 from .ode import OccupancyModel, fixed_point, jacobian
-from .refined_point import pair_limits, refined, transient_for_point
+from .pairs import pair_limits
+from .refined_point import refined, transient_for_point
 from .service import ServiceLaw
 
 __all__ = ["reference", "reference_for_point", "refined", "transient_for_point", "to_json", "normalize_point",
@@ -160,6 +161,7 @@ def _cavity(R, p, d, weights, source, exact=False):
         R.put("sojourn_quantiles", soj, src, None, exact)
         R.put("wait_quantiles", wait, src, None, exact)
     R.details["cavity"] = {k: res[k] for k in ("iterations", "residual", "accuracy", "levels", "mean_workload")}
+    R.work["cavity"] = res
 
 
 def _ode(R, p, policy, source):
