@@ -485,3 +485,24 @@ def test_pair_statistics_of_phase_type_service():
     assert np.all(np.isfinite(r["metrics"]["pair_corr_scaled"]))
     r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "service": "lognormal:scv=4"})
     assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"]))
+
+
+def test_lwl_sojourn_quantiles():
+    # LL(d)'s sojourn = W + S/mu with S independent of W (limits.quantiles.wait_plus_service_quantiles):
+    # d = 1 with exponential service is M/M/1, sojourn Exp(mu - lam), within the stated accuracy;
+    # deterministic service: the sojourn quantile is the wait quantile + 1/mu exactly
+    from lbmc_analysis.limits import lwl, quantiles, service
+
+    levels = [0.5, 0.9, 0.99, 0.999]
+    for mu in (1.0, 2.0):
+        r = lwl.lwl_fixed_point(0.7 * mu, 1, mu=mu, service="exponential")
+        q, acc = quantiles.wait_plus_service_quantiles(r["w"], r["F"], service.parse_service("exponential"), mu, levels)
+        exact = -np.log1p(-np.array(levels)) / (0.3 * mu)
+        assert acc < 0.02 / mu and np.all(np.abs(q - exact) <= acc), (q, exact, acc)
+        # a wrong law (the service's own quantiles, no wait) is far outside
+        assert np.all(np.abs(-np.log1p(-np.array(levels)) / mu - exact) > 10 * acc)
+    r = limits.reference({"policy": "lwl(2)", "lambda": 0.9, "beta": [1], "mu": [2], "service": "deterministic"})
+    soj, wait = r["metrics"]["sojourn_quantiles"], r["metrics"]["wait_quantiles"]
+    tol = r["accuracy"]["sojourn_quantiles"] + r["accuracy"]["wait_quantiles"]
+    assert np.all(np.abs(soj - (wait + 0.5)) <= tol) and tol < 0.02, (soj, wait, tol)
+    assert "independent" in r["source"]["sojourn_quantiles"]

@@ -50,6 +50,7 @@ from .cavity import cavity_jsq
 from .lwl import lwl_fixed_point
 from .ode import OccupancyModel, fixed_point, jacobian
 from .pairs import pair_limits
+from .quantiles import wait_plus_service_quantiles
 from .refined_point import refined, transient_for_point
 from .service import ServiceLaw
 
@@ -425,6 +426,11 @@ def _lwl(R, p, d):
                 wq.append(w[i - 1] + t * (w[i] - w[i - 1]))
         R.put("wait_quantiles", wq, src + "; P(W > w) = F(w)^d on the grid (linear interpolation)",
               float(np.max(np.diff(w))) if w.size > 1 else None)
+        # the sojourn: the wait plus the customer's own requirement at speed mu, independent
+        # of the workloads the arrival read
+        sq, sacc = wait_plus_service_quantiles(w, surv, p["service"][0], float(mu[0]), p["levels"])
+        R.put("sojourn_quantiles", sq, src + "; sojourn = W + S/mu, S independent of W (bracketed convolution)",
+              sacc + a)
     _messages(R, p, 2.0 * d, "2d per arrival (counted)")
     R.details["lwl"] = {"method": r["method"], "accuracy": a, "finite": r["finite"]}
 
