@@ -506,3 +506,24 @@ def test_lwl_sojourn_quantiles():
     tol = r["accuracy"]["sojourn_quantiles"] + r["accuracy"]["wait_quantiles"]
     assert np.all(np.abs(soj - (wait + 0.5)) <= tol) and tol < 0.02, (soj, wait, tol)
     assert "independent" in r["source"]["sojourn_quantiles"]
+
+
+def test_mg1_quantiles_of_random_routing():
+    # random routing, a law that is not phase-type, unlimited buffers: each server an M/G/1 queue
+    # whose wait is the workload it finds (LL(1)'s integral equation). The route on the grid
+    # against M/M/1's P(W > w) = rho exp(-(mu - lam) w); M/D/1: sojourn = wait + 1/mu
+    from lbmc_analysis.limits import lwl
+    from lbmc_analysis.limits.reference import _grid_quantiles
+
+    levels = [0.5, 0.9, 0.99, 0.999]
+    r = lwl.lwl_fixed_point(0.7, 1, service="exponential", method="grid")
+    q = np.array(_grid_quantiles(r["w"], r["F"], levels))
+    exact = np.log(0.7 / (1 - np.array(levels))) / 0.3
+    assert np.all(np.abs(q - exact) <= np.max(np.diff(r["w"]))), (q, exact)
+    r = limits.reference({"policy": "random", "lambda": 0.7, "beta": [1], "mu": [2], "service": "deterministic"})
+    soj, wait = r["metrics"]["sojourn_quantiles"], r["metrics"]["wait_quantiles"]
+    tol = r["accuracy"]["sojourn_quantiles"] + r["accuracy"]["wait_quantiles"]
+    assert np.all(np.abs(soj - (wait + 0.5)) <= tol) and tol < 0.05 and r["exact"]["wait_quantiles"]
+    r = limits.reference({"policy": "random", "lambda": 0.7, "beta": [0.5, 0.5], "mu": [1, 2],
+                          "service": "lognormal:scv=4"})
+    assert np.all(np.isnan(r["metrics"]["wait_quantiles"])) and any("differ" in x for x in r["notes"])

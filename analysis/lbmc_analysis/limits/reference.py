@@ -189,6 +189,24 @@ def _ode(R, p, policy, source):
     R.details["ode"] = {"levels": model.levels, "residual": r}
 
 
+def _grid_quantiles(w, surv, levels):
+    """Quantiles of a law whose survival ``surv`` is known on the increasing points ``w``
+    (w[0] = 0; surv[0] = P(X > 0)): 0 below the atom at 0, NaN beyond the last point, else
+    linear interpolation of log surv between the two points around the level."""
+    out = []
+    for q in levels:
+        if 1 - q >= surv[0]:
+            out.append(0.0)
+        elif 1 - q < surv[-1]:
+            out.append(math.nan)
+        else:
+            i = int(np.argmax(surv <= 1 - q))
+            l0, l1 = math.log(surv[i - 1]), math.log(surv[i])
+            t = (math.log(1 - q) - l0) / (l1 - l0) if l1 != l0 else 0.0
+            out.append(w[i - 1] + t * (w[i] - w[i - 1]))
+    return out
+
+
 def _pk(R, p, a_weights):
     """Random (a_weights = beta) or rate-proportional (beta mu) routing, general service,
     unlimited buffers: every server an M/G/1 queue; Pollaczek-Khinchine means (exact)."""
@@ -218,6 +236,20 @@ def _pk(R, p, a_weights):
     if np.any(~np.isfinite(ES2)):
         R.note("E[S^2] is infinite: mean waiting and sojourn times and mean queues are infinite "
                "(Pollaczek-Khinchine)")
+        return
+    same = np.allclose(lam_j, lam_j[0]) and np.allclose(mu, mu[0]) and len({s.text for s in p["service"]}) == 1
+    if not same:
+        R.note("quantiles of M/G/1 queues that differ between pools: not derived here")
+        return
+    # the wait of M/G/1 (FCFS) is its workload found by the arrival (PASTA): LL(1)'s fixed point
+    r = lwl_fixed_point(float(lam_j[0]), 1, mu=float(mu[0]), service=p["service"][0])
+    w, surv = r["w"], r["F"]
+    if w.size > 2:
+        qsrc = src + "; the wait = the workload found (the M/G/1 workload, LL(1)'s integral equation)"
+        R.put("wait_quantiles", _grid_quantiles(w, surv, p["levels"]), qsrc, float(np.max(np.diff(w))), True)
+        sq, sacc = wait_plus_service_quantiles(w, surv, p["service"][0], float(mu[0]), p["levels"])
+        R.put("sojourn_quantiles", sq, qsrc + "; sojourn = W + S/mu (bracketed convolution)", sacc + r["accuracy"],
+              True)
 
 
 def _random_like(R, p, weights, label):
@@ -412,18 +444,7 @@ def _lwl(R, p, d):
     w, F = r["w"], r["F"]
     if r["finite"] and w.size > 2:
         surv = F**d
-        wq = []
-        for q in p["levels"]:
-            if 1 - q >= surv[0]:
-                wq.append(0.0)
-            elif 1 - q < surv[-1]:
-                wq.append(math.nan)
-            else:
-                i = int(np.argmax(surv <= 1 - q))
-                # linear interpolation in log survival between w[i-1] and w[i]
-                l0, l1 = math.log(surv[i - 1]), math.log(surv[i])
-                t = (math.log(1 - q) - l0) / (l1 - l0) if l1 != l0 else 0.0
-                wq.append(w[i - 1] + t * (w[i] - w[i - 1]))
+        wq = _grid_quantiles(w, surv, p["levels"])
         R.put("wait_quantiles", wq, src + "; P(W > w) = F(w)^d on the grid (linear interpolation)",
               float(np.max(np.diff(w))) if w.size > 1 else None)
         # the sojourn: the wait plus the customer's own requirement at speed mu, independent
