@@ -13,6 +13,7 @@ import numpy as np
 from . import _check
 from ._result import _Result, _acc_from_tail, _all_exponential, _exponential_workload, _messages, normalize_point
 from .ode import OccupancyModel
+from .pairs import pair_limits
 
 # ----------------------------------------------------------------------------------
 # refined mean field
@@ -87,10 +88,8 @@ def refined(point, n, order=1) -> dict:
         R.note("no refined value: the point is unstable (status 'unstable'); the refined mean field expands a "
                "stationary regime around the mean-field fixed point")
         return R.done()
-    pol = p["policy"]
     try:
-        rr = _refined_expansion(pol, p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
-                                tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
+        rr = _expansion_of(p)
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
         R.note(f"no refined mean field: {exc}")
         return R.done()
@@ -144,7 +143,14 @@ def refined(point, n, order=1) -> dict:
         _messages(R, p, 0.0, "random routing sends no messages")
     R.details["refined"] = {"x": x.copy(), "V": V.copy(), "residual": rr["residual"], "accuracy": rr["accuracy"]}
     _exponential_workload(R, p)
+    pair_limits(R, p, n=n)
     return R.done()
+
+
+def _expansion_of(p):
+    """The cached expansion of a normalised point (see :func:`_refined_expansion`)."""
+    return _refined_expansion(p["policy"], p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
+                              tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
 
 
 def _refined_order2(R, p, n, tails, acc):
