@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "info.h"
+#include "lbmc/check.h"
 
 #define LBMC_TRANSIENT_TEXT_DEFAULT "customers,mean_queue,p_wait"
 /* Times per point that the text form shows at most (about: every step-th, and the last). */
@@ -58,12 +59,12 @@ static lbmc_err lbmc_tr_parse(const lbmc_results *res, const char *tok, lbmc_tr_
                       "(an entry as mean_queue[2] or tail[1][3])",
                       tok, lbmc_tr_names(names, sizeof names));
   axes = lbmc_tr_axes(pick->m);
-  while (*p == '[' && !bad) {
-    char *end;
-    const long v = strtol(p + 1, &end, 10);
-    bad = end == p + 1 || *end != ']' || count == axes;
-    if (!bad) idx[count++] = v;
-    p = end + 1;
+  while (*p == '[' && !bad) { /* decimal digits only: "[ 1]", "[+1]" are refused */
+    const size_t digits = strspn(p + 1, "0123456789");
+    long v = 0;
+    bad =
+        digits == 0 || p[1 + digits] != ']' || count == axes || !lbmc_scan_long(p + 1, digits, &v);
+    if (!bad) idx[count++] = v, p += digits + 2;
   }
   bad = bad || *p || (count >= 1 && (idx[0] < 1 || idx[0] > res->J)) ||
         (count == 2 && (idx[1] < 1 || idx[1] > res->K));

@@ -70,11 +70,14 @@ static int lbmc_metric_brackets(const char *p, char idx[2][32])
   return *p ? -1 : n;
 }
 
-/* A 1-based index from 1 to top, or 0. */
+/* A 1-based index from 1 to top written in decimal digits only, or 0 (no blank, sign or
+ * exponent: "[ 1]", "[+1]" and "[1e0]" are not the names lbmc prints). */
 static long lbmc_metric_index(const char *text, long top)
 {
+  const size_t len = strlen(text);
   long v;
-  return lbmc_scan_long(text, strlen(text), &v) && v >= 1 && v <= top ? v : 0;
+  if (len == 0 || strspn(text, "0123456789") != len) return 0;
+  return lbmc_scan_long(text, len, &v) && v >= 1 && v <= top ? v : 0;
 }
 
 /* The quantile level as written (its "%g" spelling, or the same number), or -1. */

@@ -115,7 +115,11 @@ lbmc_err lbmc_input_parse(const lbmc_input *row, const char *where, const char *
 lbmc_err lbmc_input_check(const lbmc_input *row, const char *where, const lbmc_input_value *v)
 {
   switch (row->type) {
-  case LBMC_IT_INT: return lbmc_check_int_range(where, v->l, row->lo, row->hi);
+  case LBMC_IT_INT: /* the row's own wording of its range, as lbmc_input_parse's message */
+    if (row->what && (v->l < row->lo || v->l > row->hi))
+      return LBMC_ERROR(LBMC_ERR_ARG, "%s: %ld is not allowed; %s is required", where, v->l,
+                        row->what);
+    return lbmc_check_int_range(where, v->l, row->lo, row->hi);
   case LBMC_IT_POSITIVE: return lbmc_check_positive(where, v->x);
   case LBMC_IT_BETA: return isnan(v->x) ? LBMC_SUCCESS : lbmc_check_beta(where, v->x);
   default: return LBMC_SUCCESS;

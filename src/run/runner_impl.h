@@ -36,6 +36,13 @@ enum {
  * none. */
 #define LBMC_BEAT_SECONDS 2.0
 
+/* --stall in seconds: lbmc_run_settings.stall_seconds, its default LBMC_STALL_SECONDS
+ * when 0 (include/lbmc/runner.h). */
+static inline double lbmc_runner_stall(const lbmc_run_settings *set)
+{
+  return set->stall_seconds > 0 ? set->stall_seconds : LBMC_STALL_SECONDS;
+}
+
 /* Control codes of LBMC_TAG_CONTROL. */
 enum {
   LBMC_CTL_READY = 0,    /* no result (first request, or a replica abandoned): send work */

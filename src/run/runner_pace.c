@@ -55,10 +55,16 @@ void lbmc_runner_heard(lbmc_runner *run, int src, int result)
   if (w->lost) {
     w->lost = 0;
     run->nlost--;
-    lbmc_log(MPI_COMM_NULL, stderr,
-             "lbmc run: rank %d (host %s, pid %ld) answers again after %.0f s; its unit was "
-             "given to another rank, and whichever result comes second is ignored\n",
-             src, w->host, w->pid, now - w->t_issued);
+    if (w->nunits > 0)
+      lbmc_log(MPI_COMM_NULL, stderr,
+               "lbmc run: rank %d (host %s, pid %ld) answers again after %.0f s; its unit was "
+               "given to another rank, and whichever result comes second is ignored\n",
+               src, w->host, w->pid, now - w->t_issued);
+    else /* presumed frozen before its first request: no unit, no t_issued */
+      lbmc_log(MPI_COMM_NULL, stderr,
+               "lbmc run: rank %d (host %s, pid %ld) answers again, %.0f s after the run "
+               "started; it had no unit and takes part from now on\n",
+               src, w->host, w->pid, now - w->t_heard);
   } else if (result && w->nunits > 0) {
     double cost = 0;
     for (int u = 0; u < w->nunits; u++)
@@ -103,7 +109,7 @@ void lbmc_runner_issued(lbmc_runner *run, int dst, const long *unit, int n)
  * after all, the second result of the unit is ignored. */
 void lbmc_runner_watch(lbmc_runner *run)
 {
-  const double now = MPI_Wtime();
+  const double now = MPI_Wtime(), stall = lbmc_runner_stall(run->set);
   for (int k = 1; k < run->size; k++) {
     lbmc_worker *w = &run->workers[k];
     double expected, limit, silent;
@@ -111,22 +117,22 @@ void lbmc_runner_watch(lbmc_runner *run)
     int again = 0;
     if (w->lost || w->released || w->asked) continue;
     if (w->nunits == 0) { /* never asked for work since the run started */
-      if (now - w->t_heard <= run->set->stall_seconds) continue;
+      if (now - w->t_heard <= stall) continue;
       w->lost = 1;
       run->nlost++;
       lbmc_log(MPI_COMM_NULL, stderr,
                "lbmc run: warning: rank %d (host %s, pid %ld) has not asked for work in the "
                "%.0f s since the run started (--stall %g s): presumed frozen\n",
-               k, w->host, w->pid, now - w->t_heard, run->set->stall_seconds);
+               k, w->host, w->pid, now - w->t_heard, stall);
       continue;
     }
     expected = lbmc_batch_expected(run, w);
     if (w->t_beat > 0) { /* it simulates: silence since its last heartbeat */
       silent = now - w->t_beat;
-      limit = run->set->stall_seconds;
+      limit = stall;
     } else { /* no heartbeat yet (a first tick that polls late): the unit's expected time */
       silent = now - w->t_issued;
-      limit = fmax(run->set->stall_seconds, LBMC_STALL_FACTOR * expected);
+      limit = fmax(stall, LBMC_STALL_FACTOR * expected);
     }
     if (silent <= limit) continue;
     w->lost = 1;
@@ -134,13 +140,12 @@ void lbmc_runner_watch(lbmc_runner *run)
     for (int u = 0; u < w->nunits; u++)
       again += lbmc_schedule_reissue(run->sched, w->unit[u][0], w->unit[u][1], (int)w->unit[u][2]);
     if (w->t_beat > 0)
-      snprintf(why, sizeof why, "no heartbeat for %.0f s, --stall %g s", silent,
-               run->set->stall_seconds);
+      snprintf(why, sizeof why, "no heartbeat for %.0f s, --stall %g s", silent, stall);
     else
       snprintf(why, sizeof why,
                "no heartbeat yet; expected to take about %.3g s, the limit is the larger of "
                "--stall %g s and %g times that",
-               expected, run->set->stall_seconds, LBMC_STALL_FACTOR);
+               expected, stall, LBMC_STALL_FACTOR);
     lbmc_log(MPI_COMM_NULL, stderr,
              "lbmc run: warning: rank %d (host %s, pid %ld) has sent nothing for %.0f s while "
              "running point %ld replica %ld%s (%s): presumed frozen; %s\n",

@@ -195,6 +195,19 @@ static int lbmc_runner_root_monitor(void *ctx)
   return c->err != LBMC_SUCCESS || c->run->stopping;
 }
 
+/* Rank 0: 1 once every worker has asked for its first units (or is presumed frozen, or
+ * released): rank 0 takes units for itself only then, so that the first units go to the
+ * workers however late they start (a loaded machine) and a job of small points is not
+ * run by rank 0 alone; the wait is the workers' start-up, a frozen one's --stall at most. */
+static int lbmc_runner_workers_in(const lbmc_runner *run)
+{
+  for (int k = 1; k < run->size; k++) {
+    const lbmc_worker *w = &run->workers[k];
+    if (!w->asked && w->batches == 0 && !w->lost && !w->released) return 0;
+  }
+  return 1;
+}
+
 static void lbmc_nap(void)
 {
   struct timespec ts = {0, 1000000}; /* 1 ms: rank 0 idles without spinning */
@@ -207,14 +220,15 @@ lbmc_err lbmc_runner_root(lbmc_runner *run)
 {
   lbmc_serve_ctx ctx = {run, LBMC_SUCCESS};
   long unit[LBMC_UNIT_LONGS * LBMC_BATCH_MAX];
-  int aborted = 0, n = 0, next = 0;
+  int aborted = 0, n = 0, next = 0, workers_in = 0;
   for (int k = 1; k < run->size; k++) run->workers[k].t_heard = MPI_Wtime();
   while (!lbmc_schedule_all_finished(run->sched) && !run->stopping) {
     LBMC_CALL(lbmc_runner_serve(run));
     if (run->stopping || lbmc_schedule_all_finished(run->sched)) break;
+    workers_in = workers_in || lbmc_runner_workers_in(run);
     /* its own units in batches as a worker's, so that small points stay whole on one rank
        (a point split between ranks is reduced by rank 0) */
-    if (next == n) n = lbmc_runner_take(run, unit), next = 0;
+    if (next == n && workers_in) n = lbmc_runner_take(run, unit), next = 0;
     if (next < n) {
       const long *u = unit + LBMC_UNIT_LONGS * next++;
       const double t = MPI_Wtime();
@@ -238,7 +252,7 @@ lbmc_err lbmc_runner_root(lbmc_runner *run)
     if (run->released + run->nlost >= run->size - 1) {
       if (run->nlost == 0) break;
       if (grace < 0)
-        grace = MPI_Wtime() + fmax(run->set->stall_seconds, LBMC_STALL_END_GRACE);
+        grace = MPI_Wtime() + fmax(lbmc_runner_stall(run->set), LBMC_STALL_END_GRACE);
       else if (MPI_Wtime() >= grace)
         break;
     }

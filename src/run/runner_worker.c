@@ -113,9 +113,7 @@ lbmc_err lbmc_runner_worker(lbmc_runner *run)
   long unit[LBMC_UNIT_LONGS * LBMC_BATCH_MAX];
   int flag, dummy, has_result = 0;
   run->beat_req = MPI_REQUEST_NULL;
-  run->beat_every =
-      fmin(LBMC_BEAT_SECONDS,
-           (run->set->stall_seconds > 0 ? run->set->stall_seconds : LBMC_STALL_SECONDS) / 4);
+  run->beat_every = fmin(LBMC_BEAT_SECONDS, lbmc_runner_stall(run->set) / 4);
   for (;;) {
     const int signalled = run->set->stop && *run->set->stop;
     MPI_Request req[2];

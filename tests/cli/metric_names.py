@@ -77,7 +77,10 @@ with tempfile.TemporaryDirectory() as tmp:
     if got != want:
         failures.append(f"--metrics utilization,tail gives {got}, lbmc sim prints {want}")
     # names neither accepts, with the same message
-    for bad in ("utilization[3]", "tail[1][4]", "p_wait[1]", "sojourn_quantiles[0.95]", "pwait"):
+    # (an index is decimal digits: blanks, a sign or an exponent are not the names printed)
+    for bad in ("utilization[3]", "tail[1][4]", "p_wait[1]", "sojourn_quantiles[0.95]", "pwait",
+                "utilization[ 1]", "utilization[+1]", "utilization[1 ]", "utilization[1e0]",
+                "tail[1][ 2]"):
         r = run([LBMC, "info", out, "--metrics", bad])
         with open(job, "w") as fh:
             fh.write(JOB % bad)

@@ -86,7 +86,9 @@ expect 2 "--engine: occupancy cannot simulate this model \\(pull with stale: kee
 expect 2 "--engine: servers cannot simulate this model \\(lwl\\(2\\) reads workloads\\); engines that apply: lean, general" sim $ok --policy 'lwl(2)' --engine servers
 expect 2 "--engine: servers cannot simulate this model \\(n = 3000000000 exceeds the per-server limit of 2147483647 servers.*occupancy engine.*engines that apply: occupancy" sim --n 3e9 --lambda 0.5 --pools 1:1:inf --time 1e-6 --warmup 0 --engine servers
 expect 2 "--engine: no engine can simulate this model \\(occupancy: lwl\\(2\\) reads workloads; occupancy-ph: lwl\\(2\\) reads workloads; servers: .*general: n = 3000000000 exceeds the per-server limit" sim --n 3e9 --lambda 0.5 --pools 1:1:inf --time 1e-6 --warmup 0 --policy 'lwl(2)'
-expect 2 "--n: 2000000000000 is not allowed; an integer from 1 to 1000000000000" sim --n 2e12 --lambda 0.5 --pools 1:1:inf
+# a number past the limit and one past any integer: the same words, naming the limit
+expect 2 "--n: 2000000000000 is not allowed; an integer from 1 to 10\\^12 \\(servers\\) is required" sim --n 2e12 --lambda 0.5 --pools 1:1:inf
+expect 2 "--n: '1e300' is not allowed; an integer from 1 to 10\\^12 \\(servers\\) is required" sim --n 1e300 --lambda 0.5 --pools 1:1:inf
 expect 2 "--max-customers: 3000000000 is not allowed with the servers engine, which holds customers one by one" sim $ok --engine servers --max-customers 3e9
 expect 2 "--init: 'full' is not allowed; allowed: empty, meanfield" sim $ok --init full
 expect 2 "--lambda: a value is required" sim --n 10 --pools 1:1:inf --lambda

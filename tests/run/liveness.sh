@@ -58,7 +58,8 @@ frozen() { # frozen NAME CONTINUE: run on 3 ranks, stop rank 1 after its first u
   kill -STOP "$pid"
   stopped="$pid"
   if [ "$2" = continue ]; then
-    wait_for "$log" "presumed frozen" "$mp"
+    # rank 1's own warning (another rank starved by a loaded machine may be warned of too)
+    wait_for "$log" "warning: rank 1 (host [^ ]*, pid $pid) has sent nothing" "$mp"
     kill -CONT "$pid"
     stopped=""
   fi
@@ -75,11 +76,17 @@ frozen() { # frozen NAME CONTINUE: run on 3 ranks, stop rank 1 after its first u
   check "$1: no checkpoint left" test ! -e "$out.ckpt"
 }
 
+cpu_ticks() { # cpu_ticks PID: its user + system CPU time in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
 slow() { # run on 2 ranks with rank 1 slowed down, not frozen: SIGSTOP 0.5 s, SIGCONT 0.03 s
   # in turn (a few percent of a core, as on a machine loaded far beyond its cores): its units
   # take many times their expected time, but it sends heartbeats while it runs, so rank 0
-  # does not take it for frozen
-  local out="$WORK/slow.h5" log="$WORK/slow.log" mp pid=""
+  # does not take it for frozen. On a loaded machine 0.03 s may give it no CPU at all (it
+  # would then be frozen, not slow): each turn lasts until it has had a clock tick of CPU
+  # (at most 0.5 s more; none while it only waits for rank 0)
+  local out="$WORK/slow.h5" log="$WORK/slow.log" mp pid="" t0
   mpirun --oversubscribe -np 2 "$LBMC" run "$WORK/live.yaml" -o "$out" --progress 0.5 \
     --stall 3 > "$log" 2>&1 &
   mp=$!
@@ -91,9 +98,14 @@ slow() { # run on 2 ranks with rank 1 slowed down, not frozen: SIGSTOP 0.5 s, SI
     kill -STOP "$pid" 2>/dev/null || break
     stopped="$pid"
     sleep 0.5
+    t0=$(cpu_ticks "$pid")
     kill -CONT "$pid" 2>/dev/null
     stopped=""
     sleep 0.03
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+      [ "$(cpu_ticks "$pid")" -gt "$t0" ] && break
+      sleep 0.05
+    done
   done
   wait "$mp"
   echo "exit $?" >> "$log"

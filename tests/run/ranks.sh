@@ -55,9 +55,15 @@ for j in whole whole1; do
   check "$j: 1 rank" "$LBMC" run "$WORK/$j.yaml" -o "$WORK/${j}_1.h5" --quiet
   check "$j: 2 ranks" sh -c "mpirun --oversubscribe -np 2 '$LBMC' run '$WORK/$j.yaml' -o '$WORK/${j}_2.h5' 2> '$WORK/$j.log'"
   check "$j: points reduced by the worker" grep -Eq "points \([1-9][0-9]* reduced by workers\)" "$WORK/$j.log"
+  # a worker that starts late (it sleeps after the set-up's last collective, as one that
+  # gets no CPU on a loaded machine) still gets the first units: rank 0 does not run the
+  # whole job alone meanwhile
+  check "$j: 2 ranks, the worker late" sh -c "mpirun --oversubscribe -np 2 -x LD_PRELOAD='${LBMC_LATEWORKER:?}' '$LBMC' run '$WORK/$j.yaml' -o '$WORK/${j}_late.h5' 2> '$WORK/${j}_late.log'"
+  check "$j: the late worker reduced points" grep -Eq "points \([1-9][0-9]* reduced by workers\)" "$WORK/${j}_late.log"
   groups=points,estimates,replicas
   [ "$j" = whole ] && groups=$groups,pairs
   check "$j: 1 vs 2 ranks identical" compare "$WORK/${j}_1.h5" "$WORK/${j}_2.h5" --groups $groups
+  check "$j: 1 vs 2 ranks (the worker late) identical" compare "$WORK/${j}_1.h5" "$WORK/${j}_late.h5" --groups $groups
 done
 check "mpi_ranks recorded" /usr/bin/python3 -c "import h5py,sys; sys.exit(int(h5py.File('$WORK/r4.h5')['/'].attrs['mpi_ranks'] != 4))"
 finish

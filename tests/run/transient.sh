@@ -94,6 +94,11 @@ check "info --transient: an unknown metric names the allowed ones" \
   refused "allowed with --transient: mean_queue, tail, customers" info "$WORK/r1.h5" --transient --metrics p_wait_or_block
 check "info --transient: a pool out of range" \
   refused "'mean_queue[3]' is not allowed" info "$WORK/r1.h5" --transient --metrics 'mean_queue[3]'
+for idx in ' 1' '+1' '1 ' '1e0'; do
+  check "info --transient: an index '$idx' (digits only) is refused" \
+    refused "'mean_queue[$idx]' is not allowed; mean_queue takes a pool from 1" \
+    info "$WORK/r1.h5" --transient --metrics "mean_queue[$idx]"
+done
 
 # a changed value of /transient is refused by its checksum, naming the dataset
 damaged() {

@@ -182,12 +182,92 @@ static void test_normal_as_gsl(void)
   lbmc_stream_free(&b);
 }
 
+/* Uniforms script[0 .. n) then fill (one that GSL's and lbmc's loop accept at once) into
+ * both streams' buffers, so that the next draws read them. */
+static void zig_script(lbmc_stream *a, lbmc_stream *b, const double *script, int n, double fill)
+{
+  for (int i = 0; i < LBMC_STREAM_BUF; i++) a->buf[i] = b->buf[i] = i < n ? script[i] : fill;
+  a->pos = b->pos = 0;
+}
+
+/* The uniform u whose k = floor(u 2^32) is the given 32 bits. */
+static double zig_u_of(uint32_t k) { return ((double)k + 0.5) * 0x1p-32; }
+
+/* One draw of both from the script: equal bit for bit, the same uniforms taken. */
+static int zig_same(lbmc_stream *a, lbmc_stream *b, gsl_rng *r, const double *script, int n,
+                    double fill)
+{
+  double x, y;
+  zig_script(a, b, script, n, fill);
+  x = gsl_ran_gaussian_ziggurat(r, 1.0);
+  y = lbmc_normal_zig(b);
+  return memcmp(&x, &y, sizeof x) == 0 && a->pos == b->pos;
+}
+
+/* The normal ziggurat at its edges, against GSL on scripted uniforms (random draws reach
+ * them about once in 2^24 per layer): in every layer and for both signs the abscissae 0,
+ * 1, k - 1, k (the first outside the inner rectangle: k exact), k + 1 and 2^24 - 1, each
+ * followed by wedge uniforms 0, 1/2, 1 - 2^-52 and by the two nearest the wedge's
+ * acceptance threshold (exp(-x^2 / 2) - y_{i+1}) / (y_i - y_{i+1}) (a density y that
+ * differs from GSL's by a few ulps moves it by tens of steps of 2^-52), and the tail's
+ * pairs (U1, U2): a table entry or a branch that differs from GSL's fails here. */
+static void test_normal_edges(void)
+{
+  lbmc_stream a = {0}, b = {0};
+  gsl_rng *r = NULL;
+  const double top = 1 - 0x1p-52, fill = zig_u_of((1u << 8) | 1u); /* layer 1, j = 1 */
+  const double wedge[] = {0, 0.5, top},
+               tail[][2] = {{0, 0},     {0, 0.5},   {0.5, 0},   {0.5, 0.5},
+                            {0.5, top}, {top, 0.5}, {top, top}, {0.9, 1e-3}};
+  long cases = 0, differ = 0;
+  char first[128] = "";
+  CU_ASSERT_FATAL(lbmc_stream_init(&a, 19, 4242) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_stream_init(&b, 19, 4242) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_sampler_create(&a, &r) == LBMC_SUCCESS);
+  for (uint32_t i = 0; i < 128; i++)
+    for (uint32_t sign = 0; sign <= 0x80; sign += 0x80) {
+      const long k = (long)lbmc_gz_k[i];
+      const long js[] = {0, 1, k - 1, k, k + 1, 0xffffff};
+      for (int t = 0; t < 6; t++) {
+        const long j = js[t];
+        double script[4], x, thr;
+        if (j < 0 || j > 0xffffff) continue;
+        script[0] = zig_u_of(((uint32_t)j << 8) | sign | i);
+        x = (double)j * lbmc_gz_w[i];
+        thr = i < 127 ? (exp(-0.5 * x * x) - lbmc_gz_y[i + 1]) / (lbmc_gz_y[i] - lbmc_gz_y[i + 1])
+                      : NAN;
+        for (int c = 0; c < (i < 127 ? 5 : 8); c++) {
+          int n = 2;
+          if (i < 127 && c < 3) {
+            script[1] = wedge[c];
+          } else if (i < 127) { /* the grid of 2^-52 next to the threshold, below and above */
+            const double g = floor(fmin(fmax(thr, 0), top) * 0x1p52) * 0x1p-52;
+            script[1] = c == 3 ? g : fmin(g + 0x1p-52, top);
+          } else {
+            script[1] = tail[c][0], script[2] = tail[c][1], n = 3;
+          }
+          cases++;
+          if (!zig_same(&a, &b, r, script, n, fill) && differ++ == 0)
+            snprintf(first, sizeof first, "layer %u, sign %u, j %ld, case %d", i, sign >> 7, j, c);
+        }
+      }
+    }
+  UT_CHECK(differ == 0, "%ld of %ld scripted draws differ from GSL's, the first at %s", differ,
+           cases, first);
+  UT_CHECK(cases > 128 * 2 * 25, "only %ld cases", cases);
+  lbmc_sampler_destroy(&r);
+  a.pos = b.pos = LBMC_STREAM_BUF;
+  lbmc_stream_free(&a);
+  lbmc_stream_free(&b);
+}
+
 int ut_register_ziggurat(void)
 {
   static const ut_test tests[] = {{"tables: equal layer areas", test_tables},
                                   {"Exp(1): moments and CDF bins (10^7)", test_zig_distribution},
                                   {"agrees with inversion lbmc_exp1", test_against_inversion},
                                   {"normal: bit for bit GSL's ziggurat", test_normal_as_gsl},
+                                  {"normal: GSL's at every layer's edges", test_normal_edges},
                                   {NULL, NULL}};
   return ut_add_suite("ziggurat", tests);
 }
