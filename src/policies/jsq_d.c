@@ -86,10 +86,10 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
   (void)r;
   st->tally.c.messages += 2 * (uint64_t)st->m->param;
   if (st->m->param == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT && st->J == 1) {
-    /* the common case: one pool, whose positions are the n, both levels in one search */
+    /* the common case: one pool, whose positions are the n */
     const lbmc_occ_pool *p = &st->pool[0];
     uint64_t a, b;
-    uint32_t ka, kb;
+    uint32_t ka;
     lbmc_occ_class c;
     if (st->pair_N) { /* one number for both (the engine asked for it) */
       lbmc_occ_pair1(st, st->s_route, &a, &b);
@@ -98,11 +98,12 @@ static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t
       b = lbmc_occ_uint(st->s_route, n - 1);
       b += b >= a;
     }
-    lbmc_occ_level2(p, (int64_t)a, (int64_t)b, &ka, &kb);
-    { /* the lower (a on ties), by masks: which one is a coin toss for the predictor */
-      const uint64_t take_b = -(uint64_t)(kb < ka);
-      a ^= (a ^ b) & take_b;
-      ka ^= (ka ^ kb) & (uint32_t)take_b;
+    { /* the lower level is the higher position's (positions rank levels from the top):
+         one level search, low levels first; on a tie (the lower position at the same
+         level, at or above G[k + 1]) a, the first drawn, as in the general loop */
+      const uint64_t hi = a > b ? a : b, lo = a ^ b ^ hi;
+      ka = lbmc_occ_level_low(p, (int64_t)hi);
+      a = (int64_t)lo >= p->G[ka + 1] ? a : hi;
     }
     c.j = 0;
     c.k = ka;
