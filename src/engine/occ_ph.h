@@ -82,6 +82,7 @@ typedef struct {
   double next_arr, next_dep; /* next arrival; next service event: the earliest class clock */
   uint32_t dep_cls;          /* the class of next_dep */
   double inv_lambda_total;
+  int pair2; /* 1: the arrivals route by lbmc_occ_route_pair2 inline (jsq(2), one pool) */
   /* At the start of the current tick: the per-customer counters above. */
   int64_t wait_levels0[LBMC_MAX_POOLS], wait_phase0[LBMC_MAX_POOLS][LBMC_PHOCC_M];
   lbmc_view view;

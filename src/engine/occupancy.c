@@ -175,7 +175,6 @@ static void lbmc_occ_init_pool(lbmc_occ_pool *p, const lbmc_model *m, int j, uin
   p->w_wait = 1.0 / (p->L * p->mu1);
   p->cap = p->B != UINT32_MAX ? 2 * p->B + 2 : LBMC_OCC_CAP0;
   if (p->cap < K + 2) p->cap = K + 2;
-  if (p->cap < LBMC_OCC_LOW + 2) p->cap = LBMC_OCC_LOW + 2; /* lbmc_occ_level_low reads them */
   p->G = calloc(p->cap, sizeof *p->G);
 }
 

@@ -158,23 +158,6 @@ static inline uint32_t lbmc_occ_level(const lbmc_occ_pool *p, int64_t P)
   return k;
 }
 
-/** Levels 1 .. LBMC_OCC_LOW that lbmc_occ_level_low reads without a search; every pool's
- *  G array holds at least LBMC_OCC_LOW + 2 entries (lbmc_occ_state_init). */
-#define LBMC_OCC_LOW 4
-
-/** Level of position P (as lbmc_occ_level) for a position that is most likely low: the
- *  level is the number of k >= 1 with G[k] > P (G nonincreasing), counted over levels
- *  1 .. LBMC_OCC_LOW without branches; only when G[LBMC_OCC_LOW + 1] > P too (a branch
- *  taken rarely where the policy balances) the binary lifting of lbmc_occ_level. */
-static inline uint32_t lbmc_occ_level_low(const lbmc_occ_pool *p, int64_t P)
-{
-  const int64_t *G = p->G;
-  uint32_t k = 0;
-  if (G[LBMC_OCC_LOW + 1] > P) return lbmc_occ_level(p, P);
-  for (uint32_t i = 1; i <= LBMC_OCC_LOW; i++) k += G[i] > P;
-  return k;
-}
-
 /** Pool of global position Q (0 <= Q < n). O(J). */
 static inline uint32_t lbmc_occ_pool_of(const lbmc_occ_state *st, int64_t Q)
 {
