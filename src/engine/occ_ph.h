@@ -25,7 +25,7 @@ extern const lbmc_engine_type lbmc_engine_occupancy_ph;
 
 /** Levels 1 .. LBMC_PHOCC_FLAT are kept out of the Fenwick trees (their nodes count 0;
  *  occ_ph.c, "The phase arrays"). */
-#define LBMC_PHOCC_FLAT 4
+#define LBMC_PHOCC_FLAT 8
 
 /** One pool's phases: the counts per (level, phase), a Fenwick tree over the levels per
  *  phase, and the law's constants. */
