@@ -41,55 +41,60 @@ _Static_assert(offsetof(lbmc_mlfg, lags) == 0x38 && offsetof(lbmc_mlfg, hptr) ==
                    offsetof(lbmc_mlfg, lval) == 0x4c && offsetof(lbmc_mlfg, kval) == 0x50,
                "the MLFG state's layout");
 
-/* One number: head h (already moved), partner h + off, into *out. */
-#define LBMC_MLFG_ONE(h, out)                                                                      \
+/* Most lags the direct loop takes (SPRNG's default MLFG, parameter 0, has lags (17, 5)). */
+#define LBMC_MLFG_LMAX 64
+
+/* The numbers in sequence order: with x_i the i-th number's 64-bit integer, the table
+ * update above is the recurrence x_i = x_{i - lval} x_{i - kval} (mod 2^64) (the head's
+ * slot holds the number written lval steps before, its partner (head + kval) mod lval
+ * the one written kval steps before). In seq, numbers a line: x_{i - l + j} at j for
+ * the lval before the first new one, read off the table (the next head h - 1 holds
+ * x_{i - l}, slot (h - 1 + d) mod l holds x_{i - d}), then the n new ones; the last
+ * lval are written back the same way and the head moves n slots. The loop has no index
+ * arithmetic modulo lval and no short stretches (the table's were 12 and 5 numbers
+ * long), and each number reads what was written kval numbers before: the same numbers. */
+#define LBMC_MLFG_NEXT(i)                                                                          \
   do {                                                                                             \
-    const uint64_t v_ = lags[(h)] * lags[(h) + off];                                               \
-    lags[(h)] = v_;                                                                                \
-    (out) = (double)(int64_t)(v_ >> 12) * 0x1p-52;                                                 \
+    const uint64_t v_ = seq[(i)] * seq[(i) + l - k];                                               \
+    seq[(i) + l] = v_;                                                                             \
+    buf[(i)] = (double)(int64_t)(v_ >> 12) * 0x1p-52;                                              \
   } while (0)
 
-/* Numbers of MLFG generator g into buf[i .. i + c), the head at h - 1 .. h - c (no wrap
- * of the head) and its partner at head + off; four at a time (the loop's own counting
- * was a third of its instructions), in the same order, each reading what the previous
- * ones wrote: the same numbers. */
-static inline void lbmc_mlfg_run(uint64_t *lags, double *buf, int i, int h, int c, int off)
+/* Four at a time while kval >= 4 (the four read nothing the others write; the loop's
+ * own counting was a third of its instructions), then one at a time. */
+static inline void lbmc_mlfg_seq(uint64_t *seq, double *buf, int n, int l, int k)
 {
-  double *out = buf + i;
-  for (; c >= 4; c -= 4, h -= 4, out += 4) {
-    LBMC_MLFG_ONE(h - 1, out[0]);
-    LBMC_MLFG_ONE(h - 2, out[1]);
-    LBMC_MLFG_ONE(h - 3, out[2]);
-    LBMC_MLFG_ONE(h - 4, out[3]);
+  int i = 0;
+  for (; k >= 4 && i + 4 <= n; i += 4) {
+    LBMC_MLFG_NEXT(i);
+    LBMC_MLFG_NEXT(i + 1);
+    LBMC_MLFG_NEXT(i + 2);
+    LBMC_MLFG_NEXT(i + 3);
   }
-  for (; c > 0; c--, out++) {
-    h--;
-    LBMC_MLFG_ONE(h, out[0]);
-  }
+  for (; i < n; i++) LBMC_MLFG_NEXT(i);
 }
-#undef LBMC_MLFG_ONE
+#undef LBMC_MLFG_NEXT
 
-/* n numbers of MLFG generator g into buf: the head runs down from hptr - 1 to 0, then
- * from lval - 1; its partner (head + kval) mod lval is head + kval - lval while head >=
- * lval - kval, head + kval below, so each stretch is a loop without index arithmetic. */
+/* n (<= LBMC_STREAM_BUF) numbers of MLFG generator g (lval <= LBMC_MLFG_LMAX) into buf. */
 static void lbmc_mlfg_fill(lbmc_mlfg *g, double *buf, int n)
 {
+  uint64_t seq[LBMC_MLFG_LMAX + LBMC_STREAM_BUF];
   uint64_t *lags = g->lags;
   const int l = g->lval, k = g->kval;
-  int h = g->hptr, i = 0;
-  while (i < n) {
-    int c;
-    if (h == 0) h = l;
-    if (h > l - k) { /* heads h - 1 .. l - k: partner head + k - l */
-      c = h - (l - k);
-      c = c < n - i ? c : n - i;
-      lbmc_mlfg_run(lags, buf, i, h, c, k - l);
-    } else { /* heads h - 1 .. 0: partner head + k */
-      c = h < n - i ? h : n - i;
-      lbmc_mlfg_run(lags, buf, i, h, c, k);
-    }
-    i += c;
-    h -= c;
+  int h = g->hptr, s;
+  for (int j = 0; j < l; j++) { /* slot (h - 1 + l - j) mod l */
+    s = h - 1 - j + l;
+    seq[j] = lags[s >= l ? s - l : s];
+  }
+  if (l == 17 && k == 5) /* the default lags as constants: a tighter loop */
+    lbmc_mlfg_seq(seq, buf, n, 17, 5);
+  else
+    lbmc_mlfg_seq(seq, buf, n, l, k);
+  h = (int)(((long)h - n) % l);
+  h += h < 0 ? l : 0;
+  for (int j = 0; j < l; j++) {
+    s = h - 1 - j + l;
+    lags[s >= l ? s - l : s] = seq[n + j];
   }
   g->hptr = h;
 }
@@ -106,8 +111,8 @@ static int lbmc_mlfg_check(int *gen, int gennum, long seed)
   const lbmc_mlfg *g = (const lbmc_mlfg *)gen;
   double want[LBMC_MLFG_CHECK], got[LBMC_MLFG_CHECK];
   int *a = NULL, *b = NULL, ok = 0;
-  if (g->rng_type != SPRNG_MLFG || !g->lags || g->lval < 2 || g->kval < 1 || g->kval >= g->lval ||
-      g->hptr < 0 || g->hptr >= g->lval)
+  if (g->rng_type != SPRNG_MLFG || !g->lags || g->lval < 2 || g->lval > LBMC_MLFG_LMAX ||
+      g->kval < 1 || g->kval >= g->lval || g->hptr < 0 || g->hptr >= g->lval)
     return 0;
   a = init_rng(SPRNG_MLFG, gennum, INT_MAX, (int)seed, 0);
   b = init_rng(SPRNG_MLFG, gennum, INT_MAX, (int)seed, 0);

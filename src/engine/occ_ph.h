@@ -25,7 +25,7 @@ extern const lbmc_engine_type lbmc_engine_occupancy_ph;
 
 /** Levels 1 .. LBMC_PHOCC_FLAT are kept out of the Fenwick trees (their nodes count 0;
  *  occ_ph.c, "The phase arrays"). */
-#define LBMC_PHOCC_FLAT 4
+#define LBMC_PHOCC_FLAT 8
 
 /** One pool's phases: the counts per (level, phase), a Fenwick tree over the levels per
  *  phase, and the law's constants. */
@@ -82,6 +82,7 @@ typedef struct {
   double next_arr, next_dep; /* next arrival; next service event: the earliest class clock */
   uint32_t dep_cls;          /* the class of next_dep */
   double inv_lambda_total;
+  int pair2; /* 1: the arrivals route by lbmc_occ_route_pair2 inline (jsq(2), one pool) */
   /* At the start of the current tick: the per-customer counters above. */
   int64_t wait_levels0[LBMC_MAX_POOLS], wait_phase0[LBMC_MAX_POOLS][LBMC_PHOCC_M];
   lbmc_view view;

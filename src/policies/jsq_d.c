@@ -82,33 +82,10 @@ __attribute__((noinline)) static lbmc_occ_class lbmc_jsqd_occ_route_any(lbmc_occ
 
 static lbmc_occ_class lbmc_jsqd_occ_route(lbmc_occ_state *st, void *ws, uint32_t r)
 {
-  const uint64_t n = (uint64_t)st->n;
   (void)r;
+  if (st->m->param == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT && st->J == 1)
+    return lbmc_occ_route_pair2(st); /* the common case: one pool, whose positions are the n */
   st->tally.c.messages += 2 * (uint64_t)st->m->param;
-  if (st->m->param == 2 && st->m->sampling == LBMC_SAMPLING_DISTINCT && st->J == 1) {
-    /* the common case: one pool, whose positions are the n, both levels in one search */
-    const lbmc_occ_pool *p = &st->pool[0];
-    uint64_t a, b;
-    uint32_t ka, kb;
-    lbmc_occ_class c;
-    if (st->pair_N) { /* one number for both (the engine asked for it) */
-      lbmc_occ_pair1(st, st->s_route, &a, &b);
-    } else {
-      a = lbmc_occ_uint(st->s_route, n);
-      b = lbmc_occ_uint(st->s_route, n - 1);
-      b += b >= a;
-    }
-    lbmc_occ_level2(p, (int64_t)a, (int64_t)b, &ka, &kb);
-    { /* the lower (a on ties), by masks: which one is a coin toss for the predictor */
-      const uint64_t take_b = -(uint64_t)(kb < ka);
-      a ^= (a ^ b) & take_b;
-      ka ^= (ka ^ kb) & (uint32_t)take_b;
-    }
-    c.j = 0;
-    c.k = ka;
-    c.rank1 = (uint64_t)((int64_t)a - p->G[ka + 1]) + 1;
-    return c;
-  }
   return lbmc_jsqd_occ_route_any(st, ws);
 }
 
@@ -122,6 +99,7 @@ static const lbmc_occupancy_ops lbmc_jsq_d_occupancy = {
     .destroy = lbmc_jsqd_occ_destroy,
     .route = lbmc_jsqd_occ_route,
     .law = lbmc_jsqd_occ_law,
+    .pair2 = 1,
 };
 
 const lbmc_policy_type lbmc_policy_jsq_d = {

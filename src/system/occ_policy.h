@@ -52,6 +52,40 @@ typedef struct lbmc_occupancy_ops_ {
   /** Routing law: p[j * levels + k] = probability that an arrival in state mf is sent
    *  to a server of pool j at level k (sum 1 over the classes). */
   void (*law)(const lbmc_occ_mf *mf, double *p);
+  /** 1 if route is lbmc_occ_route_pair2 below whenever the model has one pool, param 2
+   *  and distinct sampling (jsq(2)): an engine may then call that inline (the same
+   *  numbers drawn, the same class). */
+  int pair2;
 } lbmc_occupancy_ops;
+
+/** jsq(2) over one pool, distinct sampling (jsq_d.c's occupancy form for that case; a
+ *  header function so that an engine can inline it): two distinct uniform positions a, b
+ *  (one number when the engine set st->pair_N, else two), the class of the lower level
+ *  and the drawn position's rank in it; 4 messages. The lower level is the higher
+ *  position's (positions rank levels from the top), so one level search; on a tie (the
+ *  lower position at the same level, i.e. at or above G[k + 1]) a, the first drawn, as
+ *  the general loop of jsq(d) chooses. */
+static inline lbmc_occ_class lbmc_occ_route_pair2(lbmc_occ_state *st)
+{
+  const lbmc_occ_pool *p = &st->pool[0];
+  const uint64_t n = (uint64_t)st->n;
+  uint64_t a, b, hi, lo;
+  lbmc_occ_class c;
+  st->tally.c.messages += 4;
+  if (st->pair_N) {
+    lbmc_occ_pair1(st, st->s_route, &a, &b);
+  } else {
+    a = lbmc_occ_uint(st->s_route, n);
+    b = lbmc_occ_uint(st->s_route, n - 1);
+    b += b >= a;
+  }
+  hi = a > b ? a : b;
+  lo = a ^ b ^ hi;
+  c.j = 0;
+  c.k = lbmc_occ_level(p, (int64_t)hi);
+  a = (int64_t)lo >= p->G[c.k + 1] ? a : hi;
+  c.rank1 = (uint64_t)((int64_t)a - p->G[c.k + 1]) + 1;
+  return c;
+}
 
 #endif

@@ -158,21 +158,6 @@ static inline uint32_t lbmc_occ_level(const lbmc_occ_pool *p, int64_t P)
   return k;
 }
 
-/** The levels of two positions A and B of pool p (as lbmc_occ_level for each), in one
- *  lifting loop: the two searches share the loop and their loads overlap. */
-static inline void lbmc_occ_level2(const lbmc_occ_pool *p, int64_t A, int64_t B, uint32_t *ka,
-                                   uint32_t *kb)
-{
-  const int64_t *G = p->G;
-  uint32_t a = 0, b = 0;
-  for (uint32_t step = 1u << (31 - __builtin_clz(p->top + 1)); step; step >>= 1) {
-    a = G[a + step] > A ? a + step : a;
-    b = G[b + step] > B ? b + step : b;
-  }
-  *ka = a;
-  *kb = b;
-}
-
 /** Pool of global position Q (0 <= Q < n). O(J). */
 static inline uint32_t lbmc_occ_pool_of(const lbmc_occ_state *st, int64_t Q)
 {

@@ -191,6 +191,76 @@ static void test_level_search(void)
   lbmc_stream_free(&s);
 }
 
+/* jsq(2)'s one-pool route (lbmc_occ_route_pair2: one level search, the higher position's,
+ * a tie told by G[k + 1]) against the two positions' levels by a linear scan, the lower
+ * taken, a on ties, from a stream made alike: the same class and rank on random tail
+ * counts, with one number per pair and with two. The ties must occur (else the tie rule
+ * would go untested): with a rule taking the higher position on ties instead, the ranks
+ * would differ there. */
+static void test_route_pair2(void)
+{
+  lbmc_stream s = {0}, r = {0}, t = {0};
+  int64_t G[160];
+  long ties = 0, tie_ranks_differ = 0;
+  CU_ASSERT_FATAL(lbmc_stream_init(&s, 907, 5) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_stream_init(&r, 908, 5) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_stream_init(&t, 908, 5) == LBMC_SUCCESS);
+  for (int trial = 0; trial < 400; trial++) {
+    lbmc_occ_state st;
+    uint32_t top = lbmc_uint(&s, 40);
+    int64_t N = 0, x[80];
+    memset(&st, 0, sizeof st);
+    for (uint32_t k = 0; k <= top; k++)
+      N += x[k] = (k == top && top > 0) ? 1 + lbmc_uint(&s, 3) : lbmc_uint(&s, 5);
+    if (N < 2) x[0] += 2 - N, N = 2;
+    memset(G, 0, sizeof G);
+    for (uint32_t k = top + 1; k-- > 0;) G[k] = G[k + 1] + x[k];
+    st.pool[0].G = G;
+    st.pool[0].top = top;
+    st.pool[0].N = N;
+    st.J = 1;
+    st.n = N;
+    st.s_route = &r;
+    if (trial % 2) { /* one number per pair */
+      st.pair_N = (uint64_t)N * (uint64_t)(N - 1);
+      st.pair_thr = (1ULL << LBMC_OCC_BITS) % st.pair_N;
+    }
+    for (int i = 0; i < 200; i++) {
+      const lbmc_occ_class c = lbmc_occ_route_pair2(&st);
+      uint64_t a, b, pos;
+      uint32_t ka = 0, kb = 0, k;
+      if (st.pair_N) {
+        lbmc_occ_pair1(&st, &t, &a, &b);
+      } else {
+        a = lbmc_occ_uint(&t, (uint64_t)N);
+        b = lbmc_occ_uint(&t, (uint64_t)N - 1);
+        b += b >= a;
+      }
+      for (uint32_t l = 0; l <= top; l++) {
+        if (G[l] > (int64_t)a) ka = l;
+        if (G[l] > (int64_t)b) kb = l;
+      }
+      k = kb < ka ? kb : ka;
+      pos = kb < ka ? b : a;
+      if (ka == kb) {
+        ties++;
+        tie_ranks_differ += (a > b ? a : b) != a;
+      }
+      UT_CHECK(c.j == 0 && c.k == k && c.rank1 == pos - (uint64_t)G[k + 1] + 1,
+               "positions %llu, %llu: class (%u, %u) rank %llu, want (0, %u) rank %llu",
+               (unsigned long long)a, (unsigned long long)b, c.j, c.k, (unsigned long long)c.rank1,
+               k, (unsigned long long)(pos - (uint64_t)G[k + 1] + 1));
+    }
+    UT_CHECK(st.tally.c.messages == 4 * 200, "messages %llu, want 800",
+             (unsigned long long)st.tally.c.messages);
+  }
+  UT_CHECK(ties > 1000 && tie_ranks_differ > 500, "ties %ld, of which %ld with b above a", ties,
+           tie_ranks_differ);
+  lbmc_stream_free(&s);
+  lbmc_stream_free(&r);
+  lbmc_stream_free(&t);
+}
+
 static void test_fenwick(void)
 {
   lbmc_fenwick f;
@@ -759,6 +829,7 @@ int ut_register_occupancy(void)
       {"exact uniform integers on 52-bit words", test_uint},
       {"pairs of distinct positions from one number", test_pair1},
       {"level of a position: binary lifting", test_level_search},
+      {"jsq(2) one-pool route: one level search", test_route_pair2},
       {"Fenwick tree", test_fenwick},
       {"jsq(d), random, balanced(c): classes vs enumeration", test_route_sampling},
       {"jsq: lowest level", test_route_jsq},
