@@ -7,10 +7,11 @@ how often the 95% intervals of mean_sojourn, mean_queue and p_wait cover a truth
 verdict, and how many runs the verdict called ok. The truth:
   - exponential service: the refined mean field x* + V/n at this n (`--limit refined`; Gast and
     Van Houdt 2017, error O(1/n^2));
-  - hyperexponential scv 5 (occupancy-ph engine): the n -> inf limit (`--limit`: the cavity
-    queue) for n >= 1e5, whose O(1/n) error is below 1e-3 of a half-width there (the exponential
-    law's V/n at n = 1e5 is 3e-5 on mean_queue); for smaller n a long run's estimate given with
-    --truth METRIC=VALUE,... (its half-width reported beside the table).
+  - hyperexponential scv 5 (occupancy-ph engine), given with --truth METRIC=VALUE,...: the
+    n -> inf limit (`lbmc sim ... --limit`: the cavity queue; mean_sojourn 4.616840315464833,
+    mean_queue 4.155156283918338, p_wait 0.81) for n >= 1e5, whose O(1/n) offset (+0.004 +-
+    0.007 on mean_queue at n = 1e3, from 100 replicas of 4000) is at most 0.3 of a half-width
+    there; or a long run's estimate.
 
 Usage:
   /usr/bin/python3 bench/short_replicas.py LBMC OUT.jsonl LAW N T R RUNS [--truth k=v,...]
@@ -18,8 +19,11 @@ Usage:
       skipped) and prints the cell's coverage.
   /usr/bin/python3 bench/short_replicas.py --table OUT.jsonl
       the table of every cell in OUT.jsonl (coverage with its binomial 95% half-width).
-Cost: events about 1.8 n T R per run; a cell of 200 runs at n = 1e6, T = 2, R = 10 is about
-7e9 events (some 10 CPU minutes)."""
+Cost: events about 1.8 n T R per run (about 15 M events per CPU second); a cell of 200 runs
+at n = 1e6, T = 2, R = 10 is about 7e9 events (some 8 CPU minutes). The table in
+docs/model.md ("Relaxation time") came from cells run this way, e.g.
+  for T in 0.05 0.5 2 8; do /usr/bin/python3 bench/short_replicas.py build/src/lbmc \
+      exp.jsonl exp 1e3 $T 30 200; done"""
 import json
 import os
 import subprocess
