@@ -245,7 +245,11 @@ static lbmc_err lbmc_point_warmup_floor(lbmc_point *p, long R, int *said)
     size_t d;
     LBMC_CALL(lbmc_point_relax_measure(p, R, 1, &m));
     w = lbmc_point_warmup_needed(p, &m, (double)(p->S - p->d) * p->seg_len);
-    if (pass == 0) *said = !isnan(w);
+    if (pass == 0) {
+      int settled;
+      (void)lbmc_point_tau_start(p, &m, &settled);
+      *said = settled && !isnan(w);
+    }
     if (!(w > (double)p->d * p->seg_len)) break;
     d = (size_t)ceil(w / p->seg_len);
     if (d > cap) d = cap;
@@ -266,8 +270,10 @@ static lbmc_err lbmc_point_warmup_floor(lbmc_point *p, long R, int *said)
  * over the series of customers per server, averaged over replicas 0 .. R - 1 (the first
  * round, or the replicas an interrupted first round finished) that stayed below the cap
  * (White and Robinson 2010 apply MSER to the replication means), raised to the transient
- * bound with the run's own relaxation time; MSER too where the bound cannot be said (no
- * spread between the replicas: a standard error of 0). */
+ * bound with the run's own relaxation time; MSER too where the bound cannot be said: the
+ * floor's reading not resolved (the run is too short to tell whether the servers pool as
+ * the floor assumes: a large system under jsq(2) relaxes far more slowly than M/M/1 of
+ * its total speed), or no spread between the replicas (a standard error of 0). */
 static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
 {
   lbmc_record rec;
@@ -281,7 +287,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   if (p->o.init != LBMC_INIT_TAIL && (lbmc_point_tau_model(p) > 0 || getenv("WU22_ALL"))) {
     LBMC_CALL(lbmc_point_warmup_floor(p, R, &said));
     if (said) return LBMC_SUCCESS;
-    p->d = 0; /* no standard error to compare with (replicas alike): MSER */
+    p->d = 0; /* the relaxation time not resolved, or no standard error: MSER */
     lbmc_point_set_fine(p);
   }
   LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 2 * p->S));

@@ -173,20 +173,25 @@ double lbmc_point_tau_model(const lbmc_point *p)
   return lbmc_point_tau_known(p, &tau, &skew) ? tau : lbmc_point_tau_floor(p);
 }
 
-double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m)
+double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m, int *settled)
 {
   double tau, skew;
+  int dummy;
+  settled = settled ? settled : &dummy;
+  *settled = 1;
   if (lbmc_point_tau_known(p, &tau, &skew)) return tau;
+  *settled = m->rx.resolved;
   tau = lbmc_point_tau_floor(p);
   if (!(tau > 0)) return m->rx.tau; /* no floor: the run's own reading */
-  /* the floor, unless the reading proves the system slower (as the relaxation gate) */
-  return m->rx.resolved && m->rx.tau_lower > tau ? fmax(m->rx.tau, tau) : tau;
+  /* the floor, unless the reading proves the system slower (as the relaxation gate); an
+   * unresolved reading is a lower bound: at least the floor */
+  return m->rx.resolved && !(m->rx.tau_lower > tau) ? tau : fmax(m->rx.tau, tau);
 }
 
 double lbmc_point_warmup_needed(const lbmc_point *p, const lbmc_point_relaxation *m,
                                 double measured)
 {
-  return lbmc_transient_warmup(m->n0 - m->nbar, lbmc_point_tau_start(p, m), measured,
+  return lbmc_transient_warmup(m->n0 - m->nbar, lbmc_point_tau_start(p, m, NULL), measured,
                                LBMC_RELAX_BIAS_SE * m->se);
 }
 
@@ -291,7 +296,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   }
   /* the start's transient needs a finite tau (without one the rule above already withholds
    * ok and asks for a longer run) */
-  tau_s = lbmc_point_tau_start(p, &m); /* the value the automatic warm-up was chosen by */
+  tau_s = lbmc_point_tau_start(p, &m, NULL); /* the one the automatic warm-up was chosen by */
   v->transient_bound = m.se > 0 && isfinite(m.rx.tau)
                            ? lbmc_transient_bound(m.n0 - m.nbar, tau_s, w, T) / m.se
                            : NAN;

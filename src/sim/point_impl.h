@@ -172,10 +172,11 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
 double lbmc_point_tau_model(const lbmc_point *p);
 
 /** The relaxation time the start's transient bound uses with the readings `m`: the exact
- *  value where known; the floor unless the reading's lower bound proves the system slower
- *  (then the reading, at least the floor), as the relaxation gate; where the model gives
- *  none, the reading m->rx.tau. */
-double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m);
+ *  value where known; the floor where the reading is resolved and its lower bound does not
+ *  prove the system slower, as the relaxation gate, else the reading but at least the
+ *  floor; where the model gives none, the reading m->rx.tau. *settled (NULL: not asked)
+ *  is 1 when the value rests on no unresolved reading (exact, or a resolved one). */
+double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m, int *settled);
 
 /** The warm-up (time from the start) that brings the transient bound of `m` (measured
  *  time `measured`, relaxation time lbmc_point_tau_start) down to LBMC_RELAX_BIAS_SE
