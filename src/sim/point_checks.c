@@ -189,10 +189,10 @@ double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m,
 }
 
 double lbmc_point_warmup_needed(const lbmc_point *p, const lbmc_point_relaxation *m,
-                                double measured)
+                                double measured, double bias_se)
 {
   return lbmc_transient_warmup(m->n0 - m->nbar, lbmc_point_tau_start(p, m, NULL), measured,
-                               LBMC_RELAX_BIAS_SE * m->se);
+                               bias_se * m->se);
 }
 
 /* The measured time per replica the relaxation rule asks of R replicas with tau_u and
@@ -301,7 +301,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                            ? lbmc_transient_bound(m.n0 - m.nbar, tau_s, w, T) / m.se
                            : NAN;
   if (v->transient_bound > LBMC_RELAX_BIAS_SE) {
-    wneed = lbmc_point_warmup_needed(p, &m, T);
+    wneed = lbmc_point_warmup_needed(p, &m, T, LBMC_RELAX_BIAS_SE);
     p->need_warmup = wneed;
     /* with the same warm-up, a run f times longer makes bound / se f^(1/2) times smaller;
      * only once the run spans the relaxation rule's length: shorter, se does not fall like

@@ -179,11 +179,10 @@ double lbmc_point_tau_model(const lbmc_point *p);
 double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m, int *settled);
 
 /** The warm-up (time from the start) that brings the transient bound of `m` (measured
- *  time `measured`, relaxation time lbmc_point_tau_start) down to LBMC_RELAX_BIAS_SE
- *  standard errors: the smallest w with |n0 - nbar| tau G(w / tau) / measured <=
- *  LBMC_RELAX_BIAS_SE se (lbmc_transient_warmup); 0 if none is needed, NaN if it cannot
- *  be said. */
+ *  time `measured`, relaxation time lbmc_point_tau_start) down to bias_se standard errors:
+ *  the smallest w with |n0 - nbar| tau G(w / tau) / measured <= bias_se se
+ *  (lbmc_transient_warmup); 0 if none is needed, NaN if it cannot be said. */
 double lbmc_point_warmup_needed(const lbmc_point *p, const lbmc_point_relaxation *m,
-                                double measured);
+                                double measured, double bias_se);
 
 #endif

@@ -250,8 +250,9 @@ static double transient_at(seg_profile f, long R, size_t d, double tau)
 
 /* Where the model gives the relaxation time (M/M/1 at rho 0.5: exactly 6) and the replicas
  * start empty, the automatic warm-up is the start's transient bound's: the fewest segments
- * that bring it to a quarter of a standard error, not MSER's cut (the fill-up's 6 segments).
- * With a finite buffer the model gives none, and MSER still decides. */
+ * that bring it to a twentieth of a standard error (the automatic warm-up's target), not
+ * MSER's cut (the fill-up's 6 segments). With a finite buffer the model gives none, and
+ * MSER still decides. */
 static void test_point_warmup_transient(void)
 {
   lbmc_model *m = test_model();
@@ -263,8 +264,8 @@ static void test_point_warmup_transient(void)
   d = (size_t)(lbmc_point_verdict(p)->warmup_used / 10);
   UT_CHECK(d >= 1 && d < 6 && lbmc_point_verdict(p)->warmup_used == 10.0 * (double)d, "warm-up %g",
            lbmc_point_verdict(p)->warmup_used);
-  UT_CHECK(transient_at(prof_fill6_spread, 5, d, 6) <= 0.25 &&
-               transient_at(prof_fill6_spread, 5, d - 1, 6) > 0.25,
+  UT_CHECK(transient_at(prof_fill6_spread, 5, d, 6) <= 0.05 &&
+               transient_at(prof_fill6_spread, 5, d - 1, 6) > 0.05,
            "warm-up %zu segments: bound %g, with one less %g", d,
            transient_at(prof_fill6_spread, 5, d, 6), transient_at(prof_fill6_spread, 5, d - 1, 6));
   lbmc_point_destroy(&p);
