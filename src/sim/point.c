@@ -275,10 +275,10 @@ static lbmc_err lbmc_point_warmup_floor(lbmc_point *p, long R, double bias_se, i
 /* The warm-up of the point (in segments); 0 with a fixed warm-up. Where the model gives a
  * relaxation time (lbmc_point_tau_model) and the start is known (empty, or the mean-field
  * point), the transient bound alone: the smallest warm-up whose transient is at most
- * LBMC_WARMUP_BIAS_SE standard errors. MSER chooses its truncation on the same data the interval
- * is computed from, and near saturation it cuts where the early queue happened to be high
- * (JSQ on 2 servers at rho 0.95, 10 replicas of 160 tau: the runs it truncated covered
- * 88.2%, 7 of their 9 misses below the truth; docs/model.md "Warm-up"). Elsewhere MSER
+ * LBMC_WARMUP_BIAS_SE standard errors. MSER chooses its truncation on the same data the
+ * interval is computed from, and near saturation it cuts where the early queue happened to
+ * be high (JSQ on 2 servers at rho 0.95, 10 replicas of 160 tau: the runs it truncated
+ * covered 88.2%, 7 of their 9 misses below the truth; docs/model.md "Warm-up"). Elsewhere MSER
  * over the series of customers per server, averaged over replicas 0 .. R - 1 (the first
  * round, or the replicas an interrupted first round finished) that stayed below the cap
  * (White and Robinson 2010 apply MSER to the replication means), raised to the transient
@@ -296,7 +296,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   p->decided = 1;
   lbmc_point_set_fine(p);
   if (!p->o.warmup_auto || p->S < 2) return LBMC_SUCCESS;
-  if (p->o.init != LBMC_INIT_TAIL && (lbmc_point_tau_model(p) > 0 || getenv("WU22_ALL"))) {
+  if (p->o.init != LBMC_INIT_TAIL && lbmc_point_tau_model(p) > 0) {
     LBMC_CALL(lbmc_point_warmup_floor(p, R, LBMC_WARMUP_BIAS_SE, &said));
     if (said) return LBMC_SUCCESS;
     p->d = 0; /* the relaxation time not resolved, or no standard error: MSER */
