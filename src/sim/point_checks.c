@@ -101,11 +101,6 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   return LBMC_SUCCESS;
 }
 
-double lbmc_point_warmup_needed(const lbmc_point_relaxation *m, double measured)
-{
-  return lbmc_transient_warmup(m->n0 - m->nbar, m->rx.tau, measured, LBMC_RELAX_BIAS_SE * m->se);
-}
-
 /* The integrated autocorrelation time of the customers in the system in the heavy-traffic
  * limit of the pooled system: reflected Brownian motion with drift -(C - Lambda) and
  * variance Lambda (1 + c_s^2) (Poisson arrivals), in customers, tau = Lambda (1 + c_s^2) /
@@ -172,6 +167,34 @@ static int lbmc_point_tau_known(const lbmc_point *p, double *tau, double *skew)
   return 1;
 }
 
+double lbmc_point_tau_model(const lbmc_point *p)
+{
+  double tau, skew;
+  return lbmc_point_tau_known(p, &tau, &skew) ? tau : lbmc_point_tau_floor(p);
+}
+
+double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m, int *settled)
+{
+  double tau, skew;
+  int dummy;
+  settled = settled ? settled : &dummy;
+  *settled = 1;
+  if (lbmc_point_tau_known(p, &tau, &skew)) return tau;
+  *settled = m->rx.resolved;
+  tau = lbmc_point_tau_floor(p);
+  if (!(tau > 0)) return m->rx.tau; /* no floor: the run's own reading */
+  /* the floor, unless the reading proves the system slower (as the relaxation gate); an
+   * unresolved reading is a lower bound: at least the floor */
+  return m->rx.resolved && !(m->rx.tau_lower > tau) ? tau : fmax(m->rx.tau, tau);
+}
+
+double lbmc_point_warmup_needed(const lbmc_point *p, const lbmc_point_relaxation *m,
+                                double measured, double bias_se)
+{
+  return lbmc_transient_warmup(m->n0 - m->nbar, lbmc_point_tau_start(p, m, NULL), measured,
+                               bias_se * m->se);
+}
+
 /* The measured time per replica the relaxation rule asks of R replicas with tau_u and
  * skewness g of the customers in the system. */
 static double lbmc_point_relax_needed(long R, double tau_u, double g)
@@ -186,7 +209,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
 {
   lbmc_verdict *v = &p->v;
   lbmc_point_relaxation m;
-  double tau_u, need, wneed, skew_u;
+  double tau_u, need, wneed, skew_u, tau_s;
   const double T = v->time_used, w = v->warmup_used;
   p->batch_cap = 0;
   p->batch_tau = NAN;
@@ -273,11 +296,12 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   }
   /* the start's transient needs a finite tau (without one the rule above already withholds
    * ok and asks for a longer run) */
+  tau_s = lbmc_point_tau_start(p, &m, NULL); /* the one the automatic warm-up was chosen by */
   v->transient_bound = m.se > 0 && isfinite(m.rx.tau)
-                           ? lbmc_transient_bound(m.n0 - m.nbar, m.rx.tau, w, T) / m.se
+                           ? lbmc_transient_bound(m.n0 - m.nbar, tau_s, w, T) / m.se
                            : NAN;
   if (v->transient_bound > LBMC_RELAX_BIAS_SE) {
-    wneed = lbmc_point_warmup_needed(&m, T);
+    wneed = lbmc_point_warmup_needed(p, &m, T, LBMC_RELAX_BIAS_SE);
     p->need_warmup = wneed;
     /* with the same warm-up, a run f times longer makes bound / se f^(1/2) times smaller;
      * only once the run spans the relaxation rule's length: shorter, se does not fall like
@@ -291,7 +315,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                       "the start (%.4g customers against a mean of %.4g) may leave a bias up to "
                       "%.3g standard errors after the warm-up of %.4g (relaxation time about "
                       "%.3g); a warm-up of %.4g would make it a quarter",
-                      m.n0, m.nbar, v->transient_bound, w, m.rx.tau, wneed);
+                      m.n0, m.nbar, v->transient_bound, w, tau_s, wneed);
   }
   return LBMC_SUCCESS;
 }

@@ -164,9 +164,25 @@ void lbmc_point_record_moments(const lbmc_point *p, const lbmc_record *rec, size
 lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
                                   lbmc_point_relaxation *out);
 
+/** The relaxation time of the customers in the system that the model gives without
+ *  reading a run: the exact value where known (independent M/M/1 queues), else the
+ *  heavy-traffic floor of the pooled system (docs/model.md, "Relaxation time"); 0 where
+ *  the model gives none (finite buffers, speeds that depend on the queue, rho >= 1, a
+ *  service law of infinite variance). */
+double lbmc_point_tau_model(const lbmc_point *p);
+
+/** The relaxation time the start's transient bound uses with the readings `m`: the exact
+ *  value where known; the floor where the reading is resolved and its lower bound does not
+ *  prove the system slower, as the relaxation gate, else the reading but at least the
+ *  floor; where the model gives none, the reading m->rx.tau. *settled (NULL: not asked)
+ *  is 1 when the value rests on no unresolved reading (exact, or a resolved one). */
+double lbmc_point_tau_start(const lbmc_point *p, const lbmc_point_relaxation *m, int *settled);
+
 /** The warm-up (time from the start) that brings the transient bound of `m` (measured
- *  time `measured`) down to LBMC_RELAX_BIAS_SE standard errors; 0 if none is needed, NaN
- *  if it cannot be said. */
-double lbmc_point_warmup_needed(const lbmc_point_relaxation *m, double measured);
+ *  time `measured`, relaxation time lbmc_point_tau_start) down to bias_se standard errors:
+ *  the smallest w with |n0 - nbar| tau G(w / tau) / measured <= bias_se se
+ *  (lbmc_transient_warmup); 0 if none is needed, NaN if it cannot be said. */
+double lbmc_point_warmup_needed(const lbmc_point *p, const lbmc_point_relaxation *m,
+                                double measured, double bias_se);
 
 #endif

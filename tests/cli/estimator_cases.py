@@ -313,6 +313,37 @@ if case("auto-warmup"):  # MSER at rho 0.95, 10 replicas x 5000: 75% of the ok r
         check(r["status"] == "ok" or r["verdict"]["suggested_time"] > t,
               f"edges: at the suggested time {t:.4g}: {r['status']} ({r.get('reason', '')[:80]})")
 
+if case("warmup-transient"):  # warm-up auto where the model gives tau: the transient bound's w
+    # The same seed with a fixed warm-up runs the same replicas, so a fixed run's
+    # transient_bound is the bound the automatic choice saw at that warm-up: at most 0.05
+    # standard errors (the automatic warm-up's target), and above it one segment (a
+    # fortieth of the run) earlier.
+    for label, args, time in (
+            ("M/M/1 rho 0.9 (tau exact)",
+             ("--n", "1", "--lambda", "0.9", "--pools", "1:1:inf", "--policy", "random"), 3000.0),
+            ("JSQ(2), 2 servers, rho 0.9 (tau floor)",
+             ("--n", "2", "--lambda", "0.9", "--pools", "1:1:inf", "--policy", "jsq(2)"), 1500.0)):
+        def run(w, t, args=args):
+            return sim(*args, "--replicas", "10", "--warmup", w, "--time", repr(t),
+                       "--seed", "3")["verdict"]
+        v = run("auto", time)
+        w, seg = v["warmup_used"], time / 40
+        fixed = run(repr(w), time - w)
+        less = run(repr(w - seg), time - w + seg)
+        same = math.isclose(fixed["transient_bound"], v["transient_bound"], rel_tol=1e-9)
+        check(w > 0 and same and v["transient_bound"] <= 0.05 and less["transient_bound"] > 0.05,
+              f"warm-up auto, {label}: {w}, bound there {fixed['transient_bound']:.3g} <= 0.05, "
+              f"one segment ({seg}) less {less['transient_bound']:.3g} > 0.05")
+    # a finite buffer: the model gives no tau, MSER decides and cuts more than the bound asks
+    args = ("--n", "1", "--lambda", "0.95", "--pools", "1:1:50", "--policy", "random",
+            "--replicas", "10", "--seed", "3")
+    v = sim(*args, "--warmup", "auto", "--time", "3000")["verdict"]
+    less = sim(*args, "--warmup", repr(v["warmup_used"] - 75),
+               "--time", repr(3075 - v["warmup_used"]))["verdict"]
+    check(v["warmup_used"] > 75 and less["transient_bound"] <= 0.25,
+          f"warm-up auto, M/M/1/50 at rho 0.95 (no tau from the model): MSER's {v['warmup_used']}, "
+          f"while one segment less already meets the bound ({less['transient_bound']:.3g} <= 0.25)")
+
 if case("tau-floor"):  # one replica at rho 0.9: runs whose queue made no large excursion
     # read a short relaxation time and a low mean; these seeds were ok on their own tau
     # (110, 116, 104 against an exact 190) and missed 9; the exact value for M/M/1,

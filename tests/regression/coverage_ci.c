@@ -39,7 +39,10 @@
  * servers at rho 0.95 and 0.99 for 20 to 160 relaxation times (exact CTMC: the mean and the
  * integrated autocorrelation time of the customers in the system from the Poisson equation
  * of the generator; 389.6 and 9949.5), fixed and automatic warm-up (0.95: minutes to an hour
- * of CPU; 0.99: 25 times that).
+ * of CPU; 0.99: 25 times that); M/M/1 at rho 0.95, 10 replicas of 5000 and 20000 with the
+ * automatic warm-up; JSQ on 2 servers with buffer 20 each at lambda 1 per server (a model
+ * without a relaxation floor; the same exact CTMC: mean 10.2429 per server, sojourn
+ * 10.5055, p_wait 0.93441 of all arrivals, tau 80.217), 10 to 80 relaxation times.
  * CC_DUMP=1 in the environment prints one line a run: status, evidence bits, relaxation_time
  * and relaxation_upper, measured time, warm-up, replicas and the intervals.
  *
@@ -116,6 +119,7 @@ static double cc_erlang_b(long n, double a)
 #define CC_MM1(rho) {"mean_queue[1]", "mean_sojourn", "p_wait"}, {(rho) / (1 - (rho)), 1 / (1 - (rho)), (rho)}
 #define CC_JSQ2_95  {"mean_queue[1]", "mean_sojourn", "p_wait"}, {19.9246137440 / 2, 10.4866388127, 0.9199550149}
 #define CC_JSQ2_99  {"mean_queue[1]", "mean_sojourn", "p_wait"}, {99.9844331164 / 2, 50.4971884426, 0.9838078472}
+#define CC_JSQB20   {"mean_queue[1]", "mean_sojourn", "p_wait"}, {10.2428776430, 10.5055155248, 0.9344063901}, 200
 #define CC_Q09      {"p_wait", "mean_sojourn", "sojourn_quantiles[0.9]"}
 #define CC_OCC      LBMC_ENGINE_OCCUPANCY
 
@@ -198,6 +202,21 @@ static cc_cell cc_cells[] = {
   {"strict-jsq99-auto-40", 2, 2, 0.99, "1:1:inf", "jsq(2)", NULL, CC_OCC, 10, 397979, -1, 20, CC_PLAIN, NULL, 0, CC_JSQ2_99, 200},
   {"strict-jsq99-auto-80", 2, 2, 0.99, "1:1:inf", "jsq(2)", NULL, CC_OCC, 10, 795958, -1, 20, CC_PLAIN, NULL, 0, CC_JSQ2_99, 200},
   {"strict-jsq99-auto-160", 2, 2, 0.99, "1:1:inf", "jsq(2)", NULL, CC_OCC, 10, 1591917, -1, 20, CC_PLAIN, NULL, 0, CC_JSQ2_99, 200},
+  /* the automatic warm-up near saturation where tau is exact: M/M/1 at rho 0.95, 10 replicas of
+   * 5000 and 20000 (6.4 and 26 tau: below the relaxation rule's length) and of 10^5 (128 tau) */
+  {"strict-mm95-auto-5000", 2, 1, 0.95, "1:1:inf", "random", NULL, CC_OCC, 10, 5000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.95), 200},
+  {"strict-mm95-auto-20000", 2, 1, 0.95, "1:1:inf", "random", NULL, CC_OCC, 10, 20000, -1, 20, CC_PLAIN, NULL, 0, CC_MM1(0.95), 200},
+  /* a model without a floor: JSQ on 2 servers of buffer 20 at lambda 1 per server (exact CTMC:
+   * tau 80.217), 10 replicas of 10 to 80 tau around the relaxation rule's length (about 22
+   * tau), fixed warm-up of 10 tau or auto */
+  {"strict-jsqb20-fixed-10", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 802, 802, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-fixed-20", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 1604, 802, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-fixed-40", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 3209, 802, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-fixed-80", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 6417, 802, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-auto-10", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 802, -1, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-auto-20", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 1604, -1, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-auto-40", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 3209, -1, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
+  {"strict-jsqb20-auto-80", 2, 2, 1.0, "1:1:20", "jsq(2)", NULL, CC_OCC, 10, 6417, -1, 20, CC_PLAIN, NULL, 0, CC_JSQB20},
 };
 #define CC_CELLS ((int)(sizeof cc_cells / sizeof cc_cells[0]))
 /* clang-format on */

@@ -11,6 +11,7 @@
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
 #include "sim/record.h"
+#include "stats/estimators.h"
 #include "unit.h"
 
 #define S_SEG 40
@@ -19,7 +20,8 @@
 /* One segment of an M/M/1-like record: time len, arrivals a (all admitted), of which
  * `waited` waited, mean customers nbar (all at the one server), departures a with mean
  * sojourn 2. */
-static int rec_pools = 1; /* pools of the records made (all customers in pool 1) */
+static int rec_pools = 1;                 /* pools of the records made (all customers in pool 1) */
+static long rec_buffer = LBMC_BUFFER_INF; /* the test model's buffer per server */
 
 static void seg_fill(double *seg, double len, double a, double waited, double nbar)
 {
@@ -78,7 +80,7 @@ static lbmc_model *test_model(void)
 {
   lbmc_model *m = NULL;
   double beta[2] = {0.5, 0.5}, mu[2] = {1, 1};
-  long buffer[2] = {LBMC_BUFFER_INF, LBMC_BUFFER_INF};
+  long buffer[2] = {rec_buffer, rec_buffer};
   CU_ASSERT_FATAL(lbmc_model_create(&m) == LBMC_SUCCESS);
   lbmc_model_set_n(m, rec_pools);
   lbmc_model_set_lambda(m, 0.5);
@@ -218,6 +220,64 @@ static void test_point_warmup(void)
   CU_ASSERT(!isnan(lbmc_point_estimates(p)->estimate[at(m, LBMC_M_MEAN_QUEUE)]));
   lbmc_point_destroy(&p);
   lbmc_model_destroy(&m);
+}
+
+/* The fill-up of prof_fill6 with a spread between the replicas (a standard error > 0). */
+static void prof_fill6_spread(long i, size_t s, double *a, double *w, double *nbar)
+{
+  prof_fill6(i, s, a, w, nbar);
+  *nbar += 0.004 * (double)i;
+}
+
+/* The start's transient bound of R records of profile f, all from empty, with warm-up d
+ * segments, in standard errors of their mean customers over the rest (replicas' ratio
+ * interval: what the point reads), with relaxation time tau. */
+static double transient_at(seg_profile f, long R, size_t d, double tau)
+{
+  double y[8] = {0}, x[8] = {0}, sy = 0, sx = 0;
+  lbmc_interval iv;
+  for (long i = 0; i < R; i++)
+    for (size_t s = d; s < S_SEG; s++) {
+      double a, w, nbar;
+      f(i, s, &a, &w, &nbar);
+      y[i] += nbar * 10, x[i] += 10;
+      sy += nbar * 10, sx += 10;
+    }
+  lbmc_ratio_interval(y, x, (size_t)R, 1, 0.95, &iv);
+  return lbmc_transient_bound(0 - sy / sx, tau, 10.0 * (double)d, 10.0 * (double)(S_SEG - d)) /
+         iv.std_err;
+}
+
+/* Where the model gives the relaxation time (M/M/1 at rho 0.5: exactly 6) and the replicas
+ * start empty, the automatic warm-up is the start's transient bound's: the fewest segments
+ * that bring it to a twentieth of a standard error (the automatic warm-up's target), not
+ * MSER's cut (the fill-up's 6 segments). With a finite buffer the model gives none, and
+ * MSER still decides. */
+static void test_point_warmup_transient(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  lbmc_point *p;
+  size_t d;
+  test_options(&o, 1);
+  p = reduce(m, &o, 5, prof_fill6_spread, NULL, 0);
+  d = (size_t)(lbmc_point_verdict(p)->warmup_used / 10);
+  UT_CHECK(d >= 1 && d < 6 && lbmc_point_verdict(p)->warmup_used == 10.0 * (double)d, "warm-up %g",
+           lbmc_point_verdict(p)->warmup_used);
+  UT_CHECK(transient_at(prof_fill6_spread, 5, d, 6) <= 0.05 &&
+               transient_at(prof_fill6_spread, 5, d - 1, 6) > 0.05,
+           "warm-up %zu segments: bound %g, with one less %g", d,
+           transient_at(prof_fill6_spread, 5, d, 6), transient_at(prof_fill6_spread, 5, d - 1, 6));
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+  rec_buffer = 100;
+  m = test_model();
+  p = reduce(m, &o, 5, prof_fill6_spread, NULL, 0);
+  UT_CHECK(lbmc_point_verdict(p)->warmup_used >= 50 && lbmc_point_verdict(p)->warmup_used <= 80,
+           "buffer 100: warm-up %g (MSER)", lbmc_point_verdict(p)->warmup_used);
+  lbmc_point_destroy(&p);
+  lbmc_model_destroy(&m);
+  rec_buffer = LBMC_BUFFER_INF;
 }
 
 /* A fixed warm-up too short: the halves differ (not stationary); customers growing by
@@ -406,6 +466,7 @@ int ut_register_point(void)
       {"point: pooled ratios, empty replicas, bounds", test_point_pooled},
       {"point: any order, same bytes", test_point_order},
       {"point: one warm-up, near the cap", test_point_warmup},
+      {"point: automatic warm-up from the transient bound", test_point_warmup_transient},
       {"point: halves and drift", test_point_verdicts},
       {"point: customer cap", test_point_cap},
       {"point: one replica, point mass", test_point_one},
