@@ -162,6 +162,7 @@ static void lbmc_point_rep_free(lbmc_point_rep *r)
   free(r->qdata);
   free(r->trans);
   free(r->adm);
+  free(r->fine);
   memset(r, 0, sizeof *r);
 }
 
@@ -191,6 +192,7 @@ void lbmc_point_set_doubling(lbmc_point *p, int doubling)
   p->decided = 0;
   p->d = 0;
   p->near_cap = 0;
+  p->fine_folded = 0;
 }
 
 /* Room for replica i. */
@@ -222,6 +224,9 @@ static void lbmc_point_sum(const lbmc_point *p, const lbmc_record *rec, size_t f
   memset(out, 0, sizeof *out * p->W);
   lbmc_point_seg_add(p, rec, from, to, out);
 }
+
+_Static_assert(LBMC_FINE_PARTS <= LBMC_RELAX_UNIT_PARTS,
+               "a replica's fine parts are summarised for the relaxation rule");
 
 /* The fine parts of the measured period [d, S): LBMC_FINE_PARTS, or one per segment. */
 static void lbmc_point_set_fine(lbmc_point *p)
@@ -392,9 +397,10 @@ static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
 }
 
 /* The replica's parts (LBMC_PARTS equal parts of its measured period [d, S)) from its
- * record. */
+ * record, and its p->fine fine parts (r->fine, 2 p->fine doubles: areas, then times). */
 static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
 {
+  double *fine_area = r->fine, *fine_len = r->fine + p->fine;
   for (int k = 0; k < LBMC_PARTS; k++)
     for (size_t s = lbmc_point_part(p, (size_t)k, LBMC_PARTS);
          s < lbmc_point_part(p, (size_t)k + 1, LBMC_PARTS); s++) {
@@ -406,11 +412,26 @@ static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const l
         r->adm[j * LBMC_PARTS + k] += seg[lbmc_tk_admitted(p->J, p->K, j)];
     }
   for (size_t k = 0; k < p->fine; k++) {
-    r->fine_area[k] = r->fine_len[k] = 0;
+    fine_area[k] = fine_len[k] = 0;
     for (size_t s = lbmc_point_part(p, k, p->fine); s < lbmc_point_part(p, k + 1, p->fine); s++) {
-      r->fine_area[k] += rec->seg[s * p->W + LBMC_TK_AREA_N];
-      r->fine_len[k] += rec->seg[s * p->W + LBMC_TK_LEN];
+      fine_area[k] += rec->seg[s * p->W + LBMC_TK_AREA_N];
+      fine_len[k] += rec->seg[s * p->W + LBMC_TK_LEN];
     }
+  }
+  lbmc_relax_unit_of(fine_area, fine_len, p->fine, &r->relax);
+}
+
+void lbmc_point_fine_fold(lbmc_point *p)
+{
+  for (; p->fine_folded < p->nrep && p->rep[p->fine_folded].kept.present; p->fine_folded++) {
+    lbmc_point_rep *r = &p->rep[p->fine_folded];
+    double sy = 0, sx = 0;
+    if (p->fine_folded > 0)
+      sy = p->rep[p->fine_folded - 1].fine_sy, sx = p->rep[p->fine_folded - 1].fine_sx;
+    for (size_t k = 0; k < p->fine; k++) sy += r->fine[k], sx += r->fine[p->fine + k];
+    r->fine_sy = sy, r->fine_sx = sx;
+    free(r->fine);
+    r->fine = NULL;
   }
 }
 
@@ -444,7 +465,8 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   lbmc_record_view(r->full, r->full_size, &rec);
   r->block = malloc(sizeof *r->block * (p->W + 2 * p->total));
   r->adm = calloc((size_t)p->J * LBMC_PARTS, sizeof *r->adm);
-  if (!r->block || !r->adm) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  r->fine = malloc(sizeof *r->fine * (2 * p->fine + 1));
+  if (!r->block || !r->adm || !r->fine) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   kept->sums = sums = r->block;
   kept->values = values = sums + p->W;
   kept->weights = weights = values + p->total;
@@ -471,6 +493,11 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   }
   kept->present = 1;
   LBMC_CALL(lbmc_point_trans_fold(p));
+  if (i < p->fine_folded) { /* a record again (the same bytes): its running sums stand */
+    free(r->fine);
+    r->fine = NULL;
+  }
+  lbmc_point_fine_fold(p);
   lbmc_point_drop_full(p, i);
   return LBMC_SUCCESS;
 }
@@ -511,7 +538,11 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   i = (long)rec.h.replica;
   LBMC_CALL(lbmc_point_grow(p, i));
   r = &p->rep[i];
-  lbmc_point_rep_free(r);
+  {
+    const double sy = r->fine_sy, sx = r->fine_sx; /* folded already: they stand */
+    lbmc_point_rep_free(r);
+    r->fine_sy = sy, r->fine_sx = sx;
+  }
   r->full = malloc(size);
   if (!r->full) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
   memcpy(r->full, record, size);

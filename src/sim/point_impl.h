@@ -22,12 +22,16 @@ typedef struct {
   double t_stop;                /* when it hit the customer cap (kept.unstable) */
   int64_t cap;                  /* the cap */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
-  double fine_area[LBMC_FINE_PARTS], fine_len[LBMC_FINE_PARTS]; /* p->fine of them */
-  double n_start;       /* customers in the system at its time 0 */
-  lbmc_moments mom;     /* of its customers at the tick ends of its measured period */
-  double *adm;          /* J x LBMC_PARTS: admitted to pool j in part k (flow balance) */
-  unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
-                           packed (qsize 0: none retained) */
+  double *fine;          /* its p->fine fine parts' areas then times, until folded in replica order
+                           (lbmc_point_fine_fold: the running sums need replicas 0 .. i - 1 first) */
+  lbmc_relax_unit relax; /* what the relaxation rule reads of its fine parts */
+  double fine_sy, fine_sx; /* areas and times of the fine parts of replicas 0 .. i, added
+                              in replica and part order (once folded) */
+  double n_start;          /* customers in the system at its time 0 */
+  lbmc_moments mom;        /* of its customers at the tick ends of its measured period */
+  double *adm;             /* J x LBMC_PARTS: admitted to pool j in part k (flow balance) */
+  unsigned char *qdata;    /* its retained sojourn and wait histograms, or its mixture,
+                              packed (qsize 0: none retained) */
   size_t qsize;
   double *trans; /* a transient run: S x lbmc_point_trans_width values, until folded into
                     the point's lbmc_point_trans_acc (point_transient.c) */
@@ -62,8 +66,9 @@ struct lbmc_point_ {
   int qkind;
   double seg_len, t_start, tau;
   int decided;
-  size_t d;    /* segments discarded */
-  size_t fine; /* fine parts of each replica's measured period */
+  size_t d;         /* segments discarded */
+  size_t fine;      /* fine parts of each replica's measured period */
+  long fine_folded; /* replicas 0 .. fine_folded - 1 have their running fine sums */
   int near_cap;
   /* the checks of point_checks.c */
   size_t batch_cap;         /* one replica: most batches its relaxation time allows (0: any) */
@@ -127,6 +132,10 @@ lbmc_err lbmc_point_trans_keep(const lbmc_point *p, lbmc_point_rep *r, const lbm
 lbmc_err lbmc_point_trans_fold(lbmc_point *p);
 /** Forget the folded moments (a new doubling). */
 void lbmc_point_trans_forget(lbmc_point *p);
+
+/** Give the summarised replicas that follow the folded ones, in order, their running sums
+ *  of fine parts (fine_sy, fine_sx), freeing their fine parts. */
+void lbmc_point_fine_fold(lbmc_point *p);
 
 /** The relaxation rule and the transient rule on replicas 0 .. R - 1 (evidence
  *  relaxation_short, warmup_short; v->relaxation_*, transient_bound; p->batch_cap,
