@@ -581,6 +581,24 @@ const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }
 const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p) { return &p->est; }
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p) { return p->pe; }
 
+void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out)
+{
+  memset(out, 0, sizeof *out);
+  out->slots = sizeof *p->rep * (size_t)p->nrep;
+  out->work = sizeof *p->work * p->work_len;
+  for (long i = 0; i < p->nrep; i++) {
+    const lbmc_point_rep *r = &p->rep[i];
+    if (!r->present) continue;
+    out->replicas++;
+    if (r->full) out->records += r->full_size;
+    if (r->block) out->sums += sizeof *r->block * (p->W + 2 * p->total);
+    if (r->adm) out->sums += sizeof *r->adm * (size_t)p->J * LBMC_PARTS;
+    out->quantiles += r->qsize;
+    if (r->fine) out->parts += sizeof *r->fine * (2 * p->fine + 1);
+    if (r->trans) out->parts += sizeof *r->trans * p->S * lbmc_point_trans_width(p);
+  }
+}
+
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
 {
   const lbmc_point_rep *r = i >= 0 && i < p->nrep ? &p->rep[i] : NULL;

@@ -13,6 +13,7 @@
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/ticks.h"
@@ -674,5 +675,14 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     lbmc_point_apply_moments(p);
   }
   lbmc_point_conclude(p);
+  if (getenv("LBMC_DEBUG_MEMORY")) { /* bytes held per structure (docs/architecture.md) */
+    lbmc_point_held mem;
+    lbmc_point_held_of(p, &mem);
+    fprintf(stderr,
+            "point memory: %ld replicas, slots %zu (%zu each), records %zu, sums %zu, "
+            "quantiles %zu, parts %zu, work %zu bytes\n",
+            mem.replicas, mem.slots, sizeof *p->rep, mem.records, mem.sums, mem.quantiles,
+            mem.parts, mem.work);
+  }
   return LBMC_SUCCESS;
 }
