@@ -17,8 +17,10 @@ typedef struct {
                           point keeps it: its batches and quantile groups) */
   size_t full_size;
   lbmc_point_replica_info kept; /* once summarised (kept.present): what lbmc_point_replica
-                                   gives; its sums, values and weights live in `block` */
-  double *block;                /* W + 2 total: sums, values, weights */
+                                   gives; its sums live in `block`, its values and weights are
+                                   made from them when asked (kept.values, weights NULL) */
+  double *block;                /* W + 2 LBMC_QUANTILES: sums, then its own sojourn and wait
+                                   quantiles (the values its sums cannot give) */
   double t_stop;                /* when it hit the customer cap (kept.unstable) */
   int64_t cap;                  /* the cap */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
@@ -90,7 +92,8 @@ struct lbmc_point_ {
   /* work */
   double *work;
   size_t work_len;
-  lbmc_dhist *hist; /* 3: pooled sojourn, pooled wait, one unit */
+  double *rep_values; /* 2 total: lbmc_point_replica's values and weights of one replica */
+  lbmc_dhist *hist;   /* 3: pooled sojourn, pooled wait, one unit */
   /* pair statistics (run.pairs; point_pairs.c) */
   size_t pair_at;          /* offset of their block in a record's W doubles */
   lbmc_pair_estimates *pe; /* NULL without */
