@@ -103,12 +103,21 @@ struct lbmc_point_ {
 };
 
 /** The units of a reduction (point_reduce.c): the replicas' sums, or the batches of
- *  replica 0; rows of W doubles. */
+ *  replica 0; rows of W doubles (lbmc_units_row). */
 typedef struct {
   size_t U;                /* units */
-  double *row;             /* U x W: the units' raw sums */
+  double *row;             /* U x W: the units' raw sums (the batches, or copies of the
+                              replicas' sums for the pair statistics); NULL: the replicas'
+                              own sums, read where they are kept */
   double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches */
+  const lbmc_point *p;
 } lbmc_units;
+
+/** Row k of the units (W doubles). */
+static inline const double *lbmc_units_row(const lbmc_units *u, size_t k)
+{
+  return u->row ? u->row + k * u->p->W : u->p->rep[k].kept.sums;
+}
 
 /** The pair statistics' tables of a point with run.pairs (p->pe, p->pair_at), NaN.
  *  Errors: LBMC_ERR_MEMORY. */
