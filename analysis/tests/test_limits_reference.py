@@ -394,8 +394,64 @@ def test_pair_statistics_of_state_blind_routing():
         assert r["metrics"]["pair_corr"].shape == (2, 3) and r["metrics"]["pair_tv"].shape == (2,)
         for m in ("pair_tv", "pair_tv_scaled", "pair_corr", "pair_corr_scaled"):
             assert np.all(r["metrics"][m] == 0) and r["exact"][m] and "independent" in r["source"][m]
-    # jsq(2) couples the servers (O(1/n)): no value claimed; an unstable point: none either
-    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3})
-    assert np.all(np.isnan(r["metrics"]["pair_corr"])) and r["source"]["pair_corr"] is None
+    # an unstable point: no value
     r = limits.reference({"policy": "random", "lambda": 1.2, "beta": [1], "mu": [1], "K": 3})
     assert np.all(np.isnan(r["metrics"]["pair_tv"]))
+    # pull, full jsq: fixed point on the boundary, no expansion: no value claimed
+    r = limits.reference({"policy": "pull", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3})
+    assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"])) and r["source"]["pair_corr_scaled"] is None
+
+
+def _exact_pair_cov(policy, lam, B, n):
+    """n c(a, b) of two distinct servers from the exact occupancy chain: the pool's empirical
+    tails T have Cov(T(a), T(b)) = (P(Q >= max) - P(Q >= a) P(Q >= b)) / n + (1 - 1/n) c(a, b)."""
+    from lbmc_analysis.limits import ode
+    from lbmc_analysis.limits.exact import OccupancyChain
+
+    m = ode.OccupancyModel(policy, lam, np.array([1.0]), np.array([1.0]), np.array([B]), n=n)
+    ch = OccupancyChain(m)
+    pi = ch.stationary()
+    x = ch.x[:, 0, :]
+    p = pi @ x
+    cov = (x * pi[:, None]).T @ x - np.outer(p, p)
+    top = p[np.maximum.outer(np.arange(p.size), np.arange(p.size))]
+    return n * (cov - (top - np.outer(p, p)) / n) * n / (n - 1)
+
+
+def test_pair_statistics_of_jsq2_against_exact_chains():
+    # lim n c(a, b) from the occupancy's covariance W (limits.refined_point.pair_covariances)
+    # against the exact chains of n = 8, 16, 32 servers (JSQ(2), lambda 0.8, buffer 3): the
+    # error falls like 1/n (halves as n doubles) and Richardson's 2 (n c)_2n - (n c)_n like
+    # 1/n^2 (a quarter), as the expansion says; a wrong limit (e.g. independence, 0) stalls.
+    from lbmc_analysis.limits import ode, refined_mf
+    from lbmc_analysis.limits.refined_point import pair_covariances
+
+    lim, acc = pair_covariances(refined_mf.refined_stationary(
+        ode.OccupancyModel("jsq(2)", 0.8, np.array([1.0]), np.array([1.0]), np.array([3]))))
+    lim = lim[0]
+    nc = {n: _exact_pair_cov("jsq(2)", 0.8, 3, n) for n in (8, 16, 32)}
+    err = {n: np.abs(v - lim).max() for n, v in nc.items()}
+    rich = {n: np.abs(2 * nc[n] - nc[n // 2] - lim).max() for n in (16, 32)}
+    assert 1.5 < err[8] / err[16] < 2.5 and 1.5 < err[16] / err[32] < 2.5, err
+    assert rich[32] < err[32] / 3 and rich[16] / rich[32] > 2.5, (rich, err)
+    assert np.abs(nc[32]).max() > 10 * err[32]  # independence (0) would be far off
+    # the entry point: pair_corr_scaled is the diagonal, pair_tv_scaled 1/2 sum |D(a, b)| of the
+    # deviations at the levels 0 .. K (K lumped), pair_corr / pair_tv 0 in the limit
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.8, "beta": [1], "mu": [1], "buffer": [3], "K": 3})
+    np.testing.assert_allclose(r["metrics"]["pair_corr_scaled"][0], np.diag(lim), atol=1e-9)
+    D = np.zeros((4, 4))
+    for a in range(4):
+        for b in range(4):
+            def t(k, h):
+                return lim[k - 1, h - 1] if 1 <= k <= 3 and 1 <= h <= 3 else 0.0
+            # 1{Q = a} = 1{Q >= a} - 1{Q >= a + 1}; level 3 is "at least 3"
+            D[a, b] = sum(sa * sb * t(a + da, b + db) for da, sa in ((0, 1), (1, -1)) for db, sb in ((0, 1), (1, -1))
+                          if (a < 3 or da == 0) and (b < 3 or db == 0))
+    np.testing.assert_allclose(r["metrics"]["pair_tv_scaled"][0], 0.5 * np.abs(D).sum(), rtol=1e-9)
+    assert np.all(r["metrics"]["pair_corr"] == 0) and not r["exact"]["pair_corr_scaled"]
+    rf = limits.refined({"policy": "jsq(2)", "lambda": 0.8, "beta": [1], "mu": [1], "buffer": [3], "K": 3}, 32)
+    np.testing.assert_allclose(rf["metrics"]["pair_corr"][0], np.diag(lim) / 32, atol=1e-9)
+    # the same covariance under random routing (independent servers) is 0 to round-off
+    rnd, _ = pair_covariances(refined_mf.refined_stationary(
+        ode.OccupancyModel("random", 0.7, np.array([0.3, 0.7]), np.array([2.0, 0.5]), np.array([np.inf, 5]))))
+    assert np.abs(rnd).max() < 1e-10

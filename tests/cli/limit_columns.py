@@ -69,7 +69,11 @@ check(close(est["p_wait"]["limit"], 0.81) and close(est["tail"]["limit"][0][2], 
       "--json: p_wait = lambda^2, tail[1][3] = lambda^7 (JSQ(2), exponential)")
 check(est["p_block"]["limit"] == 0 and isinstance(est["p_wait"]["limit_source"], str),
       "--json: p_block 0, the source named")
-check(est["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (pair_tv_scaled)")
+check(isinstance(est["pair_tv_scaled"]["limit"][0], float) and est["pair_tv_scaled"]["limit"][0] > 0
+      and "Gast" in (est["pair_corr_scaled"]["limit_source"] or "") and est["pair_corr"]["limit"][0][0] == 0,
+      "--json: n x the pair statistics' limits from the occupancy's covariance, pair_corr's 0")
+pull = json.loads(run([LBMC, "sim", *SIM[:-1], "pull", "--limit", "--json", "--pairs"]).stdout)["estimates"]
+check(pull["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (pull's pair_tv_scaled)")
 check(close(est["mean_workload"]["limit"][0], est["mean_queue"]["limit"][0])
       and "exponential" in (est["mean_workload"]["limit_source"] or ""),
       "--json: mean_workload's limit is mean_queue's (exponential service), its source said")

@@ -1,7 +1,8 @@
 """Limits of lbmc's models as n -> infinity (and their 1/n corrections), one implementation each.
 
 * :func:`reference` / :func:`refined` / :func:`to_json`: every metric of a point, with
-  source and accuracy (:mod:`.reference`); ``python3 -m lbmc_analysis limit --json``;
+  source and accuracy (:mod:`.reference`, :mod:`.refined_point`, the shared point and result in
+  :mod:`._result`); ``python3 -m lbmc_analysis limit --json``;
 * :func:`cavity_jsq`: JSQ(d) / balanced(c) with phase-type service, the queue at the
   cavity (Bramson, Lu & Prabhakar 2010, 2012) (:mod:`.cavity`);
 * :func:`lwl_fixed_point`: LL(d) for any service law (Hellemans & Van Houdt 2018) (:mod:`.lwl`);
@@ -21,7 +22,9 @@ from .cavity import cavity_jsq, necessary_stability
 from .exact import OccupancyChain
 from .lwl import lwl_exponential_F, lwl_fixed_point, lwl_mean_wait_finite
 from .ode import OccupancyModel, fixed_point, parse_tail_start, transient
-from .reference import METRICS, normalize_point, reference, refined, to_json, transient_for_point, reference_for_point
+from ._result import METRICS, normalize_point, to_json
+from .reference import reference, reference_for_point
+from .refined_point import refined, transient_for_point
 from .refined_mf import refined_stationary, refined_transient
 from .service import (PhaseType, ServiceLaw, parse_service, ph_coxian, ph_coxian2, ph_erlang, ph_exponential,
                       ph_hyperexponential)

@@ -38,237 +38,22 @@ from __future__ import annotations
 import functools
 import json
 import math
-import numbers
 from typing import Any, Mapping
 
 import numpy as np
 from scipy import special
 
 from .. import meanfield as _mf
-from . import _check
+from ._result import (METRICS, PAIRS, QUANTILE_LEVELS, _acc_from_tail, _all_exponential, _exponential_workload,
+                      _messages, _phase_type, _Result, normalize_point, to_json)
 from .cavity import cavity_jsq
 from .lwl import lwl_fixed_point
-from .ode import OccupancyModel, fixed_point, jacobian, parse_policy
-from .service import ServiceLaw, parse_service
+from .ode import OccupancyModel, fixed_point, jacobian
+from .refined_point import pair_limits, refined, transient_for_point
+from .service import ServiceLaw
 
-__all__ = ["reference", "reference_for_point", "refined", "transient_for_point", "to_json", "normalize_point", "METRICS", "QUANTILE_LEVELS"]
-
-SCALARS = ("p_wait", "p_block", "p_wait_or_block", "mean_sojourn", "mean_wait", "messages_per_arrival",
-           "withdrawals_per_arrival", "throughput")
-PER_POOL = ("mean_queue", "mean_workload", "utilization", "admitted_share")
-QUANTILES = ("sojourn_quantiles", "wait_quantiles")
-PAIRS = ("pair_tv", "pair_tv_scaled", "pair_corr", "pair_corr_scaled")  # (J,), (J,), (J, K), (J, K)
-METRICS = SCALARS[:5] + PER_POOL + ("tail",) + SCALARS[5:] + QUANTILES + PAIRS
-QUANTILE_LEVELS = (0.5, 0.9, 0.99, 0.999)
-
-
-# ----------------------------------------------------------------------------------
-# the point
-# ----------------------------------------------------------------------------------
-
-
-def _per_pool(point, name, J=None):
-    """A per-pool parameter from ``pools[j][name]``, ``point[name]`` (array or scalar) or the
-    frame columns ``name_1, name_2, ...``; None when absent."""
-    if isinstance(point.get("pools"), (list, tuple)):
-        vals = [p.get(name) if isinstance(p, dict) else None for p in point["pools"]]
-        if any(v is not None for v in vals):
-            return vals
-    if name in point and point[name] is not None:
-        v = point[name]
-        if isinstance(v, (list, tuple, np.ndarray)):
-            return list(v)
-        return [v] if J is None else [v] * J
-    cols = sorted((int(k[len(name) + 1:]), k) for k in point
-                  if isinstance(k, str) and k.startswith(name + "_") and k[len(name) + 1:].isdigit())
-    if cols:
-        return [point[k] for _, k in cols]
-    return None
-
-
-def _missing(v):
-    return v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())
-
-
-def normalize_point(point):
-    """Check and normalise a point's parameters (see :func:`reference`); returns a dict with
-    ``policy``, ``name``, ``param``, ``lam``, ``n`` (int or None), ``beta``, ``mu`` (first
-    speeds), ``slots``, ``mu_k`` (list per pool or None), ``buffer`` (int or inf), ``service``
-    (ServiceLaw per pool), ``routers``, ``stale``, ``sampling``, ``K``, ``levels``
-    (quantile levels). ValueError names the key, the value and what is allowed."""
-    if not isinstance(point, dict):
-        raise ValueError(f"point = {point!r} is not allowed; a mapping of parameters is required")
-    lam = point.get("lambda", point.get("lam"))
-    if lam is None:
-        raise ValueError("point: 'lambda' is required (the arrival rate per server)")
-    lam = _check.real("lambda", lam, lo=0, lo_open=True)
-    policy = point.get("policy")
-    name = point.get("policy_name")
-    if not _missing(policy):
-        name, param = parse_policy(str(policy))
-    elif not _missing(name):
-        param = point.get("d")
-        param = None if _missing(param) or int(param) == 0 else int(param)
-        policy = f"{name}({param})" if param is not None else str(name)
-        name, param = parse_policy(policy)
-    else:
-        raise ValueError("point: 'policy' is required (e.g. 'jsq(2)', 'pull', 'random', 'balanced(2)', 'lwl(2)')")
-    if name not in ("random", "jsq", "balanced", "pull", "jiq", "lwl"):
-        raise ValueError(f"policy = {policy!r} is not allowed; one of random, jsq(d), jsq, balanced(c), pull, jiq, "
-                         "lwl(d) is required")
-    if name in ("balanced", "lwl") and param is None:
-        raise ValueError(f"policy = {policy!r} is not allowed; {name} needs its parameter, e.g. '{name}(2)'")
-    n = point.get("n")
-    n = None if _missing(n) else _check.integer("n", n, lo=1)
-    if name == "jsq" and param is not None and n is not None and param >= n:
-        param = None  # d = n is full JSQ (the results file writes d = n)
-    beta = _per_pool(point, "beta")
-    if beta is None:
-        raise ValueError("point: 'beta' is required (one fraction per pool; e.g. [1] for one pool)")
-    J = len(beta)
-    mu_k = _per_pool(point, "mu_k", J)
-    mu = _per_pool(point, "mu", J)
-    if mu is None and mu_k is None:
-        raise ValueError("point: 'mu' (or 'mu_k') is required, one speed per pool")
-    mu = [None] * J if mu is None else mu
-    if mu_k is not None:
-        lists = []
-        for m_ in mu_k:
-            if isinstance(m_, (list, tuple, np.ndarray)):
-                vals = [float(v) for v in np.ravel(m_) if not math.isnan(float(v))]  # NaN pads k > L_j
-                lists.append(vals or None)
-            else:
-                lists.append(None)
-        mu_k = lists
-        for j in range(J):
-            if mu_k[j] is not None:
-                mu[j] = mu_k[j][0]
-    if any(_missing(m) for m in mu):
-        raise ValueError(f"mu = {mu!r} is not allowed; one speed > 0 per pool is required")
-    slots = _per_pool(point, "slots", J)
-    buffer = _per_pool(point, "buffer", J)
-    b, m, buf = _check.pools(beta, mu, buffer)
-    L = np.ones(J, dtype=int)
-    if mu_k is not None:
-        for j, lst in enumerate(mu_k):
-            if lst is None:
-                continue
-            r = np.asarray(lst, dtype=float)
-            if np.any(r <= 0) or np.any(np.abs(r - r[0] * np.arange(1, r.size + 1)) > 1e-12 * r):
-                if r.size > 1 and not np.allclose(r, r[0]):
-                    raise ValueError(f"mu_k[{j + 1}] = {lst} is not allowed here; the limits need a constant "
-                                     "speed or a linear list k mu (service slots)")
-                lst = [r[0]]
-                mu_k[j] = lst
-            L[j] = len(lst)
-    if slots is not None and mu_k is None:
-        L = np.array([_check.integer(f"slots[{j + 1}]", s, lo=1) for j, s in enumerate(slots)])
-    service = _per_pool(point, "service", J)
-    if service is None:
-        service = ["exponential"] * J
-    if len(service) != J:
-        raise ValueError(f"service = {service!r} is not allowed; one law or one per pool ({J}) is required")
-    laws = [parse_service(None if _missing(s) else s) for s in service]
-    routers = point.get("routers")
-    routers = 1 if _missing(routers) else _check.integer("routers", routers, lo=1)
-    stale = point.get("stale")
-    stale = "withdraw" if _missing(stale) else str(stale)
-    if name == "jiq":
-        name, stale = "pull", "keep"
-    if stale not in ("withdraw", "keep"):
-        raise ValueError(f"stale = {stale!r} is not allowed; 'withdraw' or 'keep' is required")
-    sampling = point.get("sampling")
-    sampling = "distinct" if _missing(sampling) else str(sampling)
-    if sampling not in ("distinct", "with_replacement"):
-        raise ValueError(f"sampling = {sampling!r} is not allowed; 'distinct' or 'with_replacement' is required")
-    K = point.get("K", point.get("tail_k"))
-    K = 10 if _missing(K) else _check.integer("K", K, lo=1, hi=100000)
-    levels = point.get("quantile_levels")
-    levels = list(QUANTILE_LEVELS) if levels is None else [
-        _check.real("quantile_levels", q, lo=0, lo_open=True, hi=1, hi_open=True) for q in levels]
-    return {"policy": str(policy), "name": name, "param": param, "lam": lam, "n": n, "beta": b, "mu": m,
-            "slots": L, "mu_k": mu_k, "buffer": buf, "service": laws, "routers": routers, "stale": stale,
-            "sampling": sampling, "K": K, "levels": levels}
-
-
-def _point_json(p):
-    return {"policy": p["policy"], "lambda": p["lam"], "n": p["n"], "beta": p["beta"].tolist(),
-            "mu": p["mu"].tolist(), "slots": p["slots"].tolist(),
-            "buffer": [-1 if math.isinf(b) else int(b) for b in p["buffer"]],
-            "service": [s.text for s in p["service"]], "routers": p["routers"], "stale": p["stale"],
-            "sampling": p["sampling"], "K": p["K"], "quantile_levels": p["levels"]}
-
-
-# ----------------------------------------------------------------------------------
-# the result
-# ----------------------------------------------------------------------------------
-
-
-class _Result:
-    """The result being filled: every metric NaN until a formula puts it, with its source,
-    accuracy and exactness (the shape of :func:`reference`'s return value)."""
-
-    def __init__(self, p, kind, n=None):
-        J, K, Q = p["beta"].size, p["K"], len(p["levels"])
-        shapes = {m: () for m in SCALARS}
-        shapes.update({m: (J,) for m in PER_POOL})
-        shapes["tail"] = (J, K)
-        shapes.update({m: (Q,) for m in QUANTILES})
-        shapes.update({"pair_tv": (J,), "pair_tv_scaled": (J,), "pair_corr": (J, K), "pair_corr_scaled": (J, K)})
-        self.p = p
-        self.out = {
-            "kind": kind,
-            "n": n,
-            "point": _point_json(p),
-            "metrics": {m: np.full(shapes[m], np.nan) for m in METRICS},
-            "source": dict.fromkeys(METRICS),
-            "accuracy": dict.fromkeys(METRICS),
-            "exact": dict.fromkeys(METRICS, False),
-            "notes": [],
-        }
-        self.details = {}
-
-    def put(self, name, value, source, accuracy, exact=False):
-        if name == "tail":
-            v = np.full(self.out["metrics"]["tail"].shape, np.nan)
-            K = v.shape[1]
-            rows = value if isinstance(value, (list, tuple)) else list(np.asarray(value, dtype=float))
-            for j, r in enumerate(rows):
-                r = np.asarray(r, dtype=float).ravel()
-                m = min(K, r.size)
-                v[j, :m] = r[:m]
-                if m < K:
-                    v[j, m:] = 0.0 if r.size else np.nan
-            value = v
-        arr = np.asarray(value, dtype=float).reshape(self.out["metrics"][name].shape)
-        self.out["metrics"][name] = arr
-        self.out["source"][name] = source
-        self.out["accuracy"][name] = None if accuracy is None else float(accuracy)
-        self.out["exact"][name] = bool(exact)
-
-    def put_all(self, values, source, acc, exact=False, skip=()):
-        for name in METRICS:
-            if name in values and name not in skip:
-                a = acc.get(name) if isinstance(acc, dict) else acc
-                self.put(name, values[name], source, a, exact)
-
-    def note(self, text):
-        self.out["notes"].append(text)
-
-    def done(self):
-        self.out["details"] = self.details
-        return self.out
-
-
-def _acc_from_tail(a, util_levels, thr, lam):
-    """Propagate an absolute accuracy a of the tails to the other metrics (sums over the
-    levels holding mass, division by the throughput)."""
-    q = a * max(util_levels, 1)
-    return {"tail": a, "utilization": a, "mean_queue": q, "p_wait": 2 * a, "p_block": 2 * a,
-            "p_wait_or_block": 4 * a, "admitted_share": 4 * a, "throughput": 2 * a * lam,
-            "mean_sojourn": q / max(thr, 1e-300), "mean_wait": q / max(thr, 1e-300),
-            "messages_per_arrival": 0.0, "withdrawals_per_arrival": 0.0, "sojourn_quantiles": None,
-            "wait_quantiles": None}
+__all__ = ["reference", "reference_for_point", "refined", "transient_for_point", "to_json", "normalize_point",
+           "METRICS", "QUANTILE_LEVELS"]
 
 
 # ----------------------------------------------------------------------------------
@@ -316,16 +101,6 @@ def _quantiles_from_cavity(res, beta, mu, levels):
 # ----------------------------------------------------------------------------------
 # the policies
 # ----------------------------------------------------------------------------------
-
-
-def _all_exponential(p):
-    """Every pool's service law is exponential."""
-    return all(s.is_exponential for s in p["service"])
-
-
-def _phase_type(p):
-    """Every pool's service law is phase-type."""
-    return all(s.ph is not None for s in p["service"])
 
 
 def _ph_quantiles_from_cavity(res, p):
@@ -409,14 +184,6 @@ def _ode(R, p, policy, source):
     lev = int(np.sum(np.max(x, axis=0) > 1e-15))
     R.put_all(met, source, _acc_from_tail(a, lev, met["throughput"], p["lam"]))
     R.details["ode"] = {"levels": model.levels, "residual": r}
-
-
-def _messages(R, p, value, source, exact=True, withdrawals=None):
-    """The counted message rates; withdrawals 0, with their own source (``withdrawals``,
-    default: the policy never withdraws a message)."""
-    R.put("messages_per_arrival", value, source, 0.0, exact)
-    R.put("withdrawals_per_arrival", 0.0,
-          withdrawals or "no withdrawals (only pull with stale: withdraw withdraws)", 0.0, exact)
 
 
 def _pk(R, p, a_weights):
@@ -691,6 +458,8 @@ def _dispatch(p):
     _exponential_workload(R, p)
     if (name == "random" or (name in ("jsq", "lwl", "balanced") and d == 1)) and R.out["source"]["utilization"]:
         _independent_pairs(R)
+    elif name in ("jsq", "balanced") and d is not None and d >= 2 and R.out["source"]["utilization"]:
+        pair_limits(R, p)
     return R.done()
 
 
@@ -702,19 +471,6 @@ def _independent_pairs(R):
     src = "0: state-blind routing gives each server its own Poisson stream, independent queues at every n"
     for m in PAIRS:
         R.put(m, np.zeros(R.out["metrics"][m].shape), src, 0.0, True)
-
-
-def _exponential_workload(R, p):
-    """Exponential service, where no formula put the workload: every customer present holds
-    a remaining requirement of mean 1 (memoryless), so the work per server in units of
-    requirement is the number of customers per server."""
-    if not _all_exponential(p) or np.any(~np.isnan(R.out["metrics"]["mean_workload"])):
-        return
-    if R.out["source"]["mean_queue"] is None:
-        return
-    R.put("mean_workload", R.out["metrics"]["mean_queue"],
-          R.out["source"]["mean_queue"] + "; exponential service: work = customers (memoryless)",
-          R.out["accuracy"]["mean_queue"], R.out["exact"]["mean_queue"])
 
 
 @functools.lru_cache(maxsize=256)
@@ -783,274 +539,6 @@ def reference(point) -> dict:
     """
     return _copy(_cached(_key(point)))
 
-
-# ----------------------------------------------------------------------------------
-# refined mean field
-# ----------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _refined_expansion(pol, lam, beta, mu, buffer, slots, sampling, routers, stale):
-    """The expansion (x*, V, W, ...) of one system, which does not depend on n: computed once
-    for the points of a grid that differ only in n (lbmc info --limit refined). Read only."""
-    from . import refined_mf as _rf
-
-    model = OccupancyModel(pol, lam, np.array(beta), np.array(mu), np.array(buffer), slots=np.array(slots),
-                           sampling=sampling, routers=routers, stale=stale)
-    return _rf.refined_stationary(model)
-
-
-def refined(point, n, order=1) -> dict:
-    """``x* + V/n`` (Gast & Van Houdt 2017) for every metric that is a function of the
-    occupancy state, exponential service and the policies with a smooth occupancy drift
-    (random, jsq(d), balanced(c)), heterogeneous pools, finite buffers and slots included. Same return shape as :func:`reference`, with
-    ``kind = "refined"`` and ``n``; metrics without an expansion (quantiles) are NaN.
-
-    ``E[g(X)] ~ g(x*) + (grad g . V + 1/2 D^2 g : W + g1)/n`` for ``tail``, ``mean_queue``,
-    ``utilization`` (linear in x), ``p_wait``, ``p_block``, ``admitted_share`` (the routing
-    law's mass on the busy / full / pool's classes, time-averaged: per arrival by PASTA),
-    then ``throughput = lam (1 - p_block)``, ``mean_sojourn`` (Little, from the expanded
-    means) and ``mean_wait``. ``accuracy`` is the numerical accuracy of the 1/n coefficient
-    divided by n; the approximation itself is O(1/n^2) (measured in the tests: at n = 10,
-    JSQ(2), lambda 0.9, buffer 3, the refined tails are within 0.009 of the exact ones, the
-    mean field within 0.034).
-
-    No refined value (NaN, with a note saying why) for pull, jiq and full jsq (their fixed
-    point is on the boundary, where the drift is not differentiable: the expansion does not
-    apply), for unstable points (no fixed point, or the point's key ``status`` is
-    ``"unstable"``: the simulation found it so), lwl(d) and non-exponential service.
-    balanced(c) draws c distinct servers: its law's own 1/n term is included, as for jsq(d)
-    with distinct sampling (:meth:`.ode.OccupancyModel.law_correction`).
-
-    ``order = 2`` adds the 1/n^2 term ``A/n^2`` (:func:`.refined_mf.refined_order2_jsq`) to
-    ``tail``, ``mean_queue`` and ``utilization`` of homogeneous jsq(d) with sampling
-    ``with_replacement`` (one pool, exponential service, any buffer); the other metrics,
-    and other systems, stay at order 1 (their sources say which; a note says why).
-    """
-    from . import refined_mf as _rf
-
-    n = _check.integer("n", n, lo=1)
-    if order not in (1, 2):
-        raise ValueError(f"order = {order!r} is not allowed; 1 or 2 is required")
-    p = normalize_point(point)
-    R = _Result(p, "refined", n)
-    name, d = p["name"], p["param"]
-    if not _all_exponential(p):
-        R.note("the refined mean field here needs exponential service (the occupancy chain)")
-        return R.done()
-    if name == "lwl":
-        R.note("lwl(d) has no occupancy form: no refined mean field")
-        return R.done()
-    if name == "pull" or (name == "jsq" and d is None):
-        what = "jiq" if name == "pull" and p["stale"] == "keep" else ("jsq" if name == "jsq" else "pull")
-        R.note(f"no refined value for {what}: its mean-field fixed point lies on the boundary of the state space "
-               "(every arrival joins an idle server, the levels above are empty) and its drift is not "
-               "differentiable there (the law jumps where the idle servers run out); the refined mean field "
-               "(Gast & Van Houdt 2017) needs a drift twice differentiable at the fixed point; x* + V/n would "
-               "be the n -> inf limit itself (p_wait 0), while the finite system waits (its waiting is not in "
-               "the expansion)")
-        return R.done()
-    status = point.get("status") if isinstance(point, Mapping) else None
-    if isinstance(status, bytes):
-        status = status.decode()
-    if isinstance(status, str) and status.strip().lower() == "unstable":
-        R.note("no refined value: the point is unstable (status 'unstable'); the refined mean field expands a "
-               "stationary regime around the mean-field fixed point")
-        return R.done()
-    pol = p["policy"]
-    try:
-        rr = _refined_expansion(pol, p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
-                                tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
-    except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
-        R.note(f"no refined mean field: {exc}")
-        return R.done()
-    m, x, V, W = rr["model"], rr["x"], rr["V"], rr["W"]
-    J, Kx = x.shape
-    Lv = m.levels
-    kk = np.arange(Lv)
-    B = np.array([math.inf if math.isinf(b) else b for b in m.buffer])
-    blocked = kk[None, :] >= B[:, None]
-    busy = (kk[None, :] >= m.L[:, None]) & ~blocked
-
-    def g(X):
-        s = m.s_from_x(X)
-        law = m.law(s, clip=False)
-        pb = np.sum(np.where(blocked, law, 0.0), axis=(-2, -1))
-        pw = np.sum(np.where(busy, law, 0.0), axis=(-2, -1))
-        adm = np.sum(np.where(blocked, 0.0, law), axis=-1)  # (..., J)
-        return np.concatenate((pb[..., None], pw[..., None], adm), axis=-1)
-
-    s_star = m.s_from_x(x)
-    p1 = m.law_correction(s_star)
-    g1 = np.concatenate(([np.sum(np.where(blocked, p1, 0.0))], [np.sum(np.where(busy, p1, 0.0))],
-                         np.sum(np.where(blocked, 0.0, p1), axis=-1)))
-    g0, c1 = _rf.expand(g, m, x, V, W, g1)
-    val = g0 + c1 / n
-    pb, pw, adm = val[0], val[1], val[2:]
-    tails = x + V / n
-    mean_queue = tails.sum(axis=1)
-    thr = p["lam"] * (1 - pb)
-    share = adm / adm.sum()
-    soj = float(np.sum(m.b * mean_queue)) / thr
-    a = rr["accuracy"] / n
-    src = (f"refined mean field x* + V/n (Gast & Van Houdt 2017) at n = {n}, around the limit of "
-           f"{p['policy']}; error O(1/n^2)")
-    acc = _acc_from_tail(a, Kx, thr, p["lam"])
-    R.put("tail", list(tails), src, acc["tail"])
-    R.put("mean_queue", mean_queue, src, acc["mean_queue"])
-    R.put("utilization", tails[:, 0], src, acc["utilization"])
-    R.put("p_block", pb, src, acc["p_block"])
-    R.put("p_wait", pw, src, acc["p_wait"])
-    R.put("p_wait_or_block", pb + pw, src, acc["p_wait_or_block"])
-    R.put("admitted_share", share, src, acc["admitted_share"])
-    R.put("throughput", thr, src, acc["throughput"])
-    R.put("mean_sojourn", soj, src + "; Little", acc["mean_sojourn"])
-    R.put("mean_wait", soj - float(np.sum(share / m.mu)), src + "; Little", acc["mean_wait"])
-    if order == 2:
-        _refined_order2(R, p, n, tails, acc)
-    if name in ("jsq", "balanced") and d is not None:
-        _messages(R, p, 2.0 * d, "2d per arrival (counted)")
-    elif name == "random":
-        _messages(R, p, 0.0, "random routing sends no messages")
-    R.details["refined"] = {"x": x.copy(), "V": V.copy(), "residual": rr["residual"], "accuracy": rr["accuracy"]}
-    _exponential_workload(R, p)
-    return R.done()
-
-
-def _refined_order2(R, p, n, tails, acc):
-    """x* + V/n + A/n^2 for tail, mean_queue and utilization of homogeneous jsq(d) with
-    replacement (R's order-1 values replaced), else a note."""
-    from . import refined_mf as _rf
-
-    ok = (p["name"] == "jsq" and p["param"] is not None and p["beta"].size == 1 and p["sampling"] == "with_replacement"
-          and np.all(p["slots"] == 1))
-    if not ok:
-        R.note("order 2 (+ A/n^2) is implemented for homogeneous jsq(d) with sampling with_replacement only: "
-               "order 1 is given")
-        return
-    buf = float(p["buffer"][0])
-    o2 = _rf.refined_order2_jsq(int(p["param"]), float(p["lam"]),
-                                math.inf if (math.isinf(buf) or buf < 0) else int(buf), float(p["mu"][0]))
-    t2 = np.array(tails, dtype=float).copy()
-    m = min(t2.shape[1], o2["x"].size)
-    t2[0, :m] = (o2["x"] + o2["V"] / n + o2["A"] / n**2)[:m]
-    src = (f"refined mean field of order 2, x* + V/n + A/n^2 (Gast, Bortolussi & Tribastone 2019) at n = {n}, "
-           f"around the limit of {p['policy']}; error O(1/n^3)")
-    R.put("tail", list(t2), src, acc["tail"])
-    R.put("mean_queue", t2.sum(axis=1), src, acc["mean_queue"])
-    R.put("utilization", t2[:, 0], src, acc["utilization"])
-
-
-# ----------------------------------------------------------------------------------
-# JSON
-# ----------------------------------------------------------------------------------
-
-
-def _jsonable(v):
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return _jsonable(v.tolist())
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer, int)):
-        return int(v)
-    if isinstance(v, (numbers.Real, np.floating)):
-        f = float(v)
-        if math.isnan(f):
-            return None
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return f
-    if isinstance(v, ServiceLaw):
-        return v.text
-    if v is None or isinstance(v, str):
-        return v
-    return str(v)
-
-
-def to_json(result, *, details=False, indent=None) -> str:
-    """JSON text of a :func:`reference` / :func:`refined` result: NaN -> null (unknown),
-    +-inf -> the strings "inf" / "-inf" (an infinite limit), arrays -> nested lists.
-    ``details`` keeps the solver diagnostics (dropped by default)."""
-    r = dict(result)
-    if not details:
-        r.pop("details", None)
-    return json.dumps(_jsonable(r), indent=indent, allow_nan=False)
-
-
-# ----------------------------------------------------------------------------------
-# transient
-# ----------------------------------------------------------------------------------
-
-
-def transient_for_point(point, t, x0=None, *, n=None, levels=None):
-    """The mean-field ODE of a point from the start x0 on the times t, and with ``n`` the
-    refined ``x(t) + V(t)/n`` (Gast, Bortolussi & Tribastone 2019), as a JSON-friendly dict.
-
-    Parameters: ``point`` as for :func:`reference` (exponential service; the policies with an
-    occupancy form); ``t`` increasing times >= 0 (model time); ``x0`` None / ``"empty"`` or
-    ``"tail:F1,F2,...;G1,..."`` (rmf_tool's x0, per pool), or a list of per-pool tails;
-    ``n``: servers for the refined curve (None: the ODE only; pull, jiq and full jsq get none,
-    the source says why, as in :func:`refined`); ``levels``: levels of the
-    truncated ODE (default: the start's levels + 12, at least K + 1, at most the largest
-    buffer + 1).
-
-    Returns ``{"time": (T,), "tail": (T, J, K), "mean_queue": (T, J), "tail_refined": (T, J, K)
-    or None, "mean_queue_refined": ..., "source": str, "top": the largest mass the top level
-    reached (truncation check; keep it below ~1e-12)}`` (numpy arrays; :func:`to_json` prints
-    it). ``tail`` uses the limit laws (n -> infinity)."""
-    from . import refined_mf as _rf
-    from .ode import OccupancyModel, _start_state, parse_tail_start, transient
-
-    p = normalize_point(point)
-    if not _all_exponential(p):
-        raise ValueError("service is not allowed here; the mean-field ODE needs exponential service")
-    if p["name"] == "lwl":
-        raise ValueError("policy = 'lwl(d)' is not allowed here; it has no occupancy form")
-    J, K = p["beta"].size, p["K"]
-    starts = parse_tail_start(x0, J) if isinstance(x0, str) else (None if x0 is None else list(x0))
-    depth = max((len(s) for s in starts), default=0) if starts else 0
-    if levels is None:
-        levels = max(depth + 12, K + 1)
-        if all(not math.isinf(b) for b in p["buffer"]):
-            levels = min(levels, int(max(p["buffer"])) + 1)
-    pol = p["policy"] if p["name"] != "pull" else "pull"
-    model = OccupancyModel("jsq" if (p["name"] == "jsq" and p["param"] is None) else pol, p["lam"], p["beta"],
-                           p["mu"], p["buffer"], slots=p["slots"], sampling=p["sampling"], routers=p["routers"],
-                           stale=p["stale"], levels=levels)
-    x_start = _start_state(model, starts)
-    t = np.asarray(t, dtype=float)
-    boundary = p["name"] == "pull" or (p["name"] == "jsq" and p["param"] is None)
-    if n is None or boundary:
-        xs = transient(model, t, x_start).values
-        V = None
-    else:
-        n = _check.integer("n", n, lo=1)
-        ds = _rf.refined_transient(model, t, x_start)
-        xs, V = ds["x"].values, ds["V"].values
-    Kx = xs.shape[2]
-
-    def cut(a):
-        out = np.zeros(a.shape[:2] + (K,))
-        m = min(K, Kx)
-        out[..., :m] = a[..., :m]
-        return out
-
-    res = {"time": t, "tail": cut(xs), "mean_queue": xs.sum(axis=2), "tail_refined": None,
-           "mean_queue_refined": None, "top": float(np.max(xs[..., -1])),
-           "source": "mean-field ODE with the C side's drift (src/engine/occ_meanfield.c), n -> infinity laws"}
-    if V is not None:
-        xr_ = xs + V / n
-        res["tail_refined"] = cut(xr_)
-        res["mean_queue_refined"] = xr_.sum(axis=2)
-        res["source"] += f"; refined x(t) + V(t)/n at n = {n} (Gast, Bortolussi & Tribastone 2019)"
-    elif n is not None:
-        res["source"] += (f"; no refined x(t) + V(t)/n for {p['policy']}: its drift is not differentiable where "
-                          "the idle servers run out (the expansion does not apply; docs/limits.md section 4)")
-    return res
 
 def reference_for_point(params: Mapping[str, Any], K=10):
     """The reference of one grid point as a flat dict, or ``None`` when no limit is known.
