@@ -328,7 +328,8 @@ static void prof_same(long i, size_t s, double *a, double *w, double *nbar)
 /* What a point holds per replica does not grow with the replicas: at 64 and at 4096 the
  * same bytes of sums and quantiles per replica, no whole record and no fine part kept
  * once the replicas before are in (records arriving out of order keep theirs until the
- * gap is filled), and the slots and the work space bounded per replica. */
+ * gap is filled; a record that comes again changes nothing), and the slots and the work
+ * space bounded per replica. */
 static void test_point_held(void)
 {
   lbmc_model *m = test_model();
@@ -352,6 +353,21 @@ static void test_point_held(void)
         CU_ASSERT(h.replicas == 1 && h.parts > 0 && h.records == 0);
     }
     CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
+    if (t == 0) { /* a replica's record again (a re-issued unit): the same reduction */
+      const lbmc_estimates *e = lbmc_point_estimates(p);
+      double *before = malloc(sizeof(double) * 6 * e->total);
+      lbmc_verdict v = *lbmc_point_verdict(p);
+      size_t size;
+      unsigned char *rec = make_record(R - 1, 0, prof_same, 0, 1.5, &size);
+      CU_ASSERT_FATAL(before != NULL);
+      memcpy(before, e->estimate, sizeof(double) * 6 * e->total);
+      CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+      free(rec);
+      CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
+      CU_ASSERT(memcmp(before, e->estimate, sizeof(double) * 6 * e->total) == 0);
+      CU_ASSERT(memcmp(&v, lbmc_point_verdict(p), sizeof v) == 0);
+      free(before);
+    }
     lbmc_point_held_of(p, &h);
     UT_CHECK(h.replicas == R && h.records == 0 && h.parts == 0,
              "%ld replicas: %ld in, records %zu, parts %zu bytes", R, h.replicas, h.records,
