@@ -10,6 +10,7 @@
 #include "core/ticks.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
+#include "sim/point_impl.h"
 #include "sim/record.h"
 #include "unit.h"
 
@@ -359,13 +360,19 @@ static void test_point_held(void)
       lbmc_verdict v = *lbmc_point_verdict(p);
       size_t size;
       unsigned char *rec = make_record(R - 1, 0, prof_same, 0, 1.5, &size);
+      lbmc_point_relaxation m0, m1;
       CU_ASSERT_FATAL(before != NULL);
       memcpy(before, e->estimate, sizeof(double) * 6 * e->total);
+      CU_ASSERT_FATAL(lbmc_point_relax_measure(p, R, 0, &m0) == LBMC_SUCCESS);
       CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
       free(rec);
       CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
       CU_ASSERT(memcmp(before, e->estimate, sizeof(double) * 6 * e->total) == 0);
       CU_ASSERT(memcmp(&v, lbmc_point_verdict(p), sizeof v) == 0);
+      CU_ASSERT_FATAL(lbmc_point_relax_measure(p, R, 0, &m1) == LBMC_SUCCESS);
+      UT_CHECK(m0.nbar == m1.nbar && m0.nbar > 0.5 && m0.nbar < 0.55,
+               "customers per server from the fine parts' running sums: %.17g, then %.17g", m0.nbar,
+               m1.nbar);
       free(before);
     }
     lbmc_point_held_of(p, &h);
