@@ -310,7 +310,7 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
 /** What lbmc_relax_estimate reads of one unit of m <= LBMC_RELAX_UNIT_PARTS parts: per batch
  *  size 2^k, the sum of squares of its batch means about their mean and its degrees of
  *  freedom (0 with fewer than two batches), and the unit's whole sums y (area) and x
- *  (time), each added in part order. 80 bytes instead of the unit's 2 m doubles. */
+ *  (time), each added in part order. 88 bytes instead of the unit's 2 m doubles. */
 typedef struct {
   double ss[LBMC_RELAX_UNIT_LEVELS], dof[LBMC_RELAX_UNIT_LEVELS];
   double y, x;

@@ -562,7 +562,7 @@ static const lbmc_relax_unit *test_relax_unit_same(const void *ctx, size_t u)
   return ctx;
 }
 
-/* The relaxation time from the units' 80-byte summaries is the same, bit for bit, as from
+/* The relaxation time from the units' 88-byte summaries is the same, bit for bit, as from
  * their parts (what a point keeps of each replica instead of its 64 fine parts), resolved
  * or not, with empty parts and units; more parts than a summary holds is refused; and
  * millions of degrees of freedom (150000 replicas of 20 parts; GSL's chi-square inverse
