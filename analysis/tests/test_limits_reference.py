@@ -424,7 +424,7 @@ def test_pair_statistics_of_jsq2_against_exact_chains():
     # error falls like 1/n (halves as n doubles) and Richardson's 2 (n c)_2n - (n c)_n like
     # 1/n^2 (a quarter), as the expansion says; a wrong limit (e.g. independence, 0) stalls.
     from lbmc_analysis.limits import ode, refined_mf
-    from lbmc_analysis.limits.refined_point import pair_covariances
+    from lbmc_analysis.limits.pairs import pair_covariances
 
     lim, acc = pair_covariances(refined_mf.refined_stationary(
         ode.OccupancyModel("jsq(2)", 0.8, np.array([1.0]), np.array([1.0]), np.array([3]))))
@@ -455,3 +455,75 @@ def test_pair_statistics_of_jsq2_against_exact_chains():
     rnd, _ = pair_covariances(refined_mf.refined_stationary(
         ode.OccupancyModel("random", 0.7, np.array([0.3, 0.7]), np.array([2.0, 0.5]), np.array([np.inf, 5]))))
     assert np.abs(rnd).max() < 1e-10
+
+
+def test_pair_statistics_of_phase_type_service():
+    # the counts by level and phase around the queue at the cavity (limits.pairs): its drift
+    # vanishes at the cavity's solution; with exponential service it gives the tail route's
+    # covariances (heterogeneous pools, a finite buffer); d = 1 (independent servers) gives 0
+    from lbmc_analysis.limits import cavity, ode, pairs, refined_mf
+
+    lam, beta, mu, buf = 0.8, [0.4, 0.6], [2.0, 0.5], [np.inf, 6]
+    res = cavity.cavity_jsq(lam, 3, beta=beta, mu=mu, buffer=buf)
+    C, acc, resid = pairs.ph_pair_covariances(res, lam, 3, beta, mu, ["exponential"] * 2)
+    tail_route, _ = pairs.pair_covariances(refined_mf.refined_stationary(
+        ode.OccupancyModel("jsq(3)", lam, np.array(beta), np.array(mu), np.array(buf))))
+    assert resid < 1e-12 and acc < 1e-9
+    for j in range(2):
+        m = min(C[j].shape[0], tail_route[j].shape[0])
+        np.testing.assert_allclose(C[j][:m, :m], tail_route[j][:m, :m], atol=1e-9)
+    res = cavity.cavity_jsq(0.8, 1, service="hyperexponential:scv=5")
+    C, _, resid = pairs.ph_pair_covariances(res, 0.8, 1, [1.0], [1.0], ["hyperexponential:scv=5"])
+    assert resid < 1e-12 and np.abs(C[0]).max() < 1e-10
+    # the entry point for H2 scv 5, JSQ(2), lambda 0.9 (a simulation at n = 1000 covers these:
+    # tests/cli/limit_columns.py); Erlang-4 too; lognormal (not phase-type) has none
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1],
+                          "service": "hyperexponential:scv=5", "K": 6})
+    assert "cavity" in r["source"]["pair_corr_scaled"] and np.all(r["metrics"]["pair_corr_scaled"] > 0)
+    assert r["metrics"]["pair_tv_scaled"][0] > 0 and np.all(r["metrics"]["pair_corr"] == 0)
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "service": "erlang:k=4", "K": 4})
+    assert np.all(np.isfinite(r["metrics"]["pair_corr_scaled"]))
+    r = limits.reference({"policy": "jsq(2)", "lambda": 0.9, "beta": [1], "mu": [1], "service": "lognormal:scv=4"})
+    assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"]))
+
+
+def test_lwl_sojourn_quantiles():
+    # LL(d)'s sojourn = W + S/mu with S independent of W (limits.quantiles.wait_plus_service_quantiles):
+    # d = 1 with exponential service is M/M/1, sojourn Exp(mu - lam), within the stated accuracy;
+    # deterministic service: the sojourn quantile is the wait quantile + 1/mu exactly
+    from lbmc_analysis.limits import lwl, quantiles, service
+
+    levels = [0.5, 0.9, 0.99, 0.999]
+    for mu in (1.0, 2.0):
+        r = lwl.lwl_fixed_point(0.7 * mu, 1, mu=mu, service="exponential")
+        q, acc = quantiles.wait_plus_service_quantiles(r["w"], r["F"], service.parse_service("exponential"), mu, levels)
+        exact = -np.log1p(-np.array(levels)) / (0.3 * mu)
+        assert acc < 0.02 / mu and np.all(np.abs(q - exact) <= acc), (q, exact, acc)
+        # a wrong law (the service's own quantiles, no wait) is far outside
+        assert np.all(np.abs(-np.log1p(-np.array(levels)) / mu - exact) > 10 * acc)
+    r = limits.reference({"policy": "lwl(2)", "lambda": 0.9, "beta": [1], "mu": [2], "service": "deterministic"})
+    soj, wait = r["metrics"]["sojourn_quantiles"], r["metrics"]["wait_quantiles"]
+    tol = r["accuracy"]["sojourn_quantiles"] + r["accuracy"]["wait_quantiles"]
+    assert np.all(np.abs(soj - (wait + 0.5)) <= tol) and tol < 0.02, (soj, wait, tol)
+    assert "independent" in r["source"]["sojourn_quantiles"]
+
+
+def test_mg1_quantiles_of_random_routing():
+    # random routing, a law that is not phase-type, unlimited buffers: each server an M/G/1 queue
+    # whose wait is the workload it finds (LL(1)'s integral equation). The route on the grid
+    # against M/M/1's P(W > w) = rho exp(-(mu - lam) w); M/D/1: sojourn = wait + 1/mu
+    from lbmc_analysis.limits import lwl
+    from lbmc_analysis.limits.reference import _grid_quantiles
+
+    levels = [0.5, 0.9, 0.99, 0.999]
+    r = lwl.lwl_fixed_point(0.7, 1, service="exponential", method="grid")
+    q = np.array(_grid_quantiles(r["w"], r["F"], levels))
+    exact = np.log(0.7 / (1 - np.array(levels))) / 0.3
+    assert np.all(np.abs(q - exact) <= np.max(np.diff(r["w"]))), (q, exact)
+    r = limits.reference({"policy": "random", "lambda": 0.7, "beta": [1], "mu": [2], "service": "deterministic"})
+    soj, wait = r["metrics"]["sojourn_quantiles"], r["metrics"]["wait_quantiles"]
+    tol = r["accuracy"]["sojourn_quantiles"] + r["accuracy"]["wait_quantiles"]
+    assert np.all(np.abs(soj - (wait + 0.5)) <= tol) and tol < 0.05 and r["exact"]["wait_quantiles"]
+    r = limits.reference({"policy": "random", "lambda": 0.7, "beta": [0.5, 0.5], "mu": [1, 2],
+                          "service": "lognormal:scv=4"})
+    assert np.all(np.isnan(r["metrics"]["wait_quantiles"])) and any("differ" in x for x in r["notes"])

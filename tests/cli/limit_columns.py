@@ -78,6 +78,22 @@ check(close(est["mean_workload"]["limit"][0], est["mean_queue"]["limit"][0])
       and "exponential" in (est["mean_workload"]["limit_source"] or ""),
       "--json: mean_workload's limit is mean_queue's (exponential service), its source said")
 check(d["limit"]["error"] is None and "lbmc_analysis" in d["limit"]["source"], "--json: the root names the source")
+
+# ---- the pairs' limit under phase-type service (asymptotic independence, docs/limits.md):
+# JSQ(2), H2 scv 5, n = 1000 on the occupancy-ph engine: each n x pair_corr[1][k] and n x
+# pair_tv interval covers its limit (n c -> the occupancy's covariance around the cavity);
+# control: the exponential law's limits (another model) fall outside at k = 1 and 3 ----
+H2 = ["--n", "1000", "--lambda", "0.9", "--pools", "1:1:inf", "--policy", "jsq(2)", "--service",
+      "hyperexponential:scv=5", "--replicas", "10", "--time", "1500", "--warmup", "200", "--init", "meanfield",
+      "--seed", "7", "--pairs", "--tail-k", "6", "--limit", "--json"]
+h2 = json.loads(run([LBMC, "sim", *H2]).stdout)["estimates"]
+c, tv = h2["pair_corr_scaled"], h2["pair_tv_scaled"]
+check(all(lo <= L <= hi for lo, L, hi in zip(c["lower"][0], c["limit"][0], c["upper"][0]))
+      and tv["lower"][0] <= tv["limit"][0] <= tv["upper"][0] and "cavity" in (c["limit_source"] or ""),
+      f"H2 jsq(2), n = 1000: every n x pair_corr and n x pair_tv interval covers its limit: {c['limit'][0]}")
+expo = json.loads(run([LBMC, "sim", *H2[:9], "exponential", *H2[10:]]).stdout)["estimates"]["pair_corr_scaled"]
+check(not all(c["lower"][0][k] <= expo["limit"][0][k] <= c["upper"][0][k] for k in (0, 2)),
+      f"control: the exponential law's limits {expo['limit'][0][:3]} are not all covered by H2's intervals")
 plain = json.loads(run([LBMC, "sim", *SIM, "--json"]).stdout)
 check("limit" not in plain and "limit" not in plain["estimates"]["p_wait"], "without --limit: no limit fields")
 

@@ -6,6 +6,7 @@
 * :func:`cavity_jsq`: JSQ(d) / balanced(c) with phase-type service, the queue at the
   cavity (Bramson, Lu & Prabhakar 2010, 2012) (:mod:`.cavity`);
 * :func:`lwl_fixed_point`: LL(d) for any service law (Hellemans & Van Houdt 2018) (:mod:`.lwl`);
+* :mod:`.pairs`: n x the pair statistics as n -> infinity (the occupancy's stationary covariance);
 * :class:`OccupancyModel`, :func:`transient`, :func:`fixed_point`: the mean-field ODE with
   the C side's drift (:mod:`.ode`);
 * :func:`refined_stationary`, :func:`refined_transient`: refined mean field (Gast & Van

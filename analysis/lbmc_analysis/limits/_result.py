@@ -192,6 +192,7 @@ class _Result:
             "notes": [],
         }
         self.details = {}
+        self.work = {}  # intermediate solutions shared between formulas (not part of the result)
 
     def put(self, name, value, source, accuracy, exact=False):
         if name == "tail":

@@ -71,6 +71,9 @@ def lwl_exponential_F(lam, d, w):
 # ----------------------------------------------------------------------------------
 
 
+GRID, GRID_POINTS = 0.01, 4096  # the returned F's spacing (requirement units) and points per piece
+
+
 def _lwl_ph(lam, d, ph, rtol, wmax):
     """E[W] = int F^d for requirement law ph (mean 1, speed 1) by the IVP of [HV18, sec. 5].
 
@@ -93,11 +96,14 @@ def _lwl_ph(lam, d, ph, rtol, wmax):
     ws, Fs = [0.0], [lam]
     rest = math.inf
     while w0 < wmax:
-        sol = integrate.solve_ivp(rhs, (w0, w0 + L), y, method="DOP853", rtol=rtol, atol=1e-18, dense_output=False)
+        sol = integrate.solve_ivp(rhs, (w0, w0 + L), y, method="DOP853", rtol=rtol, atol=1e-18, dense_output=True)
         if not sol.success:
             raise RuntimeError(f"LL(d) initial-value problem failed: {sol.message}")
-        ws.extend(sol.t[1:].tolist())
-        Fs.extend(sol.y[0, 1:].tolist())
+        # F on a uniform grid of the piece (the solver's own steps are up to 0.5 apart, too
+        # coarse for the quantiles read from F): spacing GRID, at most GRID_POINTS a piece
+        t = np.linspace(w0, w0 + L, min(GRID_POINTS, max(64, math.ceil(L / GRID))) + 1)[1:]
+        ws.extend(t.tolist())
+        Fs.extend(sol.sol(t)[0].tolist())
         y = sol.y[:, -1]
         w0 += L
         F = y[0]

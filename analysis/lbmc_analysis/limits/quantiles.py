@@ -140,3 +140,66 @@ def no_wait_sojourn_quantiles(share, laws, mu, levels):
                          if w > 0))
 
     return law_quantiles(surv, 0.0, levels, float(np.max(1.0 / mu)))
+
+
+def _step_survival(w, surv):
+    """Lower and upper bounds of a decreasing survival function known at the points w
+    (increasing, w[0] = 0) with values surv: P(W > y) for y < 0 is 1; between two points the
+    value of the right one (lower) or the left one (upper); beyond the last 0 (lower) or the
+    last value (upper)."""
+    def lower(y):
+        y = np.asarray(y, dtype=float)
+        i = np.searchsorted(w, y, side="right")  # w[i-1] <= y < w[i]
+        out = np.where(i < w.size, surv[np.minimum(i, w.size - 1)], 0.0)
+        return np.where(y < 0, 1.0, out)
+
+    def upper(y):
+        y = np.asarray(y, dtype=float)
+        i = np.searchsorted(w, y, side="right") - 1
+        out = surv[np.clip(i, 0, w.size - 1)]
+        return np.where(y < 0, 1.0, out)
+
+    return lower, upper
+
+
+def wait_plus_service_quantiles(w, wait_surv, law, mu, levels, *, points=4000):
+    """Quantiles of ``W + S / mu`` with W and S independent: the sojourn time of LL(d) in the
+    limit (a customer's requirement does not depend on the workloads it reads), from W's
+    survival ``wait_surv`` on the points ``w`` (time units, w[0] = 0) and the service law
+    ``law`` (:class:`.service.ServiceLaw`, mean 1) at speed ``mu``.
+
+    ``P(W + S' > x) = P(S' > x) + sum_i P(S' in (s_i, s_i+1]) P(W > x - s)`` over a partition of
+    [0, x] in ``points`` parts; ``P(W > x - s)`` increases with s, so its values at the parts'
+    ends bracket the sum, and W's survival between its points is bracketed as well. Returns
+    (quantiles (len(levels),), accuracy): the midpoints of the two brackets' quantiles and the
+    largest half-distance (NaN where W's points do not reach far enough: ``P(T > a + b) <=
+    P(W > a) + P(S' > b)`` bounds the range needed)."""
+    w = np.asarray(w, dtype=float)
+    wait_surv = np.asarray(wait_surv, dtype=float)
+    lo_w, hi_w = _step_survival(w, wait_surv)
+    s_surv = lambda t: law.survival(np.asarray(t, dtype=float) * mu)  # noqa: E731
+    out, acc = [], 0.0
+    for q in levels:
+        tail = (1 - q) / 2
+        if tail < wait_surv[-1]:
+            out.append(np.nan)
+            continue
+        a = float(w[int(np.argmax(wait_surv <= tail))])
+        b = float(law_quantiles(lambda t: float(s_surv(t)), 0.0, [1 - tail], 1.0 / mu)[0])
+        top = 2 * (a + b)  # P(T > a + b) <= 1 - q; twice that leaves room for the brackets
+        xs = np.linspace(0.0, top, points + 1)
+        gs = s_surv(xs)
+
+        def bound(x, low):
+            k = int(np.searchsorted(xs, x, side="right"))  # the partition of [0, x]: xs[:k] and x
+            s = np.append(xs[:k], x)
+            g = np.append(gs[:k], float(s_surv(x)))
+            ends = s[:-1] if low else s[1:]  # P(W > x - s) is smallest at the left end
+            fw = lo_w(x - ends) if low else hi_w(x - ends)
+            return g[-1] + float(np.sum((g[:-1] - g[1:]) * fw))
+
+        qs = [optimize.brentq(lambda x: bound(x, low) - (1 - q), 0.0, top, xtol=1e-12, rtol=1e-10)
+              for low in (True, False)]
+        out.append(0.5 * (qs[0] + qs[1]))
+        acc = max(acc, 0.5 * abs(qs[1] - qs[0]))
+    return np.array(out), acc

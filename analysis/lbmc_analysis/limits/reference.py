@@ -49,7 +49,9 @@ from ._result import (METRICS, PAIRS, QUANTILE_LEVELS, _acc_from_tail, _all_expo
 from .cavity import cavity_jsq
 from .lwl import lwl_fixed_point
 from .ode import OccupancyModel, fixed_point, jacobian
-from .refined_point import pair_limits, refined, transient_for_point
+from .pairs import pair_limits
+from .quantiles import wait_plus_service_quantiles
+from .refined_point import refined, transient_for_point
 from .service import ServiceLaw
 
 __all__ = ["reference", "reference_for_point", "refined", "transient_for_point", "to_json", "normalize_point",
@@ -160,6 +162,7 @@ def _cavity(R, p, d, weights, source, exact=False):
         R.put("sojourn_quantiles", soj, src, None, exact)
         R.put("wait_quantiles", wait, src, None, exact)
     R.details["cavity"] = {k: res[k] for k in ("iterations", "residual", "accuracy", "levels", "mean_workload")}
+    R.work["cavity"] = res
 
 
 def _ode(R, p, policy, source):
@@ -184,6 +187,24 @@ def _ode(R, p, policy, source):
     lev = int(np.sum(np.max(x, axis=0) > 1e-15))
     R.put_all(met, source, _acc_from_tail(a, lev, met["throughput"], p["lam"]))
     R.details["ode"] = {"levels": model.levels, "residual": r}
+
+
+def _grid_quantiles(w, surv, levels):
+    """Quantiles of a law whose survival ``surv`` is known on the increasing points ``w``
+    (w[0] = 0; surv[0] = P(X > 0)): 0 below the atom at 0, NaN beyond the last point, else
+    linear interpolation of log surv between the two points around the level."""
+    out = []
+    for q in levels:
+        if 1 - q >= surv[0]:
+            out.append(0.0)
+        elif 1 - q < surv[-1]:
+            out.append(math.nan)
+        else:
+            i = int(np.argmax(surv <= 1 - q))
+            l0, l1 = math.log(surv[i - 1]), math.log(surv[i])
+            t = (math.log(1 - q) - l0) / (l1 - l0) if l1 != l0 else 0.0
+            out.append(w[i - 1] + t * (w[i] - w[i - 1]))
+    return out
 
 
 def _pk(R, p, a_weights):
@@ -215,6 +236,20 @@ def _pk(R, p, a_weights):
     if np.any(~np.isfinite(ES2)):
         R.note("E[S^2] is infinite: mean waiting and sojourn times and mean queues are infinite "
                "(Pollaczek-Khinchine)")
+        return
+    same = np.allclose(lam_j, lam_j[0]) and np.allclose(mu, mu[0]) and len({s.text for s in p["service"]}) == 1
+    if not same:
+        R.note("quantiles of M/G/1 queues that differ between pools: not derived here")
+        return
+    # the wait of M/G/1 (FCFS) is its workload found by the arrival (PASTA): LL(1)'s fixed point
+    r = lwl_fixed_point(float(lam_j[0]), 1, mu=float(mu[0]), service=p["service"][0])
+    w, surv = r["w"], r["F"]
+    if w.size > 2:
+        qsrc = src + "; the wait = the workload found (the M/G/1 workload, LL(1)'s integral equation)"
+        R.put("wait_quantiles", _grid_quantiles(w, surv, p["levels"]), qsrc, float(np.max(np.diff(w))), True)
+        sq, sacc = wait_plus_service_quantiles(w, surv, p["service"][0], float(mu[0]), p["levels"])
+        R.put("sojourn_quantiles", sq, qsrc + "; sojourn = W + S/mu (bracketed convolution)", sacc + r["accuracy"],
+              True)
 
 
 def _random_like(R, p, weights, label):
@@ -409,20 +444,14 @@ def _lwl(R, p, d):
     w, F = r["w"], r["F"]
     if r["finite"] and w.size > 2:
         surv = F**d
-        wq = []
-        for q in p["levels"]:
-            if 1 - q >= surv[0]:
-                wq.append(0.0)
-            elif 1 - q < surv[-1]:
-                wq.append(math.nan)
-            else:
-                i = int(np.argmax(surv <= 1 - q))
-                # linear interpolation in log survival between w[i-1] and w[i]
-                l0, l1 = math.log(surv[i - 1]), math.log(surv[i])
-                t = (math.log(1 - q) - l0) / (l1 - l0) if l1 != l0 else 0.0
-                wq.append(w[i - 1] + t * (w[i] - w[i - 1]))
+        wq = _grid_quantiles(w, surv, p["levels"])
         R.put("wait_quantiles", wq, src + "; P(W > w) = F(w)^d on the grid (linear interpolation)",
               float(np.max(np.diff(w))) if w.size > 1 else None)
+        # the sojourn: the wait plus the customer's own requirement at speed mu, independent
+        # of the workloads the arrival read
+        sq, sacc = wait_plus_service_quantiles(w, surv, p["service"][0], float(mu[0]), p["levels"])
+        R.put("sojourn_quantiles", sq, src + "; sojourn = W + S/mu, S independent of W (bracketed convolution)",
+              sacc + a)
     _messages(R, p, 2.0 * d, "2d per arrival (counted)")
     R.details["lwl"] = {"method": r["method"], "accuracy": a, "finite": r["finite"]}
 

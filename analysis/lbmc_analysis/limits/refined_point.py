@@ -13,6 +13,7 @@ import numpy as np
 from . import _check
 from ._result import _Result, _acc_from_tail, _all_exponential, _exponential_workload, _messages, normalize_point
 from .ode import OccupancyModel
+from .pairs import pair_limits
 
 # ----------------------------------------------------------------------------------
 # refined mean field
@@ -150,84 +151,6 @@ def _expansion_of(p):
     """The cached expansion of a normalised point (see :func:`_refined_expansion`)."""
     return _refined_expansion(p["policy"], p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
                               tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
-
-
-def pair_covariances(rr):
-    """``lim n Cov(1{Q1 >= a}, 1{Q2 >= b})`` for two distinct servers of each pool, from the
-    expansion ``rr`` of :func:`.refined_mf.refined_stationary`.
-
-    The pool's empirical tail ``T(a)`` (a fraction of its ``N_j = beta_j n`` servers) has
-    ``Var``/``Cov`` ``W/n + o(1/n)`` (Gast & Van Houdt 2017, section 3; ``A W + W A^T + Q = 0``),
-    and, the servers being exchangeable, ``Cov(T(a), T(b)) = (P(Q >= max(a, b)) - P(Q >= a)
-    P(Q >= b)) / N_j + (1 - 1/N_j) c(a, b)`` with ``c`` the two-server covariance: so
-    ``n c(a, b) -> W[a, b] - (P(Q >= max(a, b)) - P(Q >= a) P(Q >= b)) / beta_j``. Independent
-    servers (random routing) give ``W`` = the one-server term exactly, and ``c = 0``.
-
-    Returns an array (J, L, L), ``L`` = the levels the expansion kept, index ``a - 1`` for
-    ``a = 1 .. L``; and the absolute accuracy of its entries (the Lyapunov residual through
-    ``|A^{-1}|``)."""
-    m, x, W = rr["model"], rr["x"], rr["W"]
-    J, L = x.shape
-    out = np.zeros((J, L, L))
-    for j in range(J):
-        t = x[j]
-        w = W[j * L:(j + 1) * L, j * L:(j + 1) * L]
-        top = t[np.maximum.outer(np.arange(L), np.arange(L))]  # P(Q >= max(a, b))
-        out[j] = w - (top - np.outer(t, t)) / m.b[j]
-    ainv = float(np.max(np.sum(np.abs(np.linalg.inv(rr["A"])), axis=1)))
-    return out, ainv * rr["residual"]
-
-
-def _pair_deviations(C, K):
-    """``lim n (P(Q1 = a, Q2 = b) - p(a) p(b))`` at the levels a, b = 0 .. K (level K: at least K)
-    from the tail covariances C (L, L): ``1{Q = a} = 1{Q >= a} - 1{Q >= a + 1}``, ``1{Q >= 0} = 1``."""
-    L = C.shape[0]
-    full = np.zeros((K + 2, K + 2))  # tail indices 0 .. K + 1
-    m = min(L, K + 1)
-    full[1:m + 1, 1:m + 1] = C[:m, :m]
-    lump = np.zeros((K + 1, K + 2))
-    for a in range(K):
-        lump[a, a], lump[a, a + 1] = 1.0, -1.0
-    lump[K, K] = 1.0
-    return lump @ full @ lump.T
-
-
-def pair_limits(R, p, *, n=None):
-    """Put the pair statistics' limits (``n`` None) or their refined values at ``n`` into R, for
-    jsq(d)/balanced(c) with exponential service, where the occupancy drift is smooth at its fixed
-    point: ``pair_corr_scaled[j][k] -> n c(k, k)`` and ``pair_tv_scaled[j] -> 1/2 sum_{a,b} |n D(a,
-    b)|`` (:func:`pair_covariances`; levels lumped at K as the results file's); ``pair_corr``,
-    ``pair_tv``: 0 as n -> infinity (asymptotic independence), ``n c / n`` at a given n."""
-    if not _all_exponential(p):
-        return
-    try:
-        C, acc = pair_covariances(_expansion_of(p))
-    except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
-        R.note(f"no limit of the pair statistics: {exc}")
-        return
-    J, L, _ = C.shape
-    K = p["K"]
-    corr = np.zeros((J, K))
-    m = min(K, L)
-    tv = np.zeros(J)
-    for j in range(J):
-        corr[j, :m] = np.diag(C[j])[:m]
-        tv[j] = 0.5 * float(np.sum(np.abs(_pair_deviations(C[j], K))))
-    src = ("n x the two-server covariance from the occupancy's fluctuations, n c(a, b) -> W[a, b] - (P(Q >= "
-           "max(a, b)) - P(Q >= a) P(Q >= b)) / beta_j, A W + W A^T + Q = 0 (Gast & Van Houdt 2017, section 3)")
-    tv_acc = acc * (K + 1) ** 2
-    if n is None:
-        R.put("pair_corr_scaled", corr, src, acc)
-        R.put("pair_tv_scaled", tv, src + "; tv = 1/2 sum |D(a, b)| over the levels lumped at K", tv_acc)
-        zero = "0 as n -> inf: asymptotic independence (propagation of chaos), the deviation is O(1/n)"
-        R.put("pair_corr", np.zeros((J, K)), zero, 0.0)
-        R.put("pair_tv", np.zeros(J), zero, 0.0)
-        return
-    src_n = src + f"; divided by n = {n}, error O(1/n^2)"
-    R.put("pair_corr_scaled", corr, src, acc)
-    R.put("pair_tv_scaled", tv, src + "; tv = 1/2 sum |D(a, b)| over the levels lumped at K", tv_acc)
-    R.put("pair_corr", corr / n, src_n, acc / n)
-    R.put("pair_tv", tv / n, src_n, tv_acc / n)
 
 
 def _refined_order2(R, p, n, tails, acc):
