@@ -322,7 +322,25 @@ const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p);
 /** The pair statistics of the last reduction (NaN before one); NULL when the point's run
  *  does not record them (run.pairs off). */
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p);
-/** Replica i as the point keeps it (present = 0 if it is not in). */
+/** The bytes a point holds, by what they hold (docs/architecture.md, "What rank 0 holds of
+ *  a point"): for measurements and for the tests that what it keeps per replica stays
+ *  fixed. Replicas whose records are in count in `replicas`. */
+typedef struct {
+  long replicas;    /* replicas whose records are in */
+  size_t slots;     /* the replica table: one slot per replica index */
+  size_t records;   /* whole records (all of the first round until its warm-up is decided
+                       with warmup auto; replica 0's while it is the only one summarised) */
+  size_t sums;      /* each replica's sums, values and weights, and its admissions per part */
+  size_t quantiles; /* each replica's retained histograms or mixture, packed */
+  size_t parts;     /* fine parts and transient values not yet folded in replica order */
+  size_t work;      /* the reduction's work space (its largest pass so far) */
+} lbmc_point_held;
+
+/** What p holds now, into out. Nothing is allocated. */
+void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out);
+
+/** Replica i as the point keeps it (present = 0 if it is not in). Its values and weights
+ *  are made from its sums into the point's own space: valid until the next call on p. */
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info);
 
 /** What sequential mode does after a reduction of R replicas. */

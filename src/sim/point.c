@@ -136,8 +136,10 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->first_round = first_round < 1 ? 1 : first_round;
   p->hist = malloc(sizeof *p->hist * 3);
   p->moment_flags = calloc(p->total, sizeof *p->moment_flags);
-  err = p->hist && p->moment_flags ? lbmc_estimates_alloc(&p->est, p->total)
-                                   : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  p->rep_values = malloc(sizeof *p->rep_values * 2 * p->total);
+  err = p->hist && p->moment_flags && p->rep_values
+            ? lbmc_estimates_alloc(&p->est, p->total)
+            : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   if (err) {
     lbmc_point_destroy(&p);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -162,6 +164,7 @@ static void lbmc_point_rep_free(lbmc_point_rep *r)
   free(r->qdata);
   free(r->trans);
   free(r->adm);
+  free(r->fine);
   memset(r, 0, sizeof *r);
 }
 
@@ -172,6 +175,7 @@ void lbmc_point_destroy(lbmc_point **p)
   free((*p)->rep);
   lbmc_estimates_free(&(*p)->est);
   free((*p)->moment_flags);
+  free((*p)->rep_values);
   free((*p)->work);
   free((*p)->hist);
   lbmc_point_pairs_destroy(*p);
@@ -191,6 +195,7 @@ void lbmc_point_set_doubling(lbmc_point *p, int doubling)
   p->decided = 0;
   p->d = 0;
   p->near_cap = 0;
+  p->fine_folded = 0;
 }
 
 /* Room for replica i. */
@@ -222,6 +227,9 @@ static void lbmc_point_sum(const lbmc_point *p, const lbmc_record *rec, size_t f
   memset(out, 0, sizeof *out * p->W);
   lbmc_point_seg_add(p, rec, from, to, out);
 }
+
+_Static_assert(LBMC_FINE_PARTS <= LBMC_RELAX_UNIT_PARTS,
+               "a replica's fine parts are summarised for the relaxation rule");
 
 /* The fine parts of the measured period [d, S): LBMC_FINE_PARTS, or one per segment. */
 static void lbmc_point_set_fine(lbmc_point *p)
@@ -392,10 +400,11 @@ static lbmc_err lbmc_point_rep_mixture(const lbmc_point *p, const lbmc_record *r
   return err;
 }
 
-/* The replica's quantiles and its packed retained mixture, from its record. */
-static lbmc_err lbmc_point_rep_mixtures(lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
+/* The replica's quantiles (into its values) and its packed retained mixture, from its
+ * record. */
+static lbmc_err lbmc_point_rep_mixtures(lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec,
+                                        double *values)
 {
-  double *values = r->block + p->W;
   double *qs = values + lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
   double *qw = values + lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K);
   lbmc_mixture *mx;
@@ -428,9 +437,10 @@ static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
 }
 
 /* The replica's parts (LBMC_PARTS equal parts of its measured period [d, S)) from its
- * record. */
+ * record, and its p->fine fine parts (r->fine, 2 p->fine doubles: areas, then times). */
 static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
 {
+  double *fine_area = r->fine, *fine_len = r->fine + p->fine;
   for (int k = 0; k < LBMC_PARTS; k++)
     for (size_t s = lbmc_point_part(p, (size_t)k, LBMC_PARTS);
          s < lbmc_point_part(p, (size_t)k + 1, LBMC_PARTS); s++) {
@@ -442,11 +452,26 @@ static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const l
         r->adm[j * LBMC_PARTS + k] += seg[lbmc_tk_admitted(p->J, p->K, j)];
     }
   for (size_t k = 0; k < p->fine; k++) {
-    r->fine_area[k] = r->fine_len[k] = 0;
+    fine_area[k] = fine_len[k] = 0;
     for (size_t s = lbmc_point_part(p, k, p->fine); s < lbmc_point_part(p, k + 1, p->fine); s++) {
-      r->fine_area[k] += rec->seg[s * p->W + LBMC_TK_AREA_N];
-      r->fine_len[k] += rec->seg[s * p->W + LBMC_TK_LEN];
+      fine_area[k] += rec->seg[s * p->W + LBMC_TK_AREA_N];
+      fine_len[k] += rec->seg[s * p->W + LBMC_TK_LEN];
     }
+  }
+  lbmc_relax_unit_of(fine_area, fine_len, p->fine, &r->relax);
+}
+
+void lbmc_point_fine_fold(lbmc_point *p)
+{
+  for (; p->fine_folded < p->nrep && p->rep[p->fine_folded].kept.present; p->fine_folded++) {
+    lbmc_point_rep *r = &p->rep[p->fine_folded];
+    double sy = 0, sx = 0;
+    if (p->fine_folded > 0)
+      sy = p->rep[p->fine_folded - 1].fine_sy, sx = p->rep[p->fine_folded - 1].fine_sx;
+    for (size_t k = 0; k < p->fine; k++) sy += r->fine[k], sx += r->fine[p->fine + k];
+    r->fine_sy = sy, r->fine_sx = sx;
+    free(r->fine);
+    r->fine = NULL;
   }
 }
 
@@ -468,6 +493,20 @@ static void lbmc_point_drop_full(lbmc_point *p, long i)
     }
 }
 
+/* A replica's own sojourn and wait quantiles between its values (their metric entries)
+ * and q (2 LBMC_QUANTILES doubles): into q (back = 0), or back into the values. */
+static void lbmc_point_quantiles_copy(const lbmc_point *p, double *q, double *values, int back)
+{
+  const size_t at[2] = {lbmc_metric_offset(LBMC_M_SOJOURN_QUANTILES, p->J, p->K),
+                        lbmc_metric_offset(LBMC_M_WAIT_QUANTILES, p->J, p->K)};
+  for (int k = 0; k < 2; k++)
+    for (int l = 0; l < LBMC_QUANTILES; l++)
+      if (back)
+        values[at[k] + (size_t)l] = q[k * LBMC_QUANTILES + l];
+      else
+        q[k * LBMC_QUANTILES + l] = values[at[k] + (size_t)l];
+}
+
 /* What replica i keeps once the warm-up is known: its sums over the measured period, its
  * parts, its values with their weights and its retained histograms. */
 static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
@@ -478,12 +517,13 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
   size_t used;
   double *sums, *values, *weights;
   lbmc_record_view(r->full, r->full_size, &rec);
-  r->block = malloc(sizeof *r->block * (p->W + 2 * p->total));
+  r->block = malloc(sizeof *r->block * (p->W + 2 * LBMC_QUANTILES));
   r->adm = calloc((size_t)p->J * LBMC_PARTS, sizeof *r->adm);
-  if (!r->block || !r->adm) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  r->fine = malloc(sizeof *r->fine * (2 * p->fine + 1));
+  if (!r->block || !r->adm || !r->fine) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   kept->sums = sums = r->block;
-  kept->values = values = sums + p->W;
-  kept->weights = weights = values + p->total;
+  values = p->rep_values; /* made again from the sums when asked (lbmc_point_replica) */
+  weights = values + p->total;
   kept->unstable = rec.h.status == LBMC_STATUS_UNSTABLE;
   r->t_stop = rec.h.t_stop;
   r->cap = rec.h.cap;
@@ -503,10 +543,16 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
     lbmc_point_rep_quantiles(p, values);
     LBMC_CALL(lbmc_point_rep_pack(p, r));
   } else if (p->qkind == LBMC_QK_MIX) {
-    LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec));
+    LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec, values));
   }
+  lbmc_point_quantiles_copy(p, sums + p->W, values, 0);
   kept->present = 1;
   LBMC_CALL(lbmc_point_trans_fold(p));
+  if (i < p->fine_folded) { /* a record again (the same bytes): its running sums stand */
+    free(r->fine);
+    r->fine = NULL;
+  }
+  lbmc_point_fine_fold(p);
   lbmc_point_drop_full(p, i);
   return LBMC_SUCCESS;
 }
@@ -547,7 +593,11 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   i = (long)rec.h.replica;
   LBMC_CALL(lbmc_point_grow(p, i));
   r = &p->rep[i];
-  lbmc_point_rep_free(r);
+  {
+    const double sy = r->fine_sy, sx = r->fine_sx; /* folded already: they stand */
+    lbmc_point_rep_free(r);
+    r->fine_sy = sy, r->fine_sx = sx;
+  }
   r->full = malloc(size);
   if (!r->full) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
   memcpy(r->full, record, size);
@@ -586,13 +636,40 @@ const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }
 const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p) { return &p->est; }
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p) { return p->pe; }
 
+void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out)
+{
+  memset(out, 0, sizeof *out);
+  out->slots = sizeof *p->rep * (size_t)p->nrep;
+  out->work = sizeof *p->work * p->work_len;
+  for (long i = 0; i < p->nrep; i++) {
+    const lbmc_point_rep *r = &p->rep[i];
+    if (!r->present) continue;
+    out->replicas++;
+    if (r->full) out->records += r->full_size;
+    if (r->block) out->sums += sizeof *r->block * (p->W + 2 * LBMC_QUANTILES);
+    if (r->adm) out->sums += sizeof *r->adm * (size_t)p->J * LBMC_PARTS;
+    out->quantiles += r->qsize;
+    if (r->fine) out->parts += sizeof *r->fine * (2 * p->fine + 1);
+    if (r->trans) out->parts += sizeof *r->trans * p->S * lbmc_point_trans_width(p);
+  }
+}
+
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
 {
   const lbmc_point_rep *r = i >= 0 && i < p->nrep ? &p->rep[i] : NULL;
-  if (r && r->kept.present)
-    *info = r->kept;
-  else
+  double *values = p->rep_values, *weights = p->rep_values + p->total;
+  if (!r || !r->kept.present) {
     memset(info, 0, sizeof *info);
+    return;
+  }
+  *info = r->kept;
+  /* the same arithmetic as when the replica was summarised: the same bits */
+  lbmc_metrics_from_sums(r->kept.sums, p->J, p->K, p->N, p->n, values, weights);
+  for (size_t k = lbmc_metric_total(p->J, p->K); k < p->total; k++)
+    values[k] = weights[k] = NAN; /* the pair statistics: from several units only */
+  lbmc_point_quantiles_copy(p, r->block + p->W, values, 1);
+  info->values = values;
+  info->weights = weights;
 }
 
 /* ---- sequential mode ---- */

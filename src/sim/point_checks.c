@@ -32,11 +32,18 @@ void lbmc_point_record_moments(const lbmc_point *p, const lbmc_record *rec, size
   }
 }
 
+/* Replica u's summary of its fine parts (lbmc_relax_estimate_units). */
+static const lbmc_relax_unit *lbmc_point_relax_unit(const void *ctx, size_t u)
+{
+  return &((const lbmc_point *)ctx)->rep[u].relax;
+}
+
 lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
                                   lbmc_point_relaxation *out)
 {
   const int seg_parts = from_records || R == 1;
   const size_t Sm = p->S - p->d, m = seg_parts ? Sm : p->fine;
+  const size_t rows = seg_parts ? (size_t)R : 0; /* replicas whose parts are held here */
   double *area, *len, *wy, *wx, sy = 0, sx = 0, var, m2_within = 0;
   lbmc_moments mom = {0, 0, 0, 0};
   lbmc_interval iv;
@@ -44,11 +51,13 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   out->nbar = out->se = out->n0 = NAN;
   out->rx.tau = out->rx.tau_upper = NAN;
   if (R < 1 || m < 1) return LBMC_SUCCESS;
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len,
-                            2 * (size_t)R * m + 4 * (m > (size_t)R ? m : (size_t)R)));
+  if (!seg_parts && p->fine_folded < R)
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: replicas 0 to %ld are not all folded", R - 1);
+  LBMC_CALL(
+      lbmc_point_work(&p->work, &p->work_len, 2 * rows * m + 4 * (m > (size_t)R ? m : (size_t)R)));
   area = p->work;
-  len = area + (size_t)R * m;
-  wy = len + (size_t)R * m;
+  len = area + rows * m;
+  wy = len + rows * m;
   wx = wy + (m > (size_t)R ? m : (size_t)R);
   out->n0 = 0;
   for (long i = 0; i < R; i++) {
@@ -67,8 +76,6 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
       m2_within += rm.m2;
       out->n0 += rec.h.n_start / (double)R;
     } else {
-      memcpy(area + (size_t)i * m, r->fine_area, sizeof *area * m);
-      memcpy(len + (size_t)i * m, r->fine_len, sizeof *len * m);
       lbmc_moments_add(&mom, &r->mom);
       m2_within += r->mom.m2;
       out->n0 += r->n_start / (double)R;
@@ -77,6 +84,10 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   /* the replicas' (or the one replica's merged batches') means of customers in the system */
   if (R >= 2) {
     for (long i = 0; i < R; i++) {
+      if (!seg_parts) {
+        wy[i] = p->rep[i].relax.y, wx[i] = p->rep[i].relax.x;
+        continue;
+      }
       wy[i] = wx[i] = 0;
       for (size_t s = 0; s < m; s++)
         wy[i] += area[(size_t)i * m + s], wx[i] += len[(size_t)i * m + s];
@@ -90,14 +101,22 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     k = lbmc_batch_merge(area, len, m, 1, &rule, wy, wx, &flags);
     lbmc_ratio_interval(wy, wx, k, 1, p->o.confidence, &iv);
   }
-  for (size_t s = 0; s < (size_t)R * m; s++) sy += area[s], sx += len[s];
+  if (seg_parts)
+    for (size_t s = 0; s < (size_t)R * m; s++) sy += area[s], sx += len[s];
+  else
+    sy = p->rep[R - 1].fine_sy, sx = p->rep[R - 1].fine_sx; /* the same sums, in order */
   out->nbar = sx > 0 ? sy / sx : NAN;
   out->se = iv.std_err;
   var = mom.n > 0 ? mom.m2 / mom.n : NAN;
   out->skew = mom.m2 > 0 ? sqrt(mom.n) * mom.m3 / pow(mom.m2, 1.5) : 0;
-  lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
-                      mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL,
-                      &out->rx);
+  if (seg_parts)
+    lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
+                        mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW,
+                        LBMC_RELAX_LEVEL, &out->rx);
+  else
+    LBMC_CALL(lbmc_relax_estimate_units(
+        lbmc_point_relax_unit, p, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
+        mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL, &out->rx));
   return LBMC_SUCCESS;
 }
 

@@ -17,17 +17,23 @@ typedef struct {
                           point keeps it: its batches and quantile groups) */
   size_t full_size;
   lbmc_point_replica_info kept; /* once summarised (kept.present): what lbmc_point_replica
-                                   gives; its sums, values and weights live in `block` */
-  double *block;                /* W + 2 total: sums, values, weights */
+                                   gives; its sums live in `block`, its values and weights are
+                                   made from them when asked (kept.values, weights NULL) */
+  double *block;                /* W + 2 LBMC_QUANTILES: sums, then its own sojourn and wait
+                                   quantiles (the values its sums cannot give) */
   double t_stop;                /* when it hit the customer cap (kept.unstable) */
   int64_t cap;                  /* the cap */
   double parts[LBMC_PARTS][LBMC_PART_FIELDS];
-  double fine_area[LBMC_FINE_PARTS], fine_len[LBMC_FINE_PARTS]; /* p->fine of them */
-  double n_start;       /* customers in the system at its time 0 */
-  lbmc_moments mom;     /* of its customers at the tick ends of its measured period */
-  double *adm;          /* J x LBMC_PARTS: admitted to pool j in part k (flow balance) */
-  unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
-                           packed (qsize 0: none retained) */
+  double *fine;          /* its p->fine fine parts' areas then times, until folded in replica order
+                           (lbmc_point_fine_fold: the running sums need replicas 0 .. i - 1 first) */
+  lbmc_relax_unit relax; /* what the relaxation rule reads of its fine parts */
+  double fine_sy, fine_sx; /* areas and times of the fine parts of replicas 0 .. i, added
+                              in replica and part order (once folded) */
+  double n_start;          /* customers in the system at its time 0 */
+  lbmc_moments mom;        /* of its customers at the tick ends of its measured period */
+  double *adm;             /* J x LBMC_PARTS: admitted to pool j in part k (flow balance) */
+  unsigned char *qdata;    /* its retained sojourn and wait histograms, or its mixture,
+                              packed (qsize 0: none retained) */
   size_t qsize;
   double *trans; /* a transient run: S x lbmc_point_trans_width values, until folded into
                     the point's lbmc_point_trans_acc (point_transient.c) */
@@ -62,8 +68,9 @@ struct lbmc_point_ {
   int qkind;
   double seg_len, t_start, tau;
   int decided;
-  size_t d;    /* segments discarded */
-  size_t fine; /* fine parts of each replica's measured period */
+  size_t d;         /* segments discarded */
+  size_t fine;      /* fine parts of each replica's measured period */
+  long fine_folded; /* replicas 0 .. fine_folded - 1 have their running fine sums */
   int near_cap;
   /* the checks of point_checks.c */
   size_t batch_cap;         /* one replica: most batches its relaxation time allows (0: any) */
@@ -85,7 +92,8 @@ struct lbmc_point_ {
   /* work */
   double *work;
   size_t work_len;
-  lbmc_dhist *hist; /* 3: pooled sojourn, pooled wait, one unit */
+  double *rep_values; /* 2 total: lbmc_point_replica's values and weights of one replica */
+  lbmc_dhist *hist;   /* 3: pooled sojourn, pooled wait, one unit */
   /* pair statistics (run.pairs; point_pairs.c) */
   size_t pair_at;          /* offset of their block in a record's W doubles */
   lbmc_pair_estimates *pe; /* NULL without */
@@ -95,12 +103,21 @@ struct lbmc_point_ {
 };
 
 /** The units of a reduction (point_reduce.c): the replicas' sums, or the batches of
- *  replica 0; rows of W doubles. */
+ *  replica 0; rows of W doubles (lbmc_units_row). */
 typedef struct {
   size_t U;                /* units */
-  double *row;             /* U x W: the units' raw sums */
+  double *row;             /* U x W: the units' raw sums (the batches, or copies of the
+                              replicas' sums for the pair statistics); NULL: the replicas'
+                              own sums, read where they are kept */
   double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches */
+  const lbmc_point *p;
 } lbmc_units;
+
+/** Row k of the units (W doubles). */
+static inline const double *lbmc_units_row(const lbmc_units *u, size_t k)
+{
+  return u->row ? u->row + k * u->p->W : u->p->rep[k].kept.sums;
+}
 
 /** The pair statistics' tables of a point with run.pairs (p->pe, p->pair_at), NaN.
  *  Errors: LBMC_ERR_MEMORY. */
@@ -127,6 +144,10 @@ lbmc_err lbmc_point_trans_keep(const lbmc_point *p, lbmc_point_rep *r, const lbm
 lbmc_err lbmc_point_trans_fold(lbmc_point *p);
 /** Forget the folded moments (a new doubling). */
 void lbmc_point_trans_forget(lbmc_point *p);
+
+/** Give the summarised replicas that follow the folded ones, in order, their running sums
+ *  of fine parts (fine_sy, fine_sx), freeing their fine parts. */
+void lbmc_point_fine_fold(lbmc_point *p);
 
 /** The relaxation rule and the transient rule on replicas 0 .. R - 1 (evidence
  *  relaxation_short, warmup_short; v->relaxation_*, transient_bound; p->batch_cap,

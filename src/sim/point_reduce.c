@@ -13,6 +13,7 @@
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/ticks.h"
@@ -26,13 +27,16 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
 {
   const size_t Sm = p->S - p->d;
   size_t B = (size_t)p->o.batches < Sm ? (size_t)p->o.batches : Sm;
+  const int rows = R < 2 || p->pe; /* the pair statistics read the rows as one array */
   u->U = R >= 2 ? (size_t)R : (B ? B : 1);
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * (p->W + 4)));
-  u->row = p->work;
-  u->y = u->row + u->U * p->W;
+  u->p = p;
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * ((rows ? p->W : 0) + 4)));
+  u->y = p->work;
   u->x = u->y + u->U;
   u->my = u->x + u->U;
   u->mx = u->my + u->U;
+  u->row = rows ? u->mx + u->U : NULL;
+  if (!rows) return LBMC_SUCCESS;
   memset(u->row, 0, sizeof *u->row * u->U * p->W);
   if (R >= 2) {
     for (long i = 0; i < R; i++)
@@ -89,7 +93,8 @@ static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, in
   size_t n = u->U;
   unsigned flags = 0;
   for (size_t k = 0; k < u->U; k++)
-    kind = lbmc_metric_terms(i, e, u->row + k * p->W, p->J, p->K, p->N, p->n, &u->y[k], &u->x[k]);
+    kind =
+        lbmc_metric_terms(i, e, lbmc_units_row(u, k), p->J, p->K, p->N, p->n, &u->y[k], &u->x[k]);
   if (batches) {
     lbmc_batch_rule rule;
     lbmc_point_batch_rule(p, &rule);
@@ -521,8 +526,8 @@ static void lbmc_point_empty(lbmc_point *p, const lbmc_units *u)
 {
   double arrivals = 0, departures = 0;
   for (size_t k = 0; k < u->U; k++) {
-    arrivals += u->row[k * p->W + LBMC_TK_ARRIVALS];
-    departures += u->row[k * p->W + LBMC_TK_DEPARTURES];
+    arrivals += lbmc_units_row(u, k)[LBMC_TK_ARRIVALS];
+    departures += lbmc_units_row(u, k)[LBMC_TK_DEPARTURES];
   }
   if (arrivals > 0 && departures > 0) return;
   p->v.evidence |= LBMC_EV_EMPTY;
@@ -674,5 +679,14 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     lbmc_point_apply_moments(p);
   }
   lbmc_point_conclude(p);
+  if (getenv("LBMC_DEBUG_MEMORY")) { /* bytes held per structure (docs/architecture.md) */
+    lbmc_point_held mem;
+    lbmc_point_held_of(p, &mem);
+    fprintf(stderr,
+            "point memory: %ld replicas, slots %zu (%zu each), records %zu, sums %zu, "
+            "quantiles %zu, parts %zu, work %zu bytes\n",
+            mem.replicas, mem.slots, sizeof *p->rep, mem.records, mem.sums, mem.quantiles,
+            mem.parts, mem.work);
+  }
   return LBMC_SUCCESS;
 }

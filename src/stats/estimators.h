@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 
+#include "lbmc/error.h"
+
 /* X(enum suffix, bit, name, meaning): the flags of an interval, defined once. */
 #define LBMC_IV_FLAG_LIST(X)                                                                       \
   X(EMPTY, 0, "empty", "no observations at all (every denominator is 0): no estimate")             \
@@ -300,6 +302,34 @@ typedef struct {
 void lbmc_relax_estimate(const double *area, const double *len, size_t units, size_t m,
                          double part_len, double var_within, double var, double window,
                          double level, lbmc_relax *out);
+
+/** Most parts per unit that a unit's summary (lbmc_relax_unit) holds the readings of, and
+ *  its batch sizes 1, 2, 4, 8 (those with at least LBMC_RELAX_MIN_BATCHES batches). */
+#define LBMC_RELAX_UNIT_PARTS  64
+#define LBMC_RELAX_UNIT_LEVELS 4
+/** What lbmc_relax_estimate reads of one unit of m <= LBMC_RELAX_UNIT_PARTS parts: per batch
+ *  size 2^k, the sum of squares of its batch means about their mean and its degrees of
+ *  freedom (0 with fewer than two batches), and the unit's whole sums y (area) and x
+ *  (time), each added in part order. 88 bytes instead of the unit's 2 m doubles. */
+typedef struct {
+  double ss[LBMC_RELAX_UNIT_LEVELS], dof[LBMC_RELAX_UNIT_LEVELS];
+  double y, x;
+  size_t m;
+} lbmc_relax_unit;
+
+/** The summary of one unit's parts area[0 .. m - 1], len[0 .. m - 1] (m <=
+ *  LBMC_RELAX_UNIT_PARTS; readings of longer units are not kept). */
+void lbmc_relax_unit_of(const double *area, const double *len, size_t m, lbmc_relax_unit *out);
+
+/** lbmc_relax_estimate from the units' summaries, read one at a time in unit order
+ *  (get(ctx, u), u = 0 .. units - 1, each pointer used before the next call): the same
+ *  arithmetic in the same order, so the same bits as lbmc_relax_estimate on the arrays the
+ *  summaries were made of, without holding units x m parts. Errors: LBMC_ERR_ARG (m above
+ *  LBMC_RELAX_UNIT_PARTS, or a summary of another m). */
+lbmc_err lbmc_relax_estimate_units(const lbmc_relax_unit *(*get)(const void *ctx, size_t u),
+                                   const void *ctx, size_t units, size_t m, double part_len,
+                                   double var_within, double var, double window, double level,
+                                   lbmc_relax *out);
 
 /** f(x) = l Var(mean over l) / sigma_inf^2 at l = x tau (tau the integrated autocorrelation
  *  time): how much of the long-run variance a batch of length l holds, for the queue length

@@ -85,13 +85,26 @@ static double lbmc_relax_x(double r)
   return r > 0 ? (1 + sqrt(fmax(0.0, 1 - 5 * r))) / (2 * r) : INFINITY;
 }
 
+/* The chi-square quantile at probability p on dof degrees of freedom. GSL's inverse aborts
+ * (its incomplete gamma function fails) beyond about 1.2e6 degrees of freedom, which 64000
+ * replicas of 20 fine parts reach; there the Wilson-Hilferty cube of a normal quantile
+ * (relative error 5e-11 at 1e6 degrees of freedom, falling as 1 / dof^1.5). */
+static double lbmc_relax_chisq_quantile(double p, double dof)
+{
+  if (dof <= 1e6) return gsl_cdf_chisq_Pinv(p, dof);
+  {
+    const double a = 2 / (9 * dof), t = 1 - a + gsl_cdf_ugaussian_Pinv(p) * sqrt(a);
+    return dof * t * t * t;
+  }
+}
+
 /* One reading: var_inf at length l with dof into out, corrected for the length. */
 static void lbmc_relax_reading(double vinf, double ell, double dof, double var, double window,
                                double level, lbmc_relax *out)
 {
   const double r = vinf / (2 * var * ell), x = lbmc_relax_x(r);
-  const double ru = r * dof / gsl_cdf_chisq_Pinv(1 - level, dof), xu = lbmc_relax_x(ru);
-  const double rl = r * dof / gsl_cdf_chisq_Pinv(level, dof), xl = lbmc_relax_x(rl);
+  const double ru = r * dof / lbmc_relax_chisq_quantile(1 - level, dof), xu = lbmc_relax_x(ru);
+  const double rl = r * dof / lbmc_relax_chisq_quantile(level, dof), xl = lbmc_relax_x(rl);
   out->scale = ell, out->var_inf = vinf, out->dof = dof;
   out->reading = r * ell;
   out->tau = x > 0 ? ell / x : INFINITY;
@@ -100,9 +113,18 @@ static void lbmc_relax_reading(double vinf, double ell, double dof, double var, 
   out->resolved = x >= window;
 }
 
-void lbmc_relax_estimate(const double *area, const double *len, size_t units, size_t m,
-                         double part_len, double var_within, double var, double window,
-                         double level, lbmc_relax *out)
+/* What lbmc_relax_estimate reads of its units, from arrays or from their summaries: the
+ * pooled within-unit sum of squares of batches of b parts (lbmc_relax_batches), and unit
+ * u's whole sums (y, x: its parts' areas and times added in order). */
+typedef struct {
+  void (*batches)(const void *ctx, size_t units, size_t m, size_t b, double *ss, double *dof);
+  void (*whole)(const void *ctx, size_t u, size_t m, double *y, double *x);
+  const void *ctx;
+} lbmc_relax_source;
+
+static void lbmc_relax_estimate_from(const lbmc_relax_source *src, size_t units, size_t m,
+                                     double part_len, double var_within, double var, double window,
+                                     double level, lbmc_relax *out)
 {
   memset(out, 0, sizeof *out);
   out->tau = out->tau_upper = out->scale = out->var_inf = out->reading = NAN;
@@ -113,7 +135,7 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
    * first that resolves it (the most degrees of freedom), else the longest */
   for (size_t b = 1; m / b >= LBMC_RELAX_MIN_BATCHES; b *= 2) {
     double ss, dof;
-    lbmc_relax_batches(area, len, units, m, b, &ss, &dof);
+    src->batches(src->ctx, units, m, b, &ss, &dof);
     if (!(dof > 0)) continue;
     lbmc_relax_reading(part_len * (double)b * ss / dof, part_len * (double)b, dof, var_within,
                        window, level, out);
@@ -129,8 +151,8 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
     double sum = 0, sum2 = 0, cnt = 0, mean;
     lbmc_relax across;
     for (size_t u = 0; u < units; u++) {
-      double y = 0, x = 0;
-      for (size_t i = 0; i < m; i++) y += area[u * m + i], x += len[u * m + i];
+      double y, x;
+      src->whole(src->ctx, u, m, &y, &x);
       if (!(x > 0)) continue;
       sum += y / x, sum2 += (y / x) * (y / x), cnt += 1;
     }
@@ -146,6 +168,93 @@ void lbmc_relax_estimate(const double *area, const double *len, size_t units, si
     }
     out->resolved = 0;
   }
+}
+
+/* The arrays' source: area[u m + i], len[u m + i]. */
+typedef struct {
+  const double *area, *len;
+} lbmc_relax_arrays;
+
+static void lbmc_relax_arrays_batches(const void *ctx, size_t units, size_t m, size_t b, double *ss,
+                                      double *dof)
+{
+  const lbmc_relax_arrays *a = ctx;
+  lbmc_relax_batches(a->area, a->len, units, m, b, ss, dof);
+}
+
+static void lbmc_relax_arrays_whole(const void *ctx, size_t u, size_t m, double *y, double *x)
+{
+  const lbmc_relax_arrays *a = ctx;
+  *y = *x = 0;
+  for (size_t i = 0; i < m; i++) *y += a->area[u * m + i], *x += a->len[u * m + i];
+}
+
+void lbmc_relax_estimate(const double *area, const double *len, size_t units, size_t m,
+                         double part_len, double var_within, double var, double window,
+                         double level, lbmc_relax *out)
+{
+  const lbmc_relax_arrays a = {area, len};
+  const lbmc_relax_source src = {lbmc_relax_arrays_batches, lbmc_relax_arrays_whole, &a};
+  lbmc_relax_estimate_from(&src, units, m, part_len, var_within, var, window, level, out);
+}
+
+void lbmc_relax_unit_of(const double *area, const double *len, size_t m, lbmc_relax_unit *out)
+{
+  memset(out, 0, sizeof *out);
+  out->m = m;
+  for (size_t b = 1, k = 0; k < LBMC_RELAX_UNIT_LEVELS && m / b >= LBMC_RELAX_MIN_BATCHES;
+       b *= 2, k++) {
+    double dof;
+    lbmc_relax_batches(area, len, 1, m, b, &out->ss[k], &dof);
+    out->dof[k] = dof;
+  }
+  lbmc_relax_arrays_whole(&(lbmc_relax_arrays){area, len}, 0, m, &out->y, &out->x);
+}
+
+/* The summaries' source: unit u is get(ctx, u). */
+typedef struct {
+  const lbmc_relax_unit *(*get)(const void *ctx, size_t u);
+  const void *ctx;
+} lbmc_relax_summaries;
+
+static void lbmc_relax_units_batches(const void *ctx, size_t units, size_t m, size_t b, double *ss,
+                                     double *dof)
+{
+  const lbmc_relax_summaries *s = ctx;
+  size_t k = 0;
+  (void)m;
+  while (((size_t)1 << k) < b) k++;
+  *ss = *dof = 0;
+  for (size_t u = 0; u < units; u++) { /* as lbmc_relax_batches adds a unit: cnt >= 2 */
+    const lbmc_relax_unit *r = s->get(s->ctx, u);
+    if (r->dof[k] > 0) *ss += r->ss[k], *dof += r->dof[k];
+  }
+}
+
+static void lbmc_relax_units_whole(const void *ctx, size_t u, size_t m, double *y, double *x)
+{
+  const lbmc_relax_summaries *s = ctx;
+  const lbmc_relax_unit *r = s->get(s->ctx, u);
+  (void)m;
+  *y = r->y, *x = r->x;
+}
+
+lbmc_err lbmc_relax_estimate_units(const lbmc_relax_unit *(*get)(const void *ctx, size_t u),
+                                   const void *ctx, size_t units, size_t m, double part_len,
+                                   double var_within, double var, double window, double level,
+                                   lbmc_relax *out)
+{
+  const lbmc_relax_summaries s = {get, ctx};
+  const lbmc_relax_source src = {lbmc_relax_units_batches, lbmc_relax_units_whole, &s};
+  if (m > LBMC_RELAX_UNIT_PARTS)
+    return LBMC_ERROR(LBMC_ERR_ARG, "relaxation time: %zu parts per unit, at most %d summarised", m,
+                      LBMC_RELAX_UNIT_PARTS);
+  for (size_t u = 0; u < units; u++)
+    if (get(ctx, u)->m != m)
+      return LBMC_ERROR(LBMC_ERR_ARG, "relaxation time: unit %zu summarises %zu parts, not %zu", u,
+                        get(ctx, u)->m, m);
+  lbmc_relax_estimate_from(&src, units, m, part_len, var_within, var, window, level, out);
+  return LBMC_SUCCESS;
 }
 
 /* G(x) = 2 int_x^inf (1/2 - E R(t)) dt for reflected Brownian motion R with drift -1 and

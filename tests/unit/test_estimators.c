@@ -8,6 +8,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lbmc/stats.h"
 #include "stats/estimators.h"
@@ -548,6 +549,79 @@ static void test_relax(void)
   free(area), free(len), gsl_rng_free(r);
 }
 
+/* The units' summaries for lbmc_relax_estimate_units: unit u of an array of them. */
+static const lbmc_relax_unit *test_relax_unit_at(const void *ctx, size_t u)
+{
+  return (const lbmc_relax_unit *)ctx + u;
+}
+
+/* One summary for every unit (many units without their memory). */
+static const lbmc_relax_unit *test_relax_unit_same(const void *ctx, size_t u)
+{
+  (void)u;
+  return ctx;
+}
+
+/* The relaxation time from the units' 88-byte summaries is the same, bit for bit, as from
+ * their parts (what a point keeps of each replica instead of its 64 fine parts), resolved
+ * or not, with empty parts and units; more parts than a summary holds is refused; and
+ * millions of degrees of freedom (150000 replicas of 20 parts; GSL's chi-square inverse
+ * aborts beyond about 1.2e6, which 64000 replicas reached) give a reading. */
+static void test_relax_units(void)
+{
+  enum { U = 300 };
+  const size_t ms[] = {64, 20, 9, 3};
+  double *area = malloc(sizeof *area * U * 64), *len = malloc(sizeof *len * U * 64);
+  lbmc_relax_unit *sum = malloc(sizeof *sum * U);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  CU_ASSERT_FATAL(area && len && sum && r);
+  gsl_rng_set(r, 17);
+  for (size_t t = 0; t < sizeof ms / sizeof *ms; t++)
+    for (int c = 0; c < 2; c++) {
+      const size_t m = ms[t];
+      const double tau = c ? 2 : 40, phi = exp(-1 / tau);
+      lbmc_relax a, b;
+      for (size_t u = 0; u < U; u++) {
+        double x = gsl_ran_gaussian(r, 1);
+        for (size_t i = 0; i < m; i++) {
+          x = phi * x + gsl_ran_gaussian(r, sqrt(1 - phi * phi));
+          area[u * m + i] = 10 + x, len[u * m + i] = 1;
+        }
+        if (u % 7 == 3) area[u * m + m / 2] = len[u * m + m / 2] = 0; /* an empty part */
+        if (u == 5)
+          for (size_t i = 0; i < m; i++) area[u * m + i] = len[u * m + i] = 0; /* empty unit */
+        lbmc_relax_unit_of(area + u * m, len + u * m, m, &sum[u]);
+      }
+      lbmc_relax_estimate(area, len, U, m, 0.5, 0.9, 1.0, 2, 0.9, &a);
+      CU_ASSERT_EQUAL(
+          lbmc_relax_estimate_units(test_relax_unit_at, sum, U, m, 0.5, 0.9, 1.0, 2, 0.9, &b),
+          LBMC_SUCCESS);
+      UT_CHECK(memcmp(&a, &b, sizeof a) == 0,
+               "m %zu tau %g: from parts tau %.17g upper %.17g, from summaries %.17g %.17g", m, tau,
+               a.tau, a.tau_upper, b.tau, b.tau_upper);
+    }
+  {
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+    lbmc_relax x;
+    sum[0].m = 65;
+    CU_ASSERT_EQUAL(lbmc_relax_estimate_units(test_relax_unit_at, sum, 1, 65, 1, 1, 1, 2, 0.9, &x),
+                    LBMC_ERR_ARG);
+    lbmc_error_set_mode(was);
+  }
+  {
+    lbmc_relax x;
+    for (size_t i = 0; i < 20; i++) area[i] = 10 + gsl_ran_gaussian(r, 1), len[i] = 1;
+    lbmc_relax_unit_of(area, len, 20, &sum[0]);
+    CU_ASSERT_EQUAL(
+        lbmc_relax_estimate_units(test_relax_unit_same, sum, 150000, 20, 1, 1, 1, 2, 0.9, &x),
+        LBMC_SUCCESS);
+    UT_CHECK(x.dof >= 150000.0 * 9 && isfinite(x.tau_upper) && x.tau_lower > 0,
+             "150000 units of 20 parts: dof %g, tau %g [%g, %g]", x.dof, x.tau, x.tau_lower,
+             x.tau_upper);
+  }
+  free(area), free(len), free(sum), gsl_rng_free(r);
+}
+
 /* f(x), the share of the long-run variance a batch of x relaxation times holds: the table's
  * ends, continuous across them, increasing, its limit 1 - 1.25 / x, and the edge values. */
 static void test_relax_length_factor(void)
@@ -634,6 +708,7 @@ int ut_register_estimators(void)
       {"growth: drift test", test_growth},
       {"relaxation time: OU, short runs", test_relax},
       {"relaxation time: the batch length factor", test_relax_length_factor},
+      {"relaxation time: from the units' summaries, the same bits", test_relax_units},
       {"transient envelope and warm-up", test_transient},
       {"moments of a union", test_moments},
       {NULL, NULL}};

@@ -10,6 +10,7 @@
 #include "core/ticks.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
+#include "sim/point_impl.h"
 #include "sim/record.h"
 #include "stats/estimators.h"
 #include "unit.h"
@@ -378,6 +379,78 @@ static void test_point_one(void)
   lbmc_model_destroy(&m);
 }
 
+/* Every replica alike: 3 arrivals per segment, one waits. */
+static void prof_same(long i, size_t s, double *a, double *w, double *nbar)
+{
+  *a = 3, *w = 1;
+  *nbar = 0.5 + 0.01 * (double)((s * 7 + (size_t)i * 3) % 5);
+}
+
+/* What a point holds per replica does not grow with the replicas: at 64 and at 4096 the
+ * same bytes of sums and quantiles per replica, no whole record and no fine part kept
+ * once the replicas before are in (records arriving out of order keep theirs until the
+ * gap is filled; a record that comes again changes nothing), and the slots and the work
+ * space bounded per replica. */
+static void test_point_held(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  double per[2][2];
+  test_options(&o, 0);
+  for (int t = 0; t < 2; t++) {
+    const long R = t ? 4096 : 64;
+    lbmc_point *p = NULL;
+    lbmc_point_held h;
+    int used;
+    CU_ASSERT_FATAL(lbmc_point_create(m, &o, R, &p) == LBMC_SUCCESS);
+    for (long k = 0; k < R; k++) {
+      const long i = k == 0 ? 1 : k == 1 ? 0 : k; /* replica 1 before replica 0 */
+      size_t size;
+      unsigned char *rec = make_record(i, 0, prof_same, 0, 1.5, &size);
+      CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+      free(rec);
+      lbmc_point_held_of(p, &h);
+      if (k == 0) /* replica 0 missing: replica 1 keeps its fine parts */
+        CU_ASSERT(h.replicas == 1 && h.parts > 0 && h.records == 0);
+    }
+    CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
+    if (t == 0) { /* a replica's record again (a re-issued unit): the same reduction */
+      const lbmc_estimates *e = lbmc_point_estimates(p);
+      double *before = malloc(sizeof(double) * 6 * e->total);
+      lbmc_verdict v = *lbmc_point_verdict(p);
+      size_t size;
+      unsigned char *rec = make_record(R - 1, 0, prof_same, 0, 1.5, &size);
+      lbmc_point_relaxation m0, m1;
+      CU_ASSERT_FATAL(before != NULL);
+      memcpy(before, e->estimate, sizeof(double) * 6 * e->total);
+      CU_ASSERT_FATAL(lbmc_point_relax_measure(p, R, 0, &m0) == LBMC_SUCCESS);
+      CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+      free(rec);
+      CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
+      CU_ASSERT(memcmp(before, e->estimate, sizeof(double) * 6 * e->total) == 0);
+      CU_ASSERT(memcmp(&v, lbmc_point_verdict(p), sizeof v) == 0);
+      CU_ASSERT_FATAL(lbmc_point_relax_measure(p, R, 0, &m1) == LBMC_SUCCESS);
+      UT_CHECK(m0.nbar == m1.nbar && m0.nbar > 0.5 && m0.nbar < 0.55,
+               "customers per server from the fine parts' running sums: %.17g, then %.17g", m0.nbar,
+               m1.nbar);
+      free(before);
+    }
+    lbmc_point_held_of(p, &h);
+    UT_CHECK(h.replicas == R && h.records == 0 && h.parts == 0,
+             "%ld replicas: %ld in, records %zu, parts %zu bytes", R, h.replicas, h.records,
+             h.parts);
+    per[t][0] = (double)h.sums / (double)R;
+    per[t][1] = (double)h.quantiles / (double)R;
+    UT_CHECK(h.slots <= 2 * (size_t)R * 512 && h.work <= (size_t)R * 512,
+             "%ld replicas: slots %zu, work %zu bytes", R, h.slots, h.work);
+    lbmc_point_destroy(&p);
+  }
+  UT_CHECK(per[0][0] == per[1][0] && per[0][1] == per[1][1],
+           "bytes per replica: sums %g and %g, quantiles %g and %g at 64 and 4096 replicas",
+           per[0][0], per[1][0], per[0][1], per[1][1]);
+  lbmc_model_destroy(&m);
+}
+
 /* A point planned for 4 replicas and stopped after its first (lbmc sim's Ctrl-C) reduces
  * from that replica's batches, to the same bytes as a one-replica point; once a second
  * replica is in, the first one's record is gone and R = 1 is no longer ready (never a
@@ -471,6 +544,7 @@ int ut_register_point(void)
       {"point: customer cap", test_point_cap},
       {"point: one replica, point mass", test_point_one},
       {"point: stopped after its first replica", test_point_stopped},
+      {"point: bytes held per replica, 64 and 4096 replicas", test_point_held},
       {"point: doublings, sequential mode", test_point_next},
       {NULL, NULL}};
   return ut_add_suite("point", tests);
