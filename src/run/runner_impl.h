@@ -36,13 +36,6 @@ enum {
  * none. */
 #define LBMC_BEAT_SECONDS 2.0
 
-/* --stall in seconds: lbmc_run_settings.stall_seconds, its default LBMC_STALL_SECONDS
- * when 0 (include/lbmc/runner.h). */
-static inline double lbmc_runner_stall(const lbmc_run_settings *set)
-{
-  return set->stall_seconds > 0 ? set->stall_seconds : LBMC_STALL_SECONDS;
-}
-
 /* Control codes of LBMC_TAG_CONTROL. */
 enum {
   LBMC_CTL_READY = 0,    /* no result (first request, or a replica abandoned): send work */
@@ -204,6 +197,9 @@ lbmc_err lbmc_msg_append(unsigned char **msg, size_t *size, size_t *cap, int red
 
 /** Wall time of a unit of local point p at the engine's nominal speed, seconds. */
 double lbmc_unit_nominal(const lbmc_runner *run, long p, int doubling);
+/* --stall in seconds: lbmc_run_settings.stall_seconds, its default LBMC_STALL_SECONDS
+ * when 0 (include/lbmc/runner.h). */
+double lbmc_runner_stall(const lbmc_run_settings *set);
 /** Rank 0 finished its own unit of `seconds` wall time: the pace. */
 void lbmc_runner_pace(lbmc_runner *run, long p, int doubling, double seconds);
 /** A message from worker src (a result when result = 1): alive, holds nothing now. */

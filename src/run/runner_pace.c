@@ -23,6 +23,11 @@ static double lbmc_unit_cost(const lbmc_runner *run, long p, int doubling)
 /* Wall time of a unit at the engine's nominal speed (about 2 lambda n events per unit of
  * time), seconds: what sizes batches (the pace of the units finished so far
  * includes the waits of the messages, which would shrink batches as they grow). */
+double lbmc_runner_stall(const lbmc_run_settings *set)
+{
+  return set->stall_seconds > 0 ? set->stall_seconds : LBMC_STALL_SECONDS;
+}
+
 double lbmc_unit_nominal(const lbmc_runner *run, long p, int doubling)
 {
   const lbmc_point_info *pt = &run->res->pt[p];

@@ -40,6 +40,7 @@ from scipy import linalg
 
 from ._result import _all_exponential, _phase_type
 from .cavity import _selection, as_phase_type
+from .expansion import expansion_of
 
 __all__ = ["pair_covariances", "ph_pair_covariances", "pair_deviations", "pair_limits"]
 
@@ -227,9 +228,7 @@ def _covariances(p, work):
     if name not in ("jsq", "balanced") or d is None or d < 2:
         return None, "pair limits are derived here for jsq(d) and balanced(c), d, c >= 2"
     if _all_exponential(p):
-        from .refined_point import _expansion_of
-
-        C, acc = pair_covariances(_expansion_of(p))
+        C, acc = pair_covariances(expansion_of(p))
         return list(C), acc, "the occupancy's tail coordinates"
     if not _phase_type(p) or np.any(p["slots"] > 1) or "cavity" not in work:
         return None, "pair limits need exponential service, or phase-type service with one slot"

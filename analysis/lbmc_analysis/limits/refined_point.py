@@ -4,7 +4,6 @@ Bortolussi & Tribastone 2019) and the mean-field transient of a point, in the sh
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Mapping
 
@@ -12,23 +11,12 @@ import numpy as np
 
 from . import _check
 from ._result import _Result, _acc_from_tail, _all_exponential, _exponential_workload, _messages, normalize_point
-from .ode import OccupancyModel
+from .expansion import expansion_of as _expansion_of
 from .pairs import pair_limits
 
 # ----------------------------------------------------------------------------------
 # refined mean field
 # ----------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _refined_expansion(pol, lam, beta, mu, buffer, slots, sampling, routers, stale):
-    """The expansion (x*, V, W, ...) of one system, which does not depend on n: computed once
-    for the points of a grid that differ only in n (lbmc info --limit refined). Read only."""
-    from . import refined_mf as _rf
-
-    model = OccupancyModel(pol, lam, np.array(beta), np.array(mu), np.array(buffer), slots=np.array(slots),
-                           sampling=sampling, routers=routers, stale=stale)
-    return _rf.refined_stationary(model)
 
 
 def refined(point, n, order=1) -> dict:
@@ -145,12 +133,6 @@ def refined(point, n, order=1) -> dict:
     _exponential_workload(R, p)
     pair_limits(R, p, n=n)
     return R.done()
-
-
-def _expansion_of(p):
-    """The cached expansion of a normalised point (see :func:`_refined_expansion`)."""
-    return _refined_expansion(p["policy"], p["lam"], tuple(p["beta"]), tuple(p["mu"]), tuple(p["buffer"]),
-                              tuple(p["slots"]), p["sampling"], p["routers"], p["stale"])
 
 
 def _refined_order2(R, p, n, tails, acc):
