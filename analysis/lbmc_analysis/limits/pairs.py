@@ -91,7 +91,6 @@ class _PhaseChain:
         for j, Y in enumerate(Ys):
             mass = Y.sum(axis=1)
             A[1:self.tops[j] + 1] += self.a[j] * np.cumsum(mass[::-1])[::-1]
-        A[0] = 1.0
         return _selection(A, self.d)  # (K + 1,): level 0 .. K
 
     def transitions(self, y):
@@ -223,15 +222,17 @@ def pair_deviations(C, K):
 
 
 def _covariances(p, work):
-    """(list of per-pool C, accuracy, source) for a normalised point, or None with a reason."""
+    """(list of per-pool C, accuracy, route) for a normalised point; None where no route applies
+    (policies other than jsq(d)/balanced(c) with d, c >= 2; service neither exponential nor
+    phase-type with one slot; no cavity solution in ``work``)."""
     name, d = p["name"], p["param"]
     if name not in ("jsq", "balanced") or d is None or d < 2:
-        return None, "pair limits are derived here for jsq(d) and balanced(c), d, c >= 2"
+        return None
     if _all_exponential(p):
         C, acc = pair_covariances(expansion_of(p))
         return list(C), acc, "the occupancy's tail coordinates"
     if not _phase_type(p) or np.any(p["slots"] > 1) or "cavity" not in work:
-        return None, "pair limits need exponential service, or phase-type service with one slot"
+        return None
     res = work["cavity"]
     weights = "uniform" if name == "jsq" else "mu"
     C, acc, resid = ph_pair_covariances(res, p["lam"], d, p["beta"], p["mu"], p["service"], weights)
@@ -241,13 +242,13 @@ def _covariances(p, work):
 def pair_limits(R, p, *, n=None):
     """Put into R the pair statistics' limits (``n`` None: ``pair_corr``, ``pair_tv`` 0 and
     the scaled ones ``lim n c``) or their values at ``n`` (``lim n c / n``, error O(1/n^2)),
-    for the points :func:`_covariances` covers; a note otherwise (nothing put)."""
+    for the points :func:`_covariances` covers; nothing otherwise (a note if a solve failed)."""
     try:
-        got = _covariances(p, getattr(R, "work", {}))
+        got = _covariances(p, R.work)
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
         R.note(f"no limit of the pair statistics: {exc}")
         return
-    if got[0] is None:
+    if got is None:
         return
     C, acc, route = got
     J, K = len(C), p["K"]
