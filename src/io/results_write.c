@@ -295,13 +295,38 @@ static void lbmc_gather_replicas(const lbmc_results *res, const void *src, size_
            (const unsigned char *)src + (size_t)p * (size_t)res->Rmax * row, (size_t)R * row);
 }
 
+/* Metric i's entries of replica slots 0 .. R - 1 of every point of a per-replica array
+ * (P x Rmax slots of res->total doubles) into out (P x R x its size), read where they are:
+ * no copy of the whole table. */
+static void lbmc_metric_slice_replicas(const lbmc_results *res, const double *src, long R, int i,
+                                       double *out)
+{
+  const size_t off = lbmc_metric_offset(i, res->J, res->K),
+               len = lbmc_metric_size(i, res->J, res->K);
+  for (long p = 0; p < res->P; p++)
+    for (long r = 0; r < R; r++)
+      memcpy(out + ((size_t)p * (size_t)R + (size_t)r) * len,
+             src + ((size_t)p * (size_t)res->Rmax + (size_t)r) * res->total + off,
+             sizeof *out * len);
+}
+
+/* The most entries of one metric (the /replicas datasets' scratch per replica slot). */
+static size_t lbmc_metric_size_max(const lbmc_results *res)
+{
+  size_t most = 1;
+  for (int i = 0; i < lbmc_metric_count(res->pairs); i++) {
+    const size_t len = lbmc_metric_size(i, res->J, res->K);
+    most = len > most ? len : most;
+  }
+  return most;
+}
+
 /* /replicas/M (and M_weight for the metrics that are ratios of sums). */
 static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, long R,
-                                     const double *values, const double *weights, double *scratch)
+                                     double *scratch)
 {
   const lbmc_metric_info *info = lbmc_metric_get(i);
   hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R}, dims[4];
-  const size_t rows = (size_t)res->P * (size_t)R;
   int rank = lbmc_metric_dims(res, i, 2, PR, dims), rc;
   char desc[512], name[96];
   snprintf(desc, sizeof desc,
@@ -311,7 +336,7 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
                                      "independent units"
                                    : "",
            info->description);
-  lbmc_metric_slice(res, values, rows, i, scratch);
+  lbmc_metric_slice_replicas(res, res->values, R, i, scratch);
   rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
   if (!rc && info->shape == LBMC_SHAPE_QUANTILE) {
     hid_t d = H5Dopen2(g, info->name, H5P_DEFAULT);
@@ -325,7 +350,7 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
            "value x weight is its numerator, and the point's estimate is sum(value x weight) / "
            "sum(weight) over its replicas",
            info->name);
-  lbmc_metric_slice(res, weights, rows, i, scratch);
+  lbmc_metric_slice_replicas(res, res->weights, R, i, scratch);
   return lbmc_h5_write_f64(g, name, rank, dims, scratch, "1", desc);
 }
 
@@ -351,18 +376,14 @@ static int lbmc_replica_extras(const char **names)
   return n;
 }
 
-static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch, void *gather)
+static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch)
 {
   hid_t g = lbmc_h5_group(file, "replicas");
   const long R = lbmc_results_replicas(res);
-  const size_t rows = (size_t)res->P * (size_t)R;
-  double *values = gather, *weights = values + rows * res->total;
   const char *extras[16];
   int rc = g < 0 || lbmc_h5_attr_strs(g, "extras", lbmc_replica_extras(extras), extras);
-  lbmc_gather_replicas(res, res->values, sizeof(double), res->total, R, values);
-  lbmc_gather_replicas(res, res->weights, sizeof(double), res->total, R, weights);
   for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++)
-    rc = lbmc_write_replica_metric(g, res, i, R, values, weights, scratch);
+    rc = lbmc_write_replica_metric(g, res, i, R, scratch);
   for (int k = 0; !rc && k < lbmc_replica_columns(); k++)
     if (lbmc_replica_column_get(k)->name)
       rc = lbmc_write_replica_column(g, res, lbmc_replica_column_get(k), R, scratch);
@@ -425,28 +446,27 @@ static int lbmc_write_root(hid_t file, const lbmc_results *res)
 
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
 {
+  /* scratch: one metric's /replicas values (P x R x its entries), the /estimates (P x
+   * total) and /points columns; the per-replica table itself is read where it is */
   const size_t rows = (size_t)res->P * (size_t)lbmc_results_replicas(res);
-  size_t need = rows * res->total + (size_t)res->P * 3 + 64;
+  const size_t per_metric = rows * lbmc_metric_size_max(res),
+               per_point = (size_t)res->P * res->total;
+  size_t need = (per_metric > per_point ? per_metric : per_point) + (size_t)res->P * 3 + 64;
   size_t need_mu_k = (size_t)res->P * (size_t)res->J * LBMC_MAX_RATES + 64; /* /points/mu_k */
   void *scratch = malloc(sizeof(double) * (need > need_mu_k ? need : need_mu_k));
-  void *gather = malloc(sizeof(double) * (2 * rows * res->total + 1));
   lbmc_h5_out out;
   lbmc_err err;
   int rc;
-  if (!scratch || !gather) {
-    free(scratch), free(gather);
-    return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);
-  }
+  if (!scratch) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory writing %s", path);
   if ((err = lbmc_h5_out_create(&out, path)) != LBMC_SUCCESS) {
-    free(scratch), free(gather);
+    free(scratch);
     return err;
   }
   rc = lbmc_write_root(out.file, res) || lbmc_write_points(out.file, res, scratch) ||
        lbmc_write_estimates(out.file, res, scratch) ||
-       lbmc_write_replicas(out.file, res, scratch, gather) ||
-       lbmc_grid_write(out.file, res->grid) || lbmc_write_pairs(out.file, res) ||
-       lbmc_results_transient_write(out.file, res);
-  free(scratch), free(gather);
+       lbmc_write_replicas(out.file, res, scratch) || lbmc_grid_write(out.file, res->grid) ||
+       lbmc_write_pairs(out.file, res) || lbmc_results_transient_write(out.file, res);
+  free(scratch);
   LBMC_CALL(lbmc_h5_out_commit(&out, rc, "the results"));
   lbmc_results_remove_stale(path);
   return LBMC_SUCCESS;
