@@ -124,8 +124,10 @@ static int lbmc_mlfg_check(int *gen, int *moved)
   h0 = g->hptr;
   memcpy(saved, g->lags, (size_t)g->lval * sizeof *saved);
   memcpy(copy, saved, sizeof copy);
-  c = *g;
+  memset(&c, 0, sizeof c); /* only the fields the loop reads: the library's struct may be
+                              smaller than lbmc_mlfg where the layout check would fail */
   c.lags = copy;
+  c.hptr = h0, c.lval = g->lval, c.kval = g->kval;
   lbmc_mlfg_fill(&c, got, LBMC_MLFG_CHECK);
   for (int i = 0; i < LBMC_MLFG_CHECK; i++) want[i] = get_rn_dbl(gen);
   *moved = 1;
