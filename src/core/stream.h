@@ -1,9 +1,8 @@
-/* Private: a buffered SPRNG stream. Numbers are drawn in blocks of LBMC_STREAM_BUF
- * from SPRNG; the sequence is exactly SPRNG's, the buffer only saves call overhead.
- * For SPRNG's MLFG (the generator lbmc uses) the block is computed by lbmc's own loop
- * over the generator's lag table (stream.c, "Direct refill"), checked at
- * initialisation to reproduce SPRNG's numbers bit for bit; otherwise through
- * get_rn_dbl. */
+/* Private: a buffered stream of SPRNG 2.0's MLFG (the generator lbmc uses, default
+ * parameter). The stream's start (what SPRNG's init_rng gives) and its numbers are
+ * computed by lbmc (stream.c), the sequence exactly SPRNG's bit for bit (checked against
+ * the library by the unit tests, and at run time on one stream in 4096); numbers are
+ * made in blocks of LBMC_STREAM_BUF. A stream allocates nothing. */
 #ifndef LBMC_STREAM_H
 #define LBMC_STREAM_H
 
@@ -14,17 +13,22 @@
 
 #define LBMC_STREAM_BUF 256
 
+/* SPRNG's default MLFG: lags (17, 5). */
+#define LBMC_MLFG_L 17
+
 typedef struct {
-  int *gen;   /* SPRNG generator, NULL when not initialised */
-  int pos;    /* next unused entry of buf; LBMC_STREAM_BUF = empty */
-  int direct; /* 1: refilled by the direct MLFG loop (stream.c), 0: by get_rn_dbl */
-  double buf[LBMC_STREAM_BUF];
+  int pos;                     /* next unused entry of buf; LBMC_STREAM_BUF = empty */
+  int hptr;                    /* the head of the lag table (SPRNG's hptr) */
+  uint64_t lags[LBMC_MLFG_L];  /* the generator's lag table */
+  double buf[LBMC_STREAM_BUF]; /* numbers made, not yet drawn */
 } lbmc_stream;
 
-/** (Re)initialise s as SPRNG stream gennum with the given seed; frees a previous
- *  generator. Errors: LBMC_ERR_RNG. */
+/** (Re)initialise s as SPRNG stream gennum (0 .. INT_MAX - 1) with the given seed
+ *  (0 .. LBMC_SEED_MAX): the state SPRNG's init_rng(SPRNG_MLFG, gennum, total, seed, 0)
+ *  gives. Errors: LBMC_ERR_ARG (seed), LBMC_ERR_RNG (gennum; or the numbers differ from
+ *  this SPRNG library's, checked on one stream in 4096). */
 lbmc_err lbmc_stream_init(lbmc_stream *s, int gennum, long seed);
-/** Free the generator (safe on an uninitialised, zeroed stream). */
+/** Forget the numbers buffered (a stream holds no resources; kept for symmetry). */
 void lbmc_stream_free(lbmc_stream *s);
 /** Refill the buffer (called by lbmc_u01 when it is empty). */
 void lbmc_stream_refill(lbmc_stream *s);
