@@ -271,11 +271,13 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
     const size_t off =
         lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
     lbmc_point_mix c = {pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
-    lbmc_pooled_dist d = {lbmc_point_dhist_q, &p->hist[k], (double)lbmc_dhist_total(&p->hist[k]),
-                          1};
-    if (p->qkind == LBMC_QK_MIX)
+    lbmc_pooled_dist d;
+    if (p->qkind == LBMC_QK_MIX) /* p->hist is not made then: not read */
       d = (lbmc_pooled_dist){lbmc_point_mix_q, &c, pooled ? (double)lbmc_mixture_total(pooled) : 0,
                              0};
+    else
+      d = (lbmc_pooled_dist){lbmc_point_dhist_q, &p->hist[k], (double)lbmc_dhist_total(&p->hist[k]),
+                             1};
     for (int l = 0; l < Q; l++) {
       lbmc_interval iv;
       double *Yl = w.Y + (size_t)(k * Q + l) * w.U, *Xl = work; /* the rule overwrites X */
