@@ -53,8 +53,10 @@
  * Negative control (--control, registered as a test that must fail): every system is
  * simulated at a lambda 4% higher than the one its exact values belong to.
  *
- * Usage: lbmc-coverage-ci [--trials N] [--case NAME] [--control] [--full] [--strictness] [--list]
- * (exit 0 when every figure holds) */
+ * --first K starts at the K-th seed (a long cell run in parts: seeds K to K + N - 1).
+ *
+ * Usage: lbmc-coverage-ci [--trials N] [--first K] [--case NAME] [--control] [--full]
+ * [--strictness] [--list] (exit 0 when every figure holds) */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
@@ -382,7 +384,7 @@ static void cc_paired(const lbmc_model *m, const lbmc_point *a, const lbmc_point
 }
 
 /* One cell over `trials` runs; prints and returns the number of figures outside. */
-static int cc_run(const cc_cell *c, long trials, double factor)
+static int cc_run(const cc_cell *c, long first, long trials, double factor)
 {
   lbmc_model *m = cc_model(c, c->policy, factor), *mb = NULL;
   const int J = lbmc_model_pools(m);
@@ -392,7 +394,7 @@ static int cc_run(const cc_cell *c, long trials, double factor)
   int bad = 0;
   cc_options(c, &o);
   if (c->mode == CC_PAIRED) mb = cc_model(c, c->other, factor);
-  for (long k = 0; k < trials; k++) {
+  for (long k = first; k < first + trials; k++) {
     lbmc_point *p = cc_point(c, m, CC_SEED + k), *pb = mb ? cc_point(c, mb, CC_SEED + k) : NULL;
     const lbmc_estimates *e = lbmc_point_estimates(p);
     const int is_ok = lbmc_point_verdict(p)->status == LBMC_STATUS_OK &&
@@ -408,6 +410,7 @@ static int cc_run(const cc_cell *c, long trials, double factor)
         printf(" | %.6g %.6g %.6g", e->estimate[i], e->lower[i], e->upper[i]);
       }
       printf("\n");
+      fflush(stdout); /* a long cell can be read (and stopped) as it goes */
     }
     for (int q = 0; q < 3 && c->metric[q]; q++) {
       const size_t i = cc_index(c->metric[q], J, (int)o.tail_k);
@@ -459,7 +462,7 @@ static int cc_run(const cc_cell *c, long trials, double factor)
 
 int main(int argc, char **argv)
 {
-  long trials = 0;
+  long trials = 0, first = 0;
   const char *only = NULL;
   double factor = 1; /* --control: the wrong model */
   int bad = 0, full = 0, list = 0;
@@ -474,6 +477,8 @@ int main(int argc, char **argv)
       list = 1;
     else if (strcmp(argv[a], "--trials") == 0 && a + 1 < argc)
       trials = atol(argv[++a]);
+    else if (strcmp(argv[a], "--first") == 0 && a + 1 < argc)
+      first = atol(argv[++a]);
     else if (strcmp(argv[a], "--case") == 0 && a + 1 < argc)
       only = argv[++a];
   }
@@ -490,7 +495,7 @@ int main(int argc, char **argv)
       printf("%s%s\n", x->name, x->full == 2 ? " (--strictness)" : x->full ? " (--full)" : "");
       continue;
     }
-    bad += cc_run(x, trials > 0 ? trials : x->trials, factor);
+    bad += cc_run(x, first, trials > 0 ? trials : x->trials, factor);
   }
   printf("%d figure(s) outside the band\n", bad);
   return bad != 0;
