@@ -88,4 +88,11 @@ lines = open(sys.argv[1]).read().splitlines()
 sys.exit(not (lines[-1].startswith('lbmc sim: wrote ')
               and sum('lbmc sim: wrote' in l for l in lines) == 1 and len(lines) > 60))" "$WORK/both"
 
+
+# --pairs with a pool of one server: a warning that its pair statistics stay empty, exit 0
+"$LBMC" sim --n 1 --lambda 0.5 --time 10 --warmup 1 --pairs --progress never >/dev/null \
+  2>"$WORK/one.err"
+check "--pairs on one server: exit 0 and a warning naming --pairs and the pool" \
+  grep -qF "lbmc: warning: --pairs: pool 1 has 1 server: the pair statistics within it" "$WORK/one.err"
+
 finish
