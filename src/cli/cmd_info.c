@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../io/checkpoint.h"
 #include "cli.h"
@@ -258,6 +259,21 @@ static void lbmc_info_print_wide(FILE *f, const lbmc_info *info, const lbmc_tabl
   if (info->format == LBMC_FORMAT_TABLE) lbmc_print_wrapped(f, "", 0, legend, info->width);
 }
 
+/* The shard ("i/k", or "" for the whole job or when unknown) of the run a checkpoint
+ * belongs to, from the partial results it stopped with (the checkpoint does not say):
+ * its resume needs the same --shard. */
+static void lbmc_info_checkpoint_shard(const char *out, char *shard, size_t size)
+{
+  lbmc_results *res = NULL;
+  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  *shard = '\0';
+  if (access(out, F_OK) == 0 && lbmc_results_read(out, &res) == LBMC_SUCCESS)
+    snprintf(shard, size, "%s", res->shard);
+  lbmc_results_destroy(&res);
+  lbmc_error_set_mode(was);
+  lbmc_error_clear();
+}
+
 /* lbmc info on a checkpoint (OUT.h5.ckpt): what it is, what it holds, how to finish
  * its run. */
 static lbmc_err lbmc_info_checkpoint(const char *path)
@@ -284,15 +300,17 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
            "to start afresh (the checkpoint is replaced), or delete it.\n",
            sum.format);
   } else {
+    char shard[32];
+    lbmc_info_checkpoint_shard(out, shard, sizeof shard);
     printf("It holds %ld finished replica%s of %ld point%s (seed %ld).\n", sum.replicas,
            sum.replicas == 1 ? "" : "s", sum.points, sum.points == 1 ? "" : "s", sum.seed);
     lbmc_info_checkpoint_state(path, &sum);
     printf("Finish the run with\n"
-           "  lbmc run JOB.yaml -o %s --resume\n"
+           "  lbmc run JOB.yaml -o %s --resume%s%s\n"
            "with the job file it was started with (its text is below); the finished replicas are\n"
            "not simulated again. Points finished before the run stopped are in %s if it exists\n"
            "(lbmc info %s).\njob:\n",
-           out, out, out);
+           out, shard[0] ? " --shard " : "", shard, out, out);
     for (const char *line = sum.job_text; *line;) {
       size_t n = strcspn(line, "\n");
       printf("  %.*s\n", (int)n, line);

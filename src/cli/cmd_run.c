@@ -188,6 +188,35 @@ static double lbmc_run_output_bytes(const lbmc_run_args *a, const lbmc_job *job)
              ((double)lbmc_job_pools(job) * (double)(o.tail_k + 1) + 5);
 }
 
+/* --resume with a checkpoint: the partial results the stopped run wrote name its shard
+ * (the checkpoint does not), and a resume with another --shard, or none, would finish
+ * another set of points into that file (without --shard: the whole job, under the
+ * shard's name), so it is refused, naming the shard to give. An output that cannot be
+ * read says nothing here: the checkpoint is what is resumed. */
+static lbmc_err lbmc_run_resume_shard(const lbmc_run_args *a, const char *ckpt)
+{
+  lbmc_results *res = NULL;
+  char mine[32] = "", theirs[32];
+  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  const lbmc_err err = lbmc_results_read(a->output, &res);
+  lbmc_error_set_mode(was);
+  if (err) {
+    lbmc_error_clear();
+    return LBMC_SUCCESS;
+  }
+  snprintf(theirs, sizeof theirs, "%s", res->shard);
+  lbmc_results_destroy(&res);
+  if (a->set.shard_count > 0)
+    snprintf(mine, sizeof mine, "%ld/%ld", a->set.shard_index, a->set.shard_count);
+  if (strcmp(theirs, mine) == 0) return LBMC_SUCCESS;
+  return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                    "--shard: %s and its checkpoint %s belong to %s%s of %s, and this run is "
+                    "%s%s; allowed: the same shard: resume with %s%s",
+                    a->output, ckpt, theirs[0] ? "shard " : "the whole job", theirs, a->job_path,
+                    mine[0] ? "shard " : "the whole job", mine,
+                    theirs[0] ? "--resume --shard " : "--resume without --shard", theirs);
+}
+
 /* --resume without a checkpoint: if the output exists and holds the complete results of
  * this job (or shard) -- read with its checksums checked -- there is nothing to do
  * (*complete = 1, said on stderr); results of another job are refused, naming the
@@ -201,7 +230,8 @@ static lbmc_err lbmc_run_resume_complete(const lbmc_run_args *a, const lbmc_job 
   char shard[64] = "";
   int differ = 0;
   *complete = 0;
-  if (access(ckpt, F_OK) == 0 || access(a->output, F_OK) != 0) return LBMC_SUCCESS;
+  if (access(a->output, F_OK) != 0) return LBMC_SUCCESS;
+  if (access(ckpt, F_OK) == 0) return lbmc_run_resume_shard(a, ckpt);
   LBMC_CALL(lbmc_results_read(a->output, &res));
   if (a->set.shard_count > 0)
     snprintf(shard, sizeof shard, "%ld/%ld", a->set.shard_index, a->set.shard_count);

@@ -328,7 +328,8 @@ static lbmc_err lbmc_sim_not_for(const lbmc_model *m, const char *setting)
 }
 
 /* The point's model under o: its size for the engines, a warning for each pool whose
- * service distribution makes the means converge slowly or not at all, and --stale or
+ * service distribution makes the means converge slowly or not at all (and, with --pairs,
+ * for each pool of one server: no pair within it), and --stale or
  * --sampling given for a policy that does not read it (a job file ignores them). */
 static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
                                const lbmc_run_options *o)
@@ -347,6 +348,12 @@ static lbmc_err lbmc_sim_judge(const lbmc_sim_args *a, const lbmc_model *m,
       fprintf(stderr, "lbmc: warning: pool %d, service %s: %s\n", j + 1,
               lbmc_model_service(m, j)->text, w);
   }
+  for (int j = 0; o->pairs && j < lbmc_model_pools(m); j++)
+    if (lbmc_model_pool_servers(m, j) < 2)
+      fprintf(stderr,
+              "lbmc: warning: --pairs: pool %d has 1 server: the pair statistics within it "
+              "(pair_tv, pair_corr, its joint law) need two servers and stay empty (no data)\n",
+              j + 1);
   if (a->given[LBMC_IN_STALE] && !*lbmc_model_stale(m)) return lbmc_sim_not_for(m, "stale");
   if (a->given[LBMC_IN_SAMPLING] && !*lbmc_model_sampling(m))
     return lbmc_sim_not_for(m, "sampling");

@@ -443,7 +443,10 @@ static lbmc_err lbmc_sim_write(const lbmc_sim_run *s, const char *path)
   if (!err) err = lbmc_results_store(res, 0, s->acc);
   res->pt[0].done = 1;
   if (!err) err = lbmc_results_write(res, path);
-  if (!err) fprintf(stderr, "lbmc sim: wrote %s\n", path);
+  if (!err) {
+    fflush(stdout); /* the table first where both go to one file */
+    fprintf(stderr, "lbmc sim: wrote %s\n", path);
+  }
   lbmc_results_destroy(&res);
   return err;
 }

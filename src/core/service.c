@@ -920,7 +920,12 @@ lbmc_err lbmc_service_parse(const char *where, const char *text, lbmc_service *s
   lbmc_err err = LBMC_SUCCESS;
   int n = 0;
   memset(s, 0, sizeof *s);
-  if (!text || !*text || strlen(text) >= LBMC_SVC_TEXT_IN_MAX)
+  if (text && strlen(text) >= LBMC_SVC_TEXT_IN_MAX) /* the text's length, not its words */
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "%s: '%.40s...' (%zu characters) is not allowed; allowed: at most %d "
+                      "characters (a phase-type law has at most %d phases)",
+                      where, text, strlen(text), LBMC_SVC_TEXT_IN_MAX - 1, LBMC_PH_MAX_PHASES);
+  if (!text || !*text)
     return LBMC_ERROR(LBMC_ERR_ARG,
                       "%s: '%.40s%s' is not allowed; a service distribution such as exponential or "
                       "lognormal:scv=4 is required",

@@ -326,6 +326,15 @@ static void lbmc_runner_point_estimate(const lbmc_runner *run, long i, double *c
   lbmc_model_destroy(&m);
 }
 
+const char *lbmc_runner_resume_flags(const lbmc_run_settings *set, char *buf, size_t size)
+{
+  if (set->shard_count > 0)
+    snprintf(buf, size, "--resume --shard %ld/%ld", set->shard_index, set->shard_count);
+  else
+    snprintf(buf, size, "--resume");
+  return buf;
+}
+
 void lbmc_runner_dry_run(const lbmc_runner *run)
 {
   const lbmc_results *res = run->res;
@@ -462,11 +471,14 @@ lbmc_err lbmc_runner_finish(lbmc_runner *run, int complete)
   err = lbmc_results_write(out, run->set->output);
   if (out != res) lbmc_results_destroy(&out);
   if (!err) lbmc_checkpoint_close(&run->ck, complete);
-  if (err && run->ck) /* the checkpoint stays whole: nothing is simulated again */
+  if (err && run->ck) { /* the checkpoint stays whole: nothing is simulated again */
+    char again[64];
     lbmc_log(MPI_COMM_NULL, stderr,
              "lbmc run: the finished replicas are safe in %s.ckpt; once the cause is fixed, "
-             "write the results with lbmc run JOB.yaml -o %s --resume (nothing is simulated "
+             "write the results with lbmc run JOB.yaml -o %s %s (nothing is simulated "
              "again)\n",
-             run->set->output, run->set->output);
+             run->set->output, run->set->output,
+             lbmc_runner_resume_flags(run->set, again, sizeof again));
+  }
   return err;
 }

@@ -91,10 +91,12 @@ lbmc_err lbmc_run_job(const lbmc_job *job, const lbmc_run_settings *settings, MP
       int complete = lbmc_schedule_all_finished(run.sched);
       err = lbmc_runner_finish(&run, complete);
       if (!err && !complete) {
+        char again[64];
         lbmc_log(MPI_COMM_NULL, stderr,
                  "lbmc run: stopped; %ld of %ld points finished and written to %s; finished "
-                 "replicas are in %s.ckpt: continue with --resume\n",
-                 run.sched->points_finished, run.P, settings->output, settings->output);
+                 "replicas are in %s.ckpt: continue with %s\n",
+                 run.sched->points_finished, run.P, settings->output, settings->output,
+                 lbmc_runner_resume_flags(settings, again, sizeof again));
         err = LBMC_ERR_INTERRUPTED;
       }
       if (run.nlost > 0) lbmc_runner_abandon(&run, err, complete);

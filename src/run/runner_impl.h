@@ -137,6 +137,9 @@ lbmc_err lbmc_runner_setup(lbmc_runner *run);
 void lbmc_runner_teardown(lbmc_runner *run);
 /** Rank 0: print the grid, the work units and a cost estimate. */
 void lbmc_runner_dry_run(const lbmc_runner *run);
+/** The flags that resume this run: "--resume", with " --shard I/K" for a shard (a resume
+ *  without it would run the whole job into the shard's file); into buf, which it returns. */
+const char *lbmc_runner_resume_flags(const lbmc_run_settings *set, char *buf, size_t size);
 /** Rank 0: the local index of grid point `grid_index`, or -1 if this run (shard) does
  *  not have it. */
 long lbmc_runner_local(const lbmc_runner *run, long grid_index);

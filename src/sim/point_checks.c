@@ -307,11 +307,13 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                         "relaxation time of the customers in the system: it is at least %.3g "
                         "(integrated autocorrelation time), the run at most %.2g of them",
                         T, m.rx.tau, T / m.rx.tau);
-    else
+    else /* no reading: the raw one is a lower bound far below tau, often below T too */
       lbmc_point_reason(v,
-                        "the measured period (%.4g per replica) is shorter than the relaxation "
-                        "time of the customers in the system (more than %.3g)",
-                        T, m.rx.reading);
+                        "the measured period (%.4g per replica) is too short to measure the "
+                        "relaxation time of the customers in the system: it is far longer "
+                        "than the run's longest batches (%.3g; their autocorrelation, a lower "
+                        "bound, reads %.3g)",
+                        T, m.rx.scale, m.rx.reading);
   }
   /* the start's transient needs a finite tau (without one the rule above already withholds
    * ok and asks for a longer run) */

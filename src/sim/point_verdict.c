@@ -7,15 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A reason longer than its buffer ends with this mark, so that a clause cut mid-word
+ * (the heavy-tail one comes last and is long) is seen to be cut. */
+static const char lbmc_reason_cut[] = "...";
+
 void lbmc_point_reason(lbmc_verdict *v, const char *fmt, ...)
 {
+  const size_t size = sizeof v->reason;
   size_t used = strlen(v->reason);
+  int len = 1;
   va_list ap;
-  if (used + 2 >= sizeof v->reason) return;
-  if (used) used += (size_t)snprintf(v->reason + used, sizeof v->reason - used, "; ");
-  va_start(ap, fmt);
-  vsnprintf(v->reason + used, sizeof v->reason - used, fmt, ap);
-  va_end(ap);
+  if (used + 1 >= size) return; /* full: cut and marked already */
+  if (used) used += (size_t)snprintf(v->reason + used, size - used, "; ");
+  if (used + 1 < size) {
+    va_start(ap, fmt);
+    len = vsnprintf(v->reason + used, size - used, fmt, ap);
+    va_end(ap);
+  }
+  if (len < 0 || used + (size_t)len >= size)
+    memcpy(v->reason + size - sizeof lbmc_reason_cut, lbmc_reason_cut, sizeof lbmc_reason_cut);
 }
 
 void lbmc_point_put(lbmc_estimates *est, size_t k, const lbmc_interval *iv)

@@ -95,6 +95,9 @@ expect 2 "--lambda: a value is required" sim --n 10 --pools 1:1:inf --lambda
 expect 2 "'frobnicate' is not a command; allowed: sim" frobnicate
 # --service: the distribution, its parameters, one per pool
 two="--n 10 --lambda 0.5 --pools 0.5:1:inf,0.5:2:inf --time 5 --warmup 1"
+# a text over 65535 characters: its length is named, not called "not a distribution"
+long_r=$(printf '1,%.0s' $(seq 40000))
+expect 2 "--service: 'coxian:r=\\[1,1,1,.*' \\(80012 characters\\) is not allowed; allowed: at most 65535 characters \\(a phase-type law has at most 16 phases\\)" sim $ok --service "coxian:r=[${long_r}1]"
 expect 2 "--service: 'gamma' is not a service distribution; allowed: exponential, deterministic, erlang, hyperexponential, lognormal, weibull, lomax" sim $ok --service gamma:k=2
 expect 2 "--service: 'cv' is not a parameter of lognormal; write lognormal:scv=VALUE" sim $ok --service lognormal:cv=2
 expect 2 "--service: lognormal needs the parameter scv; write lognormal:scv=VALUE" sim $ok --service lognormal

@@ -56,4 +56,43 @@ check "lwl(2) (no occupancy form, no mean-field start), not stationary" \
   grep -q "^status: not_stationary" "$WORK/lwl.out"
 check "lwl(2): no --init meanfield advice" test "$(grep -c "init meanfield" "$WORK/lwl.out")" -eq 0
 
+
+# The verdict's words. A run far too short to read its relaxation time (no reading at
+# all) says so, and does not call its period (1e-9) "shorter than" the raw reading's lower
+# bound (5.5e-11) it quotes. A reason longer than its buffer (767 characters: Lomax 1.5,
+# where the long heavy-tail clause comes last) ends with "..." instead of stopping
+# mid-word, and the mean wait of that law is "inf", never a number.
+"$LBMC" sim --n 1e12 --lambda 0.5 --policy 'jsq(2)' --time 1e-9 --warmup 0 --progress never \
+  --json >"$WORK/short.json" 2>/dev/null
+check "a run too short to read tau: 'too short to measure', not 'shorter than' a smaller number" \
+  /usr/bin/python3 -c "import json, sys
+r = json.load(open(sys.argv[1]))['reason']
+print(r[:400])
+sys.exit(not ('too short to measure the relaxation time' in r and 'far longer than the run' in r
+              and 'shorter than the relaxation' not in r))" "$WORK/short.json"
+"$LBMC" sim --n 100 --lambda 0.5 --service lomax:shape=1.5 --replicas 2 --time 100 --warmup 10 \
+  --progress never --json >"$WORK/lomax.json" 2>/dev/null
+check "Lomax 1.5: mean_wait inf; a reason cut at its buffer ends with '...'" \
+  /usr/bin/python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+r, w = d['reason'], d['estimates']['mean_wait']
+print(len(r), repr(r[-60:]), w['mean'], w['flags'])
+sys.exit(not (w['mean'] == 'inf' and w['flags'] == ['infinite'] and len(r) <= 767
+              and (r.endswith('...') or r.endswith('at any run length'))))" "$WORK/lomax.json"
+# -o with stdout and stderr in one file: the table whole, then "wrote" (stdout is flushed
+# first; a table of more than 4 KiB, the pairs', was cut by it)
+"$LBMC" sim "${quick[@]}" --pairs --progress never -o "$WORK/pairs.h5" >"$WORK/both" 2>&1
+check "-o into one file with the table: 'lbmc sim: wrote' is the last line, the table whole" \
+  /usr/bin/python3 -c "import sys
+lines = open(sys.argv[1]).read().splitlines()
+sys.exit(not (lines[-1].startswith('lbmc sim: wrote ')
+              and sum('lbmc sim: wrote' in l for l in lines) == 1 and len(lines) > 60))" "$WORK/both"
+
+
+# --pairs with a pool of one server: a warning that its pair statistics stay empty, exit 0
+"$LBMC" sim --n 1 --lambda 0.5 --time 10 --warmup 1 --pairs --progress never >/dev/null \
+  2>"$WORK/one.err"
+check "--pairs on one server: exit 0 and a warning naming --pairs and the pool" \
+  grep -qF "lbmc: warning: --pairs: pool 1 has 1 server: the pair statistics within it" "$WORK/one.err"
+
 finish

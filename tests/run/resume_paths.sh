@@ -7,7 +7,7 @@
 # accept a job text that differs only in comments or in the spelling of a value (0.8 vs
 # 4/5) and name the key and both values of a real difference. A signal after the final
 # write exits 0. A job file over 16 MiB (/dev/zero) is refused at once; a 100 kB value is
-# not echoed whole. About 4 s of CPU.
+# not echoed whole. A shard's checkpoint resumes only with its --shard. About 5 s of CPU.
 . "$(dirname "$0")/lib.sh"
 job="$HERE/small.yaml"
 cd "$WORK" || exit 1
@@ -127,4 +127,33 @@ info_bad_magic() { # a checkpoint whose first bytes are damaged is not called 'n
     ! grep -q "HDF5" "$WORK/err"
 }
 check "a checkpoint with a damaged magic is called so, not 'not an HDF5 file'" info_bad_magic
+
+shard_resume() { # a shard's checkpoint beside its results: resumed as that shard only
+  local rc
+  # the shard's checkpoint, its final write failed (a shim whose flock fails on .tmp.),
+  # beside the shard's results (what a stopped run leaves: complete or not, they name
+  # the shard)
+  "$LBMC" run "$job" --shard 1/2 -o "$WORK/sr-ref.h5" --quiet || return 1
+  LD_PRELOAD=${LBMC_NOFLOCK:?} LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" --shard 1/2 \
+    -o "$WORK/sr.h5" --quiet 2>"$WORK/err"
+  grep -qF -- "-o $WORK/sr.h5 --resume --shard 1/2 (nothing is simulated again)" "$WORK/err" ||
+    { echo "the failed write's advice:"; cat "$WORK/err"; return 1; }
+  [ -s "$WORK/sr.h5.ckpt" ] && [ ! -e "$WORK/sr.h5" ] && cp "$WORK/sr-ref.h5" "$WORK/sr.h5" ||
+    return 1
+  "$LBMC" info "$WORK/sr.h5.ckpt" >"$WORK/out" &&
+    grep -qF -- "-o $WORK/sr.h5 --resume --shard 1/2" "$WORK/out" ||
+    { echo "lbmc info's advice:"; cat "$WORK/out"; return 1; }
+  for other in "" "--shard 2/2"; do # without --shard it would run the whole job into sr.h5
+    # shellcheck disable=SC2086
+    "$LBMC" run "$job" $other -o "$WORK/sr.h5" --resume --quiet 2>"$WORK/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -qF -- "--shard: $WORK/sr.h5 and its checkpoint" "$WORK/err" &&
+      grep -qF "belong to shard 1/2 of $job" "$WORK/err" &&
+      grep -qF -- "resume with --resume --shard 1/2" "$WORK/err" &&
+      [ -s "$WORK/sr.h5.ckpt" ] || { echo "${other:-no --shard}: exit $rc"; cat "$WORK/err"; return 1; }
+  done
+  "$LBMC" run "$job" --shard 1/2 -o "$WORK/sr.h5" --resume --quiet &&
+    compare "$WORK/sr-ref.h5" "$WORK/sr.h5" >/dev/null && [ ! -e "$WORK/sr.h5.ckpt" ]
+}
+check "--resume of a shard's checkpoint needs its --shard (else refused, naming it)" shard_resume
 finish
