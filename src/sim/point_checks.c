@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../core/ticks.h"
+#include "../model/mf_expansion.h"
 #include "lbmc/metrics.h"
 #include "lbmc/service.h"
 #include "lbmc/sim.h"
@@ -224,12 +225,121 @@ static double lbmc_point_relax_needed(long R, double tau_u, double g)
   return fmax(LBMC_RELAX_MIN_BATCHES * LBMC_RELAX_BATCH_TAUS * tau_u, total);
 }
 
+/* ---- the mean-field start's rule ---- */
+
+/* The start bias the rule allows, in standard errors of the customers in the system. */
+#define LBMC_MF_BIAS_SE 0.05
+/* Fewest replicas: the t interval's spread estimate from at least this many. */
+#define LBMC_MF_MIN_REPLICAS 10
+/* The start must be the mean-field point: the replicas' mean start within this many
+ * customers per pool of n x* (the rounding is off by less than one server per level). */
+#define LBMC_MF_START_SLACK 64.0
+
+void lbmc_point_mf_forget(lbmc_point *p)
+{
+  if (!p->mfx) return;
+  lbmc_mf_expansion_free(p->mfx);
+  free(p->mfx);
+  p->mfx = NULL;
+  p->mfx_tried = 0;
+}
+
+/* The replicas' mean start is the mean-field point of the model (init meanfield, and the
+ * engine did not fall back to an empty start). */
+static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxation *m)
+{
+  const double at = (double)p->n * p->mfx->customers;
+  return p->o.init == LBMC_INIT_MEANFIELD && p->o.transient[2] == 0 &&
+         fabs(m->n0 - at) <= LBMC_MF_START_SLACK * p->J + 1e-9 * at;
+}
+
+/* The mean-field start's rule, in place of the relaxation rules (run length against the
+ * relaxation time, the start's transient from the run's own tau, the lag-1 test of the
+ * eighths) for a point whose replicas start at the mean-field point x* of a model the
+ * refined mean field covers (mf_expansion.h; docs/model.md, "The mean-field start's
+ * rule"). It holds when
+ *   - the model's bound on the start bias of the customers in the system over the
+ *     measured period [w, w + T] of each replica (order 1/n: n x (1/n) min(sup_{t >= w}
+ *     |g.e(t)|, int_w^inf |g.e| / T) customers) is at most LBMC_MF_BIAS_SE standard errors
+ *     of their mean: mean_queue (pooled) and mean_sojourn (Little: N / (lambda n)) are that
+ *     functional, divided by constants; and
+ *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
+ *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
+ *     rule's count of effective samples for a skewness g, with g one server's queue-length
+ *     skewness at x* and n_s = n min(1, var(N) / (n W)) the servers' effective number (W/n
+ *     the variance of the customers per server): each replica mean sums n servers, so its
+ *     skewness is O(1/sqrt(n)) whatever T is.
+ * Returns 1 when it holds, 0 otherwise; *applies
+ * says whether the rule covers the point (then *need is the measured time per replica
+ * with which it would hold with R replicas, from the long-run variance 2 tau_N W n / T,
+ * and *bias_out the bound in customers). */
+static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
+                               double *need, double *bias_out)
+{
+  const lbmc_verdict *v = &p->v;
+  const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
+  double bias, area = 0, ns, neff, gsk;
+  const lbmc_mf_expansion *x;
+  *applies = 0;
+  *need = *bias_out = NAN;
+  if (p->o.init != LBMC_INIT_MEANFIELD || R < 2) return 0;
+  if (!p->mfx_tried) {
+    p->mfx_tried = 1;
+    p->mfx = calloc(1, sizeof *p->mfx);
+    if (!p->mfx || lbmc_mf_expansion_compute(p->m, p->mfx) != LBMC_SUCCESS || !p->mfx->ok) {
+      if (p->mfx) lbmc_mf_expansion_free(p->mfx);
+      free(p->mfx);
+      p->mfx = NULL;
+      lbmc_error_clear();
+    }
+  }
+  x = p->mfx;
+  if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return 0;
+  *applies = 1;
+  bias = n * lbmc_mf_expansion_bias(x, n, w, T); /* customers in the system */
+  for (size_t i = (size_t)fmin((double)x->steps, floor(w / x->dt)); i < x->steps; i++)
+    area += 0.5 * x->dt * (fabs(x->ge[i]) + fabs(x->ge[i + 1]));
+  *need = area * area * (double)R / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * 2 * x->tau * x->W * n);
+  /* N's variance over time (m->rx.var) against n W: the servers' dependence */
+  ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
+  neff = (double)R * ns;
+  gsk = x->skew;
+  *bias_out = bias;
+  if (R < LBMC_MF_MIN_REPLICAS ||
+      neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk))
+    return 0;
+  return bias <= LBMC_MF_BIAS_SE * m->se;
+}
+
+/* The mean-field start's rule did not hold where it applies: why, and the replica length
+ * with which it would (when shorter than what the relaxation rules ask). */
+static void lbmc_point_mf_advice(lbmc_point *p, long R, const lbmc_point_relaxation *m, double need,
+                                 double bias)
+{
+  lbmc_verdict *v = &p->v;
+  const lbmc_mf_expansion *x = p->mfx;
+  if (R < LBMC_MF_MIN_REPLICAS)
+    lbmc_point_reason(v, "the mean-field start's rule (short replicas) needs at least %d replicas",
+                      LBMC_MF_MIN_REPLICAS);
+  else if (!(bias <= LBMC_MF_BIAS_SE * m->se))
+    lbmc_point_reason(v,
+                      "the mean-field start's rule: the model bounds the start bias of the "
+                      "customers in the system over the measured period by %.3g, %.2g standard "
+                      "errors (at most %g allowed; refined mean field D0/n = %.3g customers per "
+                      "server, tau_N = %.3g); %ld replicas of %.4g would pass",
+                      bias, bias / m->se, LBMC_MF_BIAS_SE, x->D0 / (double)p->n, x->tau, R, need);
+  if (isfinite(need) && need > v->time_used && (isnan(p->need_measured) || need < p->need_measured))
+    p->need_measured = need;
+}
+
 lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
 {
   lbmc_verdict *v = &p->v;
   lbmc_point_relaxation m;
-  double tau_u, need, wneed, skew_u, tau_s;
+  double tau_u, need, wneed, skew_u, tau_s, mf_need, mf_bias;
   const double T = v->time_used, w = v->warmup_used;
+  int mf_applies = 0;
+  p->mf_short = 0;
   p->batch_cap = 0;
   p->batch_tau = NAN;
   p->need_measured = p->need_warmup = NAN;
@@ -247,6 +357,10 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   v->relaxation_time = m.rx.tau;
   tau_u = m.rx.tau_upper;
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
+  /* the mean-field start's rule, decided before the relaxation rules, which run as before;
+   * where it holds it overrides their verdict (the state before them restored) */
+  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_bias);
+  const lbmc_verdict before = *v;
   {
     /* where the model gives a floor, the rules gate on it unless the reading proves (its
      * lower bound at 90% above the floor) that the system relaxes more slowly: a gate on
@@ -336,6 +450,16 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                       "%.3g); a warm-up of %.4g would make it a quarter",
                       m.n0, m.nbar, v->transient_bound, w, tau_s, wneed);
   }
+  if (mf_ok) {
+    p->mf_short = 1; /* lbmc_point_short's lag-1 test is replaced too */
+    if (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)) {
+      *v = before;
+      p->need_measured = p->need_warmup = NAN;
+      v->relaxation_time = v->relaxation_upper = p->mfx->tau;
+      v->transient_bound = mf_bias / m.se;
+    }
+  } else if (mf_applies && (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)))
+    lbmc_point_mf_advice(p, R, &m, mf_need, mf_bias);
   return LBMC_SUCCESS;
 }
 
