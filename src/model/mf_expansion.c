@@ -40,7 +40,15 @@ typedef struct {
   uint32_t J, K, Lv, d;
   uint32_t ph[LBMC_MAX_POOLS], off[LBMC_MAX_POOLS];
   double *s, *p, *work; /* J x Lv levels, routing law, law scratch */
+  double arr[3];        /* the last evaluation's admissions: sum r, sum r h_sojourn, sum r h_wait */
 } lbmc_mfx_ctx;
+
+/* The non-linear functionals at the last evaluation (LBMC_MF_SOJOURN, LBMC_MF_WAIT). */
+static void lbmc_mfx_phi(const lbmc_mfx_ctx *c, double *phi)
+{
+  phi[0] = c->arr[1] / c->arr[0];
+  phi[1] = c->arr[2] / c->arr[0];
+}
 
 /* One jump of the chain: rate r (per n) moving a server of pool j from index a to c (-1:
  * level 0, outside the state). */
@@ -67,6 +75,7 @@ static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B
   const lbmc_model *m = c->m;
   const uint32_t Lv = c->Lv, K = c->K;
   memset(f, 0, sizeof *f * c->d);
+  c->arr[0] = c->arr[1] = c->arr[2] = 0;
   for (uint32_t j = 0; j < c->J; j++) {
     double tot = 0;
     for (uint32_t k = 1; k < Lv; k++) {
@@ -91,23 +100,37 @@ static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B
       exit = lbmc_service_ph_exit(sv);
     } else
       alpha = &one;
+    const double *res = ph > 1 ? lbmc_service_ph_residual(sv) : NULL;
+    const uint32_t L = (uint32_t)m->nrates[j];
     for (uint32_t k = 0; k < K; k++) { /* arrivals k -> k + 1 (none out of level K) */
       const double a = m->lambda * c->p[j * Lv + k];
       if (!(Bf == LBMC_BUFFER_INF || (long)k < Bf)) continue;
       if (k == 0) {
         for (uint32_t q = 0; q < ph; q++) lbmc_mfx_jump(c, a * alpha[q], -1, o + q, j, f, B);
+        c->arr[0] += a;
+        c->arr[1] += a / (ph > 1 ? m->mu[j] : m->rates[j][0]);
+        c->arr[2] += L <= 0 ? a : 0.0;
         continue;
       }
       const double sk = c->s[j * Lv + k];
       for (uint32_t q = 0; q < ph && sk > 0; q++) {
         const long i = (long)(o + (k - 1) * ph + q);
-        lbmc_mfx_jump(c, ph > 1 ? a * x[i] / sk : a, i, i + (long)ph, j, f, B);
+        const double r = ph > 1 ? a * x[i] / sk : a;
+        lbmc_mfx_jump(c, r, i, i + (long)ph, j, f, B);
+        c->arr[0] += r; /* the expected sojourn and whether it waits (occupancy engines) */
+        if (ph > 1) {
+          c->arr[1] += r * ((double)k + res[q]) / m->mu[j];
+          c->arr[2] += r;
+        } else {
+          c->arr[1] += r * ((k + 1 > L ? (double)(k + 1 - L) / m->rates[j][L - 1] : 0.0) +
+                            1 / m->rates[j][0]);
+          c->arr[2] += k >= L ? r : 0.0;
+        }
       }
     }
     for (uint32_t k = 1; k <= K; k++) { /* service */
       const long base = (long)(o + (k - 1) * ph);
       if (ph == 1) {
-        const uint32_t L = (uint32_t)m->nrates[j];
         const double r = bj * m->rates[j][0] * (k < L ? k : L) * x[base];
         lbmc_mfx_jump(c, r, base, k == 1 ? -1 : base - 1, j, f, B);
         continue;
@@ -319,46 +342,62 @@ static void lbmc_mfx_hess_apply(const lbmc_mfx_hess *H, const double *M, size_t 
   }
 }
 
-/* The Hessian of the drift at x (one-sided, Richardson at h and 2h). fi: d x d values
- * f(x + h e_i) for steps h (fi) and 2h (f2i); f0 = f(x). */
-static int lbmc_mfx_hessian(lbmc_mfx_ctx *c, const double *x, lbmc_mfx_hess *H)
+/* The Hessian of the drift at x (one-sided, Richardson at h and 2h) into H (sparse), and
+ * those of the non-linear functionals (dense d x d each, LBMC_MF_SOJOURN, LBMC_MF_WAIT)
+ * into Hphi. */
+#define LBMC_MFX_NPHI 2
+static int lbmc_mfx_hessian(lbmc_mfx_ctx *c, const double *x, lbmc_mfx_hess *H, double *Hphi)
 {
-  const size_t d = c->d;
+  const size_t d = c->d, P = LBMC_MFX_NPHI;
   const double h = LBMC_MFX_HHESS;
   double *y = malloc(sizeof *y * d), *f0 = malloc(sizeof *f0 * d), *fa = malloc(sizeof *fa * d),
          *fb = malloc(sizeof *fb * d);
   double *F1 = malloc(sizeof *F1 * d * d), *F2 = malloc(sizeof *F2 * d * d),
          *F4 = malloc(sizeof *F4 * d * d);
+  double *Q1 = malloc(sizeof *Q1 * d * P), *Q2 = malloc(sizeof *Q2 * d * P),
+         *Q4 = malloc(sizeof *Q4 * d * P), q0[LBMC_MFX_NPHI], qa[LBMC_MFX_NPHI], qb[LBMC_MFX_NPHI];
   int rc = -1;
-  if (!y || !f0 || !fa || !fb || !F1 || !F2 || !F4) goto done;
+  if (!y || !f0 || !fa || !fb || !F1 || !F2 || !F4 || !Q1 || !Q2 || !Q4) goto done;
   memcpy(y, x, sizeof *y * d);
   lbmc_mfx_eval(c, y, f0, NULL);
+  lbmc_mfx_phi(c, q0);
   for (size_t i = 0; i < d; i++) { /* f(x + h e_i), f(x + 2h e_i), f(x + 4h e_i) */
     y[i] = x[i] + h;
     lbmc_mfx_eval(c, y, F1 + i * d, NULL);
+    lbmc_mfx_phi(c, Q1 + i * P);
     y[i] = x[i] + 2 * h;
     lbmc_mfx_eval(c, y, F2 + i * d, NULL);
+    lbmc_mfx_phi(c, Q2 + i * P);
     y[i] = x[i] + 4 * h;
     lbmc_mfx_eval(c, y, F4 + i * d, NULL);
+    lbmc_mfx_phi(c, Q4 + i * P);
     y[i] = x[i];
   }
   for (size_t i = 0; i < d; i++)
     for (size_t j = i; j < d; j++) {
+      const double *a1, *a2, *b1, *b2, *p1, *p2, *r1, *r2;
+      double da, db;
       if (i == j) { /* (f(x+2h) - 2 f(x+h) + f) / h^2 at h and 2h */
+        a1 = F2 + i * d, b1 = F1 + i * d, a2 = F4 + i * d, b2 = F2 + i * d;
+        p1 = Q2 + i * P, r1 = Q1 + i * P, p2 = Q4 + i * P, r2 = Q2 + i * P;
         for (size_t k = 0; k < d; k++) {
-          const double a = (F2[i * d + k] - 2 * F1[i * d + k] + f0[k]) / (h * h);
-          const double b = (F4[i * d + k] - 2 * F2[i * d + k] + f0[k]) / (4 * h * h);
-          const double v = 2 * a - b;
+          const double v =
+              2 * (a1[k] - 2 * b1[k] + f0[k]) / (h * h) - (a2[k] - 2 * b2[k] + f0[k]) / (4 * h * h);
           if (fabs(v) > LBMC_MFX_HTOL &&
               lbmc_mfx_hess_add(H, (uint32_t)i, (uint32_t)j, (uint32_t)k, v))
             goto done;
         }
+        for (size_t k = 0; k < P; k++)
+          Hphi[k * d * d + i * d + i] =
+              2 * (p1[k] - 2 * r1[k] + q0[k]) / (h * h) - (p2[k] - 2 * r2[k] + q0[k]) / (4 * h * h);
         continue;
       }
       y[i] = x[i] + h, y[j] = x[j] + h;
       lbmc_mfx_eval(c, y, fa, NULL);
+      lbmc_mfx_phi(c, qa);
       y[i] = x[i] + 2 * h, y[j] = x[j] + 2 * h;
       lbmc_mfx_eval(c, y, fb, NULL);
+      lbmc_mfx_phi(c, qb);
       y[i] = x[i], y[j] = x[j];
       for (size_t k = 0; k < d; k++) {
         const double a = (fa[k] - F1[i * d + k] - F1[j * d + k] + f0[k]) / (h * h);
@@ -367,6 +406,11 @@ static int lbmc_mfx_hessian(lbmc_mfx_ctx *c, const double *x, lbmc_mfx_hess *H)
         if (fabs(v) > LBMC_MFX_HTOL &&
             lbmc_mfx_hess_add(H, (uint32_t)i, (uint32_t)j, (uint32_t)k, v))
           goto done;
+      }
+      for (size_t k = 0; k < P; k++) {
+        da = (qa[k] - Q1[i * P + k] - Q1[j * P + k] + q0[k]) / (h * h);
+        db = (qb[k] - Q2[i * P + k] - Q2[j * P + k] + q0[k]) / (4 * h * h);
+        Hphi[k * d * d + i * d + j] = Hphi[k * d * d + j * d + i] = 2 * da - db;
       }
     }
   rc = 0;
@@ -378,7 +422,18 @@ done:
   free(F1);
   free(F2);
   free(F4);
+  free(Q1);
+  free(Q2);
+  free(Q4);
   return rc;
+}
+
+/* sum_ab M_ab N_ab (d x d). */
+static double lbmc_mfx_frob(const double *M, const double *N, size_t d)
+{
+  double s = 0;
+  for (size_t i = 0; i < d * d; i++) s += M[i] * N[i];
+  return s;
 }
 
 /* ---- the expansion ---- */
@@ -440,10 +495,12 @@ static void lbmc_mfx_mv(const double *M, const double *x, size_t d, double *y)
   for (size_t i = 0; i < d; i++) y[i] = lbmc_mfx_dot(M + i * d, x, d);
 }
 
-/* The path g.e(t_i) (mf_expansion.h): e_{i+1} = E e_i + dt/2 (E q_i + q_{i+1}), G_{i+1} =
- * E G_i E^T, q = -1/2 H:G. */
+/* The paths (mf_expansion.h): e_{i+1} = E e_i + dt/2 (E q_i + q_{i+1}), G_{i+1} = E G_i E^T,
+ * q = -1/2 H:G; functional k's value grad_k . e - 1/2 Hphi_k : G (no Hessian term for the
+ * linear customers, k = 0). grads: LBMC_MF_FUNCTIONALS x d; Hphi: the others' d x d. */
 static int lbmc_mfx_path(const double *A, const lbmc_mfx_hess *H, const double *W, const double *D0,
-                         const double *g, const lbmc_mfx_schur *S, lbmc_mf_expansion *out)
+                         const double *grads, const double *Hphi, const lbmc_mfx_schur *S,
+                         lbmc_mf_expansion *out)
 {
   const size_t d = S->d;
   const double horizon = LBMC_MFX_TAUS / S->slow;
@@ -453,29 +510,34 @@ static int lbmc_mfx_path(const double *A, const lbmc_mfx_hess *H, const double *
   double *G = malloc(sizeof *G * d * d), *tmp = malloc(sizeof *tmp * d * d);
   double *e = malloc(sizeof *e * d), *q = malloc(sizeof *q * d), *u = malloc(sizeof *u * d),
          *v = malloc(sizeof *v * d);
-  int rc = -1;
+  int rc = -1, bad = 0;
   steps = fmax(200, fmin(steps, fmin(cap, 20000)));
   out->steps = (size_t)steps;
   out->dt = horizon / steps;
-  out->ge = malloc(sizeof *out->ge * (out->steps + 1));
-  if (!a || !E || !G || !tmp || !e || !q || !u || !v || !out->ge) goto done;
+  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++)
+    bad |= !(out->f[k].path = malloc(sizeof *out->f[k].path * (out->steps + 1)));
+  out->ge = out->f[LBMC_MF_CUSTOMERS].path;
+  if (bad || !a || !E || !G || !tmp || !e || !q || !u || !v) goto done;
   for (size_t i = 0; i < d * d; i++) a->data[i] = A[i] * out->dt;
   if (gsl_linalg_exponential_ss(a, E, GSL_PREC_DOUBLE) != GSL_SUCCESS) goto done;
   memcpy(G, W, sizeof *G * d * d);
   for (size_t i = 0; i < d; i++) e[i] = -D0[i];
   lbmc_mfx_hess_apply(H, G, d, q);
   for (size_t i = 0; i < d; i++) q[i] *= -0.5;
-  out->ge[0] = lbmc_mfx_dot(g, e, d);
-  for (size_t s = 1; s <= out->steps; s++) {
-    lbmc_mfx_mv(E->data, e, d, u); /* E e */
-    lbmc_mfx_mv(E->data, q, d, v); /* E q_i */
-    lbmc_mfx_congruence(E->data, G, d, 0, tmp, G);
-    lbmc_mfx_hess_apply(H, G, d, q);
-    for (size_t i = 0; i < d; i++) {
-      q[i] *= -0.5;
-      e[i] = u[i] + 0.5 * out->dt * (v[i] + q[i]);
+  for (size_t s = 0; s <= out->steps; s++) {
+    if (s > 0) {
+      lbmc_mfx_mv(E->data, e, d, u); /* E e */
+      lbmc_mfx_mv(E->data, q, d, v); /* E q_i */
+      lbmc_mfx_congruence(E->data, G, d, 0, tmp, G);
+      lbmc_mfx_hess_apply(H, G, d, q);
+      for (size_t i = 0; i < d; i++) {
+        q[i] *= -0.5;
+        e[i] = u[i] + 0.5 * out->dt * (v[i] + q[i]);
+      }
     }
-    out->ge[s] = lbmc_mfx_dot(g, e, d);
+    for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++)
+      out->f[k].path[s] = lbmc_mfx_dot(grads + (size_t)k * d, e, d) -
+                          (k ? 0.5 * lbmc_mfx_frob(Hphi + (size_t)(k - 1) * d * d, G, d) : 0.0);
   }
   rc = 0;
 done:
@@ -512,6 +574,9 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
   double *tmp = malloc(sizeof *tmp * 2 * d * d), *y = malloc(sizeof *y * d);
   double *f0 = malloc(sizeof *f0 * d), *f1 = malloc(sizeof *f1 * d), *f2 = malloc(sizeof *f2 * d);
   double *D0 = malloc(sizeof *D0 * d), *hz = malloc(sizeof *hz * d), *g = malloc(sizeof *g * d);
+  double *grads = malloc(sizeof *grads * LBMC_MF_FUNCTIONALS * d);
+  double *Hphi = calloc(LBMC_MFX_NPHI * d * d, sizeof *Hphi), *I0v = malloc(sizeof *I0v * d);
+  double q0[LBMC_MFX_NPHI], q1[LBMC_MFX_NPHI], q2[LBMC_MFX_NPHI];
   gsl_matrix *lu = gsl_matrix_alloc(d, d);
   gsl_permutation *perm = gsl_permutation_alloc(d);
   lbmc_mfx_hess H = {NULL, 0, 0};
@@ -519,25 +584,34 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
   lbmc_err err = LBMC_SUCCESS;
   int sig;
   if (!A || !Bm || !W || !Z || !tmp || !y || !f0 || !f1 || !f2 || !D0 || !hz || !g || !lu ||
-      !perm) {
+      !perm || !grads || !Hphi || !I0v) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory (%zu classes)", d);
     goto done;
   }
   memcpy(y, x, sizeof *y * d);
   lbmc_mfx_eval(c, y, f0, Bm);
-  for (size_t i = 0; i < d; i++) { /* A by columns */
+  lbmc_mfx_phi(c, q0);
+  for (size_t i = 0; i < d; i++) { /* A and the functionals' gradients by columns */
     const double h = LBMC_MFX_HJAC;
     y[i] = x[i] + h;
     lbmc_mfx_eval(c, y, f1, NULL);
+    lbmc_mfx_phi(c, q1);
     y[i] = x[i] + 2 * h;
     lbmc_mfx_eval(c, y, f2, NULL);
+    lbmc_mfx_phi(c, q2);
     y[i] = x[i];
     for (size_t k = 0; k < d; k++) A[k * d + i] = (-3 * f0[k] + 4 * f1[k] - f2[k]) / (2 * h);
+    for (size_t k = 0; k < LBMC_MFX_NPHI; k++)
+      grads[(k + 1) * d + i] = (-3 * q0[k] + 4 * q1[k] - q2[k]) / (2 * h);
   }
   for (uint32_t j = 0; j < c->J; j++)
     for (uint32_t k = 1; k <= c->K; k++)
       for (uint32_t q = 0; q < c->ph[j]; q++)
         g[c->off[j] + (k - 1) * c->ph[j] + q] = c->mf.b[j] * k;
+  memcpy(grads, g, sizeof *g * d);
+  out->f[LBMC_MF_CUSTOMERS].value = lbmc_mfx_dot(g, x, d);
+  out->f[LBMC_MF_SOJOURN].value = q0[0];
+  out->f[LBMC_MF_WAIT].value = q0[1];
   if (lbmc_mfx_schur_of(A, d, &S) != 0 || !(S.slow > 0)) {
     snprintf(out->note, sizeof out->note, "the drift's Jacobian at the fixed point is singular");
     goto done;
@@ -558,7 +632,7 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
       }
     out->lyap_resid = bmax > 0 ? r / bmax : r;
   }
-  if (lbmc_mfx_hessian(c, x, &H) != 0) {
+  if (lbmc_mfx_hessian(c, x, &H, Hphi) != 0) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory (Hessian)");
     goto done;
   }
@@ -583,10 +657,22 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
     lbmc_mfx_hess_apply(&H, Z, d, hz);
     for (size_t i = 0; i < d; i++) hz[i] = D0[i] + 0.5 * hz[i];
     gsl_linalg_LU_solve(lu, perm, &b.vector, &awv.vector);
+    memcpy(I0v, aw, sizeof *aw * d);
     out->I0 = lbmc_mfx_dot(g, aw, d);
+    for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) { /* D, I0 and the noise ratio */
+      const double *gr = grads + (size_t)k * d, *Hk = k ? Hphi + (size_t)(k - 1) * d * d : NULL;
+      lbmc_mf_functional *F = &out->f[k];
+      F->D = lbmc_mfx_dot(gr, D0, d) + (Hk ? 0.5 * lbmc_mfx_frob(Hk, W, d) : 0.0);
+      F->I0 = lbmc_mfx_dot(gr, I0v, d) - (Hk ? 0.5 * lbmc_mfx_frob(Hk, Z, d) : 0.0);
+      lbmc_mfx_mv(W, gr, d, wg);
+      gsl_linalg_LU_solve(lu, perm, &wgv.vector, &awv.vector);
+      F->ratio = -lbmc_mfx_dot(gr, aw, d); /* v' (-A^-1) W v */
+    }
+    for (int k = LBMC_MF_FUNCTIONALS; k-- > 0;)
+      out->f[k].ratio = sqrt(fabs(out->f[k].ratio / out->f[LBMC_MF_CUSTOMERS].ratio));
   }
   out->slowest = 1 / S.slow;
-  if (lbmc_mfx_path(A, &H, W, D0, g, &S, out) != 0) {
+  if (lbmc_mfx_path(A, &H, W, D0, grads, Hphi, &S, out) != 0) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory (path)");
     goto done;
   }
@@ -606,6 +692,9 @@ done:
   free(D0);
   free(hz);
   free(g);
+  free(grads);
+  free(Hphi);
+  free(I0v);
   if (lu) gsl_matrix_free(lu);
   if (perm) gsl_permutation_free(perm);
   return err;
@@ -671,21 +760,28 @@ lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out)
 
 void lbmc_mf_expansion_free(lbmc_mf_expansion *x)
 {
-  free(x->ge);
+  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) {
+    free(x->f[k].path);
+    x->f[k].path = NULL;
+  }
   x->ge = NULL;
   x->ok = 0;
 }
 
-double lbmc_mf_expansion_bias(const lbmc_mf_expansion *x, double n, double w, double T)
+double lbmc_mf_expansion_bias(const lbmc_mf_expansion *x, int which, double n, double w, double T,
+                              double *area)
 {
-  double sup = 0, area = 0;
+  double sup = 0, a = 0;
+  const double *b;
   size_t i0;
-  if (!x->ok || !x->ge || !(T > 0) || !(n > 0)) return NAN;
-  i0 = w > 0 ? (size_t)floor(w / x->dt) : 0;
-  if (i0 > x->steps) i0 = x->steps;
+  if (area) *area = NAN;
+  if (!x->ok || which < 0 || which >= LBMC_MF_FUNCTIONALS || !(T > 0) || !(n > 0)) return NAN;
+  b = x->f[which].path;
+  i0 = w > 0 ? (size_t)fmin((double)x->steps, floor(w / x->dt)) : 0;
   for (size_t i = i0; i <= x->steps; i++) {
-    sup = fmax(sup, fabs(x->ge[i]));
-    if (i > i0) area += 0.5 * x->dt * (fabs(x->ge[i - 1]) + fabs(x->ge[i]));
+    sup = fmax(sup, fabs(b[i]));
+    if (i > i0) a += 0.5 * x->dt * (fabs(b[i - 1]) + fabs(b[i]));
   }
-  return fmin(sup, area / T) / n;
+  if (area) *area = a;
+  return fmin(sup, a / T) / n;
 }

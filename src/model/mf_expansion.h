@@ -25,7 +25,8 @@
  * The start bias of a time average over [w, w + T] of a linear functional g of X is
  * (1/(n T)) int_w^{w+T} g.e(t) dt; lbmc_mf_expansion_bias bounds it by
  * (1/n) min(sup_{t >= w} |g.e(t)|, int_w^inf |g.e(t)| dt / T) from g.e(t) computed on a time
- * grid (exact propagation e^{A dt} of e and G, the trapezoid for the forcing).
+ * grid (exact propagation e^{A dt} of e and G, the trapezoid for the forcing); for a
+ * non-linear functional phi the path is grad phi . e(t) - 1/2 D2 phi : G(t).
  */
 #ifndef LBMC_MF_EXPANSION_H
 #define LBMC_MF_EXPANSION_H
@@ -35,6 +36,26 @@
 
 #include "lbmc/error.h"
 #include "lbmc/types.h"
+
+/** The functionals of the state whose start bias is bounded: the customers per server
+ *  (linear: g.x, g = b_j k), the mean sojourn and the probability of waiting of the
+ *  customers admitted, each the arrival-weighted mean of its conditional expectation at
+ *  admission (as the occupancy engines record them): phi(x) = sum_c r_c(x) h_c / sum_c
+ *  r_c(x) over the arrival jumps c (from class c at rate r_c), h_c = the expected sojourn
+ *  (k - L_j + 1)^+ / mu_j(L_j) + 1 / mu_j(1), or (k - 1 + r_p + 1) / mu_j with phase-type
+ *  service (r_p the mean residual requirement from phase p), or 1{k >= L_j}. Non-linear: the
+ *  bias of E[phi(X)] is grad phi . m / n + 1/2 D2 phi : V / n at order 1/n. */
+enum { LBMC_MF_CUSTOMERS, LBMC_MF_SOJOURN, LBMC_MF_WAIT, LBMC_MF_FUNCTIONALS };
+
+typedef struct {
+  double value; /* phi(x*) */
+  double D;     /* E[phi(X)] = phi(x*) + D / n + O(1/n^2) (stationary) */
+  double ratio; /* the long-run standard deviation of phi's time average over that of the
+                   customers per server (linear noise: v' A^-1 W v with v = grad phi, over
+                   the same for g; square root) */
+  double I0;    /* int_0^inf of the bias path, closed form */
+  double *path; /* steps + 1 values: n x the bias of E[phi(X(t_i))] from the start (owned) */
+} lbmc_mf_functional;
 
 /** The expansion for the customers per server g.x = sum_j b_j sum_{k,p} k x_j(k, p). */
 typedef struct lbmc_mf_expansion_ {
@@ -54,7 +75,8 @@ typedef struct lbmc_mf_expansion_ {
   double lyap_resid; /* max |A W + W A^T + B| relative to max |B| */
   double dt;         /* the grid of the path: t_i = i dt, i = 0 .. steps */
   size_t steps;
-  double *ge; /* steps + 1 values g.e(t_i) (owned) */
+  double *ge;                                /* steps + 1 values g.e(t_i) (owned) */
+  lbmc_mf_functional f[LBMC_MF_FUNCTIONALS]; /* f[LBMC_MF_CUSTOMERS].path is ge */
 } lbmc_mf_expansion;
 
 /** The expansion of model m (set up; an occupancy form; exponential or phase-type service,
@@ -67,9 +89,11 @@ typedef struct lbmc_mf_expansion_ {
 lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out);
 void lbmc_mf_expansion_free(lbmc_mf_expansion *x);
 
-/** The bound on |start bias| of the time average of the customers per server over
- *  [w, w + T] from the mean-field start, at order 1/n: (1/n) min(sup_{t >= w} |g.e(t)|,
- *  int_w^inf |g.e| / T), n servers. NAN if x is not ok. */
-double lbmc_mf_expansion_bias(const lbmc_mf_expansion *x, double n, double w, double T);
+/** The bound on |start bias| of the time average of functional `which` (LBMC_MF_*) over
+ *  [w, w + T] from the mean-field start, at order 1/n: (1/n) min(sup_{t >= w} |b(t)|,
+ *  int_w^inf |b| / T) with b its path (g.e for the customers per server), n servers; and
+ *  in *area (if not NULL) int_w^inf |b|. NAN if x is not ok. */
+double lbmc_mf_expansion_bias(const lbmc_mf_expansion *x, int which, double n, double w, double T,
+                              double *area);
 
 #endif

@@ -258,11 +258,13 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
  * eighths) for a point whose replicas start at the mean-field point x* of a model the
  * refined mean field covers (mf_expansion.h; docs/model.md, "The mean-field start's
  * rule"). It holds when
- *   - the model's bound on the start bias of the customers in the system over the
- *     measured period [w, w + T] of each replica (order 1/n: n x (1/n) min(sup_{t >= w}
- *     |g.e(t)|, int_w^inf |g.e| / T) customers) is at most LBMC_MF_BIAS_SE standard errors
- *     of their mean: mean_queue (pooled) and mean_sojourn (Little: N / (lambda n)) are that
- *     functional, divided by constants; and
+ *   - the model's bound on the start bias over the measured period [w, w + T] of each
+ *     replica (order 1/n: (1/n) min(sup_{t >= w} |b(t)|, int_w^inf |b| / T), b the bias path
+ *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for each of the
+ *     customers in the system (mean_queue pooled), mean_sojourn (mean_wait for one pool:
+ *     the same less 1 / mu) and p_wait, each standard error N's measured one times the
+ *     model's ratio of the long-run spreads (lbmc_mf_functional.ratio: the per-customer
+ *     noise, which only widens the per-customer metrics' intervals, left out); and
  *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
  *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
  *     rule's count of effective samples for a skewness g, with g one server's queue-length
@@ -271,17 +273,18 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
  *     skewness is O(1/sqrt(n)) whatever T is.
  * Returns 1 when it holds, 0 otherwise; *applies
  * says whether the rule covers the point (then *need is the measured time per replica
- * with which it would hold with R replicas, from the long-run variance 2 tau_N W n / T,
- * and *bias_out the bound in customers). */
+ * with which it would hold with R replicas, *bias_out the largest bound in standard errors
+ * and *which its functional, LBMC_MF_*). */
 static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
-                               double *need, double *bias_out)
+                               double *need, double *bias_out, int *which)
 {
   const lbmc_verdict *v = &p->v;
   const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
-  double bias, area = 0, ns, neff, gsk;
+  double area = 0, ns, neff, gsk;
   const lbmc_mf_expansion *x;
   *applies = 0;
   *need = *bias_out = NAN;
+  *which = 0;
   if (p->o.init != LBMC_INIT_MEANFIELD || R < 2) return 0;
   if (!p->mfx_tried) {
     p->mfx_tried = 1;
@@ -295,39 +298,52 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   }
   x = p->mfx;
   if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return 0;
+  if (getenv("LBMC_DEBUG_RELAX"))
+    fprintf(stderr,
+            "mf rule: x* %.10g customers per server, D0 %.10g, tau_N %.6g, W %.6g, I0 %.6g; "
+            "sojourn %.10g + %.8g / n (ratio %.4g), p_wait %.10g + %.8g / n (ratio %.4g)\n",
+            x->customers, x->D0, x->tau, x->W, x->I0, x->f[1].value, x->f[1].D, x->f[1].ratio,
+            x->f[2].value, x->f[2].D, x->f[2].ratio);
   *applies = 1;
-  bias = n * lbmc_mf_expansion_bias(x, n, w, T); /* customers in the system */
-  for (size_t i = (size_t)fmin((double)x->steps, floor(w / x->dt)); i < x->steps; i++)
-    area += 0.5 * x->dt * (fabs(x->ge[i]) + fabs(x->ge[i + 1]));
-  *need = area * area * (double)R / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * 2 * x->tau * x->W * n);
+  *need = 0;
+  *bias_out = 0;
+  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) {
+    /* n x the bound against the functional's standard error: N's measured one times the
+     * model's ratio of their long-run spreads */
+    const double se = m->se * x->f[k].ratio, b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
+    if (!(b / se <= *bias_out)) *bias_out = b / se, *which = k;
+    /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
+     * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
+     * short against tau_N: from a fixed start the spread first grows with T) */
+    *need = fmax(*need, area * area / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * se * se * T));
+  }
   /* N's variance over time (m->rx.var) against n W: the servers' dependence */
   ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
   neff = (double)R * ns;
   gsk = x->skew;
-  *bias_out = bias;
   if (R < LBMC_MF_MIN_REPLICAS ||
       neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk))
     return 0;
-  return bias <= LBMC_MF_BIAS_SE * m->se;
+  return *bias_out <= LBMC_MF_BIAS_SE;
 }
 
 /* The mean-field start's rule did not hold where it applies: why, and the replica length
  * with which it would (when shorter than what the relaxation rules ask). */
-static void lbmc_point_mf_advice(lbmc_point *p, long R, const lbmc_point_relaxation *m, double need,
-                                 double bias)
+static void lbmc_point_mf_advice(lbmc_point *p, long R, double need, double bias, int which)
 {
+  static const char *const names[] = {"the customers in the system", "mean_sojourn", "p_wait"};
   lbmc_verdict *v = &p->v;
   const lbmc_mf_expansion *x = p->mfx;
   if (R < LBMC_MF_MIN_REPLICAS)
     lbmc_point_reason(v, "the mean-field start's rule (short replicas) needs at least %d replicas",
                       LBMC_MF_MIN_REPLICAS);
-  else if (!(bias <= LBMC_MF_BIAS_SE * m->se))
+  else if (!(bias <= LBMC_MF_BIAS_SE))
     lbmc_point_reason(v,
-                      "the mean-field start's rule: the model bounds the start bias of the "
-                      "customers in the system over the measured period by %.3g, %.2g standard "
-                      "errors (at most %g allowed; refined mean field D0/n = %.3g customers per "
-                      "server, tau_N = %.3g); %ld replicas of %.4g would pass",
-                      bias, bias / m->se, LBMC_MF_BIAS_SE, x->D0 / (double)p->n, x->tau, R, need);
+                      "the mean-field start's rule: the model bounds the start bias of %s over "
+                      "the measured period by %.2g standard errors (at most %g allowed; refined "
+                      "mean field D0/n = %.3g customers per server, tau_N = %.3g); %ld replicas "
+                      "of %.4g would pass",
+                      names[which], bias, LBMC_MF_BIAS_SE, x->D0 / (double)p->n, x->tau, R, need);
   if (isfinite(need) && need > v->time_used && (isnan(p->need_measured) || need < p->need_measured))
     p->need_measured = need;
 }
@@ -337,6 +353,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   lbmc_verdict *v = &p->v;
   lbmc_point_relaxation m;
   double tau_u, need, wneed, skew_u, tau_s, mf_need, mf_bias;
+  int mf_which = 0;
   const double T = v->time_used, w = v->warmup_used;
   int mf_applies = 0;
   p->mf_short = 0;
@@ -359,7 +376,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
   /* the mean-field start's rule, decided before the relaxation rules, which run as before;
    * where it holds it overrides their verdict (the state before them restored) */
-  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_bias);
+  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_bias, &mf_which);
   const lbmc_verdict before = *v;
   {
     /* where the model gives a floor, the rules gate on it unless the reading proves (its
@@ -456,10 +473,10 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
       *v = before;
       p->need_measured = p->need_warmup = NAN;
       v->relaxation_time = v->relaxation_upper = p->mfx->tau;
-      v->transient_bound = mf_bias / m.se;
+      v->transient_bound = mf_bias;
     }
   } else if (mf_applies && (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)))
-    lbmc_point_mf_advice(p, R, &m, mf_need, mf_bias);
+    lbmc_point_mf_advice(p, R, mf_need, mf_bias, mf_which);
   return LBMC_SUCCESS;
 }
 
