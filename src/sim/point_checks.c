@@ -253,6 +253,29 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
          fabs(m->n0 - at) <= LBMC_MF_START_SLACK * p->J + 1e-9 * at;
 }
 
+/* The standard error of metric i's (scalar) estimate over the R replicas' sums (as the
+ * reduction's entries: a ratio or a proportion of their sums); NAN without one. */
+static double lbmc_point_mf_se(lbmc_point *p, long R, int i)
+{
+  double *y, *x;
+  lbmc_interval iv;
+  lbmc_term_kind kind = LBMC_TERM_RATIO;
+  if (lbmc_point_work(&p->work, &p->work_len, 2 * (size_t)R) != LBMC_SUCCESS) {
+    lbmc_error_clear();
+    return NAN;
+  }
+  y = p->work, x = y + R;
+  for (long k = 0; k < R; k++) {
+    if (!p->rep[k].kept.sums) return NAN;
+    kind = lbmc_metric_terms(i, 0, p->rep[k].kept.sums, p->J, p->K, p->N, p->n, &y[k], &x[k]);
+  }
+  if (kind == LBMC_TERM_RATIO)
+    lbmc_ratio_interval(y, x, (size_t)R, 1, p->o.confidence, &iv);
+  else
+    lbmc_proportion_interval(y, x, (size_t)R, 1, p->o.confidence, kind == LBMC_TERM_TRIALS, &iv);
+  return iv.std_err > 0 ? iv.std_err : NAN;
+}
+
 /* The mean-field start's rule, in place of the relaxation rules (run length against the
  * relaxation time, the start's transient from the run's own tau, the lag-1 test of the
  * eighths) for a point whose replicas start at the mean-field point x* of a model the
@@ -262,9 +285,8 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
  *     replica (order 1/n: (1/n) min(sup_{t >= w} |b(t)|, int_w^inf |b| / T), b the bias path
  *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for each of the
  *     customers in the system (mean_queue pooled), mean_sojourn (mean_wait for one pool:
- *     the same less 1 / mu) and p_wait, each standard error N's measured one times the
- *     model's ratio of the long-run spreads (lbmc_mf_functional.ratio: the per-customer
- *     noise, which only widens the per-customer metrics' intervals, left out); and
+ *     the same less 1 / mu) and p_wait, each against the standard error of its estimate
+ *     over the replicas; and
  *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
  *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
  *     rule's count of effective samples for a skewness g, with g one server's queue-length
@@ -308,9 +330,12 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   *need = 0;
   *bias_out = 0;
   for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) {
-    /* n x the bound against the functional's standard error: N's measured one times the
-     * model's ratio of their long-run spreads */
-    const double se = m->se * x->f[k].ratio, b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
+    /* n x the bound against n x the metric's standard error over the replicas (where it has
+     * none, N's times the model's ratio of their long-run spreads) */
+    static const int metric[LBMC_MF_FUNCTIONALS] = {-1, LBMC_M_MEAN_SOJOURN, LBMC_M_P_WAIT};
+    const double measured = k ? n * lbmc_point_mf_se(p, R, metric[k]) : m->se;
+    const double se = isfinite(measured) ? measured : m->se * x->f[k].ratio;
+    const double b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
     if (!(b / se <= *bias_out)) *bias_out = b / se, *which = k;
     /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
      * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
