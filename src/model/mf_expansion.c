@@ -30,8 +30,8 @@
 #define LBMC_MFX_HHESS  1e-4  /* Hessian step */
 #define LBMC_MFX_HTOL   1e-14 /* Hessian entries below this are dropped */
 #define LBMC_MFX_TAUS   30.0  /* the path runs this many slowest relaxation times */
-#define LBMC_MFX_FLOPS  2e9   /* budget of the path */
-#define LBMC_MFX_DIMMAX 600   /* larger states are refused (memory d^2, time d^3) */
+#define LBMC_MFX_FLOPS  4e9   /* budget of the path */
+#define LBMC_MFX_DIMMAX 170   /* larger states are refused (memory d^2, time d^3) */
 
 typedef struct {
   const lbmc_model *m;

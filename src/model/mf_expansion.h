@@ -85,7 +85,8 @@ typedef struct lbmc_mf_expansion_ {
  *  occupancy form, no mean-field point, a service law that is not phase-type, a singular
  *  drift). Deterministic. Cost: O(d^3) for d = pools x levels x phases (dense Schur form,
  *  a Hessian of d^2 / 2 pairs of drift evaluations, the path's d^3 per step, steps capped
- *  so that the path costs at most ~2e9 flops). Errors: LBMC_ERR_MEMORY. */
+ *  so that the path costs at most ~4e9 flops: at most 170 classes, else ok = 0). Errors:
+ *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out);
 void lbmc_mf_expansion_free(lbmc_mf_expansion *x);
 

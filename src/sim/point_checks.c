@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "../core/ticks.h"
+#include "../engine/engine.h"
+#include "../engine/engine_type.h"
 #include "../model/mf_expansion.h"
 #include "lbmc/metrics.h"
 #include "lbmc/service.h"
@@ -245,10 +247,23 @@ void lbmc_point_mf_forget(lbmc_point *p)
 }
 
 /* The replicas' mean start is the mean-field point of the model (init meanfield, and the
- * engine did not fall back to an empty start). */
+ * engine did not fall back to an empty start), by levels and phases: with exponential
+ * service every engine rounds the same level counts; with phase-type service only the
+ * occupancy-ph engine starts the phases at x* (the per-server engines draw the equilibrium
+ * residual). */
 static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxation *m)
 {
   const double at = (double)p->n * p->mfx->customers;
+  int expo = 1;
+  for (int j = 0; j < p->J; j++) {
+    const lbmc_service *s = lbmc_model_service(p->m, j);
+    expo &= !s || s->kind == LBMC_SERVICE_EXPONENTIAL;
+  }
+  if (!expo) {
+    const lbmc_engine_type *t =
+        lbmc_engine_choose(p->m, (lbmc_engine_kind)p->o.engine, NULL, 0, NULL, 0);
+    if (!t || strcmp(t->name, "occupancy-ph") != 0) return 0;
+  }
   return p->o.init == LBMC_INIT_MEANFIELD && p->o.transient[2] == 0 &&
          fabs(m->n0 - at) <= LBMC_MF_START_SLACK * p->J + 1e-9 * at;
 }
