@@ -40,3 +40,6 @@ install(FILES ${CMAKE_BINARY_DIR}/lbmc.bash DESTINATION ${CMAKE_INSTALL_DATADIR}
 # The Python package, where lbmc plot looks for it.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/analysis/lbmc_analysis
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lbmc/python PATTERN "__pycache__" EXCLUDE)
+
+# The licence (GPL-3.0-or-later) beside the documentation.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})

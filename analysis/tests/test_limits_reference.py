@@ -397,9 +397,55 @@ def test_pair_statistics_of_state_blind_routing():
     # an unstable point: no value
     r = limits.reference({"policy": "random", "lambda": 1.2, "beta": [1], "mu": [1], "K": 3})
     assert np.all(np.isnan(r["metrics"]["pair_tv"]))
-    # pull, full jsq: fixed point on the boundary, no expansion: no value claimed
-    r = limits.reference({"policy": "pull", "lambda": 0.9, "beta": [1], "mu": [1], "K": 3})
-    assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"])) and r["source"]["pair_corr_scaled"] is None
+    # lwl(d), pull with several routers: no route, no value claimed
+    for point in ({"policy": "lwl(2)"}, {"policy": "pull", "routers": 2}):
+        r = limits.reference({**point, "lambda": 0.9, "beta": [1], "mu": [1], "K": 3})
+        assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"])) and r["source"]["pair_corr_scaled"] is None
+
+
+def test_pair_statistics_when_arrivals_join_idle_servers():
+    # full jsq, pull and jiq with one router: nobody waits as n -> inf and the pools' busy
+    # fractions carry the dependence (limits.pairs.idle_pair_covariances). Against the exact
+    # chain of full JSQ with buffer 1 (join an idle server, else blocked: the same busy counts),
+    # two pools (beta 1/4, 3/4; mu 2, 0.6), lambda 0.5: the error of n c(1, 1) halves as n
+    # doubles in both pools; the wrong limit of independence (0) or of swapped rates stalls.
+    from lbmc_analysis.limits import ode
+    from lbmc_analysis.limits.exact import OccupancyChain
+    from lbmc_analysis.limits.pairs import idle_pair_covariances
+
+    beta, mu = np.array([0.25, 0.75]), np.array([2.0, 0.6])
+    lim, acc = idle_pair_covariances(0.5, beta, mu)
+    lim = np.array([c[0, 0] for c in lim])
+    assert acc < 1e-12
+    swapped = np.array([c[0, 0] for c in idle_pair_covariances(0.5, beta, mu[::-1])[0]])
+
+    def exact(n):
+        ch = OccupancyChain(ode.OccupancyModel("jsq", 0.5, beta, mu, np.array([1, 1]), n=n))
+        pi, out = ch.stationary(), []
+        for j in range(2):
+            nj, x = beta[j] * n, ch.x[:, j, 0]
+            p = pi @ x
+            var = pi @ (x * x) - p * p
+            out.append(n * (var - p * (1 - p) / nj) * nj / (nj - 1))
+        return np.array(out)
+
+    nc = {n: exact(n) for n in (32, 64, 128)}
+    err = {n: np.abs(v - lim) for n, v in nc.items()}
+    for j in range(2):
+        assert 1.5 < err[64][j] / err[128][j] < 2.5, (nc, lim)
+        assert np.abs(nc[128][j] - swapped[j]) > 5 * err[128][j] and nc[128][j] > 10 * err[128][j]
+    # one pool: the busy count is M/M/inf's Poisson law, n c(1, 1) = rho^2; any service law
+    # (insensitivity); levels >= 2 are 0; n x pair_tv = 2 rho^2
+    for policy in ("pull", "jiq", "jsq"):
+        for law in ("exponential", "lognormal:scv=4"):
+            r = limits.reference({"policy": policy, "lambda": 0.9, "beta": [1], "mu": [1], "K": 3, "service": law})
+            np.testing.assert_allclose(r["metrics"]["pair_corr_scaled"][0], [0.81, 0, 0], atol=1e-12)
+            np.testing.assert_allclose(r["metrics"]["pair_tv_scaled"], [1.62], atol=1e-12)
+            assert np.all(r["metrics"]["pair_corr"] == 0)
+    # several pools of a law that is not exponential: no route
+    r = limits.reference({"policy": "pull", "lambda": 0.9, "beta": [0.5, 0.5], "mu": [1, 1],
+                          "service": "lognormal:scv=4"})
+    assert np.all(np.isnan(r["metrics"]["pair_corr_scaled"]))
 
 
 def _exact_pair_cov(policy, lam, B, n):

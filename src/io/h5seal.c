@@ -1,6 +1,6 @@
 /* Content checksums of HDF5 files (h5seal.h): every object's SHA-256 in its attribute
- * `sha256`, the whole content's in the root attribute `content_sha256`, computed over a
- * canonical form of the values (docs/results-format.md, "Checksums") that the Python
+ * `sha256`, the whole content's in the root attribute `content_sha256`, computed with Nettle's
+ * SHA-256 over a canonical form of the values (docs/results-format.md, "Checksums") that the Python
  * reader (analysis/lbmc_analysis/_h5.py) computes the same way. */
 #include "h5seal.h"
 
@@ -12,19 +12,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include <nettle/sha2.h>
 
 #define LBMC_SEAL_ATTR "sha256"
 #define LBMC_ROOT_ATTR "content_sha256"
 
 /* ---- the canonical form of one value (an attribute or a dataset) ---- */
 
+/* len bytes at data into the running SHA-256 (Nettle's, FIPS 180-4). */
+static void lbmc_seal_add(struct sha256_ctx *s, const void *data, size_t len)
+{
+  sha256_update(s, len, (const uint8_t *)data);
+}
+
+/* A digest as 64 lowercase hexadecimal digits and a NUL into hex (65 bytes). */
+static void lbmc_seal_hex(const unsigned char digest[SHA256_DIGEST_SIZE], char hex[65])
+{
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < SHA256_DIGEST_SIZE; i++) {
+    hex[2 * i] = digits[digest[i] >> 4];
+    hex[2 * i + 1] = digits[digest[i] & 15];
+  }
+  hex[64] = '\0';
+}
+
 /* n as 8 little-endian bytes. */
-static void lbmc_seal_u64(lbmc_sha256 *s, uint64_t n)
+static void lbmc_seal_u64(struct sha256_ctx *s, uint64_t n)
 {
   unsigned char b[8];
   for (int i = 0; i < 8; i++) b[i] = (unsigned char)(n >> (8 * i));
-  lbmc_sha256_add(s, b, 8);
+  lbmc_seal_add(s, b, 8);
 }
 
 /* Read a whole attribute (is_attr) or dataset into buf as memory type mem. */
@@ -37,7 +54,7 @@ static int lbmc_seal_read(hid_t obj, int is_attr, hid_t mem, void *buf)
 }
 
 /* Numbers: every element as 8 little-endian bytes of a double ('f') or an int64 ('i'). */
-static int lbmc_seal_numbers(lbmc_sha256 *s, hid_t obj, int is_attr, int real, size_t n)
+static int lbmc_seal_numbers(struct sha256_ctx *s, hid_t obj, int is_attr, int real, size_t n)
 {
   unsigned char *buf = malloc(8 * (n ? n : 1));
   int rc =
@@ -53,7 +70,7 @@ static int lbmc_seal_numbers(lbmc_sha256 *s, hid_t obj, int is_attr, int real, s
 
 /* Strings: every element as its byte length (8 bytes) and its bytes; a fixed-length
  * string ends at its first NUL. */
-static int lbmc_seal_strings(lbmc_sha256 *s, hid_t obj, int is_attr, hid_t type, size_t n)
+static int lbmc_seal_strings(struct sha256_ctx *s, hid_t obj, int is_attr, hid_t type, size_t n)
 {
   const htri_t var = H5Tis_variable_str(type);
   const size_t size = H5Tget_size(type);
@@ -74,7 +91,7 @@ static int lbmc_seal_strings(lbmc_sha256 *s, hid_t obj, int is_attr, hid_t type,
     const char *e = var ? ((char **)(void *)buf)[i] : buf + i * size;
     size_t len = !e ? 0 : var ? strlen(e) : strnlen(e, size);
     lbmc_seal_u64(s, len);
-    lbmc_sha256_add(s, e ? e : "", len);
+    lbmc_seal_add(s, e ? e : "", len);
   }
   if (var && buf && !rc)
     for (size_t i = 0; i < n; i++) H5free_memory(((char **)(void *)buf)[i]);
@@ -84,13 +101,13 @@ static int lbmc_seal_strings(lbmc_sha256 *s, hid_t obj, int is_attr, hid_t type,
 }
 
 /* Anything else: its bytes in the native form of its type ('x'; lbmc writes none). */
-static int lbmc_seal_raw(lbmc_sha256 *s, hid_t obj, int is_attr, hid_t type, size_t n)
+static int lbmc_seal_raw(struct sha256_ctx *s, hid_t obj, int is_attr, hid_t type, size_t n)
 {
   hid_t mem = H5Tget_native_type(type, H5T_DIR_ASCEND);
   size_t size = mem >= 0 ? H5Tget_size(mem) : 0;
   unsigned char *buf = size ? malloc(size * (n ? n : 1)) : NULL;
   int rc = buf ? lbmc_seal_read(obj, is_attr, mem, buf) : -1;
-  if (!rc) lbmc_sha256_add(s, buf, size * n);
+  if (!rc) lbmc_seal_add(s, buf, size * n);
   free(buf);
   if (mem >= 0) H5Tclose(mem);
   return rc;
@@ -98,7 +115,7 @@ static int lbmc_seal_raw(lbmc_sha256 *s, hid_t obj, int is_attr, hid_t type, siz
 
 /* The canonical form of an attribute or dataset: its kind ('f', 'i', 's', 'x'), its rank
  * and dimensions (8 bytes each), its elements. */
-static int lbmc_seal_value(lbmc_sha256 *s, hid_t obj, int is_attr)
+static int lbmc_seal_value(struct sha256_ctx *s, hid_t obj, int is_attr)
 {
   hid_t type = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
   hid_t space = is_attr ? H5Aget_space(obj) : H5Dget_space(obj);
@@ -112,7 +129,7 @@ static int lbmc_seal_value(lbmc_sha256 *s, hid_t obj, int is_attr)
                       : cls == H5T_STRING  ? 's'
                                            : 'x';
     for (int i = 0; i < rank; i++) n *= (size_t)dims[i];
-    lbmc_sha256_add(s, &kind, 1);
+    lbmc_seal_add(s, &kind, 1);
     lbmc_seal_u64(s, (uint64_t)rank);
     for (int i = 0; i < rank; i++) lbmc_seal_u64(s, dims[i]);
     if (n == 0)
@@ -184,7 +201,7 @@ static int lbmc_seal_objects(hid_t file, lbmc_names *paths)
 }
 
 /* Add every attribute of obj but `skip` ('A', its name, a NUL, its value) in name order. */
-static int lbmc_seal_attrs(lbmc_sha256 *s, hid_t obj, const char *skip)
+static int lbmc_seal_attrs(struct sha256_ctx *s, hid_t obj, const char *skip)
 {
   lbmc_names names = {0};
   hsize_t at = 0;
@@ -194,8 +211,8 @@ static int lbmc_seal_attrs(lbmc_sha256 *s, hid_t obj, const char *skip)
     hid_t a;
     if (strcmp(names.name[i], skip) == 0) continue;
     a = H5Aopen(obj, names.name[i], H5P_DEFAULT);
-    lbmc_sha256_add(s, "A", 1);
-    lbmc_sha256_add(s, names.name[i], strlen(names.name[i]) + 1);
+    lbmc_seal_add(s, "A", 1);
+    lbmc_seal_add(s, names.name[i], strlen(names.name[i]) + 1);
     rc = a < 0 || lbmc_seal_value(s, a, 1);
     if (a >= 0) H5Aclose(a);
   }
@@ -207,15 +224,15 @@ static int lbmc_seal_attrs(lbmc_sha256 *s, hid_t obj, const char *skip)
  * values. */
 static int lbmc_seal_object(hid_t obj, unsigned char digest[32])
 {
-  lbmc_sha256 s;
+  struct sha256_ctx s;
   int rc;
-  lbmc_sha256_init(&s);
+  sha256_init(&s);
   rc = lbmc_seal_attrs(&s, obj, LBMC_SEAL_ATTR);
   if (!rc && H5Iget_type(obj) == H5I_DATASET) {
-    lbmc_sha256_add(&s, "D", 1);
+    lbmc_seal_add(&s, "D", 1);
     rc = lbmc_seal_value(&s, obj, 0);
   }
-  lbmc_sha256_final(&s, digest);
+  sha256_digest(&s, SHA256_DIGEST_SIZE, digest);
   return rc;
 }
 
@@ -226,7 +243,7 @@ static int lbmc_seal_write_hex(hid_t obj, const char *name, const unsigned char 
   char hex[65];
   hid_t t = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), a = -1;
   int rc = t < 0 || space < 0 || H5Tset_size(t, 64) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0;
-  lbmc_sha256_hex(digest, hex);
+  lbmc_seal_hex(digest, hex);
   if (!rc && H5Aexists(obj, name) > 0) rc = H5Adelete(obj, name) < 0;
   if (!rc) rc = (a = H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0;
   if (!rc) rc = H5Awrite(a, t, hex) < 0;
@@ -259,15 +276,15 @@ static int lbmc_seal_read_hex(hid_t obj, const char *name, char hex[65])
 static void lbmc_seal_root(hid_t file, const lbmc_names *paths, const unsigned char *digests,
                            unsigned char out[32], int *rc)
 {
-  lbmc_sha256 s;
-  lbmc_sha256_init(&s);
+  struct sha256_ctx s;
+  sha256_init(&s);
   *rc = lbmc_seal_attrs(&s, file, LBMC_ROOT_ATTR);
   for (size_t i = 0; i < paths->n; i++) {
-    lbmc_sha256_add(&s, "O", 1);
-    lbmc_sha256_add(&s, paths->name[i], strlen(paths->name[i]) + 1);
-    lbmc_sha256_add(&s, digests + 32 * i, 32);
+    lbmc_seal_add(&s, "O", 1);
+    lbmc_seal_add(&s, paths->name[i], strlen(paths->name[i]) + 1);
+    lbmc_seal_add(&s, digests + 32 * i, 32);
   }
-  lbmc_sha256_final(&s, out);
+  sha256_digest(&s, SHA256_DIGEST_SIZE, out);
 }
 
 int lbmc_h5_seal(hid_t file)
@@ -359,7 +376,7 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
                        paths.name[i], LBMC_SEAL_ATTR);
     } else if (*sealed) {
       char mine[65];
-      lbmc_sha256_hex(digests + 32 * i, mine);
+      lbmc_seal_hex(digests + 32 * i, mine);
       if (strcmp(mine, hex) != 0)
         err = LBMC_ERROR(LBMC_ERR_FILE,
                          "%s is damaged: /%s does not match its SHA-256 checksum (its values or "
@@ -371,7 +388,7 @@ lbmc_err lbmc_h5_verify(hid_t file, const char *path, int *sealed)
   }
   if (!err) {
     lbmc_seal_root(file, &paths, digests, root, &rc);
-    lbmc_sha256_hex(root, hex);
+    lbmc_seal_hex(root, hex);
     if (rc)
       err = LBMC_ERROR(LBMC_ERR_FILE, "%s is damaged: its root attributes cannot be read", path);
     else if (*sealed && strcmp(hex, stored) != 0)

@@ -72,8 +72,12 @@ check(est["p_block"]["limit"] == 0 and isinstance(est["p_wait"]["limit_source"],
 check(isinstance(est["pair_tv_scaled"]["limit"][0], float) and est["pair_tv_scaled"]["limit"][0] > 0
       and "Gast" in (est["pair_corr_scaled"]["limit_source"] or "") and est["pair_corr"]["limit"][0][0] == 0,
       "--json: n x the pair statistics' limits from the occupancy's covariance, pair_corr's 0")
+lwl = json.loads(run([LBMC, "sim", *SIM[:-1], "lwl(2)", "--limit", "--json", "--pairs"]).stdout)["estimates"]
+check(lwl["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (lwl(2)'s pair_tv_scaled)")
 pull = json.loads(run([LBMC, "sim", *SIM[:-1], "pull", "--limit", "--json", "--pairs"]).stdout)["estimates"]
-check(pull["pair_tv_scaled"]["limit"] == [None], "--json: null where no limit is known (pull's pair_tv_scaled)")
+check(close(pull["pair_corr_scaled"]["limit"][0][0], 0.81) and pull["pair_corr_scaled"]["limit"][0][1:] == [0, 0]
+      and close(pull["pair_tv_scaled"]["limit"][0], 1.62),
+      "--json: pull's n x pair_corr -> rho^2 at level 1 (M/M/inf's Poisson busy count), 0 above; n x pair_tv 2 rho^2")
 check(close(est["mean_workload"]["limit"][0], est["mean_queue"]["limit"][0])
       and "exponential" in (est["mean_workload"]["limit_source"] or ""),
       "--json: mean_workload's limit is mean_queue's (exponential service), its source said")

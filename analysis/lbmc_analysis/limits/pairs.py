@@ -26,6 +26,14 @@ with ``S_T`` the covariance of the tails. Two routes to ``S``:
   of pool j at level k, the phase process ``mu_j T_j`` and completions restarting the next
   customer in ``alpha_j``. The drift vanishes at the cavity's solution (checked: ``residual``).
 
+* pull and jiq with one router, and full jsq (every arrival joins an idle server while there
+  is one, uniformly among the idle servers of all pools): as n -> infinity nobody waits
+  (P(Q >= 2) is exponentially small in n), and the busy fractions ``z_j`` of the pools form a
+  J-dimensional density-dependent chain with drift ``lambda (1 - z_j) / I(z) - mu_j z_j``,
+  ``I = sum_k beta_k (1 - z_k)``, jumps ``+-1 / (beta_j n)``: its Lyapunov equation gives ``S``
+  at level 1, and ``c(a, b) = 0`` beyond. Exponential service; with one pool any law, where the
+  busy count is that of M/G/inf (Poisson, by insensitivity) and ``n c(1, 1) -> rho^2``.
+
 Independent servers (random routing) give ``S_T`` equal to the one-server term, ``c = 0``
 (tested), and the exponential law through the phase-type route equals the first route.
 ``pair_corr_scaled[j][k]`` is ``n c(k, k)``; ``pair_tv_scaled[j]`` is ``1/2 sum_{a,b} |n D(a,
@@ -42,7 +50,7 @@ from ._result import _all_exponential, _phase_type
 from .cavity import _selection, as_phase_type
 from .expansion import expansion_of
 
-__all__ = ["pair_covariances", "ph_pair_covariances", "pair_deviations", "pair_limits"]
+__all__ = ["pair_covariances", "ph_pair_covariances", "idle_pair_covariances", "pair_deviations", "pair_limits"]
 
 FLOOR = 1e-13  # levels whose mass is below this in every pool are dropped (as refined_mf's)
 
@@ -207,6 +215,37 @@ def ph_pair_covariances(res, lam, d, beta, mu, services, weights="uniform"):
     return out, _ainv_norm(A) * lyap, residual
 
 
+def idle_pair_covariances(lam, beta, mu):
+    """``lim n c(1, 1)`` per pool (a list of (1, 1) arrays) when every arrival joins a uniform
+    idle server (pull or jiq with one router, full jsq), exponential service, ``lam <
+    sum beta mu``; and the accuracy (the Lyapunov residual through ``|A^{-1}|``). The busy
+    fractions' fixed point ``z_j = a / (a + mu_j)``, ``a sum_j beta_j mu_j / (a + mu_j) = lam``
+    (the PULL fixed point, Stolyar 2015, in these coordinates)."""
+    from scipy.optimize import brentq
+
+    beta, mu = np.asarray(beta, dtype=float), np.asarray(mu, dtype=float)
+    cap = float(np.sum(beta * mu))
+    if not 0 < lam < cap:
+        raise ValueError(f"lambda = {lam} is not below the capacity {cap}: no stationary regime")
+
+    def excess(a):
+        return a * float(np.sum(beta * mu / (a + mu))) - lam
+
+    hi = 1.0
+    while excess(hi) <= 0:
+        hi *= 2
+    a = brentq(excess, 0.0, hi, xtol=1e-15, rtol=1e-15)
+    z = a / (a + mu)
+    idle = float(np.sum(beta * (1 - z)))
+    A = np.outer(lam * (1 - z), beta) / idle**2 - np.diag(lam / idle + mu)
+    Q = np.diag(2 * mu * z / beta)
+    S = linalg.solve_continuous_lyapunov(A, -Q)
+    S = 0.5 * (S + S.T)
+    lyap = float(np.max(np.abs(A @ S + S @ A.T + Q)))
+    out = [np.array([[S[j, j] - z[j] * (1 - z[j]) / beta[j]]]) for j in range(beta.size)]
+    return out, _ainv_norm(A) * lyap
+
+
 def pair_deviations(C, K):
     """``lim n D(a, b)`` at the levels a, b = 0 .. K (level K: at least K) from the tail
     covariances C (L, L) of :func:`pair_covariances`."""
@@ -223,9 +262,11 @@ def pair_deviations(C, K):
 
 def _covariances(p, work):
     """(list of per-pool C, accuracy, route) for a normalised point; None where no route applies
-    (policies other than jsq(d)/balanced(c) with d, c >= 2; service neither exponential nor
-    phase-type with one slot; no cavity solution in ``work``)."""
+    (policies other than jsq(d)/balanced(c) with d, c >= 2, full jsq and one-router pull/jiq;
+    service neither exponential nor phase-type with one slot; no cavity solution in ``work``)."""
     name, d = p["name"], p["param"]
+    if (name == "jsq" and d is None) or (name == "pull" and p["routers"] == 1):
+        return _idle_covariances(p)
     if name not in ("jsq", "balanced") or d is None or d < 2:
         return None
     if _all_exponential(p):
@@ -237,6 +278,24 @@ def _covariances(p, work):
     weights = "uniform" if name == "jsq" else "mu"
     C, acc, resid = ph_pair_covariances(res, p["lam"], d, p["beta"], p["mu"], p["service"], weights)
     return C, acc + resid, "the counts by level and phase around the queue at the cavity"
+
+
+def _idle_covariances(p):
+    """Full jsq and one-router pull/jiq (see :func:`idle_pair_covariances`); None with slots,
+    speeds that depend on the queue, or several pools of a law that is not exponential."""
+    if np.any(p["slots"] > 1) or p["mu_k"] is not None and any(m is not None and len(m) > 1 for m in p["mu_k"]):
+        return None
+    if _all_exponential(p):
+        C, acc = idle_pair_covariances(p["lam"], p["beta"], p["mu"])
+        return C, acc, "the busy fractions when every arrival joins an idle server (nobody waits)"
+    if p["beta"].size != 1:
+        return None
+    rho = p["lam"] / float(p["mu"][0])
+    if not rho < 1:
+        raise ValueError(f"rho = {rho:.4g} >= 1: no stationary regime")
+    return ([np.array([[rho * rho]])], 1e-15,
+            "the busy count of M/G/inf (Poisson by insensitivity: n c(1, 1) = rho^2) when every arrival joins "
+            "an idle server (nobody waits)")
 
 
 def pair_limits(R, p, *, n=None):

@@ -487,7 +487,7 @@ def _dispatch(p):
     _exponential_workload(R, p)
     if (name == "random" or (name in ("jsq", "lwl", "balanced") and d == 1)) and R.out["source"]["utilization"]:
         _independent_pairs(R)
-    elif name in ("jsq", "balanced") and d is not None and d >= 2 and R.out["source"]["utilization"]:
+    elif R.out["source"]["utilization"]:  # pair_limits knows which policies have a route
         pair_limits(R, p)
     return R.done()
 
