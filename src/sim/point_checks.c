@@ -322,7 +322,7 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   *applies = 0;
   *need = *bias_out = NAN;
   *which = 0;
-  if (p->o.init != LBMC_INIT_MEANFIELD || R < 2) return 0;
+  if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS) return 0; /* no expansion */
   if (!p->mfx_tried) {
     p->mfx_tried = 1;
     p->mfx = calloc(1, sizeof *p->mfx);
@@ -361,9 +361,7 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
   neff = (double)R * ns;
   gsk = x->skew;
-  if (R < LBMC_MF_MIN_REPLICAS ||
-      neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk))
-    return 0;
+  if (neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk)) return 0;
   return *bias_out <= LBMC_MF_BIAS_SE;
 }
 
@@ -374,10 +372,7 @@ static void lbmc_point_mf_advice(lbmc_point *p, long R, double need, double bias
   static const char *const names[] = {"the customers in the system", "mean_sojourn", "p_wait"};
   lbmc_verdict *v = &p->v;
   const lbmc_mf_expansion *x = p->mfx;
-  if (R < LBMC_MF_MIN_REPLICAS)
-    lbmc_point_reason(v, "the mean-field start's rule (short replicas) needs at least %d replicas",
-                      LBMC_MF_MIN_REPLICAS);
-  else if (!(bias <= LBMC_MF_BIAS_SE))
+  if (!(bias <= LBMC_MF_BIAS_SE))
     lbmc_point_reason(v,
                       "the mean-field start's rule: the model bounds the start bias of %s over "
                       "the measured period by %.2g standard errors (at most %g allowed; refined "
