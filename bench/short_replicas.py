@@ -11,7 +11,12 @@ verdict, and how many runs the verdict called ok. The truth:
     n -> inf limit (`lbmc sim ... --limit`: the cavity queue; mean_sojourn 4.616840315464833,
     mean_queue 4.155156283918338, p_wait 0.81) for n >= 1e5, whose O(1/n) offset (+0.004 +-
     0.007 on mean_queue at n = 1e3, from 100 replicas of 4000) is at most 0.3 of a half-width
-    there; or a long run's estimate.
+    there; or a long run's estimate; or the refined mean field at n, x*_n + D/n per metric,
+    which `LBMC_DEBUG_RELAX=1 lbmc sim ... --init meanfield` prints ("mf rule: ...") from
+    the C expansion (src/model/mf_expansion.c; the cells of docs/model.md, "The mean-field
+    start's rule").
+The table gives the coverage over every run and over the runs the verdict called ok, and
+the worst miss of an ok run in half-widths.
 
 Usage:
   /usr/bin/python3 bench/short_replicas.py LBMC OUT.jsonl LAW N T R RUNS [--truth k=v,...]
@@ -80,6 +85,11 @@ def summarize(rows):
         s[m] = hit / len(rows)
         s[m + "_hw"] = sum((r[m][2] - r[m][1]) / 2 for r in rows) / len(rows)
         s[m + "_bias"] = sum(r[m][0] - r["truth"][m] for r in rows) / len(rows)
+        ok = [r for r in rows if r["status"] == "ok"]
+        s[m + "_ok"] = sum(r[m][1] <= r["truth"][m] <= r[m][2] for r in ok) / max(1, len(ok))
+    # the worst miss of an ok run, in half-widths, over the metrics
+    s["worst"] = max((abs(r[m][0] - r["truth"][m]) / max((r[m][2] - r[m][1]) / 2, 1e-300)
+                      for r in rows if r["status"] == "ok" for m in METRICS), default=float("nan"))
     return s
 
 
@@ -88,13 +98,16 @@ def table(path):
     cells = {}
     for r in rows:
         cells.setdefault(cell_key(r), []).append(r)
-    print("| law | n | T | R | runs | ok | " + " | ".join(METRICS) +
-          " | mean_queue: half-width, mean bias / half-width | CPU s per run |")
-    print("|" + "---|" * (8 + len(METRICS)))
+    print("| law | n | T | R | runs | ok | " + " | ".join(METRICS) + " | ok runs: " +
+          ", ".join(METRICS) + " | worst ok miss (half-widths) | mean_queue: half-width, mean "
+          "bias / half-width | CPU s per run |")
+    print("|" + "---|" * (10 + len(METRICS)))
     for k in sorted(cells, key=lambda k: (k[0], float(k[1]), k[3], k[2])):
         s = summarize(cells[k])
         cov = " | ".join(f"{100 * s[m]:.1f}" for m in METRICS)
+        cov_ok = ", ".join(f"{100 * s[m + '_ok']:.1f}" for m in METRICS)
         print(f"| {k[0]} | {k[1]} | {k[2]:g} | {k[3]} | {s['runs']} | {s['ok']} | {cov} | "
+              f"{cov_ok} | {s['worst']:.2f} | "
               f"{s['mean_queue_hw']:.2g}, {s['mean_queue_bias'] / s['mean_queue_hw']:+.3f} | "
               f"{s['cpu']:.2f} |")
     print("(coverage in %; a cell of 200 runs at a true 95% reads within +-3.0, of 100 +-4.3)")

@@ -180,6 +180,7 @@ void lbmc_point_destroy(lbmc_point **p)
   free((*p)->hist);
   lbmc_point_pairs_destroy(*p);
   lbmc_point_trans_forget(*p);
+  lbmc_point_mf_forget(*p);
   free(*p);
   *p = NULL;
 }

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "../core/ticks.h"
+#include "../engine/engine.h"
+#include "../engine/engine_type.h"
+#include "../model/mf_expansion.h"
 #include "lbmc/metrics.h"
 #include "lbmc/service.h"
 #include "lbmc/sim.h"
@@ -224,12 +227,171 @@ static double lbmc_point_relax_needed(long R, double tau_u, double g)
   return fmax(LBMC_RELAX_MIN_BATCHES * LBMC_RELAX_BATCH_TAUS * tau_u, total);
 }
 
+/* ---- the mean-field start's rule ---- */
+
+/* The start bias the rule allows, in standard errors of the customers in the system. */
+#define LBMC_MF_BIAS_SE 0.05
+/* Fewest replicas: the t interval's spread estimate from at least this many. */
+#define LBMC_MF_MIN_REPLICAS 10
+/* The start must be the mean-field point: the replicas' mean start within this many
+ * customers per pool of n x* (the rounding is off by less than one server per level). */
+#define LBMC_MF_START_SLACK 64.0
+
+void lbmc_point_mf_forget(lbmc_point *p)
+{
+  if (!p->mfx) return;
+  lbmc_mf_expansion_free(p->mfx);
+  free(p->mfx);
+  p->mfx = NULL;
+  p->mfx_tried = 0;
+}
+
+/* The replicas' mean start is the mean-field point of the model (init meanfield, and the
+ * engine did not fall back to an empty start), by levels and phases: with exponential
+ * service every engine rounds the same level counts; with phase-type service only the
+ * occupancy-ph engine starts the phases at x* (the per-server engines draw the equilibrium
+ * residual). */
+static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxation *m)
+{
+  const double at = (double)p->n * p->mfx->customers;
+  int expo = 1;
+  for (int j = 0; j < p->J; j++) {
+    const lbmc_service *s = lbmc_model_service(p->m, j);
+    expo &= !s || s->kind == LBMC_SERVICE_EXPONENTIAL;
+  }
+  if (!expo) {
+    const lbmc_engine_type *t =
+        lbmc_engine_choose(p->m, (lbmc_engine_kind)p->o.engine, NULL, 0, NULL, 0);
+    if (!t || strcmp(t->name, "occupancy-ph") != 0) return 0;
+  }
+  return p->o.init == LBMC_INIT_MEANFIELD && p->o.transient[2] == 0 &&
+         fabs(m->n0 - at) <= LBMC_MF_START_SLACK * p->J + 1e-9 * at;
+}
+
+/* The standard error of metric i's (scalar) estimate over the R replicas' sums (as the
+ * reduction's entries: a ratio or a proportion of their sums); NAN without one. */
+static double lbmc_point_mf_se(lbmc_point *p, long R, int i)
+{
+  double *y, *x;
+  lbmc_interval iv;
+  lbmc_term_kind kind = LBMC_TERM_RATIO;
+  if (lbmc_point_work(&p->work, &p->work_len, 2 * (size_t)R) != LBMC_SUCCESS) {
+    lbmc_error_clear();
+    return NAN;
+  }
+  y = p->work, x = y + R;
+  for (long k = 0; k < R; k++) {
+    if (!p->rep[k].kept.sums) return NAN;
+    kind = lbmc_metric_terms(i, 0, p->rep[k].kept.sums, p->J, p->K, p->N, p->n, &y[k], &x[k]);
+  }
+  if (kind == LBMC_TERM_RATIO)
+    lbmc_ratio_interval(y, x, (size_t)R, 1, p->o.confidence, &iv);
+  else
+    lbmc_proportion_interval(y, x, (size_t)R, 1, p->o.confidence, kind == LBMC_TERM_TRIALS, &iv);
+  return iv.std_err > 0 ? iv.std_err : NAN;
+}
+
+/* The mean-field start's rule, in place of the relaxation rules (run length against the
+ * relaxation time, the start's transient from the run's own tau, the lag-1 test of the
+ * eighths) for a point whose replicas start at the mean-field point x* of a model the
+ * refined mean field covers (mf_expansion.h; docs/model.md, "The mean-field start's
+ * rule"). It holds when
+ *   - the model's bound on the start bias over the measured period [w, w + T] of each
+ *     replica (order 1/n: (1/n) min(sup_{t >= w} |b(t)|, int_w^inf |b| / T), b the bias path
+ *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for each of the
+ *     customers in the system (mean_queue pooled), mean_sojourn (mean_wait for one pool:
+ *     the same less 1 / mu) and p_wait, each against the standard error of its estimate
+ *     over the replicas; and
+ *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
+ *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
+ *     rule's count of effective samples for a skewness g, with g one server's queue-length
+ *     skewness at x* and n_s = n min(1, var(N) / (n W)) the servers' effective number (W/n
+ *     the variance of the customers per server): each replica mean sums n servers, so its
+ *     skewness is O(1/sqrt(n)) whatever T is.
+ * Returns 1 when it holds, 0 otherwise; *applies
+ * says whether the rule covers the point (then *need is the measured time per replica
+ * with which it would hold with R replicas, *bias_out the largest bound in standard errors
+ * and *which its functional, LBMC_MF_*). */
+static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
+                               double *need, double *bias_out, int *which)
+{
+  const lbmc_verdict *v = &p->v;
+  const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
+  double area = 0, ns, neff, gsk;
+  const lbmc_mf_expansion *x;
+  *applies = 0;
+  *need = *bias_out = NAN;
+  *which = 0;
+  if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS) return 0; /* no expansion */
+  if (!p->mfx_tried) {
+    p->mfx_tried = 1;
+    p->mfx = calloc(1, sizeof *p->mfx);
+    if (!p->mfx || lbmc_mf_expansion_compute(p->m, p->mfx) != LBMC_SUCCESS || !p->mfx->ok) {
+      if (p->mfx) lbmc_mf_expansion_free(p->mfx);
+      free(p->mfx);
+      p->mfx = NULL;
+      lbmc_error_clear();
+    }
+  }
+  x = p->mfx;
+  if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return 0;
+  if (getenv("LBMC_DEBUG_RELAX"))
+    fprintf(stderr,
+            "mf rule: x* %.10g customers per server, D0 %.10g, tau_N %.6g, W %.6g, I0 %.6g; "
+            "sojourn %.10g + %.8g / n (ratio %.4g), p_wait %.10g + %.8g / n (ratio %.4g)\n",
+            x->customers, x->D0, x->tau, x->W, x->I0, x->f[1].value, x->f[1].D, x->f[1].ratio,
+            x->f[2].value, x->f[2].D, x->f[2].ratio);
+  *applies = 1;
+  *need = 0;
+  *bias_out = 0;
+  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) {
+    /* n x the bound against n x the metric's standard error over the replicas (where it has
+     * none, N's times the model's ratio of their long-run spreads) */
+    static const int metric[LBMC_MF_FUNCTIONALS] = {-1, LBMC_M_MEAN_SOJOURN, LBMC_M_P_WAIT};
+    const double measured = k ? n * lbmc_point_mf_se(p, R, metric[k]) : m->se;
+    const double se = isfinite(measured) ? measured : m->se * x->f[k].ratio;
+    const double b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
+    if (!(b / se <= *bias_out)) *bias_out = b / se, *which = k;
+    /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
+     * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
+     * short against tau_N: from a fixed start the spread first grows with T) */
+    *need = fmax(*need, area * area / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * se * se * T));
+  }
+  /* N's variance over time (m->rx.var) against n W: the servers' dependence */
+  ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
+  neff = (double)R * ns;
+  gsk = x->skew;
+  if (neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk)) return 0;
+  return *bias_out <= LBMC_MF_BIAS_SE;
+}
+
+/* The mean-field start's rule did not hold where it applies: why, and the replica length
+ * with which it would (when shorter than what the relaxation rules ask). */
+static void lbmc_point_mf_advice(lbmc_point *p, long R, double need, double bias, int which)
+{
+  static const char *const names[] = {"the customers in the system", "mean_sojourn", "p_wait"};
+  lbmc_verdict *v = &p->v;
+  const lbmc_mf_expansion *x = p->mfx;
+  if (!(bias <= LBMC_MF_BIAS_SE))
+    lbmc_point_reason(v,
+                      "the mean-field start's rule: the model bounds the start bias of %s over "
+                      "the measured period by %.2g standard errors (at most %g allowed; refined "
+                      "mean field D0/n = %.3g customers per server, tau_N = %.3g); %ld replicas "
+                      "of %.4g would pass",
+                      names[which], bias, LBMC_MF_BIAS_SE, x->D0 / (double)p->n, x->tau, R, need);
+  if (isfinite(need) && need > v->time_used && (isnan(p->need_measured) || need < p->need_measured))
+    p->need_measured = need;
+}
+
 lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
 {
   lbmc_verdict *v = &p->v;
   lbmc_point_relaxation m;
-  double tau_u, need, wneed, skew_u, tau_s;
+  double tau_u, need, wneed, skew_u, tau_s, mf_need, mf_bias;
+  int mf_which = 0;
   const double T = v->time_used, w = v->warmup_used;
+  int mf_applies = 0;
+  p->mf_short = 0;
   p->batch_cap = 0;
   p->batch_tau = NAN;
   p->need_measured = p->need_warmup = NAN;
@@ -247,6 +409,10 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   v->relaxation_time = m.rx.tau;
   tau_u = m.rx.tau_upper;
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
+  /* the mean-field start's rule, decided before the relaxation rules, which run as before;
+   * where it holds it overrides their verdict (the state before them restored) */
+  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_bias, &mf_which);
+  const lbmc_verdict before = *v;
   {
     /* where the model gives a floor, the rules gate on it unless the reading proves (its
      * lower bound at 90% above the floor) that the system relaxes more slowly: a gate on
@@ -338,6 +504,16 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                       "%.3g); a warm-up of %.4g would make it a quarter",
                       m.n0, m.nbar, v->transient_bound, w, tau_s, wneed);
   }
+  if (mf_ok) {
+    p->mf_short = 1; /* lbmc_point_short's lag-1 test is replaced too */
+    if (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)) {
+      *v = before;
+      p->need_measured = p->need_warmup = NAN;
+      v->relaxation_time = v->relaxation_upper = p->mfx->tau;
+      v->transient_bound = mf_bias;
+    }
+  } else if (mf_applies && (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)))
+    lbmc_point_mf_advice(p, R, mf_need, mf_bias, mf_which);
   return LBMC_SUCCESS;
 }
 

@@ -86,6 +86,11 @@ struct lbmc_point_ {
   int moment_any;           /* some metric infinite or heavy: N's moments are (the relaxation
                                rules need its variance and skewness) */
   char moment_reason[1024]; /* which metrics are infinite or heavy, and why */
+  struct lbmc_mf_expansion_ *mfx; /* the refined mean field of the model (the mean-field
+                                     start's rule, lbmc_point_mf_short), or NULL */
+  int mfx_tried;                  /* mfx computed (or found not to apply) */
+  int mf_short;                   /* this reduction: the mean-field start's rule holds in
+                                     place of the relaxation rules */
   /* results */
   lbmc_verdict v;
   lbmc_estimates est;
@@ -153,6 +158,8 @@ void lbmc_point_fine_fold(lbmc_point *p);
  *  relaxation_short, warmup_short; v->relaxation_*, transient_bound; p->batch_cap,
  *  need_*). Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_relax_check(lbmc_point *p, long R);
+/** Free the mean-field expansion a point's checks computed (lbmc_point_destroy). */
+void lbmc_point_mf_forget(lbmc_point *p);
 
 /** Flow balance on replicas 0 .. R - 1: a pool with unlimited buffers whose inflow over
  *  the last half of the measured period is above its capacity (N_j mu_j(L_j)) plus the

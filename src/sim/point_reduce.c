@@ -376,7 +376,7 @@ static void lbmc_point_short(lbmc_point *p, long R)
   const double b = LBMC_PARTS, n = (double)p->n;
   double sy = 0, sx = 0, r, csum = 0, sigma;
   long m = 0;
-  if (R < 2 || R >= LBMC_SHORT_MAX_REPLICAS) return;
+  if (R < 2 || R >= LBMC_SHORT_MAX_REPLICAS || p->mf_short) return; /* mf_short: lbmc_point_mf_short */
   for (long i = 0; i < R; i++)
     for (int k = 0; k < LBMC_PARTS; k++) {
       if (!(p->rep[i].parts[k][LBMC_PART_LEN] > 0)) return; /* too few segments */

@@ -235,6 +235,26 @@ if case("meanfield-short"):
     check(q["upper"] < 2.35543, f"mean-field start, 30 replicas of 0.05: mean_queue "
           f"[{q['lower']:.5f}, {q['upper']:.5f}] sits below the stationary 2.35543")
 
+if case("meanfield-rule"):
+    # The mean-field start's rule (docs/model.md): where the refined mean field bounds the
+    # start bias at most 0.05 standard errors, replicas far shorter than the relaxation time
+    # are ok and cover the stationary mean (the refined mean field at n); the same replicas at
+    # n = 1000, where the bound is 3.6 standard errors, are refused (meanfield-short above).
+    r = sim("--n", "1000000", "--lambda", "0.9", "--policy", "jsq(2)", "--init", "meanfield",
+            "--replicas", "10", "--warmup", "0", "--time", "0.5", "--seed", "36",
+            "--limit", "refined")
+    q = entry(r, "mean_queue", 0)
+    tb = r["verdict"].get("transient_bound")
+    check(r["status"] == "ok" and tb is not None and tb <= 0.05,
+          f"mean-field start's rule: JSQ(2) n = 10^6, 10 replicas of 0.5 (tau_N 13): "
+          f"{r['status']}, bound {tb} standard errors ({r.get('reason', '')[:80]})")
+    check(q["lower"] <= q["limit_refined"] <= q["upper"],
+          f"mean-field start's rule: mean_queue [{q['lower']:.6f}, {q['upper']:.6f}] covers "
+          f"the refined mean field's {q['limit_refined']:.6f}")
+    rt = r["verdict"].get("relaxation_time")
+    check(rt is not None and abs(rt - 13.08) < 0.05,
+          f"mean-field start's rule: relaxation_time {rt} is the model's tau_N (13.08)")
+
 if case("pull-example"):  # the README's PULL at n = 10 is critically loaded: never ok
     for t in ("500", "2000"):
         r = sim("--n", "10", "--lambda", "1", "--pools", "0.5:2:inf,0.5:1/3:inf", "--policy",
