@@ -163,10 +163,21 @@ lbmc_err lbmc_info_where(lbmc_info *info, const char *spec)
 
 lbmc_err lbmc_info_metrics(lbmc_info *info, const char *spec)
 {
-  char buf[1024], *save = NULL;
+  char buf[1024];
+  if (strlen(spec) >= sizeof buf)
+    return LBMC_ERROR(LBMC_ERR_ARG,
+                      "--metrics: a list of %zu characters is not allowed; at most %zu are",
+                      strlen(spec), sizeof buf - 1);
   snprintf(buf, sizeof buf, "%s", spec);
-  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+  for (char *tok = buf, *next; tok; tok = next) {
     lbmc_info_metric *m = &info->metric[info->nmetrics];
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    if (!*tok) /* '', 'a,,b', a trailing comma: strtok would have skipped it (and '' meant all) */
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "--metrics '%.200s': an empty name is not allowed; metric names separated "
+                        "by single commas are required (e.g. p_wait,utilization[2])",
+                        spec);
     if (info->nmetrics == LBMC_INFO_MAX_METRICS)
       return LBMC_ERROR(LBMC_ERR_ARG, "--metrics: more than %d names are not allowed",
                         LBMC_INFO_MAX_METRICS);

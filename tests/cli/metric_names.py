@@ -88,6 +88,12 @@ with tempfile.TemporaryDirectory() as tmp:
         if r.returncode != 2 or rj.returncode != 2 or f"'{bad}'" not in r.stderr or f"'{bad}'" not in rj.stderr:
             failures.append(f"{bad}: info exit {r.returncode} ({r.stderr.strip()}), job exit {rj.returncode}")
 
+    # an empty name ('', ',', a trailing or doubled comma) is refused, not read as "all"
+    for bad in ("", ",", "p_wait,", "p_wait,,mean_queue"):
+        r = run([LBMC, "info", out, "--metrics", bad])
+        if r.returncode != 2 or "empty name" not in r.stderr:
+            failures.append(f"--metrics {bad!r}: exit {r.returncode} ({r.stderr.strip()[:200]})")
+
 print(f"{len(names)} entry names of lbmc sim checked against lbmc info and job files")
 for f in failures:
     print("FAIL:", f)
