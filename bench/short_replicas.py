@@ -13,7 +13,7 @@ verdict, and how many runs the verdict called ok. The truth:
     0.007 on mean_queue at n = 1e3, from 100 replicas of 4000) is at most 0.3 of a half-width
     there; or a long run's estimate; or the refined mean field at n, x*_n + D/n per metric,
     which `LBMC_DEBUG_RELAX=1 lbmc sim ... --init meanfield` prints ("mf rule: ...") from
-    the C expansion (src/model/mf_expansion.c; the cells of docs/model.md, "The mean-field
+    the C expansion (src/engine/mf_expansion.c; the cells of docs/model.md, "The mean-field
     start's rule").
 The table gives the coverage over every run and over the runs the verdict called ok, and
 the worst miss of an ok run in half-widths.

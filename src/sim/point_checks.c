@@ -15,7 +15,7 @@
 #include "../core/ticks.h"
 #include "../engine/engine.h"
 #include "../engine/engine_type.h"
-#include "../model/mf_expansion.h"
+#include "../engine/mf_expansion.h"
 #include "lbmc/metrics.h"
 #include "lbmc/service.h"
 #include "lbmc/sim.h"

@@ -1,4 +1,4 @@
-/* The refined mean field around the mean-field start (src/model/mf_expansion.c) against the
+/* The refined mean field around the mean-field start (src/engine/mf_expansion.c) against the
  * analysis package's refined_mf.refined_stationary (the same quantities in tail
  * coordinates, computed with the complex step and scipy's Lyapunov solver; the values below
  * from analysis/lbmc_analysis/limits, with-replacement sampling), and against exact values:
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/mf_expansion.h"
+#include "engine/mf_expansion.h"
 #include "unit.h"
 
 #define REL 1e-6

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/occ_meanfield.h"
+#include "occ_meanfield.h"
 #include "../system/policy.h"
 #include "../system/system.h"
 #include "lbmc/model.h"
