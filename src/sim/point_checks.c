@@ -35,6 +35,16 @@ void lbmc_point_record_moments(const lbmc_point *p, const lbmc_record *rec, size
   }
 }
 
+/* Every pool's service law is exponential (no law given is exponential). */
+static int lbmc_point_all_exponential(const lbmc_point *p)
+{
+  for (int j = 0; j < p->J; j++) {
+    const lbmc_service *s = lbmc_model_service(p->m, j);
+    if (s && !lbmc_service_is_exponential(s)) return 0;
+  }
+  return 1;
+}
+
 /* Replica u's summary of its fine parts (lbmc_relax_estimate_units). */
 static const lbmc_relax_unit *lbmc_point_relax_unit(const void *ctx, size_t u)
 {
@@ -144,7 +154,6 @@ static double lbmc_point_tau_floor(const lbmc_point *p)
 {
   const double rho = lbmc_model_rho(p->m);
   double cap = 0, scv = 0;
-  int expo = 1;
   for (int j = 0; j < p->J; j++) {
     const double *rates;
     const lbmc_service *s = lbmc_model_service(p->m, j);
@@ -152,11 +161,10 @@ static double lbmc_point_tau_floor(const lbmc_point *p)
       return 0;
     cap += (double)p->N[j] * rates[0];
     scv = fmax(scv, s ? s->scv : 1.0);
-    expo &= !s || s->kind == LBMC_SERVICE_EXPONENTIAL;
   }
   if (!(rho < 1) || !(cap > 0) || !isfinite(scv)) return 0;
-  if (expo) /* every pool exponential: M/M/1 of speed C, the fully pooled system, exactly */
-    return (1 + rho) / (cap * (1 - rho) * (1 - rho));
+  /* every pool exponential: M/M/1 of speed C, the fully pooled system, exactly */
+  if (lbmc_point_all_exponential(p)) return (1 + rho) / (cap * (1 - rho) * (1 - rho));
   return rho * (1 + scv) / (cap * (1 - rho) * (1 - rho));
 }
 
@@ -177,11 +185,10 @@ static double lbmc_point_tau_floor(const lbmc_point *p)
 static int lbmc_point_tau_known(const lbmc_point *p, double *tau, double *skew)
 {
   const double rho = lbmc_model_rho(p->m);
-  const lbmc_service *s = lbmc_model_service(p->m, 0);
   const double *rates;
   if (p->J != 1 || lbmc_model_buffer(p->m, 0) != LBMC_BUFFER_INF ||
       lbmc_model_rates(p->m, 0, &rates) != 1 || !(rates[0] > 0) || !(rho > 0 && rho < 1) ||
-      (s && s->kind != LBMC_SERVICE_EXPONENTIAL) ||
+      !lbmc_point_all_exponential(p) ||
       (p->N[0] != 1 && strcmp(lbmc_model_policy_name(p->m), "random") != 0))
     return 0;
   *tau = (1 + rho) / (rates[0] * (1 - rho) * (1 - rho));
@@ -237,12 +244,18 @@ static double lbmc_point_relax_needed(long R, double tau_u, double g)
  * customers per pool of n x* (the rounding is off by less than one server per level). */
 #define LBMC_MF_START_SLACK 64.0
 
+/* Free the point's expansion (made or half made) and forget it. */
+static void lbmc_point_mf_drop(lbmc_point *p)
+{
+  if (p->mfx) lbmc_mf_expansion_free(p->mfx);
+  free(p->mfx);
+  p->mfx = NULL;
+}
+
 void lbmc_point_mf_forget(lbmc_point *p)
 {
   if (!p->mfx) return;
-  lbmc_mf_expansion_free(p->mfx);
-  free(p->mfx);
-  p->mfx = NULL;
+  lbmc_point_mf_drop(p);
   p->mfx_tried = 0;
 }
 
@@ -254,12 +267,7 @@ void lbmc_point_mf_forget(lbmc_point *p)
 static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxation *m)
 {
   const double at = (double)p->n * p->mfx->customers;
-  int expo = 1;
-  for (int j = 0; j < p->J; j++) {
-    const lbmc_service *s = lbmc_model_service(p->m, j);
-    expo &= !s || s->kind == LBMC_SERVICE_EXPONENTIAL;
-  }
-  if (!expo) {
+  if (!lbmc_point_all_exponential(p)) {
     const lbmc_engine_type *t =
         lbmc_engine_choose(p->m, (lbmc_engine_kind)p->o.engine, NULL, 0, NULL, 0);
     if (!t || strcmp(t->name, "occupancy-ph") != 0) return 0;
@@ -327,9 +335,7 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
     p->mfx_tried = 1;
     p->mfx = calloc(1, sizeof *p->mfx);
     if (!p->mfx || lbmc_mf_expansion_compute(p->m, p->mfx) != LBMC_SUCCESS || !p->mfx->ok) {
-      if (p->mfx) lbmc_mf_expansion_free(p->mfx);
-      free(p->mfx);
-      p->mfx = NULL;
+      lbmc_point_mf_drop(p);
       lbmc_error_clear();
     }
   }
