@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 #include <signal.h>
+#include <stddef.h>
 
 #include "lbmc/error.h"
 #include "lbmc/job.h"
@@ -52,6 +53,10 @@ lbmc_err lbmc_check_output_path(const char *path, const char *const *inputs, int
  *  the lower shard); deterministic. *points (caller frees) lists the grid indices in
  *  increasing order, *count of them. Errors: LBMC_ERR_ARG (bad i/k), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_job_shard_points(const lbmc_job *job, long i, long k, long **points, long *count);
+
+/** The shard's label as the results file stores it (attribute `shard`, "I/K"), or ""
+ *  for the whole job, into buf (size bytes; 24 hold any); returns buf. Not collective. */
+const char *lbmc_run_shard_label(const lbmc_run_settings *set, char *buf, size_t size);
 
 /** Run the job (or its shard) on the ranks of comm: collective. Rank 0 schedules and
  *  also simulates; every rank simulates the units rank 0 hands out. Rank 0 appends

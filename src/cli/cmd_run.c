@@ -206,8 +206,7 @@ static lbmc_err lbmc_run_resume_shard(const lbmc_run_args *a, const char *ckpt)
   }
   snprintf(theirs, sizeof theirs, "%s", res->shard);
   lbmc_results_destroy(&res);
-  if (a->set.shard_count > 0)
-    snprintf(mine, sizeof mine, "%ld/%ld", a->set.shard_index, a->set.shard_count);
+  lbmc_run_shard_label(&a->set, mine, sizeof mine);
   if (strcmp(theirs, mine) == 0) return LBMC_SUCCESS;
   return LBMC_ERROR(LBMC_ERR_MISMATCH,
                     "--shard: %s and its checkpoint %s belong to %s%s of %s, and this run is "
@@ -233,8 +232,7 @@ static lbmc_err lbmc_run_resume_complete(const lbmc_run_args *a, const lbmc_job 
   if (access(a->output, F_OK) != 0) return LBMC_SUCCESS;
   if (access(ckpt, F_OK) == 0) return lbmc_run_resume_shard(a, ckpt);
   LBMC_CALL(lbmc_results_read(a->output, &res));
-  if (a->set.shard_count > 0)
-    snprintf(shard, sizeof shard, "%ld/%ld", a->set.shard_index, a->set.shard_count);
+  lbmc_run_shard_label(&a->set, shard, sizeof shard);
   if (strcmp(res->job_text ? res->job_text : "", lbmc_job_text(job)) != 0) {
     if (lbmc_job_parse_text(res->job_text ? res->job_text : "", a->output, &theirs) == 0) {
       differ = lbmc_job_compare(theirs, job, &d);

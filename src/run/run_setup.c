@@ -227,9 +227,7 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   run->res->seed = lbmc_job_seed(run->job);
   run->res->confidence = run->opts.confidence;
   run->res->mpi_ranks = run->size;
-  if (run->set->shard_count > 0)
-    snprintf(run->res->shard, sizeof run->res->shard, "%ld/%ld", run->set->shard_index,
-             run->set->shard_count);
+  lbmc_run_shard_label(run->set, run->res->shard, sizeof run->res->shard);
   for (long i = 0; i < run->P && !err; i++) {
     lbmc_runner_setup_progress(run, "describing", i);
     LBMC_CALL_GOTO(err, lbmc_job_point_model(run->job, run->grid[i], &m), done);
@@ -326,12 +324,20 @@ static void lbmc_runner_point_estimate(const lbmc_runner *run, long i, double *c
   lbmc_model_destroy(&m);
 }
 
-const char *lbmc_runner_resume_flags(const lbmc_run_settings *set, char *buf, size_t size)
+const char *lbmc_run_shard_label(const lbmc_run_settings *set, char *buf, size_t size)
 {
   if (set->shard_count > 0)
-    snprintf(buf, size, "--resume --shard %ld/%ld", set->shard_index, set->shard_count);
-  else
-    snprintf(buf, size, "--resume");
+    snprintf(buf, size, "%ld/%ld", set->shard_index, set->shard_count);
+  else if (size > 0)
+    buf[0] = '\0';
+  return buf;
+}
+
+const char *lbmc_runner_resume_flags(const lbmc_run_settings *set, char *buf, size_t size)
+{
+  char shard[24];
+  lbmc_run_shard_label(set, shard, sizeof shard);
+  snprintf(buf, size, "--resume%s%s", shard[0] ? " --shard " : "", shard);
   return buf;
 }
 
