@@ -420,14 +420,12 @@ static void lbmc_sim_transient_json(lbmc_sim_run *s)
  * /transient for a transient run), complete unless the run was interrupted. */
 static lbmc_err lbmc_sim_write(const lbmc_sim_run *s, const char *path)
 {
-  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
   const char *text = lbmc_job_text(s->job);
   lbmc_results *res = NULL;
   lbmc_err err;
   time_t now = time(NULL);
   struct tm tm;
-  LBMC_CALL(lbmc_results_create(1, v->replicas, lbmc_model_pools(s->m), (int)s->o.tail_k,
-                                s->o.pairs, &res));
+  LBMC_CALL(lbmc_results_create(1, lbmc_model_pools(s->m), (int)s->o.tail_k, s->o.pairs, &res));
   res->job_text = strdup(text ? text : "");
   err = res->job_text ? lbmc_grid_from_job(s->job, &res->grid)
                       : LBMC_ERROR(LBMC_ERR_MEMORY, "-o: out of memory");

@@ -204,40 +204,100 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
   return rc;
 }
 
-/* /replicas/<name> of per-replica array k (not a metric) into res. */
-static int lbmc_read_replica_column(hid_t f, lbmc_results *res, int k)
+/* Entries off .. off + len - 1 (elem bytes each, from the start of each replica's row)
+ * of every replica of res (P x R, as the file) from buf (P x R x len), in place in the
+ * replica store, a block of rows at a time (rows: LBMC_ROWS_READ rows). */
+#define LBMC_ROWS_READ 256
+static int lbmc_read_into_rows(lbmc_results *res, long R, size_t off, size_t len, size_t elem,
+                               const unsigned char *buf, unsigned char *rows)
 {
-  const lbmc_replica_column *c = lbmc_replica_column_get(k);
-  const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
-                  : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
-                                           : H5T_NATIVE_DOUBLE;
-  char name[96];
-  snprintf(name, sizeof name, "replicas/%s", c->name);
-  return lbmc_h5_read(f, name, t, *lbmc_replica_array(c, res));
+  const size_t row = lbmc_replica_row_bytes(res);
+  const long all = res->P * R;
+  for (long first = 0; first < all; first += LBMC_ROWS_READ) {
+    const long n = all - first < LBMC_ROWS_READ ? all - first : LBMC_ROWS_READ;
+    if (lbmc_rep_store_read(res->reps, first, n, rows)) return -1;
+    for (long r = 0; r < n; r++)
+      memcpy(rows + (size_t)r * row + off, buf + (size_t)(first + r) * len * elem, len * elem);
+    if (lbmc_rep_store_write(res->reps, first, n, rows)) return -1;
+  }
+  return 0;
 }
 
-static int lbmc_read_data(hid_t f, lbmc_results *res)
+/* /replicas/<name> (a metric's values or weights, or another column) read whole into buf
+ * (P x R x len values of elem bytes, memory type t), then into the rows; a missing
+ * optional dataset leaves the rows as they are. */
+static int lbmc_read_replica_entries(hid_t f, const char *name, lbmc_results *res, long R,
+                                     size_t off, size_t len, size_t elem, hid_t t, int optional,
+                                     void *buf, unsigned char *rows)
 {
-  size_t rows = (size_t)res->P * (size_t)res->Rmax;
-  double *buf = malloc(sizeof *buf * (rows * res->total + (size_t)res->P * res->total + 1));
+  if (optional && !lbmc_h5_exists(f, name)) return 0;
+  if (lbmc_h5_read(f, name, t, buf)) return -1;
+  return lbmc_read_into_rows(res, R, off, len, elem, buf, rows);
+}
+
+/* Every point's R replicas as the file has them: rows appended missing, then each
+ * /replicas dataset read into them; buf holds a dataset (P x R x the largest metric). */
+static int lbmc_read_replicas(hid_t f, lbmc_results *res, long R, void *buf)
+{
+  const size_t row = lbmc_replica_row_bytes(res);
+  unsigned char *rows = malloc(row * LBMC_ROWS_READ);
   char name[160];
-  int rc = !buf;
+  int rc = !rows;
+  for (long r = 0; !rc && r < LBMC_ROWS_READ; r++) lbmc_replica_row_missing(res, rows + r * row);
+  for (long p = 0; !rc && p < res->P; p++) {
+    res->rep_first[p] = lbmc_rep_store_rows(res->reps);
+    for (long r0 = 0; !rc && r0 < R; r0 += LBMC_ROWS_READ)
+      rc = lbmc_rep_store_append(res->reps, rows, R - r0 < LBMC_ROWS_READ ? R - r0 : LBMC_ROWS_READ)
+               ? -1
+               : 0;
+    res->rep_count[p] = R;
+  }
   for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
     const char *m = lbmc_metric_get(i)->name;
+    const size_t off = lbmc_metric_offset(i, res->J, res->K) * sizeof(double),
+                 len = lbmc_metric_size(i, res->J, res->K);
     snprintf(name, sizeof name, "estimates/%s", m);
     if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: stays NaN */
-    rc = lbmc_read_estimates(f, res, i, buf);
     snprintf(name, sizeof name, "replicas/%s", m);
-    if (!rc)
-      rc = lbmc_read_metric(f, name, res, i, rows, res->values, sizeof(double), H5T_NATIVE_DOUBLE,
-                            0, buf);
+    rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, 0) + off, len,
+                                   sizeof(double), H5T_NATIVE_DOUBLE, 0, buf, rows);
     snprintf(name, sizeof name, "replicas/%s_weight", m);
     if (!rc)
-      rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double), H5T_NATIVE_DOUBLE,
-                            1, buf);
+      rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, 1) + off, len,
+                                     sizeof(double), H5T_NATIVE_DOUBLE, 1, buf, rows);
   }
-  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) /* the others: per metric, above */
-    if (lbmc_replica_column_get(k)->name) rc = lbmc_read_replica_column(f, res, k);
+  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) { /* the others: per metric, above */
+    const lbmc_replica_column *c = lbmc_replica_column_get(k);
+    const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
+                    : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
+                                             : H5T_NATIVE_DOUBLE;
+    if (!c->name) continue;
+    snprintf(name, sizeof name, "replicas/%s", c->name);
+    rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, k), 1,
+                                   lbmc_col_bytes(c->type), t, 0, buf, rows);
+  }
+  free(rows);
+  return rc;
+}
+
+static int lbmc_read_data(hid_t f, lbmc_results *res, long R)
+{
+  size_t most = 1;
+  double *buf;
+  char name[160];
+  int rc;
+  for (int i = 0; i < lbmc_metric_count(res->pairs); i++)
+    if (lbmc_metric_size(i, res->J, res->K) > most) most = lbmc_metric_size(i, res->J, res->K);
+  /* a dataset: one metric's replicas (P x R x its entries) or its estimates (P x its
+     entries) */
+  buf = malloc(sizeof *buf * ((size_t)res->P * (size_t)R * most + (size_t)res->P * res->total + 1));
+  rc = !buf;
+  for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
+    snprintf(name, sizeof name, "estimates/%s", lbmc_metric_get(i)->name);
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: stays NaN */
+    rc = lbmc_read_estimates(f, res, i, buf);
+  }
+  if (!rc) rc = lbmc_read_replicas(f, res, R, buf);
   for (int t = 0; !rc && res->pairs && t < LBMC_PAIR_TABLES; t++)
     for (int k = 0; !rc && k < LBMC_PAIR_PARTS; k++) {
       snprintf(name, sizeof name, "pairs/%s/%s", lbmc_pair_table_name(t), lbmc_pair_part_name(k));
@@ -322,10 +382,10 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   } else if (lbmc_h5_read_attr_i64(f, "tail_k", &K) || lbmc_h5_dims(f, "points/beta", dims) != 2 ||
              lbmc_h5_dims(f, "replicas/warmup", pr) != 2) {
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
-  } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K,
+  } else if ((err = lbmc_results_create((long)dims[0], (int)dims[1], (int)K,
                                         lbmc_h5_exists(f, "pairs"), &res)) == LBMC_SUCCESS) {
     res->layout = (int)layout;
-    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
+    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res, (long)pr[1]) ||
         lbmc_grid_read(f, &res->grid) || lbmc_results_transient_read(f, res)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);
