@@ -494,6 +494,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
                             const char *engine, int json, int limit, int progress)
 {
   const double cost = 1; /* one point: any cost */
+  size_t threshold;
   lbmc_sim_run s;
   lbmc_err err;
   memset(&s, 0, sizeof s);
@@ -503,6 +504,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.engine = engine;
   s.limit = limit;
   s.progress = progress;
+  LBMC_CALL_GOTO(err, lbmc_rep_store_threshold(&threshold), done); /* before the run, not after */
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
   LBMC_CALL_GOTO(
       err,

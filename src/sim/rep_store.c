@@ -25,8 +25,7 @@ struct lbmc_rep_store_ {
   long buf_rows;  /* rows waiting in the write buffer */
 };
 
-/* The threshold: LBMC_REP_STORE_BYTES, or the environment's count of bytes. */
-static lbmc_err lbmc_rep_store_limit(size_t *limit)
+lbmc_err lbmc_rep_store_threshold(size_t *limit)
 {
   const char *text = getenv(LBMC_REP_STORE_BYTES_ENV);
   char *end;
@@ -50,7 +49,7 @@ lbmc_err lbmc_rep_store_create(size_t row_bytes, lbmc_rep_store **out)
   size_t limit;
   *out = NULL;
   if (row_bytes == 0) return LBMC_ERROR(LBMC_ERR_INTERNAL, "replica store: rows of 0 bytes");
-  LBMC_CALL(lbmc_rep_store_limit(&limit));
+  LBMC_CALL(lbmc_rep_store_threshold(&limit));
   if (!(s = calloc(1, sizeof *s)))
     return LBMC_ERROR(LBMC_ERR_MEMORY, "replica store: out of memory");
   s->row = row_bytes;
@@ -74,10 +73,20 @@ size_t lbmc_rep_store_row_bytes(const lbmc_rep_store *s) { return s->row; }
 size_t lbmc_rep_store_held(const lbmc_rep_store *s) { return s->mem ? s->cap : 0; }
 int lbmc_rep_store_spilled(const lbmc_rep_store *s) { return s->fd >= 0; }
 
+/* The directory of the file: $TMPDIR, or /tmp. */
+static const char *lbmc_rep_store_dir(void)
+{
+  const char *dir = getenv("TMPDIR");
+  return dir && *dir ? dir : "/tmp";
+}
+
 static lbmc_err lbmc_rep_store_io_error(const char *doing)
 {
-  return LBMC_ERROR(LBMC_ERR_FILE, "replica store: cannot %s its temporary file: %s", doing,
-                    strerror(errno));
+  const int e = errno;
+  return LBMC_ERROR(LBMC_ERR_FILE,
+                    "cannot %s the temporary file of the replicas' rows in %s: %s (set TMPDIR to "
+                    "a directory with room, or %s to hold more in memory)",
+                    doing, lbmc_rep_store_dir(), strerror(e), LBMC_REP_STORE_BYTES_ENV);
 }
 
 /* All of bytes at `at` written at offset off of the file. */
@@ -106,10 +115,9 @@ static lbmc_err lbmc_rep_store_flush(lbmc_rep_store *s)
 /* An unlinked file in $TMPDIR (or /tmp). */
 static int lbmc_rep_store_tmpfile(void)
 {
-  const char *dir = getenv("TMPDIR");
+  const char *dir = lbmc_rep_store_dir();
   char path[4096];
   int fd;
-  if (!dir || !*dir) dir = "/tmp";
 #ifdef O_TMPFILE
   fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd >= 0) return fd;

@@ -17,6 +17,11 @@
 
 typedef struct lbmc_rep_store_ lbmc_rep_store;
 
+/** The threshold into *bytes: LBMC_REP_STORE_BYTES, or the environment's (a program
+ *  checks it before it computes anything). Errors: LBMC_ERR_ARG (not a count of bytes,
+ *  naming the variable and its value). */
+lbmc_err lbmc_rep_store_threshold(size_t *bytes);
+
 /** A store of rows of `row_bytes` (> 0) bytes, none yet. The file, when it comes, is
  *  created unlinked (O_TMPFILE, or mkstemp then unlink) in $TMPDIR or /tmp: nothing to
  *  remove after a crash, no clash between runs. Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG
