@@ -306,6 +306,25 @@ int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf)
   return rc;
 }
 
+int lbmc_h5_read_block(hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *start,
+                       const hsize_t *count, void *buf)
+{
+  hid_t d, file = -1, mem = -1;
+  int rc = -1;
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(loc, name, H5P_DEFAULT)) < 0)
+    return -1;
+  file = H5Dget_space(d);
+  mem = H5Screate_simple(rank, count, NULL);
+  if (file >= 0 && mem >= 0 && H5Sget_simple_extent_ndims(file) == rank &&
+      H5Sselect_hyperslab(file, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+      H5Sselect_valid(file) > 0 && H5Dread(d, memtype, mem, file, H5P_DEFAULT, buf) >= 0)
+    rc = 0;
+  if (mem >= 0) H5Sclose(mem);
+  if (file >= 0) H5Sclose(file);
+  H5Dclose(d);
+  return rc;
+}
+
 int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims)
 {
   hid_t d, s;

@@ -73,6 +73,11 @@ int lbmc_h5_read_attr_f64(hid_t loc, const char *name, double *value);
 /** Read a whole dataset of the given memory type into buf (sized by the caller from
  *  lbmc_h5_dims). */
 int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf);
+/** The block start[], count[] (rank values: the dataset's rank) of dataset `name` into buf
+ *  (memory type memtype, C order). 0, or -1 (no such dataset, another rank, a block
+ *  outside it, a read error). */
+int lbmc_h5_read_block(hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *start,
+                       const hsize_t *count, void *buf);
 /** Dimensions of a dataset (rank <= 4); returns the rank or -1. */
 int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims);
 /** Read a 1-D string dataset of n entries into out[i] (each copied into cap bytes). */

@@ -9,10 +9,12 @@
 
 #include "lbmc/error.h"
 
-/** Bytes a store holds in memory before it moves its rows to a file (64 MiB), unless the
- *  environment variable LBMC_REP_STORE_BYTES gives another count of bytes (0: every row
- *  in the file; tests force the file that way). */
-#define LBMC_REP_STORE_BYTES     ((size_t)16 << 20)
+/** Bytes a store holds in memory before it moves its rows to a file (4 MiB: about 8000
+ *  rows of a one-pool point; past it the file costs a sequential write, and a sequential
+ *  read per pass, from the page cache), unless the environment variable
+ *  LBMC_REP_STORE_BYTES gives another count of bytes (0: every row in the file; tests
+ *  force the file that way). */
+#define LBMC_REP_STORE_BYTES     ((size_t)4 << 20)
 #define LBMC_REP_STORE_BYTES_ENV "LBMC_REP_STORE_BYTES"
 
 typedef struct lbmc_rep_store_ lbmc_rep_store;

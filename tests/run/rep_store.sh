@@ -27,6 +27,14 @@ check "shard 1/2, rows in the file" file mpi 1 run "$HERE/small.yaml" --shard 1/
 check "shard 2/2, rows in the file" file mpi 2 run "$HERE/small.yaml" --shard 2/2 -o "$WORK/p2.h5" --quiet
 check "merge, rows in the file" file "$LBMC" merge "$WORK/merged.h5" "$WORK/p1.h5" "$WORK/p2.h5"
 check "merged: the same" compare "$WORK/mem.h5" "$WORK/merged.h5"
+# 9000 replicas of one point: the writer and the reader take them in blocks of 4096
+BIG=(sim --n 1 --lambda 0.5 --pools 1:1:inf --policy random --replicas 9000 --time 2 --warmup 0.5)
+big() { "$LBMC" "${BIG[@]}" -o "$1" > /dev/null; }
+check "9000 replicas, rows in memory" mem big "$WORK/big_mem.h5"
+check "9000 replicas, rows in the file" file big "$WORK/big_file.h5"
+check "9000 replicas: the same" compare "$WORK/big_mem.h5" "$WORK/big_file.h5"
+check "9000 replicas read back and written again" file "$LBMC" merge "$WORK/big_again.h5" "$WORK/big_file.h5"
+check "9000 replicas again: the same" compare "$WORK/big_mem.h5" "$WORK/big_again.h5"
 compare_policies() { "$LBMC" info "$WORK/mem.h5" --compare 'pull,jsq(2)' > "$1" && grep -q mean_sojourn "$1"; }
 check "--compare, rows in memory" mem compare_policies "$WORK/cmp_mem.txt"
 check "--compare, rows in the file" file compare_policies "$WORK/cmp_file.txt"
