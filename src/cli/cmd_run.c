@@ -1,5 +1,6 @@
 /* lbmc run: a job file's grid under MPI, HDF5 results. */
 #include <getopt.h>
+#include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 static void lbmc_run_usage(FILE *f)
 {
   fputs("usage: [mpirun -np N] lbmc run JOB.yaml [-o OUT.h5] [--resume] [--dry-run] [--quiet]\n"
-        "                               [--shard I/K] [--progress SECONDS] [--stall SECONDS]\n"
+        "                               [--shard I/K] [--progress WHEN] [--stall SECONDS]\n"
         "\n"
         "Run every grid point of a job file (docs/job-files.md) on the MPI ranks and write\n"
         "the results (docs/results-format.md). Work units (point, replica) are handed out\n"
@@ -30,7 +31,9 @@ static void lbmc_run_usage(FILE *f)
         "  --quiet               no progress lines on stderr\n"
         "  --shard I/K           run only shard I of K (1 <= I <= K) of the points;\n"
         "                        combine the parts with lbmc merge\n"
-        "  --progress SECONDS    seconds between progress lines (default 10)\n"
+        "  --progress WHEN       progress lines on stderr: auto or always (a line every\n"
+        "                        10 s), never (none; unlike --quiet, notes and warnings\n"
+        "                        stay), or a number: the seconds between two lines\n"
         "  --stall SECONDS       a rank that holds a work unit and has sent nothing, not\n"
         "                        even its heartbeat (every 2 s while it simulates),\n"
         "                        for longer than this is presumed frozen: rank 0 warns\n"
@@ -72,7 +75,7 @@ const struct option lbmc_run_opts[] = {{"output", required_argument, 0, 'o'},
 static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
 {
   int c;
-  a->set.progress_seconds = 10;
+  a->set.progress_seconds = LBMC_PROGRESS_SECONDS;
   a->set.stall_seconds = LBMC_STALL_SECONDS;
   opterr = 0;
   optind = 1;
@@ -89,10 +92,14 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_SHARD:
       LBMC_CALL(lbmc_parse_shard("--shard", optarg, &a->set.shard_index, &a->set.shard_count));
       break;
-    case OPT_PROGRESS:
-      LBMC_CALL(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
-      LBMC_CALL(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
+    case OPT_PROGRESS: { /* one vocabulary with lbmc sim's --progress */
+      int mode;
+      double seconds;
+      LBMC_CALL(lbmc_cli_parse_progress("--progress", optarg, &mode, &seconds));
+      a->set.no_progress = mode == LBMC_SIM_PROGRESS_NEVER;
+      a->set.progress_seconds = isnan(seconds) ? LBMC_PROGRESS_SECONDS : seconds;
       break;
+    }
     case OPT_STALL:
       LBMC_CALL(lbmc_parse_real("--stall", optarg, &a->set.stall_seconds));
       LBMC_CALL(lbmc_check_positive("--stall", a->set.stall_seconds));
