@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../io/checkpoint.h"
 #include "../io/results.h"
 #include "cli.h"
 #include "lbmc/check.h"
@@ -195,24 +196,30 @@ static double lbmc_run_output_bytes(const lbmc_run_args *a, const lbmc_job *job)
              ((double)lbmc_job_pools(job) * (double)(o.tail_k + 1) + 5);
 }
 
-/* --resume with a checkpoint: the partial results the stopped run wrote name its shard
- * (the checkpoint does not), and a resume with another --shard, or none, would finish
- * another set of points into that file (without --shard: the whole job, under the
- * shard's name), so it is refused, naming the shard to give. An output that cannot be
- * read says nothing here: the checkpoint is what is resumed. */
+/* --resume with a checkpoint: it records its run's shard (a checkpoint of an older
+ * lbmc does not: then the partial results the stopped run wrote, if any, say it), and a
+ * resume with another --shard, or none, would finish another set of points into that
+ * file (without --shard: the whole job, under the shard's name), so it is refused,
+ * naming the shard to give. Nothing to compare (an old checkpoint without readable
+ * results) says nothing here. */
 static lbmc_err lbmc_run_resume_shard(const lbmc_run_args *a, const char *ckpt)
 {
   lbmc_results *res = NULL;
-  char mine[32] = "", theirs[32];
-  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
-  const lbmc_err err = lbmc_results_read(a->output, &res);
-  lbmc_error_set_mode(was);
-  if (err) {
-    lbmc_error_clear();
-    return LBMC_SUCCESS;
+  char mine[32] = "", theirs[32] = "";
+  long index, count;
+  if (lbmc_checkpoint_shard(ckpt, &index, &count)) {
+    if (count > 0) snprintf(theirs, sizeof theirs, "%ld/%ld", index, count);
+  } else {
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+    const lbmc_err err = lbmc_results_read(a->output, &res);
+    lbmc_error_set_mode(was);
+    if (err) {
+      lbmc_error_clear();
+      return LBMC_SUCCESS;
+    }
+    snprintf(theirs, sizeof theirs, "%s", res->shard);
+    lbmc_results_destroy(&res);
   }
-  snprintf(theirs, sizeof theirs, "%s", res->shard);
-  lbmc_results_destroy(&res);
   lbmc_run_shard_label(&a->set, mine, sizeof mine);
   if (strcmp(theirs, mine) == 0) return LBMC_SUCCESS;
   return LBMC_ERROR(LBMC_ERR_MISMATCH,
@@ -236,8 +243,8 @@ static lbmc_err lbmc_run_resume_complete(const lbmc_run_args *a, const lbmc_job 
   char shard[64] = "";
   int differ = 0;
   *complete = 0;
-  if (access(a->output, F_OK) != 0) return LBMC_SUCCESS;
   if (access(ckpt, F_OK) == 0) return lbmc_run_resume_shard(a, ckpt);
+  if (access(a->output, F_OK) != 0) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_results_read(a->output, &res));
   lbmc_run_shard_label(&a->set, shard, sizeof shard);
   if (strcmp(res->job_text ? res->job_text : "", lbmc_job_text(job)) != 0) {

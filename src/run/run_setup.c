@@ -251,7 +251,8 @@ done:
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
   return lbmc_checkpoint_open(ckpt, run->set->resume, run->job, run->total, run->opts.batches,
-                              lbmc_runner_replay, run, &run->ck);
+                              run->set->shard_index, run->set->shard_count, lbmc_runner_replay, run,
+                              &run->ck);
 }
 
 lbmc_err lbmc_runner_setup(lbmc_runner *run)
