@@ -7,7 +7,7 @@
 # damaged (not "a different job"); a last record cut short is dropped with a note; a
 # checkpoint of format 3 (lbmc before the owner slot) or 4 (before the shard) is still resumed. About 3 s of CPU.
 . "$(dirname "$0")/lib.sh"
-SHIM=${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}
+SHIM=$(preload "${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}")
 job="$HERE/small.yaml"
 check "reference run" "$LBMC" run "$job" -o "$WORK/ref.h5" --quiet
 # A whole checkpoint (18 records): the final write fails (the flock shim on the temporary).

@@ -59,7 +59,7 @@ check "--resume of a complete output with 4/5 for 0.8 and a comment: nothing to 
 
 ckpt_settings() { # a checkpoint resumed by a job spelled differently; refused by another
   local rc
-  LD_PRELOAD=${LBMC_NOFLOCK:?} LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" -o "$WORK/p.h5" \
+  LD_PRELOAD=$(preload "${LBMC_NOFLOCK:?}") LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" -o "$WORK/p.h5" \
     --quiet 2>/dev/null
   "$LBMC" run "$WORK/other.yaml" -o "$WORK/p.h5" --resume --quiet 2>"$WORK/err"
   rc=$?
@@ -135,7 +135,7 @@ shard_resume() { # a shard's checkpoint beside its results: resumed as that shar
   # beside the shard's results (what a stopped run leaves: complete or not, they name
   # the shard)
   "$LBMC" run "$job" --shard 1/2 -o "$WORK/sr-ref.h5" --quiet || return 1
-  LD_PRELOAD=${LBMC_NOFLOCK:?} LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" --shard 1/2 \
+  LD_PRELOAD=$(preload "${LBMC_NOFLOCK:?}") LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" --shard 1/2 \
     -o "$WORK/sr.h5" --quiet 2>"$WORK/err"
   grep -qF -- "-o $WORK/sr.h5 --resume --shard 1/2 (nothing is simulated again)" "$WORK/err" ||
     { echo "the failed write's advice:"; cat "$WORK/err"; return 1; }
