@@ -125,7 +125,9 @@ static int lbmc_sim_stopped(void *ctx)
 static lbmc_err lbmc_sim_estimate(lbmc_sim_run *s)
 {
   const long R = s->sched->target[0];
-  const double T = (s->o.warmup_auto ? 0 : s->o.warmup) + s->o.time;
+  /* a transient run lasts T1 of T0:T1:DT (its time setting is unused) */
+  const double T =
+      s->o.transient[2] > 0 ? s->o.transient[1] : (s->o.warmup_auto ? 0 : s->o.warmup) + s->o.time;
   lbmc_calibration c;
   lbmc_err err;
   if (!s->rep || s->progress == LBMC_SIM_PROGRESS_NEVER ||
