@@ -857,7 +857,8 @@ lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
   sum->damaged_records = sc.stretches ? lbmc_ckpt_damaged_records(&sc) : 0;
   sum->damaged_bytes = sc.damaged_bytes;
   sum->torn_bytes = sc.torn_bytes;
-  qsort(pts.points, (size_t)pts.n, sizeof *pts.points, lbmc_ckpt_long_cmp);
+  if (pts.n > 0) /* qsort of NULL, 0 (no records read) is undefined */
+    qsort(pts.points, (size_t)pts.n, sizeof *pts.points, lbmc_ckpt_long_cmp);
   for (long i = 0; i < pts.n; i++) sum->points += i == 0 || pts.points[i] != pts.points[i - 1];
   free(pts.points);
   free(sc.spans);
