@@ -68,5 +68,13 @@ for f in run sim; do
   check "lbmc $f --help: auto, always, never and SECONDS" \
     bash -c "tr -s ' \n' ' ' <'$WORK/$f.help' | grep -q 'auto.*always.*never.*a number'"
 done
+# bash completion: the words for both commands; each command's --help listed once
+"$LBMC" completion bash >"$WORK/completion"
+for f in run sim; do
+  check "completion: $f --progress offers auto always never" \
+    grep -qF "\"$f --progress\") COMPREPLY=(\$(compgen -W \"auto always never\"" "$WORK/completion"
+done
+check "completion: run's flags name --help once" \
+  bash -c "[ \"\$(grep -o '^ *run) flags=.*' '$WORK/completion' | grep -o -- '--help' | wc -l)\" -eq 1 ]"
 echo "progress flag: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
