@@ -424,14 +424,12 @@ static void lbmc_sim_transient_json(lbmc_sim_run *s)
  * /transient for a transient run), complete unless the run was interrupted. */
 static lbmc_err lbmc_sim_write(const lbmc_sim_run *s, const char *path)
 {
-  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
   const char *text = lbmc_job_text(s->job);
   lbmc_results *res = NULL;
   lbmc_err err;
   time_t now = time(NULL);
   struct tm tm;
-  LBMC_CALL(lbmc_results_create(1, v->replicas, lbmc_model_pools(s->m), (int)s->o.tail_k,
-                                s->o.pairs, &res));
+  LBMC_CALL(lbmc_results_create(1, lbmc_model_pools(s->m), (int)s->o.tail_k, s->o.pairs, &res));
   res->job_text = strdup(text ? text : "");
   err = res->job_text ? lbmc_grid_from_job(s->job, &res->grid)
                       : LBMC_ERROR(LBMC_ERR_MEMORY, "-o: out of memory");
@@ -500,6 +498,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
                             const char *engine, int json, int limit, int progress, double every)
 {
   const double cost = 1; /* one point: any cost */
+  size_t threshold;
   lbmc_sim_run s;
   lbmc_err err;
   memset(&s, 0, sizeof s);
@@ -510,6 +509,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.limit = limit;
   s.progress = progress;
   s.every = isnan(every) ? LBMC_SIM_LOG_EVERY : every;
+  LBMC_CALL_GOTO(err, lbmc_rep_store_threshold(&threshold), done); /* before the run, not after */
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
   LBMC_CALL_GOTO(
       err,

@@ -218,8 +218,8 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   lbmc_warned warned = {0};
   lbmc_err err = LBMC_SUCCESS;
   lbmc_runner_setup_progress(run, "allocating the results", 0);
-  LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
-                                (int)run->opts.tail_k, run->opts.pairs, &run->res));
+  LBMC_CALL(lbmc_results_create(run->P, lbmc_job_pools(run->job), (int)run->opts.tail_k,
+                                run->opts.pairs, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
   if (run->opts.transient[2] > 0) /* the job's time axis (run.transient is no grid axis) */
     LBMC_CALL(lbmc_results_transient_of(run->res, &run->opts));
