@@ -376,6 +376,12 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
       const int fallback = k == LBMC_MF_SOJOURN || k == LBMC_MF_WAIT;
       const double se = isfinite(measured) ? measured : fallback ? m->se * x->f[k].ratio : NAN;
       const double b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
+      if (i >= 0 && getenv("LBMC_DEBUG_RELAX")) { /* the entry's refined mean field */
+        char name[64];
+        fprintf(stderr, "mf entry %s %.17g %.17g bias %.4g se %.4g\n",
+                lbmc_metric_entry_name(i, (long)e, p->J, p->K, name, sizeof name), x->f[k].value,
+                x->f[k].D, b / n, se / n);
+      }
       if (!(se > 0) || b == 0) continue; /* no spread to compare with, or no bias */
       if (!(b / se <= worst->bias)) {
         worst->bias = b / se, worst->bound = b / n, worst->se = se / n;

@@ -10,7 +10,10 @@
 #include <string.h>
 
 #include "engine/mf_expansion.h"
+#include "engine/occ_meanfield.h"
 #include "lbmc/metrics.h"
+#include "system/policy.h"
+#include "system/system.h"
 #include "unit.h"
 
 #define REL 1e-6
@@ -255,12 +258,55 @@ static void test_expansion_functionals(void)
   lbmc_model_destroy(&m);
 }
 
+/* The mean-field point is solved once per set-up model and kept (the engines' start and the
+ * verdict's expansion): a second solve is the same bit for bit; a duplicate does not share
+ * it, and a model set up again with another lambda solves its own (control: the kept point
+ * of lambda 0.9 must not come back). */
+static int mfx_same_point(const lbmc_occ_mf_point *a, const lbmc_occ_mf_point *b)
+{
+  return a->settled == b->settled && a->J == b->J && a->levels == b->levels && a->ph == b->ph &&
+         a->s && b->s && memcmp(a->s, b->s, sizeof *a->s * a->J * a->levels) == 0 &&
+         memcmp(&a->customers, &b->customers, sizeof a->customers) == 0;
+}
+
+static void test_meanfield_kept(void)
+{
+  const ut_occ_conf c9 = {.n = 10000, .policy = "jsq(2)", .lambda = 0.9};
+  const ut_occ_conf c8 = {.n = 10000, .policy = "jsq(2)", .lambda = 0.8};
+  lbmc_model *m = ut_occ_model(&c9), *m8 = ut_occ_model(&c8), *dup = NULL;
+  lbmc_occ_mf_point a, b, c, d;
+  const lbmc_occupancy_ops *ops = m->policy->occupancy;
+  CU_ASSERT_FATAL(m->mf_memo == NULL);
+  CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, ops, &a) == LBMC_SUCCESS);
+  UT_CHECK(m->mf_memo != NULL && a.settled, "the solved point is kept with the model");
+  CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, ops, &b) == LBMC_SUCCESS);
+  UT_CHECK(mfx_same_point(&a, &b) && a.s != b.s, "the kept point, copied, is the same bit for bit");
+  CU_ASSERT_FATAL(lbmc_model_duplicate(m, &dup) == LBMC_SUCCESS);
+  UT_CHECK(dup->mf_memo == NULL, "a duplicate does not share the kept point");
+  CU_ASSERT_FATAL(lbmc_model_set_lambda(m, 0.8) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
+  UT_CHECK(m->mf_memo == NULL, "setting the model up again drops the kept point");
+  CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, ops, &c) == LBMC_SUCCESS);
+  CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m8, m8->policy->occupancy, &d) == LBMC_SUCCESS);
+  UT_CHECK(mfx_same_point(&c, &d) && !mfx_same_point(&a, &c),
+           "lambda 0.8 after 0.9: its own point (%.10g customers per server, 0.9's %.10g)",
+           c.customers, a.customers);
+  lbmc_occ_meanfield_free(&a);
+  lbmc_occ_meanfield_free(&b);
+  lbmc_occ_meanfield_free(&c);
+  lbmc_occ_meanfield_free(&d);
+  lbmc_model_destroy(&dup);
+  lbmc_model_destroy(&m);
+  lbmc_model_destroy(&m8);
+}
+
 int ut_register_mf_expansion(void)
 {
   static const ut_test tests[] = {
       {"refined mean field: exponential service", test_expansion_exponential},
       {"refined mean field: phase-type service", test_expansion_ph},
       {"refined mean field: every metric's functional", test_expansion_functionals},
+      {"mean-field point: solved once per set-up model", test_meanfield_kept},
       {NULL, NULL}};
   return ut_add_suite("mean-field expansion", tests);
 }
