@@ -314,10 +314,12 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
  * rule"). It holds when
  *   - the model's bound on the start bias over the measured period [w, w + T] of each
  *     replica (order 1/n: (1/n) min(sup_{t >= w} |b(t)|, int_w^inf |b| / T), b the bias path
- *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for each of the
- *     customers in the system (mean_queue pooled), mean_sojourn (mean_wait for one pool:
- *     the same less 1 / mu) and p_wait, each against the standard error of its estimate
- *     over the replicas; and
+ *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for the customers in
+ *     the system (mean_queue pooled) and for every metric entry that is a function of the
+ *     mean-field state (lbmc_mf_expansion_entry: tails, per-pool queues and workloads,
+ *     p_wait, mean_sojourn, ...), each against the standard error of its estimate over the
+ *     replicas (the entries without one are not gated but mean_sojourn's and p_wait's, whose
+ *     is then the model's); and
  *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
  *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
  *     rule's count of effective samples for a skewness g, with g one server's queue-length
@@ -326,8 +328,8 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
  *     skewness is O(1/sqrt(n)) whatever T is.
  * Returns 1 when it holds, 0 otherwise; *applies
  * says whether the rule covers the point (then *need is the measured time per replica
- * with which it would hold with R replicas, *bias_out the largest bound in standard errors
- * and *which its functional, LBMC_MF_*). */
+ * with which it would hold with R replicas, *worst the entry of the largest bound in
+ * standard errors). The entries with no functional are flagged by lbmc_point_mf_flags. */
 static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
                                double *need, lbmc_point_mf_worst *worst)
 {
@@ -415,7 +417,7 @@ static void lbmc_point_mf_advice(lbmc_point *p, long R, double need,
                       "the measured period by %.2g standard errors (%.3g against a standard "
                       "error of %.3g; at most %g allowed; refined mean field D0/n = %.3g "
                       "customers per server, tau_N = %.3g); %ld replicas of %.4g would pass",
-                      worst->metric < 0 ? "the customers in the system"
+                      worst->metric < 0 ? "the customers per server (mean_queue pooled)"
                                         : lbmc_metric_entry_name(worst->metric, (long)worst->entry,
                                                                  p->J, p->K, name, sizeof name),
                       worst->bias, worst->bound, worst->se, LBMC_MF_BIAS_SE, x->D0 / (double)p->n,
