@@ -147,7 +147,7 @@ static lbmc_err lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_mode
 static void lbmc_runner_setup_progress(lbmc_runner *run, const char *what, long i)
 {
   double now;
-  if (run->rank != 0 || run->set->quiet || (i & 1023)) return;
+  if (run->rank != 0 || run->set->quiet || run->set->no_progress || (i & 1023)) return;
   now = MPI_Wtime();
   if (now - run->t0 < LBMC_SETUP_QUIET ||
       (run->t_progress > run->t0 && now - run->t_progress < run->set->progress_seconds))
@@ -251,7 +251,8 @@ done:
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
   return lbmc_checkpoint_open(ckpt, run->set->resume, run->job, run->total, run->opts.batches,
-                              lbmc_runner_replay, run, &run->ck);
+                              run->set->shard_index, run->set->shard_count, lbmc_runner_replay, run,
+                              &run->ck);
 }
 
 lbmc_err lbmc_runner_setup(lbmc_runner *run)
