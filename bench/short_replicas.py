@@ -24,6 +24,13 @@ Usage:
       skipped) and prints the cell's coverage.
   /usr/bin/python3 bench/short_replicas.py --table OUT.jsonl
       the table of every cell in OUT.jsonl (coverage with its binomial 95% half-width).
+  /usr/bin/python3 bench/short_replicas.py entries LBMC OUT.jsonl LAW N T R RUNS
+  /usr/bin/python3 bench/short_replicas.py entries --table OUT.jsonl
+      every entry the mean-field start's rule gates (tails, per-pool metrics, ...), LAW exp,
+      exp2 (two pools 0.5:1.5, 0.5:0.75), h2 or h2pool (the same, hyperexponential scv 5 on
+      occupancy-ph): the coverage of the ok runs per entry, its lowest and the worst miss.
+      Truth: --limit refined (exponential), else the C expansion's x*_n + D / n per entry
+      (LBMC_DEBUG_RELAX's "mf entry" lines).
 Cost: events about 1.8 n T R per run (about 15 M events per CPU second); a cell of 200 runs
 at n = 1e6, T = 2, R = 10 is about 7e9 events (some 8 CPU minutes). The table in
 docs/model.md ("Relaxation time") came from cells run this way, e.g.
@@ -113,7 +120,119 @@ def table(path):
     print("(coverage in %; a cell of 200 runs at a true 95% reads within +-3.0, of 100 +-4.3)")
 
 
+# ---- every gated entry (the rule gates each metric entry with a mean-field functional) ----
+
+ENTRY_LAWS = {
+    "exp": ["--engine", "occupancy"],
+    "exp2": ["--engine", "occupancy", "--pools", "0.5:1.5:inf,0.5:0.75:inf"],
+    "h2": ["--engine", "occupancy-ph", "--service", "hyperexponential:scv=5"],
+    "h2pool": ["--engine", "occupancy-ph", "--service", "hyperexponential:scv=5", "--pools",
+               "0.5:1.5:inf,0.5:0.75:inf"],
+}
+
+
+def entry_names(name, values):
+    """(entry name, value) of a JSON estimate field: scalar, per pool, or pool x level."""
+    if not isinstance(values, list):
+        return [(name, values)]
+    out = []
+    for j, v in enumerate(values):
+        if isinstance(v, list):
+            out += [(f"{name}[{j + 1}][{k + 1}]", w) for k, w in enumerate(v)]
+        else:
+            out.append((f"{name}[{j + 1}]", v))
+    return out
+
+
+def entries_run(lbmc, law, n, t, r, seed, truths=None):
+    """One run: its status and, for each entry the rule gates (LBMC_DEBUG_RELAX's "mf entry"
+    lines), [mean, lower, upper] and the expansion's truth x*_n + D / n; with exponential
+    service the truth is the analysis package's refined mean field (--limit refined)."""
+    cmd = [lbmc, "sim", "--n", n, "--lambda", "0.9", "--policy", "jsq(2)", "--init",
+           "meanfield", "--replicas", str(r), "--time", str(t), "--warmup", "0", "--seed",
+           str(seed), "--json", "--progress", "never"] + ENTRY_LAWS[law]
+    if law.startswith("exp") and not truths:
+        cmd += ["--limit", "refined"]
+    env = dict(os.environ, LBMC_DEBUG_RELAX="1")
+    p = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    out = json.loads(p.stdout)
+    gated = {}
+    for line in p.stderr.splitlines():
+        if line.startswith("mf entry "):
+            w = line.split()
+            gated[w[2]] = float(w[3]) + float(w[4]) / float(n)
+    row = {"law": law, "n": n, "T": t, "R": r, "seed": seed, "status": out["status"],
+           "cpu": out["cpu_seconds"], "entries": {}, "refined": {}}
+    for m, e in out["estimates"].items():
+        if "limit_refined" in e:
+            row["refined"].update(entry_names(m, e["limit_refined"]))
+        ref = dict(entry_names(m, e.get("limit_refined"))) if "limit_refined" in e else {}
+        for (name, mean), (_, lo), (_, hi) in zip(entry_names(m, e["mean"]),
+                                                  entry_names(m, e["lower"]),
+                                                  entry_names(m, e["upper"])):
+            if name not in gated or lo is None or hi is None or not hi > lo:
+                continue
+            truth = (truths or ref).get(name) if law.startswith("exp") else gated[name]
+            if truth is not None:
+                row["entries"][name] = [mean, lo, hi, truth]
+    return row
+
+
+def entries_table(path):
+    rows = load(path)
+    cells = {}
+    for r in rows:
+        cells.setdefault(cell_key(r), []).append(r)
+    print("| law | n | T | R | runs | ok | entries | lowest ok coverage (entry) | worst ok miss "
+          "(half-widths, entry) | ok entries below 93% | CPU s per run |")
+    print("|" + "---|" * 11)
+    for k in sorted(cells, key=lambda k: (k[0], float(k[1]), k[3], k[2])):
+        rs = cells[k]
+        ok = [r for r in rs if r["status"] == "ok"]
+        names = sorted({e for r in ok for e in r["entries"]})
+        cov, worst, wname = {}, 0.0, ""
+        for e in names:
+            v = [r["entries"][e] for r in ok if e in r["entries"]]
+            cov[e] = (sum(lo <= t <= hi for _, lo, hi, t in v) / len(v), len(v))
+            for mean, lo, hi, t in v:
+                miss = abs(mean - t) / ((hi - lo) / 2)
+                if miss > worst:
+                    worst, wname = miss, e
+        low = min(cov, key=lambda e: cov[e][0]) if cov else ""
+        below = [e for e in cov if cov[e][0] < 0.93]
+        cpu = sum(r["cpu"] for r in rs) / len(rs)
+        print(f"| {k[0]} | {k[1]} | {k[2]:g} | {k[3]} | {len(rs)} | {len(ok)} | {len(cov)} | "
+              + (f"{100 * cov[low][0]:.1f} of {cov[low][1]} ({low})" if low else "-")
+              + f" | {worst:.2f} ({wname}) | {len(below)} | {cpu:.2f} |")
+    print("(coverage in % over the ok runs, per entry; 100 runs at a true 95% read within "
+          "+-4.3, and the minimum over tens of entries lower still)")
+
+
+def entries_main(argv):
+    if argv[0] == "--table":
+        entries_table(argv[1])
+        return
+    lbmc, out, law, n, t, r, runs = argv[:7]
+    prev = [row for row in load(out) if cell_key(row) == (law, n, float(t), int(r))]
+    done = {row["seed"] for row in prev}
+    # the refined mean field (exponential): computed by the cell's first run, kept in its row
+    truths = next((row["refined"] for row in prev if row.get("refined")), None)
+    with open(out, "a") as f:
+        for seed in range(1, int(runs) + 1):
+            if seed not in done:
+                row = entries_run(lbmc, law, n, t, int(r), seed, truths)
+                if truths:
+                    row["refined"] = {}
+                truths = truths or row["refined"]
+                f.write(json.dumps(row) + "\n")
+                f.flush()
+    entries_table(out)
+
+
 def main(argv):
+    if argv[0] == "entries":
+        entries_main(argv[1:])
+        return
     if argv[0] == "--table":
         table(argv[1])
         return

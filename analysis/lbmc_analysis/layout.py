@@ -97,7 +97,8 @@ DOC_REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "growth", "unstable")
 #: names of the bits of /estimates/M/flags for files without ``/estimates`` attribute
 #: ``flag_names`` (each flags dataset of layout 2 also lists them, attribute ``names``).
 DOC_FLAG_NAMES = ("empty", "none_observed", "all_observed", "no_interval", "correlated", "below_range",
-                  "above_range", "upper_open", "lower_open", "unreliable", "infinite", "heavy_tail")
+                  "above_range", "upper_open", "lower_open", "unreliable", "infinite", "heavy_tail",
+                  "start_bias_unbounded")
 
 
 def _strings(attrs: Mapping, name: str):

@@ -27,12 +27,17 @@ extern "C" {
  *  times the unit's expected time. */
 #define LBMC_STALL_FACTOR 10.0
 
+/** Seconds between two progress lines of lbmc run unless --progress gives them. */
+#define LBMC_PROGRESS_SECONDS 10.0
+
 typedef struct {
   const char *output;      /* results file; its checkpoint is output + ".ckpt" */
   int resume;              /* continue from the checkpoint */
   int dry_run;             /* print the grid, the units and a cost estimate; run nothing */
   int quiet;               /* no progress on stderr */
-  double progress_seconds; /* at most one progress line per this many seconds */
+  int no_progress;         /* no progress lines (--progress never); other notes stay */
+  double progress_seconds; /* at most one progress line per this many seconds
+                              (LBMC_PROGRESS_SECONDS unless given) */
   double stall_seconds;    /* a rank silent this long (no result, no heartbeat) is
                               presumed frozen (LBMC_STALL_FACTOR); 0: LBMC_STALL_SECONDS */
   long shard_index;        /* 1..shard_count; 0 = the whole job */

@@ -96,9 +96,10 @@ json_t *lbmc_cli_json_model(const lbmc_model_description *d);
  *  one after another through sequential mode's driver, then the point printed as a
  *  table, or as JSON with json = 1. Errors: LBMC_ERR_INTERRUPTED after a signal (the
  *  partial results printed if a replica finished), those of the replicas, LBMC_ERR_MEMORY.
- *  progress: LBMC_SIM_PROGRESS_* (--progress); limit: LBMC_LIMIT_* (--limit). */
+ *  progress: LBMC_SIM_PROGRESS_* (--progress), every: seconds between two lines off a
+ *  terminal (NaN: the default); limit: LBMC_LIMIT_* (--limit). */
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json, int limit, int progress);
+                            const char *engine, int json, int limit, int progress, double every);
 
 /* ---- the limit column (limits.c; docs/limits.md) ---- */
 
@@ -152,8 +153,17 @@ const char *lbmc_limit_reason(const json_t *answer);
 lbmc_err lbmc_limit_transient(const lbmc_model_description *d, long K, const lbmc_run_options *o,
                               const lbmc_transient *t, json_t *transient);
 
-/** lbmc sim --progress, in the order of its choices (src/io/inputs.h). */
+/** --progress of lbmc sim and lbmc run, in the order of its words (src/io/inputs.h). */
 enum { LBMC_SIM_PROGRESS_AUTO, LBMC_SIM_PROGRESS_ALWAYS, LBMC_SIM_PROGRESS_NEVER };
+/** What --progress allows, for both commands' errors and help. */
+#define LBMC_PROGRESS_ALLOWED                                                                      \
+  "auto, always, never, or the seconds between two progress lines (a number >= 0)"
+
+/** --progress WHEN, one vocabulary for lbmc sim and lbmc run: auto, always or never
+ *  (*mode: LBMC_SIM_PROGRESS_*, *seconds NaN), or a number of seconds >= 0 between two
+ *  progress lines (*mode LBMC_SIM_PROGRESS_ALWAYS, *seconds the number). Errors:
+ *  LBMC_ERR_ARG naming `where`, the value and LBMC_PROGRESS_ALLOWED. */
+lbmc_err lbmc_cli_parse_progress(const char *where, const char *text, int *mode, double *seconds);
 
 /** Install the handlers of SIGINT and SIGTERM (and SIGUSR1 if usr1) that set the
  *  returned flag to 1 (the program's one global: a handler can reach nothing else).

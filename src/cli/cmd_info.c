@@ -260,13 +260,19 @@ static void lbmc_info_print_wide(FILE *f, const lbmc_info *info, const lbmc_tabl
 }
 
 /* The shard ("i/k", or "" for the whole job or when unknown) of the run a checkpoint
- * belongs to, from the partial results it stopped with (the checkpoint does not say):
- * its resume needs the same --shard. */
-static void lbmc_info_checkpoint_shard(const char *out, char *shard, size_t size)
+ * belongs to: its header says (a checkpoint of an older lbmc does not: then the partial
+ * results it stopped with, if any); its resume needs the same --shard. */
+static void lbmc_info_checkpoint_shard(const lbmc_ckpt_summary *sum, const char *out, char *shard,
+                                       size_t size)
 {
   lbmc_results *res = NULL;
-  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  lbmc_error_mode was;
   *shard = '\0';
+  if (sum->shard_count >= 0) {
+    if (sum->shard_count > 0) snprintf(shard, size, "%ld/%ld", sum->shard_index, sum->shard_count);
+    return;
+  }
+  was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
   if (access(out, F_OK) == 0 && lbmc_results_read(out, &res) == LBMC_SUCCESS)
     snprintf(shard, size, "%s", res->shard);
   lbmc_results_destroy(&res);
@@ -301,9 +307,10 @@ static lbmc_err lbmc_info_checkpoint(const char *path)
            sum.format);
   } else {
     char shard[32];
-    lbmc_info_checkpoint_shard(out, shard, sizeof shard);
-    printf("It holds %ld finished replica%s of %ld point%s (seed %ld).\n", sum.replicas,
-           sum.replicas == 1 ? "" : "s", sum.points, sum.points == 1 ? "" : "s", sum.seed);
+    lbmc_info_checkpoint_shard(&sum, out, shard, sizeof shard);
+    printf("It holds %ld finished replica%s of %ld point%s (seed %ld)%s%s%s.\n", sum.replicas,
+           sum.replicas == 1 ? "" : "s", sum.points, sum.points == 1 ? "" : "s", sum.seed,
+           shard[0] ? " of shard " : "", shard, shard[0] ? " of its job" : "");
     lbmc_info_checkpoint_state(path, &sum);
     printf("Finish the run with\n"
            "  lbmc run JOB.yaml -o %s --resume%s%s\n"

@@ -1,11 +1,13 @@
 /* lbmc run: a job file's grid under MPI, HDF5 results. */
 #include <getopt.h>
+#include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../io/checkpoint.h"
 #include "../io/results.h"
 #include "cli.h"
 #include "lbmc/check.h"
@@ -16,7 +18,7 @@
 static void lbmc_run_usage(FILE *f)
 {
   fputs("usage: [mpirun -np N] lbmc run JOB.yaml [-o OUT.h5] [--resume] [--dry-run] [--quiet]\n"
-        "                               [--shard I/K] [--progress SECONDS] [--stall SECONDS]\n"
+        "                               [--shard I/K] [--progress WHEN] [--stall SECONDS]\n"
         "\n"
         "Run every grid point of a job file (docs/job-files.md) on the MPI ranks and write\n"
         "the results (docs/results-format.md). Work units (point, replica) are handed out\n"
@@ -30,7 +32,9 @@ static void lbmc_run_usage(FILE *f)
         "  --quiet               no progress lines on stderr\n"
         "  --shard I/K           run only shard I of K (1 <= I <= K) of the points;\n"
         "                        combine the parts with lbmc merge\n"
-        "  --progress SECONDS    seconds between progress lines (default 10)\n"
+        "  --progress WHEN       progress lines on stderr: auto or always (a line every\n"
+        "                        10 s), never (none; unlike --quiet, notes and warnings\n"
+        "                        stay), or a number: the seconds between two lines\n"
         "  --stall SECONDS       a rank that holds a work unit and has sent nothing, not\n"
         "                        even its heartbeat (every 2 s while it simulates),\n"
         "                        for longer than this is presumed frozen: rank 0 warns\n"
@@ -72,7 +76,7 @@ const struct option lbmc_run_opts[] = {{"output", required_argument, 0, 'o'},
 static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
 {
   int c;
-  a->set.progress_seconds = 10;
+  a->set.progress_seconds = LBMC_PROGRESS_SECONDS;
   a->set.stall_seconds = LBMC_STALL_SECONDS;
   opterr = 0;
   optind = 1;
@@ -89,10 +93,14 @@ static lbmc_err lbmc_run_parse(int argc, char **argv, lbmc_run_args *a)
     case OPT_SHARD:
       LBMC_CALL(lbmc_parse_shard("--shard", optarg, &a->set.shard_index, &a->set.shard_count));
       break;
-    case OPT_PROGRESS:
-      LBMC_CALL(lbmc_parse_real("--progress", optarg, &a->set.progress_seconds));
-      LBMC_CALL(lbmc_check_nonnegative("--progress", a->set.progress_seconds));
+    case OPT_PROGRESS: { /* one vocabulary with lbmc sim's --progress */
+      int mode;
+      double seconds;
+      LBMC_CALL(lbmc_cli_parse_progress("--progress", optarg, &mode, &seconds));
+      a->set.no_progress = mode == LBMC_SIM_PROGRESS_NEVER;
+      a->set.progress_seconds = isnan(seconds) ? LBMC_PROGRESS_SECONDS : seconds;
       break;
+    }
     case OPT_STALL:
       LBMC_CALL(lbmc_parse_real("--stall", optarg, &a->set.stall_seconds));
       LBMC_CALL(lbmc_check_positive("--stall", a->set.stall_seconds));
@@ -188,24 +196,30 @@ static double lbmc_run_output_bytes(const lbmc_run_args *a, const lbmc_job *job)
              ((double)lbmc_job_pools(job) * (double)(o.tail_k + 1) + 5);
 }
 
-/* --resume with a checkpoint: the partial results the stopped run wrote name its shard
- * (the checkpoint does not), and a resume with another --shard, or none, would finish
- * another set of points into that file (without --shard: the whole job, under the
- * shard's name), so it is refused, naming the shard to give. An output that cannot be
- * read says nothing here: the checkpoint is what is resumed. */
+/* --resume with a checkpoint: it records its run's shard (a checkpoint of an older
+ * lbmc does not: then the partial results the stopped run wrote, if any, say it), and a
+ * resume with another --shard, or none, would finish another set of points into that
+ * file (without --shard: the whole job, under the shard's name), so it is refused,
+ * naming the shard to give. Nothing to compare (an old checkpoint without readable
+ * results) says nothing here. */
 static lbmc_err lbmc_run_resume_shard(const lbmc_run_args *a, const char *ckpt)
 {
   lbmc_results *res = NULL;
-  char mine[32] = "", theirs[32];
-  const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
-  const lbmc_err err = lbmc_results_read(a->output, &res);
-  lbmc_error_set_mode(was);
-  if (err) {
-    lbmc_error_clear();
-    return LBMC_SUCCESS;
+  char mine[32] = "", theirs[32] = "";
+  long index, count;
+  if (lbmc_checkpoint_shard(ckpt, &index, &count)) {
+    if (count > 0) snprintf(theirs, sizeof theirs, "%ld/%ld", index, count);
+  } else {
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+    const lbmc_err err = lbmc_results_read(a->output, &res);
+    lbmc_error_set_mode(was);
+    if (err) {
+      lbmc_error_clear();
+      return LBMC_SUCCESS;
+    }
+    snprintf(theirs, sizeof theirs, "%s", res->shard);
+    lbmc_results_destroy(&res);
   }
-  snprintf(theirs, sizeof theirs, "%s", res->shard);
-  lbmc_results_destroy(&res);
   lbmc_run_shard_label(&a->set, mine, sizeof mine);
   if (strcmp(theirs, mine) == 0) return LBMC_SUCCESS;
   return LBMC_ERROR(LBMC_ERR_MISMATCH,
@@ -229,8 +243,8 @@ static lbmc_err lbmc_run_resume_complete(const lbmc_run_args *a, const lbmc_job 
   char shard[64] = "";
   int differ = 0;
   *complete = 0;
-  if (access(a->output, F_OK) != 0) return LBMC_SUCCESS;
   if (access(ckpt, F_OK) == 0) return lbmc_run_resume_shard(a, ckpt);
+  if (access(a->output, F_OK) != 0) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_results_read(a->output, &res));
   lbmc_run_shard_label(&a->set, shard, sizeof shard);
   if (strcmp(res->job_text ? res->job_text : "", lbmc_job_text(job)) != 0) {

@@ -4,6 +4,7 @@
  * precision target are built as a job file's, and the point runs through sequential
  * mode's driver as lbmc run's do (sim_run.c). */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,13 +406,14 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   lbmc_model *m = NULL;
   lbmc_run_options o;
   const char *engine = NULL;
-  lbmc_input_value progress = {0}; /* auto */
+  int progress = LBMC_SIM_PROGRESS_AUTO;
+  double every = NAN; /* the default */
   lbmc_err err = LBMC_SUCCESS;
   LBMC_CALL(lbmc_sim_parse(argc, argv, &a, help));
   if (*help) return LBMC_SUCCESS;
   if (a.given[LBMC_IN_PROGRESS])
-    LBMC_CALL(lbmc_input_parse(&lbmc_inputs[LBMC_IN_PROGRESS], "--progress",
-                               a.val[LBMC_IN_PROGRESS].text, &progress));
+    LBMC_CALL(
+        lbmc_cli_parse_progress("--progress", a.val[LBMC_IN_PROGRESS].text, &progress, &every));
   LBMC_CALL(lbmc_sim_job(&a, &job));
   lbmc_job_point_options(job, 0, &o);
   LBMC_CALL_GOTO(err, lbmc_job_point_model(job, 0, &m), done);
@@ -430,7 +432,7 @@ static lbmc_err lbmc_sim_main(int argc, char **argv, int *help)
   }
   err = lbmc_sim_run_point(job, m, &o, engine, a.given[LBMC_IN_JSON],
                            a.given[LBMC_IN_LIMIT] ? (int)a.val[LBMC_IN_LIMIT].l : LBMC_LIMIT_NONE,
-                           (int)progress.l);
+                           progress, every);
 done:
   lbmc_model_destroy(&m);
   lbmc_job_destroy(&job);

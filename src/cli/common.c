@@ -97,6 +97,34 @@ void lbmc_cli_print_engines(FILE *f, const char *indent)
     fprintf(f, "%s%-12s %s\n", indent, lbmc_engine_kind_name(k), lbmc_engine_kind_summary(k));
 }
 
+lbmc_err lbmc_cli_parse_progress(const char *where, const char *text, int *mode, double *seconds)
+{
+  static const char *const words[] = {"auto", "always", "never"}; /* LBMC_SIM_PROGRESS_* */
+  char why[512] = "";
+  lbmc_error_mode was;
+  *seconds = NAN;
+  for (int k = 0; k < 3; k++)
+    if (strcmp(text, words[k]) == 0) {
+      *mode = k;
+      return LBMC_SUCCESS;
+    }
+  *mode = LBMC_SIM_PROGRESS_ALWAYS;
+  was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+  if (lbmc_parse_real(where, text, seconds) == LBMC_SUCCESS && *seconds >= 0) {
+    lbmc_error_set_mode(was);
+    return LBMC_SUCCESS;
+  }
+  /* a number the reader refused says why (an underflow, a stray character) */
+  if (strchr("0123456789.+-", *text) && *text && lbmc_error_last() != LBMC_SUCCESS) {
+    const char *m = lbmc_error_message(), *colon = strstr(m, ": ");
+    snprintf(why, sizeof why, "; as a number: %s", colon ? colon + 2 : m);
+  }
+  lbmc_error_set_mode(was);
+  lbmc_error_clear();
+  return LBMC_ERROR(LBMC_ERR_ARG, "%s: '%s' is not allowed; allowed: " LBMC_PROGRESS_ALLOWED "%s",
+                    where, text, why);
+}
+
 lbmc_err lbmc_cli_unknown_option(const char *command, const char *arg, const struct option *opts)
 {
   const char *names[128], *close;

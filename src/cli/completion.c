@@ -32,9 +32,12 @@ static void lbmc_flags(FILE *f, const lbmc_command *c)
         fprintf(f, "%s--%s", first ? "" : " ", lbmc_inputs[id].flag), first = 0;
     return;
   }
-  for (const struct option *o = c->opts; o && o->name; o++)
+  int help = 0; /* --help once, whether the table has it or not */
+  for (const struct option *o = c->opts; o && o->name; o++) {
     fprintf(f, "%s--%s", first ? "" : " ", o->name), first = 0;
-  fprintf(f, "%s--help", first ? "" : " ");
+    help |= strcmp(o->name, "help") == 0;
+  }
+  if (!help) fprintf(f, "%s--help", first ? "" : " ");
 }
 
 /* The completion of a flag's value: lbmc sim's choices, its policies, info's formats. */
@@ -60,6 +63,8 @@ static void lbmc_values(FILE *f)
   }
   fputs(
       "    \"info --format\") COMPREPLY=($(compgen -W \"table csv json\" -- \"$cur\")); return ;;\n"
+      "    \"run --progress\") COMPREPLY=($(compgen -W \"auto always never\" -- \"$cur\")); return "
+      ";;\n"
       "    \"run -o\" | \"run --output\" | \"plot -o\" | \"plot --output\")\n"
       "      COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
       "  esac\n",

@@ -93,16 +93,25 @@ static int lbmc_compare_pair(const lbmc_point_info *a, const lbmc_point_info *b)
          (!a->sampling[0] || !b->sampling[0] || strcmp(a->sampling, b->sampling) == 0);
 }
 
-/* Numerators and denominators of entry k of point p's first R replicas into y, x. */
-static void lbmc_compare_terms(const lbmc_results *res, long p, size_t k, long R, double *y,
-                               double *x)
+/* Numerators and denominators of entry k of point p's first R replicas into y, x (the
+ * replicas' values first into y, their weights into x). */
+static lbmc_err lbmc_compare_terms(const lbmc_results *res, long p, size_t k, long R, double *y,
+                                   double *x)
 {
+  const size_t at = k * sizeof(double);
+  if (R > res->rep_count[p])
+    return LBMC_ERROR(LBMC_ERR_INTERNAL, "--compare: point %ld has %ld replicas, not %ld", p,
+                      res->rep_count[p], R);
+  LBMC_CALL(lbmc_rep_store_read_part(res->reps, res->rep_first[p], R,
+                                     lbmc_replica_column_offset(res, 0) + at, sizeof *y, y));
+  LBMC_CALL(lbmc_rep_store_read_part(res->reps, res->rep_first[p], R,
+                                     lbmc_replica_column_offset(res, 1) + at, sizeof *x, x));
   for (long r = 0; r < R; r++) {
-    const size_t at = ((size_t)p * (size_t)res->Rmax + (size_t)r) * res->total + k;
-    const double v = res->values[at], w = res->weights[at];
+    const double v = y[r], w = x[r];
     x[r] = w > 0 ? w : 0;
     y[r] = w > 0 && !isnan(v) ? v * w : 0;
   }
+  return LBMC_SUCCESS;
 }
 
 /* The cells of entry k of points pa and pb (the row exists). */
@@ -115,8 +124,8 @@ static lbmc_err lbmc_compare_cells(const lbmc_results *res, lbmc_table *t, long 
   lbmc_interval d, q, u;
   if (res->pt[pa].v.status == LBMC_STATUS_UNSTABLE || res->pt[pb].v.status == LBMC_STATUS_UNSTABLE)
     return lbmc_table_text(t, C_NOTE, "unstable: no comparison");
-  lbmc_compare_terms(res, pa, k, R, ya, xa);
-  lbmc_compare_terms(res, pb, k, R, yb, xb);
+  LBMC_CALL(lbmc_compare_terms(res, pa, k, R, ya, xa));
+  LBMC_CALL(lbmc_compare_terms(res, pb, k, R, yb, xb));
   lbmc_ratio_paired_difference(ya, xa, yb, xb, (size_t)R, 1, res->confidence, &d);
   lbmc_ratio_paired_ratio(ya, xa, yb, xb, (size_t)R, 1, res->confidence, &q);
   lbmc_ratio_difference(ya, xa, (size_t)R, 1, yb, xb, (size_t)R, 1, res->confidence, &u);

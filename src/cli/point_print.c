@@ -76,6 +76,7 @@ static const char *lbmc_note(unsigned flags)
   if (flags & LBMC_IV_NO_INTERVAL) return "fewer than two units with data";
   if (flags & LBMC_IV_UPPER_OPEN) return "upper end beyond the data";
   if (flags & LBMC_IV_LOWER_OPEN) return "lower end below the data";
+  if (flags & LBMC_IV_START_BIAS) return "start bias not bounded (mean-field start)";
   return "";
 }
 

@@ -37,6 +37,7 @@ typedef struct {
   double cpu;
   long finished, rounds; /* replicas finished and rounds reduced, for LBMC_TEST_STOP */
   int progress;          /* LBMC_SIM_PROGRESS_* */
+  double every;          /* seconds between two progress lines off a terminal */
   int tty;               /* progress on a terminal: one live line */
   volatile sig_atomic_t *stop;
   double t0, shown;
@@ -51,7 +52,8 @@ typedef struct {
   json_t *trans_json;   /* and as JSON (--json; with --limit refined its curves) */
 } lbmc_sim_run;
 
-/* Seconds between two progress lines when stderr is not a terminal. */
+/* Seconds between two progress lines when stderr is not a terminal, unless --progress
+ * gives them. */
 #define LBMC_SIM_LOG_EVERY 5.0
 
 static double lbmc_sim_now(void)
@@ -74,9 +76,9 @@ static void lbmc_sim_test_stop(const char *when, long count)
 }
 
 /* "replica 12 of 40 (30%, a longer run), 3.1 s, ETA 7 s": on a terminal one live line,
- * at most twice a second (force: clear it); otherwise a line every LBMC_SIM_LOG_EVERY
- * seconds, the first once the run has lasted that long (--progress always: at once). The
- * ETA is the round's, from the replicas done and the running one's simulated time. */
+ * at most twice a second (force: clear it); otherwise a line every s->every seconds, the first once
+ * the run has lasted that long (--progress always: at once). The ETA is the round's, from the
+ * replicas done and the running one's simulated time. */
 static void lbmc_sim_progress(lbmc_sim_run *s, int force)
 {
   const long done = s->sched->done[0], target = s->sched->target[0];
@@ -84,7 +86,7 @@ static void lbmc_sim_progress(lbmc_sim_run *s, int force)
   const double f = s->rep && done < target ? lbmc_replica_fraction(s->rep) : 0, got = done + f;
   char eta[32] = "ETA unknown";
   if (s->progress == LBMC_SIM_PROGRESS_NEVER || (!s->tty && force)) return;
-  if (now - s->shown < (s->tty ? 0.5 : LBMC_SIM_LOG_EVERY) && !force) return;
+  if (now - s->shown < (s->tty ? 0.5 : s->every) && !force) return;
   s->shown = now;
   if (force) {
     fprintf(stderr, "\r%78s\r", "");
@@ -123,7 +125,9 @@ static int lbmc_sim_stopped(void *ctx)
 static lbmc_err lbmc_sim_estimate(lbmc_sim_run *s)
 {
   const long R = s->sched->target[0];
-  const double T = (s->o.warmup_auto ? 0 : s->o.warmup) + s->o.time;
+  /* a transient run lasts T1 of T0:T1:DT (its time setting is unused) */
+  const double T =
+      s->o.transient[2] > 0 ? s->o.transient[1] : (s->o.warmup_auto ? 0 : s->o.warmup) + s->o.time;
   lbmc_calibration c;
   lbmc_err err;
   if (!s->rep || s->progress == LBMC_SIM_PROGRESS_NEVER ||
@@ -420,14 +424,12 @@ static void lbmc_sim_transient_json(lbmc_sim_run *s)
  * /transient for a transient run), complete unless the run was interrupted. */
 static lbmc_err lbmc_sim_write(const lbmc_sim_run *s, const char *path)
 {
-  const lbmc_verdict *v = lbmc_point_verdict(s->acc);
   const char *text = lbmc_job_text(s->job);
   lbmc_results *res = NULL;
   lbmc_err err;
   time_t now = time(NULL);
   struct tm tm;
-  LBMC_CALL(lbmc_results_create(1, v->replicas, lbmc_model_pools(s->m), (int)s->o.tail_k,
-                                s->o.pairs, &res));
+  LBMC_CALL(lbmc_results_create(1, lbmc_model_pools(s->m), (int)s->o.tail_k, s->o.pairs, &res));
   res->job_text = strdup(text ? text : "");
   err = res->job_text ? lbmc_grid_from_job(s->job, &res->grid)
                       : LBMC_ERROR(LBMC_ERR_MEMORY, "-o: out of memory");
@@ -458,7 +460,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
   if (s->rep) lbmc_replica_set_monitor(s->rep, lbmc_sim_monitor, s);
   s->tty = isatty(STDERR_FILENO);
   s->t0 = s->shown = lbmc_sim_now();
-  if (s->progress == LBMC_SIM_PROGRESS_ALWAYS && !s->tty) s->shown -= LBMC_SIM_LOG_EVERY;
+  if (s->progress == LBMC_SIM_PROGRESS_ALWAYS && !s->tty) s->shown -= s->every;
   LBMC_CALL(lbmc_sim_estimate(s));
   if (!s->interrupted) LBMC_CALL(lbmc_sim_rounds(s));
   if (s->interrupted && !lbmc_sim_partial(s)) {
@@ -493,9 +495,10 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
 }
 
 lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc_run_options *o,
-                            const char *engine, int json, int limit, int progress)
+                            const char *engine, int json, int limit, int progress, double every)
 {
   const double cost = 1; /* one point: any cost */
+  size_t threshold;
   lbmc_sim_run s;
   lbmc_err err;
   memset(&s, 0, sizeof s);
@@ -505,6 +508,8 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.engine = engine;
   s.limit = limit;
   s.progress = progress;
+  s.every = isnan(every) ? LBMC_SIM_LOG_EVERY : every;
+  LBMC_CALL_GOTO(err, lbmc_rep_store_threshold(&threshold), done); /* before the run, not after */
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
   LBMC_CALL_GOTO(
       err,

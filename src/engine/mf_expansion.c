@@ -19,11 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "occ_meanfield.h"
 #include "../system/policy.h"
 #include "../system/system.h"
+#include "lbmc/metrics.h"
 #include "lbmc/model.h"
 #include "lbmc/service.h"
+#include "occ_meanfield.h"
 
 #define LBMC_MFX_FLOOR  1e-13 /* levels held by less than this in every pool are dropped */
 #define LBMC_MFX_HJAC   1e-6  /* Jacobian step */
@@ -33,21 +34,35 @@
 #define LBMC_MFX_FLOPS  4e9   /* budget of the path */
 #define LBMC_MFX_DIMMAX 170   /* larger states are refused (memory d^2, time d^3) */
 
+/* The expected rates (per n) of the arrival jumps at the last evaluation, whose ratios are
+ * the non-linear functionals (mf_expansion.h): admissions, their sum of expected sojourns and
+ * of expected waits, the admissions that wait, the blocked arrivals, all arrivals, then pool
+ * j's admissions at LBMC_MFX_R_POOL + j. */
+enum {
+  LBMC_MFX_R_ADM,
+  LBMC_MFX_R_SOJ,
+  LBMC_MFX_R_WT,
+  LBMC_MFX_R_WAITED,
+  LBMC_MFX_R_BLOCKED,
+  LBMC_MFX_R_ARR,
+  LBMC_MFX_R_POOL
+};
+#define LBMC_MFX_RMAX (LBMC_MFX_R_POOL + LBMC_MAX_POOLS)
+
 typedef struct {
   const lbmc_model *m;
   const lbmc_occupancy_ops *ops;
   lbmc_occ_mf mf;
-  uint32_t J, K, Lv, d;
+  uint32_t J, K, Lv, d, nr; /* nr: rates, LBMC_MFX_R_POOL + J */
   uint32_t ph[LBMC_MAX_POOLS], off[LBMC_MAX_POOLS];
-  double *s, *p, *work; /* J x Lv levels, routing law, law scratch */
-  double arr[3];        /* the last evaluation's admissions: sum r, sum r h_sojourn, sum r h_wait */
+  double *s, *p, *work;       /* J x Lv levels, routing law, law scratch */
+  double rate[LBMC_MFX_RMAX]; /* the last evaluation's rates (LBMC_MFX_R_*) */
 } lbmc_mfx_ctx;
 
-/* The non-linear functionals at the last evaluation (LBMC_MF_SOJOURN, LBMC_MF_WAIT). */
-static void lbmc_mfx_phi(const lbmc_mfx_ctx *c, double *phi)
+/* The rates of the last evaluation into r (nr). */
+static void lbmc_mfx_phi(const lbmc_mfx_ctx *c, double *r)
 {
-  phi[0] = c->arr[1] / c->arr[0];
-  phi[1] = c->arr[2] / c->arr[0];
+  memcpy(r, c->rate, sizeof *r * c->nr);
 }
 
 /* One jump of the chain: rate r (per n) moving a server of pool j from index a to c (-1:
@@ -75,7 +90,7 @@ static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B
   const lbmc_model *m = c->m;
   const uint32_t Lv = c->Lv, K = c->K;
   memset(f, 0, sizeof *f * c->d);
-  c->arr[0] = c->arr[1] = c->arr[2] = 0;
+  memset(c->rate, 0, sizeof c->rate);
   for (uint32_t j = 0; j < c->J; j++) {
     double tot = 0;
     for (uint32_t k = 1; k < Lv; k++) {
@@ -102,14 +117,20 @@ static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B
       alpha = &one;
     const double *res = ph > 1 ? lbmc_service_ph_residual(sv) : NULL;
     const uint32_t L = (uint32_t)m->nrates[j];
+    double *rt = c->rate;
+    for (uint32_t k = 0; k < Lv; k++) { /* every arrival, and those blocked */
+      const double a = m->lambda * c->p[j * Lv + k];
+      rt[LBMC_MFX_R_ARR] += a;
+      if (!(Bf == LBMC_BUFFER_INF || (long)k < Bf)) rt[LBMC_MFX_R_BLOCKED] += a;
+    }
     for (uint32_t k = 0; k < K; k++) { /* arrivals k -> k + 1 (none out of level K) */
       const double a = m->lambda * c->p[j * Lv + k];
       if (!(Bf == LBMC_BUFFER_INF || (long)k < Bf)) continue;
       if (k == 0) {
         for (uint32_t q = 0; q < ph; q++) lbmc_mfx_jump(c, a * alpha[q], -1, o + q, j, f, B);
-        c->arr[0] += a;
-        c->arr[1] += a / (ph > 1 ? m->mu[j] : m->rates[j][0]);
-        c->arr[2] += L <= 0 ? a : 0.0;
+        rt[LBMC_MFX_R_ADM] += a;
+        rt[LBMC_MFX_R_POOL + j] += a;
+        rt[LBMC_MFX_R_SOJ] += a / (ph > 1 ? m->mu[j] : m->rates[j][0]);
         continue;
       }
       const double sk = c->s[j * Lv + k];
@@ -117,14 +138,19 @@ static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B
         const long i = (long)(o + (k - 1) * ph + q);
         const double r = ph > 1 ? a * x[i] / sk : a;
         lbmc_mfx_jump(c, r, i, i + (long)ph, j, f, B);
-        c->arr[0] += r; /* the expected sojourn and whether it waits (occupancy engines) */
+        rt[LBMC_MFX_R_ADM] += r; /* the expected sojourn, wait and whether it waits
+                                    (as the occupancy engines record them) */
+        rt[LBMC_MFX_R_POOL + j] += r;
         if (ph > 1) {
-          c->arr[1] += r * ((double)k + res[q]) / m->mu[j];
-          c->arr[2] += r;
+          const double wt = ((double)k - 1 + res[q]) / m->mu[j];
+          rt[LBMC_MFX_R_SOJ] += r * (wt + 1 / m->mu[j]);
+          rt[LBMC_MFX_R_WT] += r * wt;
+          rt[LBMC_MFX_R_WAITED] += r;
         } else {
-          c->arr[1] += r * ((k + 1 > L ? (double)(k + 1 - L) / m->rates[j][L - 1] : 0.0) +
-                            1 / m->rates[j][0]);
-          c->arr[2] += k >= L ? r : 0.0;
+          const double wt = k + 1 > L ? (double)(k + 1 - L) / m->rates[j][L - 1] : 0.0;
+          rt[LBMC_MFX_R_SOJ] += r * (wt + 1 / m->rates[j][0]);
+          rt[LBMC_MFX_R_WT] += r * wt;
+          rt[LBMC_MFX_R_WAITED] += k >= L ? r : 0.0;
         }
       }
     }
@@ -343,19 +369,17 @@ static void lbmc_mfx_hess_apply(const lbmc_mfx_hess *H, const double *M, size_t 
 }
 
 /* The Hessian of the drift at x (one-sided, Richardson at h and 2h) into H (sparse), and
- * those of the non-linear functionals (dense d x d each, LBMC_MF_SOJOURN, LBMC_MF_WAIT)
- * into Hphi. */
-#define LBMC_MFX_NPHI 2
+ * those of the arrival rates (dense d x d each, LBMC_MFX_R_*) into Hphi. */
 static int lbmc_mfx_hessian(lbmc_mfx_ctx *c, const double *x, lbmc_mfx_hess *H, double *Hphi)
 {
-  const size_t d = c->d, P = LBMC_MFX_NPHI;
+  const size_t d = c->d, P = c->nr;
   const double h = LBMC_MFX_HHESS;
   double *y = malloc(sizeof *y * d), *f0 = malloc(sizeof *f0 * d), *fa = malloc(sizeof *fa * d),
          *fb = malloc(sizeof *fb * d);
   double *F1 = malloc(sizeof *F1 * d * d), *F2 = malloc(sizeof *F2 * d * d),
          *F4 = malloc(sizeof *F4 * d * d);
   double *Q1 = malloc(sizeof *Q1 * d * P), *Q2 = malloc(sizeof *Q2 * d * P),
-         *Q4 = malloc(sizeof *Q4 * d * P), q0[LBMC_MFX_NPHI], qa[LBMC_MFX_NPHI], qb[LBMC_MFX_NPHI];
+         *Q4 = malloc(sizeof *Q4 * d * P), q0[LBMC_MFX_RMAX], qa[LBMC_MFX_RMAX], qb[LBMC_MFX_RMAX];
   int rc = -1;
   if (!y || !f0 || !fa || !fb || !F1 || !F2 || !F4 || !Q1 || !Q2 || !Q4) goto done;
   memcpy(y, x, sizeof *y * d);
@@ -495,26 +519,79 @@ static void lbmc_mfx_mv(const double *M, const double *x, size_t d, double *y)
   for (size_t i = 0; i < d; i++) y[i] = lbmc_mfx_dot(M + i * d, x, d);
 }
 
-/* The paths (mf_expansion.h): e_{i+1} = E e_i + dt/2 (E q_i + q_{i+1}), G_{i+1} = E G_i E^T,
- * q = -1/2 H:G; functional k's value grad_k . e - 1/2 Hphi_k : G (no Hessian term for the
- * linear customers, k = 0). grads: LBMC_MF_FUNCTIONALS x d; Hphi: the others' d x d. */
-static int lbmc_mfx_path(const double *A, const lbmc_mfx_hess *H, const double *W, const double *D0,
-                         const double *grads, const double *Hphi, const lbmc_mfx_schur *S,
-                         lbmc_mf_expansion *out)
+/* The functionals (mf_expansion.h) at x*, linearised: functional k's value into out->f[k],
+ * its gradient into grads (nf x d) and the weights of the rates' Hessians in its 1/n term
+ * into coef (nf x nr). rate0: the rates at x*, rgrad their gradients (nr x d). */
+static void lbmc_mfx_functionals(const lbmc_mfx_ctx *c, const double *x, const double *rate0,
+                                 const double *rgrad, double *grads, double *coef,
+                                 lbmc_mf_expansion *out)
 {
-  const size_t d = S->d;
+  const size_t d = c->d, nr = c->nr;
+  const lbmc_model *m = c->m;
+  /* the ratios u / v of rates: functional, numerator, denominator (-1: none) */
+  static const int ratios[][3] = {
+      {LBMC_MF_SOJOURN, LBMC_MFX_R_SOJ, LBMC_MFX_R_ADM},
+      {LBMC_MF_WAIT, LBMC_MFX_R_WAITED, LBMC_MFX_R_ARR},
+      {LBMC_MF_MEAN_WAIT, LBMC_MFX_R_WT, LBMC_MFX_R_ADM},
+      {LBMC_MF_BLOCK, LBMC_MFX_R_BLOCKED, LBMC_MFX_R_ARR},
+      {LBMC_MF_WAIT_OR_BLOCK, -1, LBMC_MFX_R_ARR}, /* numerator: waited + blocked */
+      {LBMC_MF_THROUGHPUT, LBMC_MFX_R_ADM, -1}};
+  memset(grads, 0, sizeof *grads * out->nf * d);
+  memset(coef, 0, sizeof *coef * out->nf * nr);
+  for (uint32_t j = 0; j < c->J; j++) { /* the linear ones: customers, queue, workload, tails */
+    const double *res = c->ph[j] > 1 ? lbmc_service_ph_residual(&m->service[j]) : NULL;
+    const size_t base = LBMC_MF_POOLS + (size_t)j * (LBMC_MFP_TAIL + c->K);
+    for (uint32_t k = 1; k <= c->K; k++)
+      for (uint32_t q = 0; q < c->ph[j]; q++) {
+        const size_t i = c->off[j] + (k - 1) * c->ph[j] + q;
+        grads[LBMC_MF_CUSTOMERS * d + i] = c->mf.b[j] * k;
+        grads[(base + LBMC_MFP_QUEUE) * d + i] = k;
+        grads[(base + LBMC_MFP_WORKLOAD) * d + i] = res ? (double)k - 1 + res[q] : (double)k;
+        for (uint32_t l = 1; l <= k; l++) grads[(base + LBMC_MFP_TAIL + l - 1) * d + i] = 1;
+      }
+  }
+  for (size_t k = 0; k < out->nf; k++) out->f[k].value = lbmc_mfx_dot(grads + k * d, x, d);
+  for (uint32_t r = 0; r < sizeof ratios / sizeof *ratios + c->J; r++) {
+    const int k = r < 6 ? ratios[r][0]
+                        : (int)(LBMC_MF_POOLS + (r - 6) * (LBMC_MFP_TAIL + c->K) + LBMC_MFP_SHARE);
+    const int u = r < 6 ? ratios[r][1] : (int)(LBMC_MFX_R_POOL + r - 6);
+    const int v = r < 6 ? ratios[r][2] : LBMC_MFX_R_ADM;
+    double *gk = grads + (size_t)k * d, *ck = coef + (size_t)k * nr;
+    const double u0 = u >= 0 ? rate0[u] : rate0[LBMC_MFX_R_WAITED] + rate0[LBMC_MFX_R_BLOCKED];
+    const double v0 = v >= 0 ? rate0[v] : 1.0, phi = u0 / v0;
+    if (!(v0 > 0)) continue; /* no arrivals: the functional is 0 */
+    out->f[k].value = phi;
+    /* delta(u / v) = (delta u - phi delta v) / v0 */
+    if (u >= 0)
+      ck[u] += 1 / v0;
+    else
+      ck[LBMC_MFX_R_WAITED] += 1 / v0, ck[LBMC_MFX_R_BLOCKED] += 1 / v0;
+    if (v >= 0) ck[v] -= phi / v0;
+    for (size_t i = 0; i < d; i++)
+      for (size_t l = 0; l < nr; l++) gk[i] += ck[l] * rgrad[l * d + i];
+  }
+}
+
+/* The paths (mf_expansion.h): e_{i+1} = E e_i + dt/2 (E q_i + q_{i+1}), G_{i+1} = E G_i E^T,
+ * q = -1/2 H:G; functional k's value grad_k . e - 1/2 sum_r coef_kr Hr : G over the rates'
+ * Hessians Hr (Hphi: nr x d x d). grads: nf x d; coef: nf x nr. */
+static int lbmc_mfx_path(const double *A, const lbmc_mfx_hess *H, const double *W, const double *D0,
+                         const double *grads, const double *coef, const double *Hphi, size_t nr,
+                         const lbmc_mfx_schur *S, lbmc_mf_expansion *out)
+{
+  const size_t d = S->d, nf = out->nf;
   const double horizon = LBMC_MFX_TAUS / S->slow;
   double steps = ceil(horizon * S->fast * 2);
   const double cap = LBMC_MFX_FLOPS / (4.0 * (double)d * (double)d * (double)d);
   gsl_matrix *a = gsl_matrix_alloc(d, d), *E = gsl_matrix_alloc(d, d);
   double *G = malloc(sizeof *G * d * d), *tmp = malloc(sizeof *tmp * d * d);
   double *e = malloc(sizeof *e * d), *q = malloc(sizeof *q * d), *u = malloc(sizeof *u * d),
-         *v = malloc(sizeof *v * d);
+         *v = malloc(sizeof *v * d), hg[LBMC_MFX_RMAX];
   int rc = -1, bad = 0;
   steps = fmax(200, fmin(steps, fmin(cap, 20000)));
   out->steps = (size_t)steps;
   out->dt = horizon / steps;
-  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++)
+  for (size_t k = 0; k < nf; k++)
     bad |= !(out->f[k].path = malloc(sizeof *out->f[k].path * (out->steps + 1)));
   out->ge = out->f[LBMC_MF_CUSTOMERS].path;
   if (bad || !a || !E || !G || !tmp || !e || !q || !u || !v) goto done;
@@ -535,9 +612,12 @@ static int lbmc_mfx_path(const double *A, const lbmc_mfx_hess *H, const double *
         e[i] = u[i] + 0.5 * out->dt * (v[i] + q[i]);
       }
     }
-    for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++)
-      out->f[k].path[s] = lbmc_mfx_dot(grads + (size_t)k * d, e, d) -
-                          (k ? 0.5 * lbmc_mfx_frob(Hphi + (size_t)(k - 1) * d * d, G, d) : 0.0);
+    for (size_t r = 0; r < nr; r++) hg[r] = lbmc_mfx_frob(Hphi + r * d * d, G, d);
+    for (size_t k = 0; k < nf; k++) {
+      double h = 0;
+      for (size_t r = 0; r < nr; r++) h += coef[k * nr + r] * hg[r];
+      out->f[k].path[s] = lbmc_mfx_dot(grads + k * d, e, d) - 0.5 * h;
+    }
   }
   rc = 0;
 done:
@@ -574,9 +654,12 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
   double *tmp = malloc(sizeof *tmp * 2 * d * d), *y = malloc(sizeof *y * d);
   double *f0 = malloc(sizeof *f0 * d), *f1 = malloc(sizeof *f1 * d), *f2 = malloc(sizeof *f2 * d);
   double *D0 = malloc(sizeof *D0 * d), *hz = malloc(sizeof *hz * d), *g = malloc(sizeof *g * d);
-  double *grads = malloc(sizeof *grads * LBMC_MF_FUNCTIONALS * d);
-  double *Hphi = calloc(LBMC_MFX_NPHI * d * d, sizeof *Hphi), *I0v = malloc(sizeof *I0v * d);
-  double q0[LBMC_MFX_NPHI], q1[LBMC_MFX_NPHI], q2[LBMC_MFX_NPHI];
+  const size_t nr = c->nr, nf = out->nf;
+  double *grads = malloc(sizeof *grads * nf * d), *coef = malloc(sizeof *coef * nf * nr);
+  double *rgrad = malloc(sizeof *rgrad * nr * d);
+  double *Hphi = calloc(nr * d * d, sizeof *Hphi), *I0v = malloc(sizeof *I0v * d);
+  double q0[LBMC_MFX_RMAX], q1[LBMC_MFX_RMAX], q2[LBMC_MFX_RMAX], hw[LBMC_MFX_RMAX],
+      hzr[LBMC_MFX_RMAX];
   gsl_matrix *lu = gsl_matrix_alloc(d, d);
   gsl_permutation *perm = gsl_permutation_alloc(d);
   lbmc_mfx_hess H = {NULL, 0, 0};
@@ -584,14 +667,14 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
   lbmc_err err = LBMC_SUCCESS;
   int sig;
   if (!A || !Bm || !W || !Z || !tmp || !y || !f0 || !f1 || !f2 || !D0 || !hz || !g || !lu ||
-      !perm || !grads || !Hphi || !I0v) {
+      !perm || !grads || !coef || !rgrad || !Hphi || !I0v) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory (%zu classes)", d);
     goto done;
   }
   memcpy(y, x, sizeof *y * d);
   lbmc_mfx_eval(c, y, f0, Bm);
   lbmc_mfx_phi(c, q0);
-  for (size_t i = 0; i < d; i++) { /* A and the functionals' gradients by columns */
+  for (size_t i = 0; i < d; i++) { /* A and the rates' gradients by columns */
     const double h = LBMC_MFX_HJAC;
     y[i] = x[i] + h;
     lbmc_mfx_eval(c, y, f1, NULL);
@@ -601,17 +684,10 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
     lbmc_mfx_phi(c, q2);
     y[i] = x[i];
     for (size_t k = 0; k < d; k++) A[k * d + i] = (-3 * f0[k] + 4 * f1[k] - f2[k]) / (2 * h);
-    for (size_t k = 0; k < LBMC_MFX_NPHI; k++)
-      grads[(k + 1) * d + i] = (-3 * q0[k] + 4 * q1[k] - q2[k]) / (2 * h);
+    for (size_t k = 0; k < nr; k++) rgrad[k * d + i] = (-3 * q0[k] + 4 * q1[k] - q2[k]) / (2 * h);
   }
-  for (uint32_t j = 0; j < c->J; j++)
-    for (uint32_t k = 1; k <= c->K; k++)
-      for (uint32_t q = 0; q < c->ph[j]; q++)
-        g[c->off[j] + (k - 1) * c->ph[j] + q] = c->mf.b[j] * k;
-  memcpy(grads, g, sizeof *g * d);
-  out->f[LBMC_MF_CUSTOMERS].value = lbmc_mfx_dot(g, x, d);
-  out->f[LBMC_MF_SOJOURN].value = q0[0];
-  out->f[LBMC_MF_WAIT].value = q0[1];
+  lbmc_mfx_functionals(c, x, q0, rgrad, grads, coef, out);
+  memcpy(g, grads + LBMC_MF_CUSTOMERS * d, sizeof *g * d);
   if (lbmc_mfx_schur_of(A, d, &S) != 0 || !(S.slow > 0)) {
     snprintf(out->note, sizeof out->note, "the drift's Jacobian at the fixed point is singular");
     goto done;
@@ -659,20 +735,26 @@ static lbmc_err lbmc_mfx_solve(lbmc_mfx_ctx *c, const double *x, lbmc_mf_expansi
     gsl_linalg_LU_solve(lu, perm, &b.vector, &awv.vector);
     memcpy(I0v, aw, sizeof *aw * d);
     out->I0 = lbmc_mfx_dot(g, aw, d);
-    for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) { /* D, I0 and the noise ratio */
-      const double *gr = grads + (size_t)k * d, *Hk = k ? Hphi + (size_t)(k - 1) * d * d : NULL;
+    for (size_t r = 0; r < nr; r++) { /* the rates' Hessians against W and Z */
+      hw[r] = lbmc_mfx_frob(Hphi + r * d * d, W, d);
+      hzr[r] = lbmc_mfx_frob(Hphi + r * d * d, Z, d);
+    }
+    for (size_t k = 0; k < nf; k++) { /* D, I0 and the noise ratio */
+      const double *gr = grads + k * d, *ck = coef + k * nr;
       lbmc_mf_functional *F = &out->f[k];
-      F->D = lbmc_mfx_dot(gr, D0, d) + (Hk ? 0.5 * lbmc_mfx_frob(Hk, W, d) : 0.0);
-      F->I0 = lbmc_mfx_dot(gr, I0v, d) - (Hk ? 0.5 * lbmc_mfx_frob(Hk, Z, d) : 0.0);
+      double sw = 0, sz = 0;
+      for (size_t r = 0; r < nr; r++) sw += ck[r] * hw[r], sz += ck[r] * hzr[r];
+      F->D = lbmc_mfx_dot(gr, D0, d) + 0.5 * sw;
+      F->I0 = lbmc_mfx_dot(gr, I0v, d) - 0.5 * sz;
       lbmc_mfx_mv(W, gr, d, wg);
       gsl_linalg_LU_solve(lu, perm, &wgv.vector, &awv.vector);
       F->ratio = -lbmc_mfx_dot(gr, aw, d); /* v' (-A^-1) W v */
     }
-    for (int k = LBMC_MF_FUNCTIONALS; k-- > 0;)
+    for (size_t k = nf; k-- > 0;)
       out->f[k].ratio = sqrt(fabs(out->f[k].ratio / out->f[LBMC_MF_CUSTOMERS].ratio));
   }
   out->slowest = 1 / S.slow;
-  if (lbmc_mfx_path(A, &H, W, D0, grads, Hphi, &S, out) != 0) {
+  if (lbmc_mfx_path(A, &H, W, D0, grads, coef, Hphi, nr, &S, out) != 0) {
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory (path)");
     goto done;
   }
@@ -693,6 +775,8 @@ done:
   free(hz);
   free(g);
   free(grads);
+  free(coef);
+  free(rgrad);
   free(Hphi);
   free(I0v);
   if (lu) gsl_matrix_free(lu);
@@ -736,12 +820,16 @@ lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out)
   }
   out->d = c.d;
   out->K = c.K;
+  out->J = c.J;
+  out->nf = LBMC_MF_POOLS + (size_t)c.J * (LBMC_MFP_TAIL + c.K);
+  c.nr = LBMC_MFX_R_POOL + c.J;
   c.mf.levels = c.Lv;
+  out->f = calloc(out->nf, sizeof *out->f);
   x = malloc(sizeof *x * c.d);
   c.s = malloc(sizeof *c.s * c.J * c.Lv);
   c.p = malloc(sizeof *c.p * c.J * c.Lv);
   c.work = c.mf.work = malloc(sizeof *c.work * 2 * (c.Lv + 1));
-  if (!x || !c.s || !c.p || !c.work)
+  if (!x || !c.s || !c.p || !c.work || !out->f)
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory");
   else {
     lbmc_mfx_start(&c, &pt, x);
@@ -760,10 +848,10 @@ lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out)
 
 void lbmc_mf_expansion_free(lbmc_mf_expansion *x)
 {
-  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) {
-    free(x->f[k].path);
-    x->f[k].path = NULL;
-  }
+  for (size_t k = 0; x->f && k < x->nf; k++) free(x->f[k].path);
+  free(x->f);
+  x->f = NULL;
+  x->nf = 0;
   x->ge = NULL;
   x->ok = 0;
 }
@@ -775,7 +863,7 @@ double lbmc_mf_expansion_bias(const lbmc_mf_expansion *x, int which, double n, d
   const double *b;
   size_t i0;
   if (area) *area = NAN;
-  if (!x->ok || which < 0 || which >= LBMC_MF_FUNCTIONALS || !(T > 0) || !(n > 0)) return NAN;
+  if (!x->ok || which < 0 || (size_t)which >= x->nf || !(T > 0) || !(n > 0)) return NAN;
   b = x->f[which].path;
   i0 = w > 0 ? (size_t)fmin((double)x->steps, floor(w / x->dt)) : 0;
   for (size_t i = i0; i <= x->steps; i++) {
@@ -784,4 +872,28 @@ double lbmc_mf_expansion_bias(const lbmc_mf_expansion *x, int which, double n, d
   }
   if (area) *area = a;
   return fmin(sup, a / T) / n;
+}
+
+int lbmc_mf_expansion_entry(const lbmc_mf_expansion *x, int metric, size_t entry, int J, int K)
+{
+  const size_t per = LBMC_MFP_TAIL + (size_t)x->K;
+  const size_t j = metric == LBMC_M_TAIL ? entry / (size_t)K : entry;
+  if (!x->ok || J != (int)x->J || K < 1) return LBMC_MF_NONE;
+  switch (metric) {
+  case LBMC_M_P_WAIT: return LBMC_MF_WAIT;
+  case LBMC_M_P_BLOCK: return LBMC_MF_BLOCK;
+  case LBMC_M_P_WAIT_OR_BLOCK: return LBMC_MF_WAIT_OR_BLOCK;
+  case LBMC_M_MEAN_SOJOURN: return LBMC_MF_SOJOURN;
+  case LBMC_M_MEAN_WAIT: return LBMC_MF_MEAN_WAIT;
+  case LBMC_M_THROUGHPUT: return LBMC_MF_THROUGHPUT;
+  case LBMC_M_MEAN_QUEUE: return (int)(LBMC_MF_POOLS + j * per + LBMC_MFP_QUEUE);
+  case LBMC_M_MEAN_WORKLOAD: return (int)(LBMC_MF_POOLS + j * per + LBMC_MFP_WORKLOAD);
+  case LBMC_M_ADMITTED_SHARE: return (int)(LBMC_MF_POOLS + j * per + LBMC_MFP_SHARE);
+  case LBMC_M_UTILIZATION: return (int)(LBMC_MF_POOLS + j * per + LBMC_MFP_TAIL);
+  case LBMC_M_TAIL: {
+    const size_t k = entry % (size_t)K + 1;
+    return k > x->K ? LBMC_MF_NIL : (int)(LBMC_MF_POOLS + j * per + LBMC_MFP_TAIL + k - 1);
+  }
+  default: return LBMC_MF_NONE; /* messages, withdrawals, quantiles, pair statistics */
+  }
 }

@@ -37,15 +37,41 @@
 #include "lbmc/error.h"
 #include "lbmc/types.h"
 
-/** The functionals of the state whose start bias is bounded: the customers per server
- *  (linear: g.x, g = b_j k), the mean sojourn and the probability of waiting of the
- *  customers admitted, each the arrival-weighted mean of its conditional expectation at
- *  admission (as the occupancy engines record them): phi(x) = sum_c r_c(x) h_c / sum_c
- *  r_c(x) over the arrival jumps c (from class c at rate r_c), h_c = the expected sojourn
- *  (k - L_j + 1)^+ / mu_j(L_j) + 1 / mu_j(1), or (k - 1 + r_p + 1) / mu_j with phase-type
- *  service (r_p the mean residual requirement from phase p), or 1{k >= L_j}. Non-linear: the
- *  bias of E[phi(X)] is grad phi . m / n + 1/2 D2 phi : V / n at order 1/n. */
-enum { LBMC_MF_CUSTOMERS, LBMC_MF_SOJOURN, LBMC_MF_WAIT, LBMC_MF_FUNCTIONALS };
+/** The functionals of the state whose start bias is bounded, one per metric entry the
+ *  engines record as a function of the state (lbmc_mf_expansion_entry maps the entries):
+ *   - linear in x (their Hessian is 0): the customers per server g.x = sum_j b_j sum_{k,p} k
+ *     x_j(k, p); pool j's mean_queue sum_{k,p} k x_j(k, p), its tail[j][k] (and utilization =
+ *     tail[j][1]) sum_{k' >= k, p} x_j(k', p), its mean_workload in units of requirement
+ *     sum_{k,p} (k - 1 + r_p) x_j(k, p) (r_p the mean residual requirement from phase p; 1
+ *     with exponential service);
+ *   - ratios of the expected rates of the arrival jumps (the estimators are ratios of sums
+ *     over time: E[sum] / E[sum], each sum's rate a function of x): mean_sojourn and
+ *     mean_wait (sum_c r_c h_c / sum_c r_c over the admissions c, h_c the expected sojourn
+ *     (k - L_j + 1)^+ / mu_j(L_j) + 1 / mu_j(1), or (k - 1 + r_p + 1) / mu_j with phase-type
+ *     service, and the wait the same less the service), p_wait, p_block, p_wait_or_block (the
+ *     arrivals that wait, are blocked, or either, over all arrivals), admitted_share[j] (the
+ *     admissions to pool j over all), and throughput (the admission rate itself).
+ *  For a ratio u/v of expected rates the 1/n term is (delta u - phi delta v) / v(x*) with
+ *  phi = u(x*)/v(x*) and delta u = grad u . m + 1/2 D2 u : V (Gast and Van Houdt 2017,
+ *  Theorem 3.1, for each rate; the ratio linearised at order 1/n); the path from the start
+ *  the same with e and G (Gast, Bortolussi and Tribastone 2019, section 3). */
+enum {
+  LBMC_MF_CUSTOMERS,     /* customers per server (the pooled mean_queue) */
+  LBMC_MF_SOJOURN,       /* mean_sojourn */
+  LBMC_MF_WAIT,          /* p_wait */
+  LBMC_MF_MEAN_WAIT,     /* mean_wait */
+  LBMC_MF_BLOCK,         /* p_block */
+  LBMC_MF_WAIT_OR_BLOCK, /* p_wait_or_block */
+  LBMC_MF_THROUGHPUT,    /* throughput */
+  LBMC_MF_POOLS          /* pool j's: LBMC_MF_POOLS + j (3 + K) + LBMC_MFP_* (tail k: + k - 1) */
+};
+enum { LBMC_MFP_QUEUE, LBMC_MFP_WORKLOAD, LBMC_MFP_SHARE, LBMC_MFP_TAIL };
+/** lbmc_mf_expansion_entry: the entry has no functional of the state (quantiles, pair
+ *  statistics, messages) */
+#define LBMC_MF_NONE (-1)
+/** lbmc_mf_expansion_entry: identically 0 at order 1/n (a tail beyond the levels kept: every
+ *  pool holds less than 1e-13 there at x*) */
+#define LBMC_MF_NIL (-2)
 
 typedef struct {
   double value; /* phi(x*) */
@@ -75,8 +101,10 @@ typedef struct lbmc_mf_expansion_ {
   double lyap_resid; /* max |A W + W A^T + B| relative to max |B| */
   double dt;         /* the grid of the path: t_i = i dt, i = 0 .. steps */
   size_t steps;
-  double *ge;                                /* steps + 1 values g.e(t_i) (owned) */
-  lbmc_mf_functional f[LBMC_MF_FUNCTIONALS]; /* f[LBMC_MF_CUSTOMERS].path is ge */
+  double *ge;            /* steps + 1 values g.e(t_i): f[LBMC_MF_CUSTOMERS].path */
+  uint32_t J;            /* pools */
+  size_t nf;             /* functionals: LBMC_MF_POOLS + J (3 + K) */
+  lbmc_mf_functional *f; /* nf of them (owned) */
 } lbmc_mf_expansion;
 
 /** The expansion of model m (set up; an occupancy form; exponential or phase-type service,
@@ -90,7 +118,12 @@ typedef struct lbmc_mf_expansion_ {
 lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out);
 void lbmc_mf_expansion_free(lbmc_mf_expansion *x);
 
-/** The bound on |start bias| of the time average of functional `which` (LBMC_MF_*) over
+/** The functional of entry `entry` of metric `metric` (LBMC_M_*) of a run with J pools and
+ *  K tail levels: its index in x->f, LBMC_MF_NIL (a tail beyond x's levels) or LBMC_MF_NONE
+ *  (no functional; also when x is not ok). */
+int lbmc_mf_expansion_entry(const lbmc_mf_expansion *x, int metric, size_t entry, int J, int K);
+
+/** The bound on |start bias| of the time average of functional `which` (index in x->f) over
  *  [w, w + T] from the mean-field start, at order 1/n: (1/n) min(sup_{t >= w} |b(t)|,
  *  int_w^inf |b| / T) with b its path (g.e for the customers per server), n servers; and
  *  in *area (if not NULL) int_w^inf |b|. NAN if x is not ok. */

@@ -6,10 +6,13 @@
 #include <gsl/gsl_odeiv2.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../system/policy.h"
+#include "../system/system.h"
 #include "lbmc/model.h"
 
 /* Stationary: the largest |d s_j(k)/dt| is below this times the fastest rate of the
@@ -389,8 +392,9 @@ static int lbmc_mf_integrate(lbmc_mf_ctx *c, double **y, lbmc_occ_mf_point *pt)
   return 0;
 }
 
-lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops *ops,
-                                  lbmc_occ_mf_point *pt)
+/* The integration itself (lbmc_occ_meanfield_solve). */
+static lbmc_err lbmc_occ_meanfield_compute(const lbmc_model *m, const lbmc_occupancy_ops *ops,
+                                           lbmc_occ_mf_point *pt)
 {
   lbmc_mf_ctx c;
   double *y = NULL;
@@ -440,6 +444,58 @@ void lbmc_occ_meanfield_free(lbmc_occ_mf_point *pt)
   if (pt->x != pt->s) free(pt->x);
   free(pt->s);
   pt->s = pt->x = NULL;
+}
+
+/* dst = a deep copy of src (bit for bit); 0, or -1 out of memory (dst then holds nothing). */
+static int lbmc_occ_mf_copy(const lbmc_occ_mf_point *src, lbmc_occ_mf_point *dst)
+{
+  const size_t ns = (size_t)src->J * src->levels, nx = ns * src->ph;
+  *dst = *src;
+  dst->s = dst->x = NULL;
+  if (src->s && !(dst->s = malloc(sizeof *dst->s * ns))) return -1;
+  if (src->s) memcpy(dst->s, src->s, sizeof *dst->s * ns);
+  if (src->x == src->s)
+    dst->x = dst->s;
+  else if (src->x) {
+    if (!(dst->x = malloc(sizeof *dst->x * nx))) {
+      lbmc_occ_meanfield_free(dst);
+      return -1;
+    }
+    memcpy(dst->x, src->x, sizeof *dst->x * nx);
+  }
+  return 0;
+}
+
+static void lbmc_occ_mf_memo_free(void *memo)
+{
+  lbmc_occ_meanfield_free(memo);
+  free(memo);
+}
+
+lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops *ops,
+                                  lbmc_occ_mf_point *pt)
+{
+  /* the model keeps the point it was solved for once set up (the engines' start and the
+   * verdict's expansion: a deterministic function of the model, so a copy is the same bit
+   * for bit); lbmc_model_setup and lbmc_model_duplicate drop it. A memo on a const model:
+   * the model's values are untouched. */
+  lbmc_model *mm = (lbmc_model *)(uintptr_t)m;
+  lbmc_occ_mf_point *memo = m->mf_memo;
+  const int keep = m->is_setup && m->policy && ops == m->policy->occupancy;
+  if (keep && memo && m->mf_memo_free == lbmc_occ_mf_memo_free) {
+    if (lbmc_occ_mf_copy(memo, pt) != 0)
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field start: out of memory");
+    return LBMC_SUCCESS;
+  }
+  LBMC_CALL(lbmc_occ_meanfield_compute(m, ops, pt));
+  if (keep && !m->mf_memo && (memo = malloc(sizeof *memo)) != NULL) {
+    if (lbmc_occ_mf_copy(pt, memo) == 0) {
+      mm->mf_memo = memo;
+      mm->mf_memo_free = lbmc_occ_mf_memo_free;
+    } else
+      free(memo); /* out of memory: solved again next time */
+  }
+  return LBMC_SUCCESS;
 }
 
 void lbmc_occ_round(const double *s, uint32_t levels, int64_t N, double u, int64_t *counts)

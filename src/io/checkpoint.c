@@ -21,7 +21,7 @@
 
 #include "h5file.h"
 
-#define LBMC_CKPT_MAGIC "LBMCCKP4"
+#define LBMC_CKPT_MAGIC "LBMCCKP5"
 #define LBMC_CKPT_OWNER 120 /* bytes of the owner slot, after the magic */
 #define LBMC_CKPT_HEAD  (8 + LBMC_CKPT_OWNER)
 /* A job text longer than this in a header is damage (job files are capped at 16 MiB). */
@@ -33,7 +33,8 @@ struct lbmc_checkpoint_ {
   char *path;
   size_t total;
   long batches;
-  off_t end; /* where the next record goes */
+  long shard[2]; /* the run's shard i/k; 0/0: the whole job */
+  off_t end;     /* where the next record goes */
   /* The owner slot as --resume found it (before taking it): a damaged file is kept aside
    * byte for byte as found. */
   char found_owner[LBMC_CKPT_OWNER];
@@ -165,7 +166,7 @@ static lbmc_err lbmc_ckpt_lock(int fd, const char *path, int *locked)
 
 /* What the start of an existing file is. */
 typedef enum {
-  LBMC_CKPT_GOOD,       /* a whole header of a readable format (3 or 4) */
+  LBMC_CKPT_GOOD,       /* a whole header of a readable format (3, 4 or 5) */
   LBMC_CKPT_INCOMPLETE, /* the start of a header, never fully written */
   LBMC_CKPT_DAMAGED,    /* a header that fails its checksum, or cannot be one */
   LBMC_CKPT_OTHER,      /* the header of another format ("LBMCCKP<v>") */
@@ -177,7 +178,7 @@ typedef struct {
   char format;      /* its magic's digit */
   const char *text; /* the job text, in the mapping; len bytes */
   uint64_t len;
-  int64_t h[3]; /* seed, total, batches */
+  int64_t h[5]; /* seed, total, batches, shard i, shard k (format 5; older: -1, -1) */
   size_t end;   /* the first record's offset */
 } lbmc_ckpt_header;
 
@@ -186,7 +187,7 @@ static int lbmc_ckpt_any_record(const unsigned char *m, size_t size, size_t from
 /* Parse the header of the mapped file m (size bytes). */
 static void lbmc_ckpt_parse_header(const unsigned char *m, size_t size, lbmc_ckpt_header *hd)
 {
-  size_t at;
+  size_t at, nh;
   memset(hd, 0, sizeof *hd);
   if (size < 8) {
     hd->kind = size == 0 || memcmp(m, LBMC_CKPT_MAGIC, size) == 0 ? LBMC_CKPT_INCOMPLETE
@@ -198,11 +199,11 @@ static void lbmc_ckpt_parse_header(const unsigned char *m, size_t size, lbmc_ckp
     hd->kind = LBMC_CKPT_FOREIGN;
     return;
   }
-  if (hd->format != '3' && hd->format != '4') {
+  if (hd->format != '3' && hd->format != '4' && hd->format != '5') {
     hd->kind = LBMC_CKPT_OTHER;
     return;
   }
-  at = hd->format == '4' ? LBMC_CKPT_HEAD : 8;
+  at = hd->format >= '4' ? LBMC_CKPT_HEAD : 8;
   if (size < at + 8) { /* cut short, unless records follow (a header cannot be that short) */
     hd->kind = lbmc_ckpt_any_record(m, size, 8) ? LBMC_CKPT_DAMAGED : LBMC_CKPT_INCOMPLETE;
     return;
@@ -213,27 +214,31 @@ static void lbmc_ckpt_parse_header(const unsigned char *m, size_t size, lbmc_ckp
     return;
   }
   hd->text = (const char *)m + at + 8;
-  hd->end = at + 8 + (size_t)hd->len + 24 + (hd->format == '4' ? 4 : 0);
+  nh = hd->format == '5' ? 5 : 3;
+  hd->end = at + 8 + (size_t)hd->len + 8 * nh + (hd->format >= '4' ? 4 : 0);
   if (hd->end > size) {
     hd->kind = lbmc_ckpt_any_record(m, size, at) ? LBMC_CKPT_DAMAGED : LBMC_CKPT_INCOMPLETE;
     return;
   }
-  memcpy(hd->h, m + at + 8 + hd->len, sizeof hd->h);
+  hd->h[3] = hd->h[4] = -1; /* the shard: unknown before format 5 */
+  memcpy(hd->h, m + at + 8 + hd->len, 8 * nh);
   hd->kind = LBMC_CKPT_GOOD;
-  if (hd->format == '4') {
+  if (hd->format >= '4') {
     uint32_t crc;
     memcpy(&crc, m + hd->end - 4, 4);
     if (crc != lbmc_ckpt_crc(m + at, hd->end - 4 - at)) hd->kind = LBMC_CKPT_DAMAGED;
   }
 }
 
-/* The header (format 4) of a job: magic, owner slot, text, seed, total, batches, CRC,
- * into a new buffer (*len bytes). */
-static unsigned char *lbmc_ckpt_make_header(const char *text, long seed, size_t total, long batches,
+/* The header (format 5) of ck's run of a job: magic, owner slot, text, seed, total,
+ * batches, shard, CRC, into a new buffer (*len bytes). */
+static unsigned char *lbmc_ckpt_make_header(const lbmc_checkpoint *ck, const lbmc_job *job,
                                             size_t *len)
 {
+  const char *text = lbmc_job_text(job);
   const uint64_t tlen = strlen(text);
-  const int64_t h[3] = {seed, (int64_t)total, batches};
+  const int64_t h[5] = {lbmc_job_seed(job), (int64_t)ck->total, ck->batches, ck->shard[0],
+                        ck->shard[1]};
   unsigned char *b;
   uint32_t crc;
   *len = LBMC_CKPT_HEAD + 8 + (size_t)tlen + sizeof h + 4;
@@ -412,8 +417,7 @@ static void lbmc_ckpt_unmap(lbmc_ckpt_map *map)
 static lbmc_err lbmc_ckpt_write_header(lbmc_checkpoint *ck, const lbmc_job *job)
 {
   size_t len;
-  unsigned char *h =
-      lbmc_ckpt_make_header(lbmc_job_text(job), lbmc_job_seed(job), ck->total, ck->batches, &len);
+  unsigned char *h = lbmc_ckpt_make_header(ck, job, &len);
   int rc = h ? lbmc_ckpt_pwrite(ck->fd, h, len, 0) : -1;
   free(h);
   if (rc || ftruncate(ck->fd, (off_t)len) != 0 || fsync(ck->fd) != 0)
@@ -472,6 +476,16 @@ static lbmc_err lbmc_ckpt_check_header(const lbmc_checkpoint *ck, const lbmc_ckp
                       "entries and %lld batches, this one's %zu and %ld); delete it to start "
                       "afresh",
                       ck->path, (long long)hd->h[1], (long long)hd->h[2], ck->total, ck->batches);
+  if (hd->h[4] >= 0 && (hd->h[3] != ck->shard[0] || hd->h[4] != ck->shard[1])) {
+    char was[48] = "the whole job", is[48] = "the whole job";
+    if (hd->h[4] > 0)
+      snprintf(was, sizeof was, "shard %lld/%lld", (long long)hd->h[3], (long long)hd->h[4]);
+    if (ck->shard[1] > 0) snprintf(is, sizeof is, "shard %ld/%ld", ck->shard[0], ck->shard[1]);
+    return LBMC_ERROR(LBMC_ERR_MISMATCH,
+                      "%s belongs to %s of %s, and this run is %s; allowed: the same shard "
+                      "(resume with the --shard it was started with)",
+                      ck->path, was, lbmc_job_name(job), is);
+  }
   return LBMC_SUCCESS;
 }
 
@@ -505,8 +519,7 @@ static lbmc_err lbmc_ckpt_rewrite(lbmc_checkpoint *ck, const lbmc_job *job,
 {
   char tmp[4200];
   size_t len;
-  unsigned char *h =
-      lbmc_ckpt_make_header(lbmc_job_text(job), lbmc_job_seed(job), ck->total, ck->batches, &len);
+  unsigned char *h = lbmc_ckpt_make_header(ck, job, &len);
   off_t at = (off_t)len;
   int fd, rc = !h, e = 0, locked = 0;
   snprintf(tmp, sizeof tmp, "%s.new.%ld", ck->path, (long)getpid());
@@ -620,14 +633,14 @@ static lbmc_err lbmc_ckpt_existing(lbmc_checkpoint *ck, int resume, const lbmc_j
     return LBMC_ERROR(LBMC_ERR_FILE, "cannot read the checkpoint %s: %s", ck->path,
                       strerror(errno));
   lbmc_ckpt_parse_header(map.m, map.size, &hd);
-  if (hd.kind == LBMC_CKPT_GOOD && hd.format == '4')
+  if (hd.kind == LBMC_CKPT_GOOD && hd.format >= '4')
     lbmc_ckpt_owner_read(ck->fd, owner, sizeof owner);
   if (owner[0] && hd.kind == LBMC_CKPT_GOOD && resume)
     fprintf(stderr,
             "lbmc run: note: %s was left by a run that stopped without closing it (%s; killed, "
             "or its machine failed); taking it over\n",
             ck->path, lbmc_ckpt_owner_words(owner, words, sizeof words));
-  if (hd.kind == LBMC_CKPT_GOOD && hd.format == '4' && resume) { /* ours from now on */
+  if (hd.kind == LBMC_CKPT_GOOD && hd.format >= '4' && resume) { /* ours from now on */
     char slot[LBMC_CKPT_OWNER];
     lbmc_ckpt_owner_text(slot);
     ck->has_found_owner =
@@ -647,7 +660,7 @@ static lbmc_err lbmc_ckpt_existing(lbmc_checkpoint *ck, int resume, const lbmc_j
   } else if (hd.kind == LBMC_CKPT_OTHER && resume) {
     err = LBMC_ERROR(LBMC_ERR_MISMATCH,
                      "%s was written by another version of lbmc (checkpoint format %c, this one "
-                     "reads formats 3 and %c) and cannot be resumed: rerun without --resume to "
+                     "reads formats 3 to %c) and cannot be resumed: rerun without --resume to "
                      "start afresh (it is replaced), or delete it",
                      ck->path, hd.format, LBMC_CKPT_MAGIC[7]);
   } else if (hd.kind == LBMC_CKPT_OTHER) {
@@ -682,7 +695,7 @@ static lbmc_err lbmc_ckpt_existing(lbmc_checkpoint *ck, int resume, const lbmc_j
 }
 
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const lbmc_job *job, size_t total,
-                              long batches,
+                              long batches, long shard_index, long shard_count,
                               lbmc_err (*visit)(const void *record, size_t size, void *ctx),
                               void *ctx, lbmc_checkpoint **out)
 {
@@ -697,6 +710,8 @@ lbmc_err lbmc_checkpoint_open(const char *path, int resume, const lbmc_job *job,
   ck->fd = -1;
   ck->total = total;
   ck->batches = batches;
+  ck->shard[0] = shard_count > 0 ? shard_index : 0;
+  ck->shard[1] = shard_count > 0 ? shard_count : 0;
   err = lbmc_ckpt_open_file(ck, &created);
   if (!err && !created) err = lbmc_ckpt_existing(ck, resume, job, visit, ctx, &fresh);
   if (!err && (created || fresh)) err = lbmc_ckpt_write_header(ck, job);
@@ -748,6 +763,23 @@ int lbmc_checkpoint_is(const char *path)
   return is;
 }
 
+int lbmc_checkpoint_shard(const char *path, long *index, long *count)
+{
+  int fd = open(path, O_RDONLY), known = 0;
+  lbmc_ckpt_map map = {NULL, 0};
+  lbmc_ckpt_header hd;
+  if (fd < 0) return 0;
+  if (lbmc_ckpt_map_fd(fd, &map) == 0) {
+    lbmc_ckpt_parse_header(map.m, map.size, &hd);
+    known = hd.kind == LBMC_CKPT_GOOD && hd.h[4] >= 0;
+    *index = (long)hd.h[3];
+    *count = (long)hd.h[4];
+    lbmc_ckpt_unmap(&map);
+  }
+  close(fd);
+  return known;
+}
+
 /* lbmc info: the points of the good records. */
 typedef struct {
   long *points;
@@ -797,7 +829,7 @@ lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
     close(fd);
     return LBMC_ERROR(LBMC_ERR_ARG, "%s is not an lbmc checkpoint", path);
   }
-  if (hd.format == '4' && hd.kind != LBMC_CKPT_INCOMPLETE) {
+  if (hd.format >= '4' && hd.kind != LBMC_CKPT_INCOMPLETE) {
     lbmc_ckpt_owner_read(fd, sum->owner, sizeof sum->owner);
     if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
       flock(fd, LOCK_UN);
@@ -815,6 +847,8 @@ lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
       sum->seed = (long)hd.h[0];
       sum->total = (size_t)hd.h[1];
       sum->batches = (long)hd.h[2];
+      sum->shard_index = (long)hd.h[3];
+      sum->shard_count = (long)hd.h[4];
       err = lbmc_ckpt_scan_records(map.m, map.size, hd.end, lbmc_ckpt_count_point, &pts, &sc);
     }
   }
@@ -823,7 +857,8 @@ lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum)
   sum->damaged_records = sc.stretches ? lbmc_ckpt_damaged_records(&sc) : 0;
   sum->damaged_bytes = sc.damaged_bytes;
   sum->torn_bytes = sc.torn_bytes;
-  qsort(pts.points, (size_t)pts.n, sizeof *pts.points, lbmc_ckpt_long_cmp);
+  if (pts.n > 0) /* qsort of NULL, 0 (no records read) is undefined */
+    qsort(pts.points, (size_t)pts.n, sizeof *pts.points, lbmc_ckpt_long_cmp);
   for (long i = 0; i < pts.n; i++) sum->points += i == 0 || pts.points[i] != pts.points[i - 1];
   free(pts.points);
   free(sc.spans);

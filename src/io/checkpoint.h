@@ -3,15 +3,17 @@
  * run killed at any moment loses at most the replicas in flight; `lbmc run --resume`
  * reads it back.
  *
- * File (format 4): the magic "LBMCCKP4"; the owner slot, 120 bytes of text "pid=PID
+ * File (format 5): the magic "LBMCCKP5"; the owner slot, 120 bytes of text "pid=PID
  * host=HOST since=TIME" (NUL-padded; zeros when no run holds the file), rewritten by
  * each run that opens the file; then the header: uint64 length + the job text, int64
- * seed, int64 total (metric vector length), int64 batches, uint32 crc32 (zlib) of the
- * header from its length on; then records, each a replica record (src/sim/record.h: the
- * bytes of the MPI result message, its size in its first 8 bytes) followed by uint32
- * crc32 of the record. Format 3 (lbmc before the owner slot and the header's CRC: the
- * magic "LBMCCKP3", then the header without CRC, then the same records) is read and
- * converted to format 4 when resumed; other formats are refused.
+ * seed, int64 total (metric vector length), int64 batches, int64 shard index and count
+ * (0, 0: the whole job), uint32 crc32 (zlib) of the header from its length on; then
+ * records, each a replica record (src/sim/record.h: the bytes of the MPI result
+ * message, its size in its first 8 bytes) followed by uint32 crc32 of the record.
+ * Format 4 (the same without the shard: a shard killed before writing its results could
+ * not say which it was) and format 3 (also without the owner slot and the header's CRC:
+ * the magic "LBMCCKP3", then the header without CRC, then the same records) are read
+ * and converted to format 5 when resumed; other formats are refused.
  *
  * A run holds an exclusive flock on the file for its life: a second run of the same
  * output, or --resume of it, is refused naming the holder's PID and host (from the
@@ -40,7 +42,8 @@ typedef struct lbmc_checkpoint_ lbmc_checkpoint;
 /** Open `path` for appending, and lock it. With resume = 0 the file must not exist
  *  (else an error says to use --resume or delete it) and is created with the header;
  *  with resume = 1 an existing file must belong to the same job (parsed settings,
- *  lbmc_job_compare; else LBMC_ERR_MISMATCH naming the key) and seed, or be of
+ *  lbmc_job_compare; else LBMC_ERR_MISMATCH naming the key), seed and shard (shard_index
+ *  of shard_count, 0 0 for the whole job; a file of format 3 or 4 does not say), or be of
  *  another format (refused) or incomplete (replaced: it holds nothing); `visit` is
  *  called for every valid record (its bytes, in a buffer reused for the next record),
  *  damaged records are skipped (see above), and appending continues after the last
@@ -48,7 +51,7 @@ typedef struct lbmc_checkpoint_ lbmc_checkpoint;
  *  the file exists without --resume), LBMC_ERR_FILE (damaged header, system errors),
  *  LBMC_ERR_MISMATCH, LBMC_ERR_MEMORY, or what visit returns. */
 lbmc_err lbmc_checkpoint_open(const char *path, int resume, const lbmc_job *job, size_t total,
-                              long batches,
+                              long batches, long shard_index, long shard_count,
                               lbmc_err (*visit)(const void *record, size_t size, void *ctx),
                               void *ctx, lbmc_checkpoint **ck);
 /** Append one replica record (size bytes) with its CRC (one write: the kernel has it
@@ -62,6 +65,8 @@ typedef struct {
   char format;         /* the format digit of its magic */
   char *job_text;      /* the job's text (malloc'ed; the caller frees it) */
   long seed, batches;
+  long shard_index, shard_count; /* the run's shard (0 0: the whole job); -1 -1: not
+                                    recorded (format 3 or 4) */
   size_t total;
   long replicas;        /* good records: finished replicas */
   long points;          /* distinct points among them */
@@ -79,6 +84,10 @@ int lbmc_checkpoint_is(const char *path);
  *  and complete_header = 1). Errors: LBMC_ERR_ARG if it is not a checkpoint,
  *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_checkpoint_describe(const char *path, lbmc_ckpt_summary *sum);
+/** 1 if the checkpoint at path records the shard of its run (a good header of format 5):
+ *  *index of *count, 0 0 for the whole job; 0 if it does not say or cannot be read. Reads
+ *  the header only. */
+int lbmc_checkpoint_shard(const char *path, long *index, long *count);
 /** fsync the file (at point completions). */
 void lbmc_checkpoint_sync(lbmc_checkpoint *ck);
 /** Close and release the lock (clearing the owner slot); with remove = 1 also delete

@@ -183,6 +183,43 @@ static int lbmc_h5_write(hid_t loc, const char *name, hid_t filetype, hid_t memt
   return rc;
 }
 
+/* Bytes of the chunk cache of a dataset written in pieces: its chunks (about 1 MiB,
+ * lbmc_h5_dcpl) stay in memory while the blocks fill them. */
+#define LBMC_H5_BLOCK_CACHE ((size_t)4 << 20)
+
+hid_t lbmc_h5_begin_dataset(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims)
+{
+  hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = lbmc_h5_dcpl(type, rank, dims),
+        dapl = H5Pcreate(H5P_DATASET_ACCESS), d = -1;
+  if (space >= 0 && dcpl >= 0 && dapl >= 0 &&
+      H5Pset_chunk_cache(dapl, 521, LBMC_H5_BLOCK_CACHE, 1.0) >= 0)
+    d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, dapl);
+  if (dapl >= 0) H5Pclose(dapl);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  return d;
+}
+
+int lbmc_h5_write_block(hid_t d, hid_t memtype, int rank, const hsize_t *start,
+                        const hsize_t *count, const void *data)
+{
+  hid_t file = H5Dget_space(d), mem = H5Screate_simple(rank, count, NULL);
+  int rc = file < 0 || mem < 0 ||
+           H5Sselect_hyperslab(file, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+           H5Dwrite(d, memtype, mem, file, H5P_DEFAULT, data) < 0;
+  if (mem >= 0) H5Sclose(mem);
+  if (file >= 0) H5Sclose(file);
+  return rc ? -1 : 0;
+}
+
+int lbmc_h5_end_dataset(hid_t d, int rc, const char *units, const char *description)
+{
+  if (d < 0) return -1;
+  if (rc == 0) rc = lbmc_h5_attr_str(d, "units", units);
+  if (rc == 0) rc = lbmc_h5_attr_str(d, "description", description);
+  return H5Dclose(d) < 0 ? -1 : rc;
+}
+
 int lbmc_h5_write_f64(hid_t loc, const char *name, int rank, const hsize_t *dims,
                       const double *data, const char *units, const char *description)
 {
@@ -265,6 +302,25 @@ int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf)
   d = H5Dopen2(loc, name, H5P_DEFAULT);
   if (d < 0) return -1;
   rc = H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+  H5Dclose(d);
+  return rc;
+}
+
+int lbmc_h5_read_block(hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *start,
+                       const hsize_t *count, void *buf)
+{
+  hid_t d, file = -1, mem = -1;
+  int rc = -1;
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(loc, name, H5P_DEFAULT)) < 0)
+    return -1;
+  file = H5Dget_space(d);
+  mem = H5Screate_simple(rank, count, NULL);
+  if (file >= 0 && mem >= 0 && H5Sget_simple_extent_ndims(file) == rank &&
+      H5Sselect_hyperslab(file, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+      H5Sselect_valid(file) > 0 && H5Dread(d, memtype, mem, file, H5P_DEFAULT, buf) >= 0)
+    rc = 0;
+  if (mem >= 0) H5Sclose(mem);
+  if (file >= 0) H5Sclose(file);
   H5Dclose(d);
   return rc;
 }

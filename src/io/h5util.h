@@ -29,6 +29,15 @@ int lbmc_h5_write_i8(hid_t loc, const char *name, int rank, const hsize_t *dims,
                      const char *units, const char *description);
 int lbmc_h5_write_str(hid_t loc, const char *name, hsize_t n, const char *const *data,
                       const char *units, const char *description);
+/** A dataset written in pieces: created as the ones above (type: H5T_IEEE_F64LE,
+ *  H5T_STD_I64LE or H5T_STD_I8LE), its blocks written with lbmc_h5_write_block (the
+ *  hyperslab start[], count[] of rank values, data of memory type memtype in C order),
+ *  then lbmc_h5_end_dataset gives it its units and description and closes it (returns
+ *  rc, or -1 if that failed). -1 on failure. */
+hid_t lbmc_h5_begin_dataset(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims);
+int lbmc_h5_write_block(hid_t d, hid_t memtype, int rank, const hsize_t *start,
+                        const hsize_t *count, const void *data);
+int lbmc_h5_end_dataset(hid_t d, int rc, const char *units, const char *description);
 /** The same with `rank` dims (data in C order), e.g. P x J. */
 int lbmc_h5_write_strs(hid_t loc, const char *name, int rank, const hsize_t *dims,
                        const char *const *data, const char *units, const char *description);
@@ -64,6 +73,11 @@ int lbmc_h5_read_attr_f64(hid_t loc, const char *name, double *value);
 /** Read a whole dataset of the given memory type into buf (sized by the caller from
  *  lbmc_h5_dims). */
 int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf);
+/** The block start[], count[] (rank values: the dataset's rank) of dataset `name` into buf
+ *  (memory type memtype, C order). 0, or -1 (no such dataset, another rank, a block
+ *  outside it, a read error). */
+int lbmc_h5_read_block(hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *start,
+                       const hsize_t *count, void *buf);
 /** Dimensions of a dataset (rank <= 4); returns the rank or -1. */
 int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims);
 /** Read a 1-D string dataset of n entries into out[i] (each copied into cap bytes). */

@@ -221,7 +221,7 @@ typedef struct {
     .help = "auto (the first of these engines that applies) or one\n"                              \
             "engine (docs/model.md, Engines)",                                                     \
     .what = "auto or an engine's name")                                                            \
-  X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_INIT, .def = "empty",    \
+  X(INIT, .key = "run.init", .flag = "init", .arg = "I", .type = LBMC_IT_INIT, .def = "empty",     \
     .help = "empty; meanfield: start each replica near the mean-field\n"                           \
             "fixed point (every engine; removes most of the warm-up);\n"                           \
             "tail:F1,F2,...[;F1,...]: per pool the fractions of servers\n"                         \
@@ -230,7 +230,7 @@ typedef struct {
   X(TRANSIENT, .key = "run.transient", .flag = "transient", .arg = "T0:T1:DT",                     \
     .type = LBMC_IT_TRANSIENT,                                                                     \
     .help = "a transient run: replicas from the --init start observed at\n"                        \
-            "T0, T0 + DT, ..., T1 (pointwise intervals and a Bonferroni band)",                     \
+            "T0, T0 + DT, ..., T1 (pointwise intervals and a Bonferroni band)",                    \
     .what = "T0:T1:DT such as 0:40:0.5")                                                           \
   X(PRECISION, .key = "run.precision", .type = LBMC_IT_SECTION)                                    \
   X(METRIC, .key = "run.precision.metric", .type = LBMC_IT_TEXT,                                   \
@@ -253,8 +253,8 @@ typedef struct {
     .what = "a positive number: the longest time setting a point not yet stationary may get "      \
             "(default " LBMC_IN_TEXT(LBMC_MAX_TIME_FACTOR) " x run.time)")                         \
   X(GROUP_OUTPUT, .type = LBMC_IT_GROUP, .help = "output")                                         \
-  X(OUTPUT, .key = "output", .flag = "output", .arg = "FILE", .type = LBMC_IT_PATH,                 \
-    .help = "-o FILE: also write the point as a results file (HDF5, as\n"                           \
+  X(OUTPUT, .key = "output", .flag = "output", .arg = "FILE", .type = LBMC_IT_PATH,                \
+    .help = "-o FILE: also write the point as a results file (HDF5, as\n"                          \
             "lbmc run's; a transient run's /transient with it)",                                   \
     .what = "a file path such as results/x.h5")                                                    \
   X(TOGETHER, .key = "together", .type = LBMC_IT_LINKS,                                            \
@@ -262,8 +262,9 @@ typedef struct {
   X(PROGRESS, .flag = "progress", .arg = "WHEN", .type = LBMC_IT_OPTION,                           \
     .choices = "auto, always, never", .def = "auto",                                               \
     .help = "progress and ETA on stderr: auto (a live line on a terminal;\n"                       \
-            "otherwise a line every few seconds once a run is long),\n"                            \
-            "always (those lines from the start), never")                                          \
+            "otherwise a line every 5 s once a run is long), always\n"                             \
+            "(those lines from the start), never, or a number: always,\n"                          \
+            "with that many seconds between two lines")                                            \
   X(JSON, .flag = "json", .type = LBMC_IT_FLAG,                                                    \
     .help = "one JSON object instead of the table (NaN written as null)")                          \
   X(LIMIT, .flag = "limit", .arg = "[refined]", .type = LBMC_IT_FLAG,                              \

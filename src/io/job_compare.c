@@ -1,9 +1,11 @@
 /* Whether two jobs define the same runs (lbmc_job_compare, include/lbmc/job.h): every
  * setting compared as its parsed value, so that comments, layout and spellings of one
- * number (0.8, 4/5, 8e-1) do not matter; the grid's axes compared in order. */
+ * number (0.8, 4/5, 8e-1) do not matter; the grid's axes compared in order. And, in the
+ * same terms, a grid that lists one value (or combination) twice (lbmc_job_check_repeats). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "job_impl.h"
@@ -199,4 +201,112 @@ int lbmc_job_compare(const lbmc_job *a, const lbmc_job *b, lbmc_job_difference *
     }
   }
   return 0;
+}
+
+/* ---- repeated grid values ---- */
+
+/* One value of a dimension of the grid: its settings' parsed values, joined. */
+typedef struct {
+  char *key;
+  long index;
+} lbmc_jc_tuple;
+
+static int lbmc_jc_tuple_order(const void *a, const void *b)
+{
+  const lbmc_jc_tuple *x = a, *y = b;
+  const int c = strcmp(x->key, y->key);
+  return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The first repeated value of the dimension made of axes [a, b) (the axes of one
+ * `together` group, or one axis): *i < *j, the two indices; 0 if none; -1 out of memory. */
+static int lbmc_jc_repeat(const lbmc_job *job, int a, int b, long *i, long *j)
+{
+  const long L = job->axis[a]->count;
+  lbmc_jc_tuple *t = calloc((size_t)L, sizeof *t);
+  int found = 0, bad = !t;
+  char one[512];
+  for (long v = 0; !bad && v < L; v++) {
+    size_t cap = 64, used = 0;
+    t[v].index = v;
+    if (!(t[v].key = malloc(cap))) {
+      bad = 1;
+      break;
+    }
+    t[v].key[0] = '\0';
+    for (int x = a; x < b; x++) {
+      size_t n;
+      lbmc_jc_value(job->axis[x]->row, &job->axis[x]->v[v], one, sizeof one);
+      n = strlen(one) + 1; /* and the separator */
+      if (used + n + 1 > cap) {
+        char *k = realloc(t[v].key, cap = 2 * (used + n + 1));
+        if (!k) {
+          bad = 1;
+          break;
+        }
+        t[v].key = k;
+      }
+      used += (size_t)snprintf(t[v].key + used, cap - used, "%s\x1f", one);
+    }
+  }
+  if (!bad) {
+    qsort(t, (size_t)L, sizeof *t, lbmc_jc_tuple_order);
+    for (long v = 1; v < L; v++) /* the repeat whose second index comes first */
+      if (strcmp(t[v - 1].key, t[v].key) == 0 && (!found || t[v].index < *j)) {
+        found = 1;
+        *i = t[v - 1].index;
+        *j = t[v].index;
+      }
+  }
+  for (long v = 0; t && v < L; v++) free(t[v].key);
+  free(t);
+  return bad ? -1 : found;
+}
+
+lbmc_err lbmc_job_check_repeats(const lbmc_job *job)
+{
+  for (int a = 0, b; a < job->naxes; a = b) {
+    const lbmc_job_setting *s = job->axis[a];
+    long i = 0, j = 0;
+    int r;
+    char where[512];
+    for (b = a + 1; b < job->naxes && job->dim_of[b] == job->dim_of[a];) b++;
+    if ((r = lbmc_jc_repeat(job, a, b, &i, &j)) < 0)
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "%s: out of memory checking the grid", job->name);
+    if (!r) continue;
+    if (b == a + 1) {
+      char same[300] = "";
+      if (strcmp(s->v[i].text, s->v[j].text) != 0)
+        snprintf(same, sizeof same, "; '%.120s' and '%.120s' are one value once read", s->v[i].text,
+                 s->v[j].text);
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s: '%s' is listed twice (values %ld and %ld of the axis%s): the grid "
+                        "would run the same points twice; allowed: each value once",
+                        lbmc_job_where(job, s, s->v[j].line, where, sizeof where), s->v[j].text,
+                        i + 1, j + 1, same);
+    }
+    {
+      char keys[512] = "", tuple[1024] = "";
+      size_t ku = 0, tu = 0;
+      for (int x = a; x < b; x++) {
+        const lbmc_job_setting *t = job->axis[x];
+        if (ku < sizeof keys)
+          ku += (size_t)snprintf(keys + ku, sizeof keys - ku, "%s%s", x > a ? ", " : "", t->key);
+        if (tu < sizeof tuple)
+          tu += (size_t)snprintf(tuple + tu, sizeof tuple - tu, "%s%s=%s", x > a ? ", " : "",
+                                 t->name, t->v[j].text);
+      }
+      if (job->built)
+        snprintf(where, sizeof where, "%s", keys);
+      else
+        snprintf(where, sizeof where, "%s:%d: %s", job->name, s->v[j].line, keys);
+      return LBMC_ERROR(LBMC_ERR_ARG,
+                        "%s (varied together): values %ld and %ld are the same (%s, listed "
+                        "twice): the grid would run the same points twice; allowed: each "
+                        "combination once (one setting may repeat a value where another "
+                        "of the group differs)",
+                        where, i + 1, j + 1, tuple);
+    }
+  }
+  return LBMC_SUCCESS;
 }

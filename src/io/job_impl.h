@@ -92,6 +92,12 @@ lbmc_err lbmc_job_grid(lbmc_job *job);
 /** Build and set up every point's model once, and check its size and engine, so that an
  *  impossible combination is reported before anything runs. Errors: LBMC_ERR_ARG. */
 lbmc_err lbmc_job_check_points(const lbmc_job *job);
+/** Refuse a grid that would run one point twice: a dimension (one axis, or the axes of
+ *  a `together` group) listing the same value, or the same combination, twice, compared
+ *  as parsed values (0.5 and 1/2 are one). Per dimension, not per axis: a group's
+ *  settings may repeat values while their combinations differ. (job_compare.c) Errors:
+ *  LBMC_ERR_ARG naming the file, line, keys and the repeated values; LBMC_ERR_MEMORY. */
+lbmc_err lbmc_job_check_repeats(const lbmc_job *job);
 /** The run options given by settings that are not grid axes (the others at their
  *  defaults). */
 void lbmc_job_shared_options(const lbmc_job *job, lbmc_run_options *o);

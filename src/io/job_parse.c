@@ -261,6 +261,7 @@ lbmc_err lbmc_job_parse_text(const char *text, const char *name, lbmc_job **out)
     yaml_document_delete(&doc);
   }
   if (!err) err = lbmc_job_grid(job);
+  if (!err) err = lbmc_job_check_repeats(job);
   if (!err) err = lbmc_job_check_points(job);
   if (err) {
     lbmc_job_destroy(&job);

@@ -12,48 +12,25 @@
 #include "lbmc/metrics.h"
 #include "lbmc/version.h"
 
-/* Bytes of one slot of per-replica array c. */
-static size_t lbmc_rep_row(const lbmc_results *res, const lbmc_replica_column *c)
+/* Replicas a block of rows holds when a point's rows are copied or read in pieces. */
+#define LBMC_ROWS_BLOCK 256
+
+void lbmc_results_rows_restart(lbmc_results *res, long i)
 {
-  return lbmc_col_bytes(c->type) * (c->per_metric ? res->total : 1);
+  if (res->rep_count[i] > 0 &&
+      res->rep_first[i] + res->rep_count[i] == lbmc_rep_store_rows(res->reps))
+    lbmc_rep_store_truncate(res->reps, res->rep_first[i]);
+  res->rep_first[i] = lbmc_rep_store_rows(res->reps);
+  res->rep_count[i] = 0;
 }
 
-/* Fill count values of type t at p with "no replica": NaN, or -1 for the integers. */
-static void lbmc_rep_fill(void *p, lbmc_col_type t, size_t count)
+lbmc_err lbmc_results_replica_rows(const lbmc_results *res, long p, long r0, long n, void *out)
 {
-  for (size_t i = 0; i < count; i++) {
-    if (t == LBMC_COL_F64) ((double *)p)[i] = NAN;
-    if (t == LBMC_COL_I64) ((int64_t *)p)[i] = -1;
-    if (t == LBMC_COL_I8) ((int8_t *)p)[i] = -1;
-  }
-}
-
-/* Per-replica array c laid out again for R slots per point (from res->Rmax). */
-static int lbmc_rep_relayout(const lbmc_results *res, const lbmc_replica_column *c, long R)
-{
-  const size_t P = (size_t)res->P, row = lbmc_rep_row(res, c);
-  const size_t old = (size_t)res->Rmax, keep = old < (size_t)R ? old : (size_t)R;
-  void **arr = lbmc_replica_array(c, res);
-  unsigned char *fresh = malloc(row * P * (size_t)R + 1), *prev = *arr;
-  if (!fresh) return -1;
-  lbmc_rep_fill(fresh, c->type, row / lbmc_col_bytes(c->type) * P * (size_t)R);
-  for (size_t i = 0; prev && i < P; i++)
-    memcpy(fresh + i * (size_t)R * row, prev + i * old * row, keep * row);
-  free(prev);
-  *arr = fresh;
-  return 0;
-}
-
-lbmc_err lbmc_results_reserve(lbmc_results *res, long R)
-{
-  long slots = res->values ? 2 * res->Rmax : 1; /* the first time exactly R, then doubling */
-  if (R <= res->Rmax && res->values) return LBMC_SUCCESS;
-  if (slots < R) slots = R;
-  for (int k = 0; k < lbmc_replica_columns(); k++)
-    if (lbmc_rep_relayout(res, lbmc_replica_column_get(k), slots))
-      return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points x %ld replicas",
-                        res->P, slots);
-  res->Rmax = slots;
+  const size_t row = lbmc_replica_row_bytes(res);
+  const long have = res->rep_count[p] > r0 ? res->rep_count[p] - r0 : 0, in = have < n ? have : n;
+  if (in > 0) LBMC_CALL(lbmc_rep_store_read(res->reps, res->rep_first[p] + r0, in, out));
+  for (long r = in; r < n; r++)
+    lbmc_replica_row_missing(res, (unsigned char *)out + (size_t)r * row);
   return LBMC_SUCCESS;
 }
 
@@ -104,7 +81,7 @@ static int lbmc_results_points(lbmc_results *r)
   return 0;
 }
 
-lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_results **out)
+lbmc_err lbmc_results_create(long P, int J, int K, int pairs, lbmc_results **out)
 {
   lbmc_results *r = calloc(1, sizeof *r);
   lbmc_err err;
@@ -121,7 +98,10 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_resul
   err = lbmc_results_points(r) || lbmc_results_pairs(r)
             ? LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points", P)
             : lbmc_estimates_alloc(&r->est, (size_t)P * r->total);
-  if (!err) err = lbmc_results_reserve(r, R < 1 ? 1 : R);
+  if (!err && (!(r->rep_first = calloc((size_t)P + 1, sizeof *r->rep_first)) ||
+               !(r->rep_count = calloc((size_t)P + 1, sizeof *r->rep_count))))
+    err = LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory for %ld points", P);
+  if (!err) err = lbmc_rep_store_create(lbmc_replica_row_bytes(r), &r->reps);
   if (err) {
     lbmc_results_destroy(&r);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -133,8 +113,9 @@ lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_resul
 void lbmc_results_destroy(lbmc_results **r)
 {
   if (!r || !*r) return;
-  for (int k = 0; k < lbmc_replica_columns(); k++)
-    free(*lbmc_replica_array(lbmc_replica_column_get(k), *r));
+  lbmc_rep_store_destroy(&(*r)->reps);
+  free((*r)->rep_first);
+  free((*r)->rep_count);
   free((*r)->job_text);
   lbmc_grid_destroy(&(*r)->grid);
   free((*r)->pt);
@@ -205,31 +186,51 @@ lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, cons
   return LBMC_SUCCESS;
 }
 
-/* Replica r of acc into slot r of point p: its values and weights as the point keeps
- * them, and the point's warm-up. */
-static void lbmc_results_put_replica(lbmc_results *res, long p, long r, const lbmc_point *acc,
-                                     double warmup)
+/* Replica r of acc as a row (lbmc_replica_row_bytes): its values and weights as the
+ * point keeps them, the point's warm-up, its CPU seconds, growth, events and whether it
+ * hit the customer cap; a missing row if the point has not kept it. */
+static void lbmc_results_replica_row(const lbmc_results *res, long r, const lbmc_point *acc,
+                                     double warmup, unsigned char *row)
 {
-  const size_t slot = (size_t)p * (size_t)res->Rmax + (size_t)r;
   lbmc_point_replica_info info;
   lbmc_point_replica(acc, r, &info);
+  lbmc_replica_row_missing(res, row);
   if (!info.present) return;
-  memcpy(res->values + slot * res->total, info.values, sizeof(double) * res->total);
-  memcpy(res->weights + slot * res->total, info.weights, sizeof(double) * res->total);
-  res->rep_warmup[slot] = warmup;
-  res->rep_cpu[slot] = info.cpu_seconds;
-  res->rep_growth[slot] = info.growth;
-  res->rep_events[slot] = info.events;
-  res->rep_unstable[slot] = (int8_t)info.unstable;
+  for (int k = 0; k < lbmc_replica_columns(); k++) {
+    unsigned char *at = row + lbmc_replica_column_offset(res, k);
+    const int8_t unstable = (int8_t)info.unstable;
+    const int64_t ev = info.events;
+    switch (k) { /* the columns in the order of lbmc_replica_column_get */
+    case 0: memcpy(at, info.values, sizeof(double) * res->total); break;
+    case 1: memcpy(at, info.weights, sizeof(double) * res->total); break;
+    case 2: memcpy(at, &warmup, sizeof warmup); break;
+    case 3: memcpy(at, &ev, sizeof ev); break;
+    case 4: memcpy(at, &info.cpu_seconds, sizeof info.cpu_seconds); break;
+    case 5: memcpy(at, &info.growth, sizeof info.growth); break;
+    default: memcpy(at, &unstable, sizeof unstable); break;
+    }
+  }
 }
 
 lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
 {
   const lbmc_verdict *v = lbmc_point_verdict(acc);
-  LBMC_CALL(lbmc_results_reserve(res, v->replicas));
+  const size_t bytes = lbmc_replica_row_bytes(res);
+  unsigned char *rows = malloc(bytes * LBMC_ROWS_BLOCK);
+  lbmc_err err = LBMC_SUCCESS;
+  if (!rows) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory");
   res->pt[p].v = *v;
   lbmc_estimates_copy(&res->est, (size_t)p * res->total, lbmc_point_estimates(acc), 0, res->total);
-  for (long r = 0; r < v->replicas; r++) lbmc_results_put_replica(res, p, r, acc, v->warmup_used);
+  lbmc_results_rows_restart(res, p);
+  for (long r0 = 0; !err && r0 < v->replicas; r0 += LBMC_ROWS_BLOCK) {
+    const long n = v->replicas - r0 < LBMC_ROWS_BLOCK ? v->replicas - r0 : LBMC_ROWS_BLOCK;
+    for (long r = 0; r < n; r++)
+      lbmc_results_replica_row(res, r0 + r, acc, v->warmup_used, rows + (size_t)r * bytes);
+    err = lbmc_rep_store_append(res->reps, rows, n);
+    if (!err) res->rep_count[p] += n;
+  }
+  free(rows);
+  LBMC_CALL(err);
   if (res->pairs && lbmc_point_pairs(acc)) {
     const lbmc_pair_estimates *pe = lbmc_point_pairs(acc);
     for (int k = 0; k < LBMC_PAIR_TABLES; k++) {
@@ -240,7 +241,6 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   }
   if (res->trans) { /* a transient run: its estimates from the replicas of the verdict */
     lbmc_transient t;
-    lbmc_err err;
     memset(&t, 0, sizeof t);
     LBMC_CALL(lbmc_point_transient(acc, v->replicas, &t));
     err = lbmc_results_transient_store(res, p, &t);
@@ -250,12 +250,11 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   return LBMC_SUCCESS;
 }
 
-/* The spans of memory that hold the reduction of point i with R replicas in res (what
- * lbmc_results_store writes): its verdict, its estimates, replica slots 0 .. R - 1 of
- * every per-replica array, its pair tables; at most LBMC_POINT_SPANS, into at[] and
- * bytes[]; returns how many. */
-#define LBMC_POINT_SPANS (1 + LBMC_ESTIMATE_ARRAYS + 1 + 16 + LBMC_PAIR_TABLES * LBMC_PAIR_PARTS)
-static int lbmc_results_point_spans(const lbmc_results *res, long i, long R,
+/* The spans of memory that hold the reduction of point i in res but its replicas (what
+ * lbmc_results_store writes): its verdict, its estimates, its pair tables; at most
+ * LBMC_POINT_SPANS, into at[] and bytes[]; returns how many. */
+#define LBMC_POINT_SPANS (1 + LBMC_ESTIMATE_ARRAYS + 1 + LBMC_PAIR_TABLES * LBMC_PAIR_PARTS)
+static int lbmc_results_point_spans(const lbmc_results *res, long i,
                                     unsigned char *at[LBMC_POINT_SPANS],
                                     size_t bytes[LBMC_POINT_SPANS])
 {
@@ -268,12 +267,6 @@ static int lbmc_results_point_spans(const lbmc_results *res, long i, long R,
   for (int k = 0; k < LBMC_ESTIMATE_ARRAYS; k++)
     at[n] = (unsigned char *)(est[k] + off), bytes[n++] = sizeof(double) * t;
   at[n] = (unsigned char *)(res->est.flags + off), bytes[n++] = sizeof *res->est.flags * t;
-  for (int k = 0; k < lbmc_replica_columns() && n < 1 + LBMC_ESTIMATE_ARRAYS + 1 + 16; k++) {
-    const lbmc_replica_column *c = lbmc_replica_column_get(k);
-    const size_t row = lbmc_rep_row(res, c);
-    at[n] = (unsigned char *)*lbmc_replica_array(c, res) + (size_t)i * (size_t)res->Rmax * row;
-    bytes[n++] = (size_t)R * row;
-  }
   for (int k = 0; res->pairs && k < LBMC_PAIR_TABLES; k++) {
     const size_t size = lbmc_pair_table_size(k, res->J, res->K + 1);
     for (int part = 0; part < LBMC_PAIR_PARTS; part++)
@@ -283,35 +276,41 @@ static int lbmc_results_point_spans(const lbmc_results *res, long i, long R,
   return n;
 }
 
-size_t lbmc_results_pack_point(const lbmc_results *res, long i, void *buf, size_t cap)
+lbmc_err lbmc_results_pack_point(const lbmc_results *res, long i, void *buf, size_t cap,
+                                 size_t *need)
 {
   unsigned char *at[LBMC_POINT_SPANS], *out = buf;
-  size_t bytes[LBMC_POINT_SPANS], need = 0;
-  const int n = lbmc_results_point_spans(res, i, res->pt[i].v.replicas, at, bytes);
-  if (res->trans) return 0;
-  for (int k = 0; k < n; k++) need += bytes[k];
-  for (int k = 0; need <= cap && k < n; k++) {
+  size_t bytes[LBMC_POINT_SPANS];
+  const long R = res->pt[i].v.replicas;
+  const int n = lbmc_results_point_spans(res, i, at, bytes);
+  *need = 0;
+  if (res->trans) return LBMC_SUCCESS;
+  for (int k = 0; k < n; k++) *need += bytes[k];
+  *need += (size_t)R * lbmc_replica_row_bytes(res);
+  if (*need > cap) return LBMC_SUCCESS;
+  for (int k = 0; k < n; k++) {
     memcpy(out, at[k], bytes[k]);
     out += bytes[k];
   }
-  return need;
+  return lbmc_results_replica_rows(res, i, 0, R, out);
 }
 
 lbmc_err lbmc_results_unpack_point(lbmc_results *res, long i, const void *buf, size_t len)
 {
   unsigned char *at[LBMC_POINT_SPANS];
   const unsigned char *in = buf;
+  const size_t row = lbmc_replica_row_bytes(res);
   size_t bytes[LBMC_POINT_SPANS], need = 0;
   lbmc_verdict v;
   int n;
   if (res->trans || len < sizeof v)
     return LBMC_ERROR(LBMC_ERR_INTERNAL, "results: a reduced point of %zu bytes does not fit", len);
   memcpy(&v, buf, sizeof v);
-  if (v.replicas < 0 || v.replicas > (long)(len / sizeof(double)))
+  if (v.replicas < 0 || v.replicas > (long)(len / row))
     return LBMC_ERROR(LBMC_ERR_INTERNAL, "results: a reduced point with %ld replicas", v.replicas);
-  LBMC_CALL(lbmc_results_reserve(res, v.replicas));
-  n = lbmc_results_point_spans(res, i, v.replicas, at, bytes);
+  n = lbmc_results_point_spans(res, i, at, bytes);
   for (int k = 0; k < n; k++) need += bytes[k];
+  need += (size_t)v.replicas * row;
   if (need != len)
     return LBMC_ERROR(LBMC_ERR_INTERNAL,
                       "results: a reduced point of %zu bytes, where %zu were expected", len, need);
@@ -319,22 +318,37 @@ lbmc_err lbmc_results_unpack_point(lbmc_results *res, long i, const void *buf, s
     memcpy(at[k], in, bytes[k]);
     in += bytes[k];
   }
+  lbmc_results_rows_restart(res, i);
+  LBMC_CALL(lbmc_rep_store_append(res->reps, in, v.replicas));
+  res->rep_count[i] = v.replicas;
   return LBMC_SUCCESS;
+}
+
+/* Point from's replica rows of src appended to dst as point to's. */
+static lbmc_err lbmc_results_copy_rows(lbmc_results *dst, long to, const lbmc_results *src,
+                                       long from)
+{
+  const size_t row = lbmc_replica_row_bytes(src);
+  const long R = src->rep_count[from];
+  unsigned char *rows = malloc(row * LBMC_ROWS_BLOCK);
+  lbmc_err err = LBMC_SUCCESS;
+  if (!rows) return LBMC_ERROR(LBMC_ERR_MEMORY, "results: out of memory");
+  lbmc_results_rows_restart(dst, to);
+  for (long r0 = 0; !err && r0 < R; r0 += LBMC_ROWS_BLOCK) {
+    const long n = R - r0 < LBMC_ROWS_BLOCK ? R - r0 : LBMC_ROWS_BLOCK;
+    err = lbmc_results_replica_rows(src, from, r0, n, rows);
+    if (!err) err = lbmc_rep_store_append(dst->reps, rows, n);
+    if (!err) dst->rep_count[to] += n;
+  }
+  free(rows);
+  return err;
 }
 
 lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from)
 {
   const size_t t = src->total, J = (size_t)src->J;
-  LBMC_CALL(lbmc_results_reserve(dst, src->Rmax));
   dst->pt[to] = src->pt[from];
-  for (int k = 0; k < lbmc_replica_columns(); k++) { /* slots 0 .. src->Rmax - 1 */
-    const lbmc_replica_column *c = lbmc_replica_column_get(k);
-    const size_t row = lbmc_rep_row(src, c);
-    memcpy((unsigned char *)*lbmc_replica_array(c, dst) + (size_t)to * (size_t)dst->Rmax * row,
-           (const unsigned char *)*lbmc_replica_array(c, src) +
-               (size_t)from * (size_t)src->Rmax * row,
-           (size_t)src->Rmax * row);
-  }
+  LBMC_CALL(lbmc_results_copy_rows(dst, to, src, from));
   lbmc_estimates_copy(&dst->est, (size_t)to * t, &src->est, (size_t)from * t, t);
   for (size_t j = 0; j < J; j++)
     LBMC_CALL(lbmc_results_set_service(dst, to, (int)j, LBMC_RES_SERVICE(src, from, (int)j)));
@@ -355,7 +369,7 @@ lbmc_err lbmc_results_subset(const lbmc_results *res, long n, lbmc_results **out
   lbmc_results *r;
   long k = 0;
   lbmc_err err;
-  LBMC_CALL(lbmc_results_create(n, lbmc_results_replicas(res), res->J, res->K, res->pairs, &r));
+  LBMC_CALL(lbmc_results_create(n, res->J, res->K, res->pairs, &r));
   r->job_text = strdup(res->job_text ? res->job_text : "");
   if (!r->job_text) {
     lbmc_results_destroy(&r);

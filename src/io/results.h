@@ -14,6 +14,8 @@
 #include "lbmc/point.h"
 #include "lbmc/sim.h"
 
+#include "../sim/rep_store.h"
+
 #define LBMC_LAYOUT_VERSION 2
 
 /** One point: its parameters (the /points row) and its verdict (lbmc/point.h, as the
@@ -77,16 +79,16 @@ typedef struct lbmc_results_ {
                           metrics and the tables of /pairs */
   int layout;          /* layout version of a file read (LBMC_LAYOUT_VERSION when written) */
   size_t total;        /* entries of the metric vector */
-  long P, Rmax;        /* points held; replica slots per point (grown by lbmc_results_reserve) */
+  long P;              /* points held */
   lbmc_point_info *pt; /* P */
-  double *values;      /* P x Rmax x total, NaN where no replica */
-  double *weights;     /* P x Rmax x total: each value's denominator (its numerator
-                          is value x weight), NaN for quantiles and no replica */
-  double *rep_warmup, *rep_cpu; /* P x Rmax */
-  double *rep_growth;           /* P x Rmax (lbmc_point_replica_info.growth) */
-  int64_t *rep_events;          /* P x Rmax, -1 where no replica */
-  int8_t *rep_unstable;         /* P x Rmax, -1 where no replica */
-  lbmc_estimates est;           /* P x total: point i's entries from i x total */
+  /* Each point's replicas, one row each (lbmc_replica_row_bytes: the per-replica columns
+   * side by side, lbmc_replica_column_get), in a replica store (src/sim/rep_store.h: in
+   * memory up to a threshold, then in a temporary file): point i's replicas 0 ..
+   * rep_count[i] - 1 are rows rep_first[i] .. rep_first[i] + rep_count[i] - 1. A replica
+   * beyond rep_count[i] is missing (NaN, -1). */
+  lbmc_rep_store *reps;
+  long *rep_first, *rep_count; /* P */
+  lbmc_estimates est;          /* P x total: point i's entries from i x total */
   /* With pairs: P x lbmc_pair_table_size(t, J, K + 1) each (lbmc/point.h), one block */
   double *pair[LBMC_PAIR_TABLES][LBMC_PAIR_PARTS];
   lbmc_results_transient *trans; /* a transient run's estimates (/transient), or NULL */
@@ -166,13 +168,13 @@ size_t lbmc_point_column_text(const lbmc_point_column *c);
 
 /* ---- the per-replica arrays and the other /replicas datasets (results_columns.c) ---- */
 
-/** One per-replica array of lbmc_results: P x Rmax slots of `total` entries
- *  (per_metric) or of one. An empty slot holds NaN (LBMC_COL_F64) or -1 (the integers). */
+/** One per-replica column of lbmc_results (a part of each replica's row in res->reps):
+ *  `total` entries (per_metric) or one. A missing replica holds NaN (LBMC_COL_F64) or -1
+ *  (the integers). */
 typedef struct {
   const char *name;        /* its /replicas dataset; NULL for the values and weights,
                               written per metric as /replicas/M and /replicas/M_weight */
   lbmc_col_type type;      /* LBMC_COL_F64, LBMC_COL_I64 or LBMC_COL_I8 */
-  size_t offset;           /* of the array's pointer in lbmc_results */
   int per_metric;          /* 1: `total` entries per slot; 0: one */
   const char *units;       /* "1", "time", "s" */
   const char *description; /* of the dataset (NULL for the values and weights) */
@@ -182,9 +184,18 @@ typedef struct {
  *  written). */
 int lbmc_replica_columns(void);
 const lbmc_replica_column *lbmc_replica_column_get(int i);
-/** Where res keeps column c's array: a pointer to its pointer (double *, int64_t * or
- *  int8_t *, as c->type says). */
-void **lbmc_replica_array(const lbmc_replica_column *c, const lbmc_results *res);
+/** Bytes of column c in a replica's row, and the offset of column k in the row (the
+ *  columns in order, unaligned: read and write them with memcpy). */
+size_t lbmc_replica_column_bytes(const lbmc_results *res, const lbmc_replica_column *c);
+size_t lbmc_replica_column_offset(const lbmc_results *res, int k);
+/** Bytes of a replica's row: every column. */
+size_t lbmc_replica_row_bytes(const lbmc_results *res);
+/** A missing replica's row (NaN, -1) into row (lbmc_replica_row_bytes). */
+void lbmc_replica_row_missing(const lbmc_results *res, void *row);
+/** Rows of replicas r0 .. r0 + n - 1 of point p into out (n x lbmc_replica_row_bytes),
+ *  a missing row for a replica beyond rep_count[p]. Errors: LBMC_ERR_FILE (the store's
+ *  file), LBMC_ERR_INTERNAL. */
+lbmc_err lbmc_results_replica_rows(const lbmc_results *res, long p, long r0, long n, void *out);
 /** Bytes of one value of a numeric column type. */
 size_t lbmc_col_bytes(lbmc_col_type t);
 
@@ -212,36 +223,40 @@ void lbmc_grid_text(const lbmc_grid *g, char *buf, size_t len);
 int lbmc_grid_write(hid_t file, const lbmc_grid *g);
 int lbmc_grid_read(hid_t file, lbmc_grid **g);
 
-/** Allocate for P points of J pools, K tail levels and R >= 1 replica slots per point,
- *  with the pair statistics (pairs = 1, run.pairs) or without; values NaN.
- *  Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_results_create(long P, long R, int J, int K, int pairs, lbmc_results **res);
+/** Allocate for P points of J pools and K tail levels, with the pair statistics (pairs =
+ *  1, run.pairs) or without; values NaN, no replicas (they come with each point stored).
+ *  Errors: LBMC_ERR_MEMORY, LBMC_ERR_ARG (LBMC_REP_STORE_BYTES, rep_store.h). */
+lbmc_err lbmc_results_create(long P, int J, int K, int pairs, lbmc_results **res);
 void lbmc_results_destroy(lbmc_results **res);
-/** At least R replica slots per point (slots double as needed; the values move).
- *  Errors: LBMC_ERR_MEMORY. */
-lbmc_err lbmc_results_reserve(lbmc_results *res, long R);
+/** Point i's replica rows begin anew (none): its old rows are dropped when they are the
+ *  last of the store (a worker storing one point after another), else left unused. */
+void lbmc_results_rows_restart(lbmc_results *res, long i);
 /** Fill point i's parameters from a set-up model (its description, lbmc_model_describe)
  *  and its run options. Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, const lbmc_model *m,
                                 const lbmc_run_options *o);
 /** Store the reduction of point i (lbmc_point_reduce done; verdict, estimates, and the
- *  replicas 0 .. replicas - 1 it rests on). Errors: LBMC_ERR_MEMORY. */
+ *  replicas 0 .. replicas - 1 it rests on, appended to res->reps). Errors:
+ *  LBMC_ERR_MEMORY, LBMC_ERR_FILE (the replica store's file). */
 lbmc_err lbmc_results_store(lbmc_results *res, long i, const lbmc_point *acc);
 
-/** The reduction of point i as lbmc_results_store left it (its verdict, estimates,
- *  replicas 0 .. replicas - 1 and pair tables; not its parameters) as bytes into buf
- *  (cap bytes): returns the bytes needed and writes them only when they fit (like
+/** The reduction of point i as lbmc_results_store left it (its verdict, estimates, pair
+ *  tables, and the rows of replicas 0 .. replicas - 1; not its parameters) as bytes into
+ *  buf (cap bytes): *need is the bytes needed, written only when they fit (like
  *  snprintf); 0 for a transient run (not packed). The ranks of one run share the layout:
  *  a worker reduces a whole point and rank 0 stores the bytes with
- *  lbmc_results_unpack_point, as if it had stored the point itself. */
-size_t lbmc_results_pack_point(const lbmc_results *res, long i, void *buf, size_t cap);
+ *  lbmc_results_unpack_point, as if it had stored the point itself. Errors: LBMC_ERR_FILE,
+ *  LBMC_ERR_INTERNAL (reading the replica store). */
+lbmc_err lbmc_results_pack_point(const lbmc_results *res, long i, void *buf, size_t cap,
+                                 size_t *need);
 /** Store the reduction packed by lbmc_results_pack_point (len bytes) as point i's; res has
  *  the same J, K and pairs as the packing results. Errors: LBMC_ERR_INTERNAL (not the size
- *  of a packed point), LBMC_ERR_MEMORY. */
+ *  of a packed point), LBMC_ERR_MEMORY, LBMC_ERR_FILE. */
 lbmc_err lbmc_results_unpack_point(lbmc_results *res, long i, const void *buf, size_t len);
 
-/** Copy point `from` of src (parameters, replicas, estimates) to point `to` of dst;
- *  reserves replica slots in dst; the same J, K. Errors: LBMC_ERR_MEMORY. */
+/** Copy point `from` of src (parameters, replicas, estimates) to point `to` of dst (its
+ *  replicas appended to dst's store); the same J, K. Errors: LBMC_ERR_MEMORY,
+ *  LBMC_ERR_FILE. */
 lbmc_err lbmc_results_copy_point(lbmc_results *dst, long to, const lbmc_results *src, long from);
 
 /** Merge result files of one job: the same job text and seed, every part complete,

@@ -4,7 +4,9 @@
  * A /points column's values live in lbmc_point_info (one field per point, an array of J
  * per point, or a field of the point's verdict) or, for the per-pool service and speeds,
  * in the arrays of lbmc_results. */
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -191,27 +193,25 @@ void *lbmc_point_field(const lbmc_point_column *c, const lbmc_results *res, long
   }
 }
 
-/* ---- the per-replica arrays ---- */
+/* ---- the per-replica columns ---- */
 
-/* An array of lbmc_results: the offset of its pointer. */
-#define LBMC_REP(field) offsetof(lbmc_results, field)
-
-/* {dataset, type, array, per metric, units, description}, in the order written. */
+/* {dataset, type, per metric, units, description}, in the order written and in a
+ * replica's row. */
 static const lbmc_replica_column lbmc_replica_table[] = {
-    {NULL, LBMC_COL_F64, LBMC_REP(values), 1, NULL, NULL},
-    {NULL, LBMC_COL_F64, LBMC_REP(weights), 1, NULL, NULL},
-    {"warmup", LBMC_COL_F64, LBMC_REP(rep_warmup), 0, "time",
+    {NULL, LBMC_COL_F64, 1, NULL, NULL}, /* the values */
+    {NULL, LBMC_COL_F64, 1, NULL, NULL}, /* their weights */
+    {"warmup", LBMC_COL_F64, 0, "time",
      "warm-up time discarded by the replica (the point's); NaN where no replica"},
-    {"events", LBMC_COL_I64, LBMC_REP(rep_events), 0, "1",
+    {"events", LBMC_COL_I64, 0, "1",
      "arrivals plus departures simulated after the warm-up; -1 where no replica"},
-    {"cpu_seconds", LBMC_COL_F64, LBMC_REP(rep_cpu), 0, "s",
+    {"cpu_seconds", LBMC_COL_F64, 0, "s",
      "CPU seconds (real time, not model time) of the replica's measured period; NaN where no "
      "replica"},
-    {"growth", LBMC_COL_F64, LBMC_REP(rep_growth), 0, "1",
+    {"growth", LBMC_COL_F64, 0, "1",
      "the replica's rise of the time-average customers in the system from the third to the last "
      "quarter of its measured period, per arrival of the last quarter (about 0 in a steady "
      "state; the point's drift test pools it over replicas); NaN where no replica"},
-    {"unstable", LBMC_COL_I8, LBMC_REP(rep_unstable), 0, "1",
+    {"unstable", LBMC_COL_I8, 0, "1",
      "1 if the replica hit the cap on customers in the system (max_customers), 0 if not, -1 "
      "where no replica"},
 };
@@ -226,9 +226,38 @@ const lbmc_replica_column *lbmc_replica_column_get(int i)
   return i >= 0 && i < lbmc_replica_columns() ? &lbmc_replica_table[i] : NULL;
 }
 
-void **lbmc_replica_array(const lbmc_replica_column *c, const lbmc_results *res)
+size_t lbmc_replica_column_bytes(const lbmc_results *res, const lbmc_replica_column *c)
 {
-  return (void **)((char *)res + c->offset);
+  return lbmc_col_bytes(c->type) * (c->per_metric ? res->total : 1);
+}
+
+size_t lbmc_replica_column_offset(const lbmc_results *res, int k)
+{
+  size_t off = 0;
+  for (int i = 0; i < k && i < lbmc_replica_columns(); i++)
+    off += lbmc_replica_column_bytes(res, lbmc_replica_column_get(i));
+  return off;
+}
+
+size_t lbmc_replica_row_bytes(const lbmc_results *res)
+{
+  return lbmc_replica_column_offset(res, lbmc_replica_columns());
+}
+
+void lbmc_replica_row_missing(const lbmc_results *res, void *row)
+{
+  unsigned char *at = row;
+  const double nan = NAN;
+  const int64_t i64 = -1;
+  const int8_t i8 = -1;
+  for (int k = 0; k < lbmc_replica_columns(); k++) {
+    const lbmc_replica_column *c = lbmc_replica_column_get(k);
+    const size_t n = c->per_metric ? res->total : 1, elem = lbmc_col_bytes(c->type);
+    const void *v = c->type == LBMC_COL_F64   ? (const void *)&nan
+                    : c->type == LBMC_COL_I64 ? (const void *)&i64
+                                              : (const void *)&i8;
+    for (size_t i = 0; i < n; i++, at += elem) memcpy(at, v, elem);
+  }
 }
 
 size_t lbmc_col_bytes(lbmc_col_type t)

@@ -150,7 +150,7 @@ static lbmc_job *lbmc_merge_first_job(lbmc_results *const *parts, int n)
 lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths, int n,
                             lbmc_results **out)
 {
-  long P = 0, Rmax = 0, k = 0;
+  long P = 0, k = 0;
   double wall = 0;
   lbmc_results *m;
   lbmc_job *job;
@@ -161,12 +161,11 @@ lbmc_err lbmc_results_merge(lbmc_results *const *parts, const char *const *paths
     err = lbmc_merge_check_part(parts[0], job, paths[0], parts[p], paths[p]);
     P += parts[p]->P;
     wall += parts[p]->wall_seconds;
-    if (lbmc_results_replicas(parts[p]) > Rmax) Rmax = lbmc_results_replicas(parts[p]);
   }
   lbmc_job_destroy(&job);
   if (err) return err;
   LBMC_CALL(lbmc_merge_check_shards(parts, paths, n));
-  LBMC_CALL(lbmc_results_create(P, Rmax, parts[0]->J, parts[0]->K, parts[0]->pairs, &m));
+  LBMC_CALL(lbmc_results_create(P, parts[0]->J, parts[0]->K, parts[0]->pairs, &m));
   m->job_text = strdup(parts[0]->job_text ? parts[0]->job_text : "");
   if (!m->job_text) {
     lbmc_results_destroy(&m);

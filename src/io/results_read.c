@@ -204,40 +204,112 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
   return rc;
 }
 
-/* /replicas/<name> of per-replica array k (not a metric) into res. */
-static int lbmc_read_replica_column(hid_t f, lbmc_results *res, int k)
+/* Replicas a block of the /replicas datasets holds at most when read (the reader's work
+ * space: a row and one dataset's entries per replica, whatever the number of replicas). */
+#define LBMC_READ_ROWS 4096
+
+/* One /replicas dataset in a block: the rows of points p0 .. p0 + np - 1, replicas r0 ..
+ * r0 + n - 1, get its entries at off (len entries of elem bytes, memory type t) from its
+ * hyperslab; the dataset must be P x R x entries of len in all. A missing optional
+ * dataset leaves the rows as they are. 0, or -1. */
+typedef struct {
+  long p0, np, r0, n;
+  unsigned char *rows, *buf; /* np x n rows; np x n x len entries */
+} lbmc_read_block;
+static int lbmc_read_replica_entries(hid_t f, const char *name, const lbmc_results *res, long R,
+                                     size_t off, size_t len, size_t elem, hid_t t, int optional,
+                                     const lbmc_read_block *b)
 {
-  const lbmc_replica_column *c = lbmc_replica_column_get(k);
-  const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
-                  : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
-                                           : H5T_NATIVE_DOUBLE;
-  char name[96];
-  snprintf(name, sizeof name, "replicas/%s", c->name);
-  return lbmc_h5_read(f, name, t, *lbmc_replica_array(c, res));
+  const size_t row = lbmc_replica_row_bytes(res);
+  hsize_t dims[4], start[4] = {(hsize_t)b->p0, (hsize_t)b->r0, 0, 0}, count[4];
+  size_t entries = 1;
+  int rank;
+  if (optional && !lbmc_h5_exists(f, name)) return 0;
+  rank = lbmc_h5_dims(f, name, dims);
+  if (rank < 2 || dims[0] != (hsize_t)res->P || dims[1] != (hsize_t)R) return -1;
+  for (int k = 0; k < rank; k++)
+    count[k] = k == 0 ? (hsize_t)b->np : k == 1 ? (hsize_t)b->n : dims[k];
+  for (int k = 2; k < rank; k++) entries *= (size_t)dims[k];
+  if (entries != len || lbmc_h5_read_block(f, name, t, rank, start, count, b->buf)) return -1;
+  for (long r = 0; r < b->np * b->n; r++)
+    memcpy(b->rows + (size_t)r * row + off, b->buf + (size_t)r * len * elem, len * elem);
+  return 0;
 }
 
-static int lbmc_read_data(hid_t f, lbmc_results *res)
+/* Every point's R replicas as the file has them, a block of whole points (or, past
+ * LBMC_READ_ROWS replicas, of part of one point) at a time: the block's rows made from
+ * every /replicas dataset, then appended to the store. */
+static int lbmc_read_replicas(hid_t f, lbmc_results *res, long R)
 {
-  size_t rows = (size_t)res->P * (size_t)res->Rmax;
-  double *buf = malloc(sizeof *buf * (rows * res->total + (size_t)res->P * res->total + 1));
+  const size_t row = lbmc_replica_row_bytes(res);
+  const long per = R <= LBMC_READ_ROWS ? LBMC_READ_ROWS / R : 1,
+             nr = R < LBMC_READ_ROWS ? R : LBMC_READ_ROWS;
+  size_t most = 1;
+  lbmc_read_block b;
   char name[160];
-  int rc = !buf;
+  int rc;
+  for (int i = 0; i < lbmc_metric_count(res->pairs); i++)
+    if (lbmc_metric_size(i, res->J, res->K) > most) most = lbmc_metric_size(i, res->J, res->K);
+  b.rows = malloc(row * LBMC_READ_ROWS);
+  b.buf = malloc(sizeof(double) * most * LBMC_READ_ROWS);
+  rc = !b.rows || !b.buf;
+  for (b.p0 = 0; !rc && b.p0 < res->P; b.p0 += per)
+    for (b.r0 = 0; !rc && b.r0 < R; b.r0 += nr) {
+      b.np = res->P - b.p0 < per ? res->P - b.p0 : per;
+      b.n = R - b.r0 < nr ? R - b.r0 : nr;
+      for (long r = 0; r < b.np * b.n; r++) lbmc_replica_row_missing(res, b.rows + (size_t)r * row);
+      for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
+        const char *m = lbmc_metric_get(i)->name;
+        const size_t off = lbmc_metric_offset(i, res->J, res->K) * sizeof(double),
+                     len = lbmc_metric_size(i, res->J, res->K);
+        snprintf(name, sizeof name, "estimates/%s", m);
+        if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: NaN */
+        snprintf(name, sizeof name, "replicas/%s", m);
+        rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, 0) + off,
+                                       len, sizeof(double), H5T_NATIVE_DOUBLE, 0, &b);
+        snprintf(name, sizeof name, "replicas/%s_weight", m);
+        if (!rc)
+          rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, 1) + off,
+                                         len, sizeof(double), H5T_NATIVE_DOUBLE, 1, &b);
+      }
+      for (int k = 0; !rc && k < lbmc_replica_columns(); k++) { /* the others */
+        const lbmc_replica_column *c = lbmc_replica_column_get(k);
+        const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
+                        : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
+                                                 : H5T_NATIVE_DOUBLE;
+        if (!c->name) continue;
+        snprintf(name, sizeof name, "replicas/%s", c->name);
+        rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, k), 1,
+                                       lbmc_col_bytes(c->type), t, 0, &b);
+      }
+      if (!rc && lbmc_rep_store_append(res->reps, b.rows, b.np * b.n)) rc = -1;
+      for (long p = b.p0; !rc && p < b.p0 + b.np; p++) { /* rows in point order */
+        if (b.r0 == 0) res->rep_first[p] = lbmc_rep_store_rows(res->reps) - (b.p0 + b.np - p) * b.n;
+        res->rep_count[p] = b.r0 + b.n;
+      }
+    }
+  free(b.rows);
+  free(b.buf);
+  return rc;
+}
+
+static int lbmc_read_data(hid_t f, lbmc_results *res, long R)
+{
+  size_t most = 1;
+  double *buf;
+  char name[160];
+  int rc;
+  for (int i = 0; i < lbmc_metric_count(res->pairs); i++)
+    if (lbmc_metric_size(i, res->J, res->K) > most) most = lbmc_metric_size(i, res->J, res->K);
+  /* a dataset of the estimates: P x one metric's entries */
+  buf = malloc(sizeof *buf * ((size_t)res->P * most + 1));
+  rc = !buf;
   for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
-    const char *m = lbmc_metric_get(i)->name;
-    snprintf(name, sizeof name, "estimates/%s", m);
+    snprintf(name, sizeof name, "estimates/%s", lbmc_metric_get(i)->name);
     if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: stays NaN */
     rc = lbmc_read_estimates(f, res, i, buf);
-    snprintf(name, sizeof name, "replicas/%s", m);
-    if (!rc)
-      rc = lbmc_read_metric(f, name, res, i, rows, res->values, sizeof(double), H5T_NATIVE_DOUBLE,
-                            0, buf);
-    snprintf(name, sizeof name, "replicas/%s_weight", m);
-    if (!rc)
-      rc = lbmc_read_metric(f, name, res, i, rows, res->weights, sizeof(double), H5T_NATIVE_DOUBLE,
-                            1, buf);
   }
-  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) /* the others: per metric, above */
-    if (lbmc_replica_column_get(k)->name) rc = lbmc_read_replica_column(f, res, k);
+  if (!rc) rc = lbmc_read_replicas(f, res, R);
   for (int t = 0; !rc && res->pairs && t < LBMC_PAIR_TABLES; t++)
     for (int k = 0; !rc && k < LBMC_PAIR_PARTS; k++) {
       snprintf(name, sizeof name, "pairs/%s/%s", lbmc_pair_table_name(t), lbmc_pair_part_name(k));
@@ -322,10 +394,10 @@ lbmc_err lbmc_results_read(const char *path, lbmc_results **out)
   } else if (lbmc_h5_read_attr_i64(f, "tail_k", &K) || lbmc_h5_dims(f, "points/beta", dims) != 2 ||
              lbmc_h5_dims(f, "replicas/warmup", pr) != 2) {
     err = lbmc_read_fail(path, "tail_k, /points/beta or /replicas/warmup is missing");
-  } else if ((err = lbmc_results_create((long)dims[0], (long)pr[1], (int)dims[1], (int)K,
+  } else if ((err = lbmc_results_create((long)dims[0], (int)dims[1], (int)K,
                                         lbmc_h5_exists(f, "pairs"), &res)) == LBMC_SUCCESS) {
     res->layout = (int)layout;
-    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res) ||
+    if (lbmc_read_root(f, res) || lbmc_read_points(f, res) || lbmc_read_data(f, res, (long)pr[1]) ||
         lbmc_grid_read(f, &res->grid) || lbmc_results_transient_read(f, res)) {
       err = lbmc_read_fail(path, "a dataset of the layout is missing or malformed");
       lbmc_results_destroy(&res);

@@ -284,33 +284,49 @@ static int lbmc_write_estimates(hid_t file, const lbmc_results *res, double *scr
   return rc;
 }
 
-/* A per-replica array (P x Rmax slots of `width` elements of `elem` bytes) compacted to
- * P x R slots into out. */
-static void lbmc_gather_replicas(const lbmc_results *res, const void *src, size_t elem,
-                                 size_t width, long R, void *out)
+/* Replicas a block of a /replicas dataset holds at most (the writer's work space: a row
+ * and an entry of a metric per replica, whatever the number of replicas). */
+#define LBMC_WRITE_ROWS 4096
+
+/* The writer's work space for /replicas: rows of LBMC_WRITE_ROWS replicas, and their
+ * entries of one dataset. */
+typedef struct {
+  unsigned char *rows, *out;
+} lbmc_replica_work;
+
+/* A /replicas dataset of rank dims (P x R x the shape of one replica's entries) from
+ * entries off .. off + len - 1 (elem bytes each, from the start of each replica's row) of
+ * every point's replicas 0 .. R - 1 (missing beyond the point's: NaN, -1), written in
+ * blocks of whole points or, past LBMC_WRITE_ROWS replicas, of part of one point.
+ * 0, or -1. */
+static int lbmc_write_replica_entries(hid_t g, const char *name, hid_t type, hid_t memtype,
+                                      int rank, const hsize_t *dims, const lbmc_results *res,
+                                      long R, size_t off, size_t len, size_t elem,
+                                      lbmc_replica_work *w, const char *units, const char *desc)
 {
-  const size_t row = elem * width;
-  for (long p = 0; p < res->P; p++)
-    memcpy((unsigned char *)out + (size_t)p * (size_t)R * row,
-           (const unsigned char *)src + (size_t)p * (size_t)res->Rmax * row, (size_t)R * row);
+  const size_t row = lbmc_replica_row_bytes(res);
+  const long per = R <= LBMC_WRITE_ROWS ? LBMC_WRITE_ROWS / R : 1; /* points a block */
+  const long nr = R < LBMC_WRITE_ROWS ? R : LBMC_WRITE_ROWS;       /* replicas a block */
+  hid_t d = lbmc_h5_begin_dataset(g, name, type, rank, dims);
+  int rc = d < 0 ? -1 : 0;
+  for (long p0 = 0; !rc && p0 < res->P; p0 += per)
+    for (long r0 = 0; !rc && r0 < R; r0 += nr) {
+      const long np = res->P - p0 < per ? res->P - p0 : per, n = R - r0 < nr ? R - r0 : nr;
+      hsize_t start[4] = {(hsize_t)p0, (hsize_t)r0, 0, 0}, count[4];
+      for (int k = 0; k < rank; k++)
+        count[k] = k == 0 ? (hsize_t)np : k == 1 ? (hsize_t)n : dims[k];
+      for (long p = 0; !rc && p < np; p++) {
+        rc = lbmc_results_replica_rows(res, p0 + p, r0, n, w->rows) ? -1 : 0;
+        for (long r = 0; !rc && r < n; r++)
+          memcpy(w->out + ((size_t)p * (size_t)n + (size_t)r) * len * elem,
+                 w->rows + (size_t)r * row + off, len * elem);
+      }
+      if (!rc) rc = lbmc_h5_write_block(d, memtype, rank, start, count, w->out);
+    }
+  return lbmc_h5_end_dataset(d, rc, units, desc);
 }
 
-/* Metric i's entries of replica slots 0 .. R - 1 of every point of a per-replica array
- * (P x Rmax slots of res->total doubles) into out (P x R x its size), read where they are:
- * no copy of the whole table. */
-static void lbmc_metric_slice_replicas(const lbmc_results *res, const double *src, long R, int i,
-                                       double *out)
-{
-  const size_t off = lbmc_metric_offset(i, res->J, res->K),
-               len = lbmc_metric_size(i, res->J, res->K);
-  for (long p = 0; p < res->P; p++)
-    for (long r = 0; r < R; r++)
-      memcpy(out + ((size_t)p * (size_t)R + (size_t)r) * len,
-             src + ((size_t)p * (size_t)res->Rmax + (size_t)r) * res->total + off,
-             sizeof *out * len);
-}
-
-/* The most entries of one metric (the /replicas datasets' scratch per replica slot). */
+/* The most entries of one metric (the /replicas datasets' work space per replica). */
 static size_t lbmc_metric_size_max(const lbmc_results *res)
 {
   size_t most = 1;
@@ -323,9 +339,11 @@ static size_t lbmc_metric_size_max(const lbmc_results *res)
 
 /* /replicas/M (and M_weight for the metrics that are ratios of sums). */
 static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, long R,
-                                     double *scratch)
+                                     lbmc_replica_work *w)
 {
   const lbmc_metric_info *info = lbmc_metric_get(i);
+  const size_t off = lbmc_metric_offset(i, res->J, res->K) * sizeof(double),
+               len = lbmc_metric_size(i, res->J, res->K);
   hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R}, dims[4];
   int rank = lbmc_metric_dims(res, i, 2, PR, dims), rc;
   char desc[512], name[96];
@@ -336,8 +354,9 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
                                      "independent units"
                                    : "",
            info->description);
-  lbmc_metric_slice_replicas(res, res->values, R, i, scratch);
-  rc = lbmc_h5_write_f64(g, info->name, rank, dims, scratch, info->units, desc);
+  rc = lbmc_write_replica_entries(g, info->name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rank, dims, res,
+                                  R, lbmc_replica_column_offset(res, 0) + off, len, sizeof(double),
+                                  w, info->units, desc);
   if (!rc && info->shape == LBMC_SHAPE_QUANTILE) {
     hid_t d = H5Dopen2(g, info->name, H5P_DEFAULT);
     rc = d < 0 || lbmc_write_levels(d);
@@ -350,21 +369,26 @@ static int lbmc_write_replica_metric(hid_t g, const lbmc_results *res, int i, lo
            "value x weight is its numerator, and the point's estimate is sum(value x weight) / "
            "sum(weight) over its replicas",
            info->name);
-  lbmc_metric_slice_replicas(res, res->weights, R, i, scratch);
-  return lbmc_h5_write_f64(g, name, rank, dims, scratch, "1", desc);
+  return lbmc_write_replica_entries(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rank, dims, res, R,
+                                    lbmc_replica_column_offset(res, 1) + off, len, sizeof(double),
+                                    w, "1", desc);
 }
 
-/* /replicas/<name> of per-replica array c (not a metric): its first R slots per point. */
-static int lbmc_write_replica_column(hid_t g, const lbmc_results *res, const lbmc_replica_column *c,
-                                     long R, void *scratch)
+/* /replicas/<name> of per-replica column k (not a metric): replicas 0 .. R - 1. */
+static int lbmc_write_replica_column(hid_t g, const lbmc_results *res, int k, long R,
+                                     lbmc_replica_work *w)
 {
+  const lbmc_replica_column *c = lbmc_replica_column_get(k);
   hsize_t PR[2] = {(hsize_t)res->P, (hsize_t)R};
-  lbmc_gather_replicas(res, *lbmc_replica_array(c, res), lbmc_col_bytes(c->type), 1, R, scratch);
-  switch (c->type) {
-  case LBMC_COL_I64: return lbmc_h5_write_i64(g, c->name, 2, PR, scratch, c->units, c->description);
-  case LBMC_COL_I8: return lbmc_h5_write_i8(g, c->name, 2, PR, scratch, c->units, c->description);
-  default: return lbmc_h5_write_f64(g, c->name, 2, PR, scratch, c->units, c->description);
-  }
+  const hid_t type = c->type == LBMC_COL_I64  ? H5T_STD_I64LE
+                     : c->type == LBMC_COL_I8 ? H5T_STD_I8LE
+                                              : H5T_IEEE_F64LE;
+  const hid_t memtype = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
+                        : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
+                                                 : H5T_NATIVE_DOUBLE;
+  return lbmc_write_replica_entries(g, c->name, type, memtype, 2, PR, res, R,
+                                    lbmc_replica_column_offset(res, k), 1, lbmc_col_bytes(c->type),
+                                    w, c->units, c->description);
 }
 
 /* The names of the /replicas datasets that are not metrics, in the table's order. */
@@ -376,17 +400,21 @@ static int lbmc_replica_extras(const char **names)
   return n;
 }
 
-static int lbmc_write_replicas(hid_t file, const lbmc_results *res, double *scratch)
+static int lbmc_write_replicas(hid_t file, const lbmc_results *res)
 {
   hid_t g = lbmc_h5_group(file, "replicas");
   const long R = lbmc_results_replicas(res);
   const char *extras[16];
-  int rc = g < 0 || lbmc_h5_attr_strs(g, "extras", lbmc_replica_extras(extras), extras);
+  lbmc_replica_work w = {malloc(lbmc_replica_row_bytes(res) * LBMC_WRITE_ROWS),
+                         malloc(sizeof(double) * lbmc_metric_size_max(res) * LBMC_WRITE_ROWS)};
+  int rc = g < 0 || !w.rows || !w.out ||
+           lbmc_h5_attr_strs(g, "extras", lbmc_replica_extras(extras), extras);
   for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++)
-    rc = lbmc_write_replica_metric(g, res, i, R, scratch);
+    rc = lbmc_write_replica_metric(g, res, i, R, &w);
   for (int k = 0; !rc && k < lbmc_replica_columns(); k++)
-    if (lbmc_replica_column_get(k)->name)
-      rc = lbmc_write_replica_column(g, res, lbmc_replica_column_get(k), R, scratch);
+    if (lbmc_replica_column_get(k)->name) rc = lbmc_write_replica_column(g, res, k, R, &w);
+  free(w.rows);
+  free(w.out);
   if (g >= 0) H5Gclose(g);
   return rc;
 }
@@ -446,12 +474,9 @@ static int lbmc_write_root(hid_t file, const lbmc_results *res)
 
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
 {
-  /* scratch: one metric's /replicas values (P x R x its entries), the /estimates (P x
-   * total) and /points columns; the per-replica table itself is read where it is */
-  const size_t rows = (size_t)res->P * (size_t)lbmc_results_replicas(res);
-  const size_t per_metric = rows * lbmc_metric_size_max(res),
-               per_point = (size_t)res->P * res->total;
-  size_t need = (per_metric > per_point ? per_metric : per_point) + (size_t)res->P * 3 + 64;
+  /* scratch: the /estimates (P x total) and /points columns; /replicas is written in
+   * blocks from the replica store (lbmc_write_replicas) */
+  const size_t need = (size_t)res->P * res->total + (size_t)res->P * 3 + 64;
   size_t need_mu_k = (size_t)res->P * (size_t)res->J * LBMC_MAX_RATES + 64; /* /points/mu_k */
   void *scratch = malloc(sizeof(double) * (need > need_mu_k ? need : need_mu_k));
   lbmc_h5_out out;
@@ -463,9 +488,9 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
     return err;
   }
   rc = lbmc_write_root(out.file, res) || lbmc_write_points(out.file, res, scratch) ||
-       lbmc_write_estimates(out.file, res, scratch) ||
-       lbmc_write_replicas(out.file, res, scratch) || lbmc_grid_write(out.file, res->grid) ||
-       lbmc_write_pairs(out.file, res) || lbmc_results_transient_write(out.file, res);
+       lbmc_write_estimates(out.file, res, scratch) || lbmc_write_replicas(out.file, res) ||
+       lbmc_grid_write(out.file, res->grid) || lbmc_write_pairs(out.file, res) ||
+       lbmc_results_transient_write(out.file, res);
   free(scratch);
   LBMC_CALL(lbmc_h5_out_commit(&out, rc, "the results"));
   lbmc_results_remove_stale(path);

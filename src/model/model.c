@@ -27,9 +27,18 @@ lbmc_err lbmc_model_create(lbmc_model **m)
   return LBMC_SUCCESS;
 }
 
+/* Drop the kept mean-field point (system.h: mf_memo). */
+static void lbmc_model_forget(lbmc_model *m)
+{
+  if (m->mf_memo && m->mf_memo_free) m->mf_memo_free(m->mf_memo);
+  m->mf_memo = NULL;
+  m->mf_memo_free = NULL;
+}
+
 void lbmc_model_destroy(lbmc_model **m)
 {
   if (!m || !*m) return;
+  lbmc_model_forget(*m);
   free((*m)->service);
   free(*m);
   *m = NULL;
@@ -40,6 +49,8 @@ lbmc_err lbmc_model_duplicate(const lbmc_model *m, lbmc_model **out)
   *out = malloc(sizeof **out);
   if (!*out) return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model");
   **out = *m;
+  (*out)->mf_memo = NULL; /* the copy solves its own (its values may be changed) */
+  (*out)->mf_memo_free = NULL;
   (*out)->service = m->nservice ? malloc(sizeof *m->service * (size_t)m->nservice) : NULL;
   if (m->nservice && !(*out)->service) {
     free(*out);
@@ -305,6 +316,7 @@ static lbmc_err lbmc_model_check_param(const lbmc_model *m)
 
 lbmc_err lbmc_model_setup(lbmc_model *m)
 {
+  lbmc_model_forget(m); /* values may have changed since the point was solved */
   LBMC_CALL(lbmc_model_check_values(m));
   LBMC_CALL(lbmc_model_resolve_stale(m));
   lbmc_model_pool_sizes(m);

@@ -147,7 +147,7 @@ static lbmc_err lbmc_runner_warn_service(const lbmc_runner *run, const lbmc_mode
 static void lbmc_runner_setup_progress(lbmc_runner *run, const char *what, long i)
 {
   double now;
-  if (run->rank != 0 || run->set->quiet || (i & 1023)) return;
+  if (run->rank != 0 || run->set->quiet || run->set->no_progress || (i & 1023)) return;
   now = MPI_Wtime();
   if (now - run->t0 < LBMC_SETUP_QUIET ||
       (run->t_progress > run->t0 && now - run->t_progress < run->set->progress_seconds))
@@ -218,8 +218,8 @@ static lbmc_err lbmc_runner_setup_root(lbmc_runner *run)
   lbmc_warned warned = {0};
   lbmc_err err = LBMC_SUCCESS;
   lbmc_runner_setup_progress(run, "allocating the results", 0);
-  LBMC_CALL(lbmc_results_create(run->P, run->first_round, lbmc_job_pools(run->job),
-                                (int)run->opts.tail_k, run->opts.pairs, &run->res));
+  LBMC_CALL(lbmc_results_create(run->P, lbmc_job_pools(run->job), (int)run->opts.tail_k,
+                                run->opts.pairs, &run->res));
   run->res->job_text = strdup(lbmc_job_text(run->job));
   if (run->opts.transient[2] > 0) /* the job's time axis (run.transient is no grid axis) */
     LBMC_CALL(lbmc_results_transient_of(run->res, &run->opts));
@@ -251,7 +251,8 @@ done:
   if (run->set->dry_run) return LBMC_SUCCESS;
   snprintf(ckpt, sizeof ckpt, "%s.ckpt", run->set->output);
   return lbmc_checkpoint_open(ckpt, run->set->resume, run->job, run->total, run->opts.batches,
-                              lbmc_runner_replay, run, &run->ck);
+                              run->set->shard_index, run->set->shard_count, lbmc_runner_replay, run,
+                              &run->ck);
 }
 
 lbmc_err lbmc_runner_setup(lbmc_runner *run)

@@ -180,7 +180,7 @@ void lbmc_runner_progress(lbmc_runner *run, int force)
   const lbmc_schedule *s = run->sched;
   double left, eta;
   char eta_text[256], lost[96] = "", whole[64] = "";
-  if (run->set->quiet || run->set->dry_run) return;
+  if (run->set->quiet || run->set->no_progress || run->set->dry_run) return;
   if (!force && now - run->t_progress < run->set->progress_seconds) return;
   run->t_progress = now;
   left = s->cost_planned - s->cost_done;

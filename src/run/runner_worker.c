@@ -74,7 +74,7 @@ static lbmc_err lbmc_runner_reduce_whole(lbmc_runner *run, long point, long R)
       return LBMC_ERROR(LBMC_ERR_INTERNAL, "runner: a whole point without its records");
   }
   if (!run->wres)
-    LBMC_CALL(lbmc_results_create(1, R, lbmc_job_pools(run->job), (int)run->opts.tail_k,
+    LBMC_CALL(lbmc_results_create(1, lbmc_job_pools(run->job), (int)run->opts.tail_k,
                                   run->opts.pairs, &run->wres));
   LBMC_CALL(lbmc_point_create(run->model, &run->opts, run->first_round, &pt));
   for (long k = n - R; k < n && !err && used; k++) err = lbmc_point_add(pt, rec[k], size[k], &used);
@@ -85,7 +85,9 @@ static lbmc_err lbmc_runner_reduce_whole(lbmc_runner *run, long point, long R)
     head.replicas = R;
     what = lbmc_point_next(pt, lbmc_job_precision(run->job), &next, head.why, sizeof head.why);
     if (what == LBMC_NEXT_DONE) err = lbmc_results_store(run->wres, 0, pt);
-    bytes = what == LBMC_NEXT_DONE && !err ? lbmc_results_pack_point(run->wres, 0, NULL, 0) : 0;
+    bytes = 0;
+    if (what == LBMC_NEXT_DONE && !err)
+      err = lbmc_results_pack_point(run->wres, 0, NULL, 0, &bytes);
     if (bytes > 0 && bytes + sizeof head > run->wbuf_cap) {
       free(run->wbuf);
       run->wbuf_cap = bytes + sizeof head;
@@ -95,9 +97,10 @@ static lbmc_err lbmc_runner_reduce_whole(lbmc_runner *run, long point, long R)
       }
     }
     if (bytes > 0 && !err) {
-      lbmc_results_pack_point(run->wres, 0, run->wbuf, bytes);
-      err = lbmc_msg_append(&run->out, &run->out_size, &run->out_cap, 1, &head, sizeof head,
-                            run->wbuf, bytes);
+      err = lbmc_results_pack_point(run->wres, 0, run->wbuf, bytes, &bytes);
+      if (!err)
+        err = lbmc_msg_append(&run->out, &run->out_size, &run->out_cap, 1, &head, sizeof head,
+                              run->wbuf, bytes);
       run->reduced++;
     }
   }

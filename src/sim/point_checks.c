@@ -244,6 +244,14 @@ static double lbmc_point_relax_needed(long R, double tau_u, double g)
  * customers per pool of n x* (the rounding is off by less than one server per level). */
 #define LBMC_MF_START_SLACK 64.0
 
+/* The entry whose start bias is largest in standard errors (metric -1: the customers in the
+ * system), its bound and standard error in the metric's units. */
+typedef struct {
+  double bias, bound, se;
+  int metric;
+  size_t entry;
+} lbmc_point_mf_worst;
+
 /* Free the point's expansion (made or half made) and forget it. */
 static void lbmc_point_mf_drop(lbmc_point *p)
 {
@@ -276,9 +284,9 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
          fabs(m->n0 - at) <= LBMC_MF_START_SLACK * p->J + 1e-9 * at;
 }
 
-/* The standard error of metric i's (scalar) estimate over the R replicas' sums (as the
- * reduction's entries: a ratio or a proportion of their sums); NAN without one. */
-static double lbmc_point_mf_se(lbmc_point *p, long R, int i)
+/* The standard error of entry e of metric i over the R replicas' sums (as the reduction's
+ * entries: a ratio or a proportion of their sums); NAN without one. */
+static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
 {
   double *y, *x;
   lbmc_interval iv;
@@ -290,7 +298,7 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i)
   y = p->work, x = y + R;
   for (long k = 0; k < R; k++) {
     if (!p->rep[k].kept.sums) return NAN;
-    kind = lbmc_metric_terms(i, 0, p->rep[k].kept.sums, p->J, p->K, p->N, p->n, &y[k], &x[k]);
+    kind = lbmc_metric_terms(i, e, p->rep[k].kept.sums, p->J, p->K, p->N, p->n, &y[k], &x[k]);
   }
   if (kind == LBMC_TERM_RATIO)
     lbmc_ratio_interval(y, x, (size_t)R, 1, p->o.confidence, &iv);
@@ -306,10 +314,12 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i)
  * rule"). It holds when
  *   - the model's bound on the start bias over the measured period [w, w + T] of each
  *     replica (order 1/n: (1/n) min(sup_{t >= w} |b(t)|, int_w^inf |b| / T), b the bias path
- *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for each of the
- *     customers in the system (mean_queue pooled), mean_sojourn (mean_wait for one pool:
- *     the same less 1 / mu) and p_wait, each against the standard error of its estimate
- *     over the replicas; and
+ *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for the customers in
+ *     the system (mean_queue pooled) and for every metric entry that is a function of the
+ *     mean-field state (lbmc_mf_expansion_entry: tails, per-pool queues and workloads,
+ *     p_wait, mean_sojourn, ...), each against the standard error of its estimate over the
+ *     replicas (the entries without one are not gated but mean_sojourn's and p_wait's, whose
+ *     is then the model's); and
  *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
  *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
  *     rule's count of effective samples for a skewness g, with g one server's queue-length
@@ -318,18 +328,19 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i)
  *     skewness is O(1/sqrt(n)) whatever T is.
  * Returns 1 when it holds, 0 otherwise; *applies
  * says whether the rule covers the point (then *need is the measured time per replica
- * with which it would hold with R replicas, *bias_out the largest bound in standard errors
- * and *which its functional, LBMC_MF_*). */
+ * with which it would hold with R replicas, *worst the entry of the largest bound in
+ * standard errors). The entries with no functional are flagged by lbmc_point_mf_flags. */
 static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
-                               double *need, double *bias_out, int *which)
+                               double *need, lbmc_point_mf_worst *worst)
 {
   const lbmc_verdict *v = &p->v;
   const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
-  double area = 0, ns, neff, gsk;
+  double ns, neff, gsk;
   const lbmc_mf_expansion *x;
   *applies = 0;
-  *need = *bias_out = NAN;
-  *which = 0;
+  *need = NAN;
+  worst->bias = worst->bound = worst->se = NAN;
+  worst->metric = -1, worst->entry = 0;
   if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS) return 0; /* no expansion */
   if (!p->mfx_tried) {
     p->mfx_tried = 1;
@@ -345,56 +356,97 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
     fprintf(stderr,
             "mf rule: x* %.10g customers per server, D0 %.10g, tau_N %.6g, W %.6g, I0 %.6g; "
             "sojourn %.10g + %.8g / n (ratio %.4g), p_wait %.10g + %.8g / n (ratio %.4g)\n",
-            x->customers, x->D0, x->tau, x->W, x->I0, x->f[1].value, x->f[1].D, x->f[1].ratio,
-            x->f[2].value, x->f[2].D, x->f[2].ratio);
+            x->customers, x->D0, x->tau, x->W, x->I0, x->f[LBMC_MF_SOJOURN].value,
+            x->f[LBMC_MF_SOJOURN].D, x->f[LBMC_MF_SOJOURN].ratio, x->f[LBMC_MF_WAIT].value,
+            x->f[LBMC_MF_WAIT].D, x->f[LBMC_MF_WAIT].ratio);
   *applies = 1;
   *need = 0;
-  *bias_out = 0;
-  for (int k = 0; k < LBMC_MF_FUNCTIONALS; k++) {
-    /* n x the bound against n x the metric's standard error over the replicas (where it has
-     * none, N's times the model's ratio of their long-run spreads) */
-    static const int metric[LBMC_MF_FUNCTIONALS] = {-1, LBMC_M_MEAN_SOJOURN, LBMC_M_P_WAIT};
-    const double measured = k ? n * lbmc_point_mf_se(p, R, metric[k]) : m->se;
-    const double se = isfinite(measured) ? measured : m->se * x->f[k].ratio;
-    const double b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
-    if (!(b / se <= *bias_out)) *bias_out = b / se, *which = k;
-    /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
-     * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
-     * short against tau_N: from a fixed start the spread first grows with T) */
-    *need = fmax(*need, area * area / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * se * se * T));
+  worst->bias = 0;
+  /* the customers in the system (metric -1), then every entry with a functional */
+  for (int i = -1; i < LBMC_M_PAIRS_FIRST; i++) {
+    const size_t len = i < 0 ? 1 : lbmc_metric_size(i, p->J, p->K);
+    for (size_t e = 0; e < len; e++) {
+      const int k = i < 0 ? LBMC_MF_CUSTOMERS : lbmc_mf_expansion_entry(x, i, e, p->J, p->K);
+      double area = 0;
+      if (k < 0) continue; /* no functional, or identically 0 at order 1/n */
+      /* n x the bound against n x the entry's standard error over the replicas; where it
+       * has none (every replica read the same: none or all observed), mean_sojourn and
+       * p_wait take N's times the model's ratio of their long-run spreads, and the other
+       * entries are not gated: they report no symmetric interval, only a one-sided bound
+       * from the opportunities counted, far above the 1/n bias of a level never visited */
+      const double measured = i >= 0 ? n * lbmc_point_mf_se(p, R, i, e) : m->se;
+      const int fallback = k == LBMC_MF_SOJOURN || k == LBMC_MF_WAIT;
+      const double se = isfinite(measured) ? measured : fallback ? m->se * x->f[k].ratio : NAN;
+      const double b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
+      if (i >= 0 && getenv("LBMC_DEBUG_RELAX")) { /* the entry's refined mean field */
+        char name[64];
+        fprintf(stderr, "mf entry %s %.17g %.17g bias %.4g se %.4g\n",
+                lbmc_metric_entry_name(i, (long)e, p->J, p->K, name, sizeof name), x->f[k].value,
+                x->f[k].D, b / n, se / n);
+      }
+      if (!(se > 0) || b == 0) continue; /* no spread to compare with, or no bias */
+      if (!(b / se <= worst->bias)) {
+        worst->bias = b / se, worst->bound = b / n, worst->se = se / n;
+        worst->metric = i, worst->entry = e;
+      }
+      /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
+       * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
+       * short against tau_N: from a fixed start the spread first grows with T) */
+      *need = fmax(*need, area * area / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * se * se * T));
+    }
   }
   /* N's variance over time (m->rx.var) against n W: the servers' dependence */
   ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
   neff = (double)R * ns;
   gsk = x->skew;
   if (neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk)) return 0;
-  return *bias_out <= LBMC_MF_BIAS_SE;
+  return worst->bias <= LBMC_MF_BIAS_SE;
 }
 
 /* The mean-field start's rule did not hold where it applies: why, and the replica length
  * with which it would (when shorter than what the relaxation rules ask). */
-static void lbmc_point_mf_advice(lbmc_point *p, long R, double need, double bias, int which)
+static void lbmc_point_mf_advice(lbmc_point *p, long R, double need,
+                                 const lbmc_point_mf_worst *worst)
 {
-  static const char *const names[] = {"the customers in the system", "mean_sojourn", "p_wait"};
   lbmc_verdict *v = &p->v;
   const lbmc_mf_expansion *x = p->mfx;
-  if (!(bias <= LBMC_MF_BIAS_SE))
+  char name[64];
+  if (!(worst->bias <= LBMC_MF_BIAS_SE))
     lbmc_point_reason(v,
                       "the mean-field start's rule: the model bounds the start bias of %s over "
-                      "the measured period by %.2g standard errors (at most %g allowed; refined "
-                      "mean field D0/n = %.3g customers per server, tau_N = %.3g); %ld replicas "
-                      "of %.4g would pass",
-                      names[which], bias, LBMC_MF_BIAS_SE, x->D0 / (double)p->n, x->tau, R, need);
+                      "the measured period by %.2g standard errors (%.3g against a standard "
+                      "error of %.3g; at most %g allowed; refined mean field D0/n = %.3g "
+                      "customers per server, tau_N = %.3g); %ld replicas of %.4g would pass",
+                      worst->metric < 0 ? "the customers per server (mean_queue pooled)"
+                                        : lbmc_metric_entry_name(worst->metric, (long)worst->entry,
+                                                                 p->J, p->K, name, sizeof name),
+                      worst->bias, worst->bound, worst->se, LBMC_MF_BIAS_SE, x->D0 / (double)p->n,
+                      x->tau, R, need);
   if (isfinite(need) && need > v->time_used && (isnan(p->need_measured) || need < p->need_measured))
     p->need_measured = need;
+}
+
+/* Where the mean-field start's rule made the point ok: the entries whose start bias it does
+ * not bound (no functional of the state: quantiles, pair statistics, messages) are flagged
+ * LBMC_IV_START_BIAS. */
+static void lbmc_point_mf_flags(lbmc_point *p)
+{
+  const int count = lbmc_metric_count_in(p->total, p->J, p->K);
+  if (!p->mf_short || !p->mfx) return;
+  for (int i = 0; i < count; i++) {
+    const size_t off = lbmc_metric_offset(i, p->J, p->K), len = lbmc_metric_size(i, p->J, p->K);
+    for (size_t e = 0; e < len; e++)
+      if (lbmc_mf_expansion_entry(p->mfx, i, e, p->J, p->K) == LBMC_MF_NONE)
+        p->est.flags[off + e] |= LBMC_IV_START_BIAS;
+  }
 }
 
 lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
 {
   lbmc_verdict *v = &p->v;
   lbmc_point_relaxation m;
-  double tau_u, need, wneed, skew_u, tau_s, mf_need, mf_bias;
-  int mf_which = 0;
+  double tau_u, need, wneed, skew_u, tau_s, mf_need;
+  lbmc_point_mf_worst mf_worst;
   const double T = v->time_used, w = v->warmup_used;
   int mf_applies = 0;
   p->mf_short = 0;
@@ -417,7 +469,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
   /* the mean-field start's rule, decided before the relaxation rules, which run as before;
    * where it holds it overrides their verdict (the state before them restored) */
-  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_bias, &mf_which);
+  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_worst);
   const lbmc_verdict before = *v;
   {
     /* where the model gives a floor, the rules gate on it unless the reading proves (its
@@ -516,10 +568,10 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
       *v = before;
       p->need_measured = p->need_warmup = NAN;
       v->relaxation_time = v->relaxation_upper = p->mfx->tau;
-      v->transient_bound = mf_bias;
+      v->transient_bound = mf_worst.bias;
     }
   } else if (mf_applies && (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)))
-    lbmc_point_mf_advice(p, R, mf_need, mf_bias, mf_which);
+    lbmc_point_mf_advice(p, R, mf_need, &mf_worst);
   return LBMC_SUCCESS;
 }
 
@@ -733,4 +785,5 @@ void lbmc_point_apply_moments(lbmc_point *p)
   if (any_inf) v->evidence |= LBMC_EV_INFINITE;
   if (p->heavy_all) v->evidence |= LBMC_EV_HEAVY_TAIL;
   if (any_inf || p->heavy_all) lbmc_point_reason(v, "%s", p->moment_reason);
+  lbmc_point_mf_flags(p);
 }

@@ -47,7 +47,11 @@
     "reported as inf, without an interval")                                                        \
   X(HEAVY_TAIL, 11, "heavy_tail",                                                                  \
     "the estimator's variance is infinite (a heavy-tailed service law): no interval from the "     \
-    "spread of replicas or batches is reliable, at any run length")
+    "spread of replicas or batches is reliable, at any run length")                                \
+  X(START_BIAS, 12, "start_bias_unbounded",                                                        \
+    "the point is ok by the mean-field start's rule, which bounds the start bias of the metrics "  \
+    "that are functions of the mean-field state only: this one's (a quantile, a pair statistic, "  \
+    "messages) is not bounded; a run with a warm-up decides it")
 
 enum {
 #define LBMC_X_IV_FLAG(id, bit, name, meaning) LBMC_IV_##id = 1u << (bit),

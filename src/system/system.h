@@ -40,6 +40,10 @@ struct lbmc_model_ {
   char policy_text[64]; /* canonical, e.g. "jsq(2)" */
   char origin[256];
   int is_setup;
+  void *mf_memo;                /* the solved mean-field point of the set-up model, kept by
+                                   src/engine/occ_meanfield.c so that the engines' start and
+                                   the verdict solve it once; NULL before (owned) */
+  void (*mf_memo_free)(void *); /* frees mf_memo */
 };
 
 #endif

@@ -254,6 +254,29 @@ if case("meanfield-rule"):
     rt = r["verdict"].get("relaxation_time")
     check(rt is not None and abs(rt - 13.08) < 0.05,
           f"mean-field start's rule: relaxation_time {rt} is the model's tau_N (13.08)")
+    # every entry that is a function of the mean-field state is gated (and covers its
+    # refined mean field here); the others are flagged: their start bias is not bounded
+    t = entry(r, "tail", 0)
+    for k in range(7):  # within 2 half-widths: seven 95% intervals, one may miss by chance
+        hw = (t["upper"][k] - t["lower"][k]) / 2
+        check(abs(t["mean"][k] - t["limit_refined"][k]) <= 2 * hw,
+              f"mean-field start's rule: tail[1][{k + 1}] [{t['lower'][k]:.6g}, "
+              f"{t['upper'][k]:.6g}] within 2 half-widths of the refined mean field's "
+              f"{t['limit_refined'][k]:.6g}")
+    sq = entry(r, "sojourn_quantiles")
+    check(all("start_bias_unbounded" in f for f in sq["flags"])
+          and not any("start_bias_unbounded" in f for f in t["flags"]),
+          f"mean-field start's rule: the quantiles are flagged start_bias_unbounded, the tails "
+          f"not ({sq['flags']}, {t['flags']})")
+    # control: at n = 1000, 10 replicas of 200 (15 tau_N), the customers, mean_sojourn and
+    # p_wait pass the rule (this point was ok before the other entries were gated), but the
+    # start bias of the deep tail tail[1][6] (x* 0.0013, its 1/n term relatively large) is
+    # bounded only by about 0.1 of its standard error: refused, the reason naming it
+    r = sim("--n", "1000", "--lambda", "0.9", "--policy", "jsq(2)", "--init", "meanfield",
+            "--replicas", "10", "--warmup", "0", "--time", "200", "--seed", "36")
+    check(r["status"] != "ok" and "start bias of tail[1][" in r.get("reason", ""),
+          f"mean-field start's rule: n = 1000, 10 replicas of 200: {r['status']}, the reason "
+          f"names a tail ({r.get('reason', '')[:120]})")
 
 if case("pull-example"):  # the README's PULL at n = 10 is critically loaded: never ok
     for t in ("500", "2000"):

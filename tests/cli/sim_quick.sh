@@ -23,6 +23,10 @@ sys.exit(a != b)" "$WORK/default.json" "$WORK/given.json"
 check "--help: --pools' default" grep -q "(default 1:1:inf)" <("$LBMC" sim --help)
 
 check "--progress auto, short run, not a terminal: no progress" test ! -s "$WORK/default.err"
+# a transient run of 1.4e6 events (1000 replicas to T1 = 40): short, though its unused
+# time setting (default 1000) would make it 3.6e7
+"$LBMC" sim --n 20 --lambda 0.9 --transient 0:40:0.5 --replicas 1000 >/dev/null 2>"$WORK/tr.err"
+check "--progress auto, a short transient run: no estimate, no progress" test ! -s "$WORK/tr.err"
 "$LBMC" sim "${quick[@]}" --progress always >/dev/null 2>"$WORK/always.err"
 check "--progress always: a line with the ETA at once" \
   grep -Eq "^lbmc sim: replica 1 of 2 \(0%\), [0-9.]+ s, ETA unknown$" "$WORK/always.err"

@@ -27,7 +27,7 @@ replaces_old() { # without --resume: a note, a fresh run, the checkpoint removed
 }
 check "without --resume it is replaced and the run equals a fresh one" replaces_old
 # A real checkpoint: the final write fails (the flock shim, for the temporary only).
-SHIM=${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}
+SHIM=$(preload "${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}")
 LD_PRELOAD=$SHIM LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" -o "$WORK/part.h5" --quiet 2>/dev/null
 check "a run whose final write failed left its checkpoint" test -s "$WORK/part.h5.ckpt"
 info_ckpt() { # exit 0; what it is, what it holds, how to finish

@@ -5,9 +5,9 @@
 # file aside (OUT.h5.ckpt.damaged) instead of cutting it, and the results equal an
 # uninterrupted run. lbmc info reports the damage first. A damaged header is called
 # damaged (not "a different job"); a last record cut short is dropped with a note; a
-# checkpoint of format 3 (lbmc before the owner slot) is still resumed. About 3 s of CPU.
+# checkpoint of format 3 (lbmc before the owner slot) or 4 (before the shard) is still resumed. About 3 s of CPU.
 . "$(dirname "$0")/lib.sh"
-SHIM=${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}
+SHIM=$(preload "${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}")
 job="$HERE/small.yaml"
 check "reference run" "$LBMC" run "$job" -o "$WORK/ref.h5" --quiet
 # A whole checkpoint (18 records): the final write fails (the flock shim on the temporary).
@@ -16,11 +16,12 @@ check "a checkpoint of 18 records" sh -c "'$LBMC' info '$WORK/full.h5.ckpt' | gr
 
 damage() { # damage IN OUT HOW: a copy of checkpoint IN with records damaged as HOW says
   /usr/bin/python3 - "$@" <<'PY'
-import struct, sys
+import struct, sys, zlib
 src, dst, how = sys.argv[1:4]
 d = bytearray(open(src, "rb").read())
 text = struct.unpack_from("<Q", d, 128)[0]
-off, recs = 128 + 8 + text + 24 + 4, []
+# format 5: seed, total, batches, shard index, shard count (5 x int64), then the CRC
+off, recs = 128 + 8 + text + 40 + 4, []
 while off < len(d):
     n = struct.unpack_from("<q", d, off)[0]
     recs.append((off, n))
@@ -34,7 +35,11 @@ elif how == "header":  # a flip in the job text
 elif how == "torn":    # the last record cut short
     d = d[:recs[-1][0] + recs[-1][1] // 2]
 elif how == "format3": # the same records under the header of format 3 (no owner slot, no CRC)
-    d = b"LBMCCKP3" + d[128:128 + 8 + text + 24] + d[128 + 8 + text + 24 + 4:]
+    d = b"LBMCCKP3" + d[128:128 + 8 + text + 24] + d[128 + 8 + text + 40 + 4:]
+elif how == "format4": # under the header of format 4 (no shard)
+    head = bytes(d[128:128 + 8 + text + 24])
+    d = (b"LBMCCKP4" + d[8:128] + head + struct.pack("<I", zlib.crc32(head))
+         + d[128 + 8 + text + 40 + 4:])
 open(dst, "wb").write(d)
 PY
 }
@@ -85,4 +90,13 @@ format3() {
     "$LBMC" run "$job" -o "$out" --resume --quiet && compare "$WORK/ref.h5" "$out" >/dev/null
 }
 check "a checkpoint of format 3 is resumed" format3
+
+format4() { # format 4 records no shard: resumed, and lbmc info still gives the advice
+  local out="$WORK/four.h5"
+  damage "$WORK/full.h5.ckpt" "$out.ckpt" format4
+  "$LBMC" info "$out.ckpt" >"$WORK/info" && grep -q "It holds 18 finished replicas" "$WORK/info" &&
+    grep -qF -- "-o $out --resume" "$WORK/info" &&
+    "$LBMC" run "$job" -o "$out" --resume --quiet && compare "$WORK/ref.h5" "$out" >/dev/null
+}
+check "a checkpoint of format 4 (no shard recorded) is resumed" format4
 finish

@@ -9,7 +9,7 @@
 # errno asked for); a real full file system from a small tmpfs, mounted where this test may
 # (root in CI), else that part is skipped with a note. About 5 s of CPU.
 . "$(dirname "$0")/lib.sh"
-FAIL=${LBMC_FAILWRITE:?set LBMC_FAILWRITE to the write-failure shim}
+FAIL=$(preload "${LBMC_FAILWRITE:?set LBMC_FAILWRITE to the write-failure shim}")
 job="$HERE/small.yaml"
 check "reference run" "$LBMC" run "$job" -o "$WORK/ref.h5" --quiet
 temporaries() { ls "$1" | grep -E '\.(tmp|probe|new)\.[0-9]+$'; }

@@ -7,7 +7,7 @@
 # and keeps the checkpoint. A run that finishes removes the temporaries of its output
 # left by processes no longer running (and keeps those of a live one).
 . "$(dirname "$0")/lib.sh"
-SHIM=${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}
+SHIM=$(preload "${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}")
 job="$HERE/small.yaml"
 check "reference run" "$LBMC" run "$job" -o "$WORK/ref.h5" --quiet
 leftovers() { ls "$WORK" | grep -E '^out\.h5' ; }

@@ -52,7 +52,7 @@ rm -f x1.h5
 check "--shard 1/2x" refuses 2 "--shard: '1/2x' is not allowed; write I/K" "$LBMC" run job.yaml -o x.h5 --shard 1/2x
 check "--shard 1/99999999999999999999" refuses 2 "--shard: '1/99999999999999999999' is not allowed" \
   "$LBMC" run job.yaml -o x.h5 --shard 1/99999999999999999999
-check "--progress 1e-400" refuses 2 "--progress: '1e-400' is not allowed; a number is 0 or of magnitude" \
+check "--progress 1e-400" refuses 2 "--progress: '1e-400' is not allowed; allowed: auto, always, never, or the seconds between two progress lines (a number >= 0); as a number: '1e-400' is not allowed; a number is 0 or of magnitude" \
   "$LBMC" run job.yaml -o x.h5 --progress 1e-400
 check "lbmc info: 1 MPI rank" sh -c "'$LBMC' info one.h5 | head -n 1 | grep -q ', 1 MPI rank, '"
 check "lbmc info: 2 MPI ranks" sh -c "'$LBMC' info two.h5 | head -n 1 | grep -q ', 2 MPI ranks, '"

@@ -15,3 +15,13 @@ mpi() { # mpi NP ARGS...: lbmc ARGS under mpirun with NP ranks
 }
 
 compare() { /usr/bin/python3 "$HERE/compare.py" "$@"; }
+
+# preload SHIM: the LD_PRELOAD value for an interposing shim (tests/run/*.c). In a
+# sanitized build the program (and the shim, built with the same flags) links the ASan
+# runtime, which must be the first library loaded ("ASan runtime does not come first in
+# initial library list"): then the runtime, then the shim; otherwise the shim alone.
+preload() {
+  local rt
+  rt=$(ldd "$LBMC" 2>/dev/null | awk '/libasan\.so/ { print $3; exit }')
+  echo "${rt:+$rt:}$1"
+}

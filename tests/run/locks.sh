@@ -8,7 +8,7 @@
 # HDF5_USE_FILE_LOCKING=FALSE) a run goes on with a warning, and a second run on this
 # host is still refused by the PID the first recorded. About 4 s of CPU.
 . "$(dirname "$0")/lib.sh"
-SHIM=${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}
+SHIM=$(preload "${LBMC_NOFLOCK:?set LBMC_NOFLOCK to the flock shim}")
 job="$WORK/long.yaml" # several seconds per replica: a run stays live while tested
 sed -e 's/n: \[10, 20, 50\]/n: [200, 500, 1000]/' -e 's/time: 400/time: 6000/' \
   "$HERE/small.yaml" >"$job"

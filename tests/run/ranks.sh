@@ -58,7 +58,7 @@ for j in whole whole1; do
   # a worker that starts late (it sleeps after the set-up's last collective, as one that
   # gets no CPU on a loaded machine) still gets the first units: rank 0 does not run the
   # whole job alone meanwhile
-  check "$j: 2 ranks, the worker late" sh -c "mpirun --oversubscribe -np 2 -x LD_PRELOAD='${LBMC_LATEWORKER:?}' '$LBMC' run '$WORK/$j.yaml' -o '$WORK/${j}_late.h5' 2> '$WORK/${j}_late.log'"
+  check "$j: 2 ranks, the worker late" sh -c "mpirun --oversubscribe -np 2 -x LD_PRELOAD='$(preload "${LBMC_LATEWORKER:?}")' '$LBMC' run '$WORK/$j.yaml' -o '$WORK/${j}_late.h5' 2> '$WORK/${j}_late.log'"
   check "$j: the late worker reduced points" grep -Eq "points \([1-9][0-9]* reduced by workers\)" "$WORK/${j}_late.log"
   groups=points,estimates,replicas
   [ "$j" = whole ] && groups=$groups,pairs

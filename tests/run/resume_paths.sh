@@ -7,7 +7,8 @@
 # accept a job text that differs only in comments or in the spelling of a value (0.8 vs
 # 4/5) and name the key and both values of a real difference. A signal after the final
 # write exits 0. A job file over 16 MiB (/dev/zero) is refused at once; a 100 kB value is
-# not echoed whole. A shard's checkpoint resumes only with its --shard. About 5 s of CPU.
+# not echoed whole. A shard's checkpoint resumes only with its --shard (it records the
+# shard: a killed shard leaves no results to say it). About 5 s of CPU.
 . "$(dirname "$0")/lib.sh"
 job="$HERE/small.yaml"
 cd "$WORK" || exit 1
@@ -58,7 +59,7 @@ check "--resume of a complete output with 4/5 for 0.8 and a comment: nothing to 
 
 ckpt_settings() { # a checkpoint resumed by a job spelled differently; refused by another
   local rc
-  LD_PRELOAD=${LBMC_NOFLOCK:?} LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" -o "$WORK/p.h5" \
+  LD_PRELOAD=$(preload "${LBMC_NOFLOCK:?}") LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" -o "$WORK/p.h5" \
     --quiet 2>/dev/null
   "$LBMC" run "$WORK/other.yaml" -o "$WORK/p.h5" --resume --quiet 2>"$WORK/err"
   rc=$?
@@ -134,12 +135,27 @@ shard_resume() { # a shard's checkpoint beside its results: resumed as that shar
   # beside the shard's results (what a stopped run leaves: complete or not, they name
   # the shard)
   "$LBMC" run "$job" --shard 1/2 -o "$WORK/sr-ref.h5" --quiet || return 1
-  LD_PRELOAD=${LBMC_NOFLOCK:?} LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" --shard 1/2 \
+  LD_PRELOAD=$(preload "${LBMC_NOFLOCK:?}") LBMC_NOFLOCK_MATCH=".tmp." "$LBMC" run "$job" --shard 1/2 \
     -o "$WORK/sr.h5" --quiet 2>"$WORK/err"
   grep -qF -- "-o $WORK/sr.h5 --resume --shard 1/2 (nothing is simulated again)" "$WORK/err" ||
     { echo "the failed write's advice:"; cat "$WORK/err"; return 1; }
-  [ -s "$WORK/sr.h5.ckpt" ] && [ ! -e "$WORK/sr.h5" ] && cp "$WORK/sr-ref.h5" "$WORK/sr.h5" ||
-    return 1
+  [ -s "$WORK/sr.h5.ckpt" ] && [ ! -e "$WORK/sr.h5" ] || return 1
+  # the checkpoint alone (a shard killed with SIGKILL leaves no results): it names its
+  # shard itself, to lbmc info and to a resume without the shard
+  "$LBMC" info "$WORK/sr.h5.ckpt" >"$WORK/out" &&
+    grep -qF -- "-o $WORK/sr.h5 --resume --shard 1/2" "$WORK/out" &&
+    grep -qF "of shard 1/2 of its job" "$WORK/out" ||
+    { echo "lbmc info's advice, the checkpoint alone:"; cat "$WORK/out"; return 1; }
+  for other in "" "--shard 2/2"; do
+    # shellcheck disable=SC2086
+    "$LBMC" run "$job" $other -o "$WORK/sr.h5" --resume --quiet 2>"$WORK/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -qF "belong to shard 1/2 of $job" "$WORK/err" &&
+      grep -qF -- "resume with --resume --shard 1/2" "$WORK/err" && [ ! -e "$WORK/sr.h5" ] &&
+      [ -s "$WORK/sr.h5.ckpt" ] ||
+      { echo "the checkpoint alone, ${other:-no --shard}: exit $rc"; cat "$WORK/err"; return 1; }
+  done
+  cp "$WORK/sr-ref.h5" "$WORK/sr.h5" || return 1
   "$LBMC" info "$WORK/sr.h5.ckpt" >"$WORK/out" &&
     grep -qF -- "-o $WORK/sr.h5 --resume --shard 1/2" "$WORK/out" ||
     { echo "lbmc info's advice:"; cat "$WORK/out"; return 1; }

@@ -8,7 +8,7 @@
 # lbmc info --transient in CSV gives the file's values, in text and JSON its rows; a
 # changed /transient value is refused by its checksum.
 . "$(dirname "$0")/lib.sh"
-FAIL=${LBMC_FAILWRITE:?set LBMC_FAILWRITE to the write-failure shim}
+FAIL=$(preload "${LBMC_FAILWRITE:?set LBMC_FAILWRITE to the write-failure shim}")
 job="$HERE/transient.yaml"
 tcheck() { /usr/bin/python3 "$HERE/transient_check.py" "$@"; }
 all=points,estimates,replicas,transient

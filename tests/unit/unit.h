@@ -99,6 +99,7 @@ int ut_register_estimators(void);
 int ut_register_dhist(void);
 int ut_register_occupancy(void);
 int ut_register_mf_expansion(void);
+int ut_register_rep_store(void);
 int ut_register_occ_ph(void);
 int ut_register_point(void);
 int ut_register_error(void);

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
       ut_register_service,     ut_register_estimators,    ut_register_dhist,
       ut_register_occupancy,   ut_register_occ_ph,        ut_register_point,
       ut_register_error,       ut_register_tally,         ut_register_ladder,
-      ut_register_residual,    ut_register_mf_expansion,
+      ut_register_residual,    ut_register_mf_expansion,  ut_register_rep_store,
   };
   unsigned failures;
   if (!getenv("LBMC_TRACE")) lbmc_error_set_mode(LBMC_ERRORS_STORE);
