@@ -167,20 +167,16 @@ static int lbmc_h5_write(hid_t loc, const char *name, hid_t filetype, hid_t memt
                          const hsize_t *dims, const void *data, const char *units,
                          const char *description)
 {
-  hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = lbmc_h5_dcpl(filetype, rank, dims), d;
-  int rc = -1;
-  d = dcpl < 0 ? -1 : H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  if (d >= 0) {
-    hsize_t count = 1;
-    for (int i = 0; i < rank; i++) count *= dims[i];
-    rc = (count == 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0) ? 0 : -1;
-    if (rc == 0) rc = lbmc_h5_attr_str(d, "units", units);
-    if (rc == 0) rc = lbmc_h5_attr_str(d, "description", description);
-    H5Dclose(d);
-  }
-  if (dcpl >= 0) H5Pclose(dcpl);
-  H5Sclose(space);
-  return rc;
+  /* the dataset of the blocks' writers (lbmc_h5_begin_dataset ... lbmc_h5_end_dataset),
+   * written whole at once */
+  const hid_t d = lbmc_h5_begin_dataset(loc, name, filetype, rank, dims);
+  hsize_t count = 1;
+  for (int i = 0; i < rank; i++) count *= dims[i];
+  return lbmc_h5_end_dataset(
+      d,
+      d >= 0 && (count == 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0) ? 0
+                                                                                               : -1,
+      units, description);
 }
 
 /* Bytes of the chunk cache of a dataset written in pieces: its chunks (about 1 MiB,
