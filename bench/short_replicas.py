@@ -167,14 +167,14 @@ def entries_run(lbmc, law, n, t, r, seed, truths=None):
         if "limit_refined" in e:
             row["refined"].update(entry_names(m, e["limit_refined"]))
         ref = dict(entry_names(m, e.get("limit_refined"))) if "limit_refined" in e else {}
-        for (name, mean), (_, lo), (_, hi) in zip(entry_names(m, e["mean"]),
-                                                  entry_names(m, e["lower"]),
-                                                  entry_names(m, e["upper"])):
+        for (name, mean), (_, lo), (_, hi), (_, fl) in zip(
+                entry_names(m, e["mean"]), entry_names(m, e["lower"]),
+                entry_names(m, e["upper"]), entry_names(m, e["flags"])):
             if name not in gated or lo is None or hi is None or not hi > lo:
                 continue
             truth = (truths or ref).get(name) if law.startswith("exp") else gated[name]
-            if truth is not None:
-                row["entries"][name] = [mean, lo, hi, truth]
+            if truth is not None:  # the fifth: the interval widened by the start bias's bound
+                row["entries"][name] = [mean, lo, hi, truth, int("start_bias_widened" in fl)]
     return row
 
 
@@ -193,8 +193,8 @@ def entries_table(path):
         cov, worst, wname = {}, 0.0, ""
         for e in names:
             v = [r["entries"][e] for r in ok if e in r["entries"]]
-            cov[e] = (sum(lo <= t <= hi for _, lo, hi, t in v) / len(v), len(v))
-            for mean, lo, hi, t in v:
+            cov[e] = (sum(lo <= t <= hi for _, lo, hi, t, *_ in v) / len(v), len(v))
+            for mean, lo, hi, t, *_ in v:
                 miss = abs(mean - t) / ((hi - lo) / 2)
                 if miss > worst:
                     worst, wname = miss, e
