@@ -144,6 +144,17 @@ def entry_names(name, values):
     return out
 
 
+def entry_flags(mean, flags):
+    """The flag lists of a JSON estimate, one per entry in entry_names' order (a flag list is
+    itself a list: the shape is read from the mean's)."""
+    if not isinstance(mean, list):
+        return [flags]
+    out = []
+    for v, f in zip(mean, flags):
+        out += list(f) if isinstance(v, list) else [f]
+    return out
+
+
 def entries_run(lbmc, law, n, t, r, seed, truths=None):
     """One run: its status and, for each entry the rule gates (LBMC_DEBUG_RELAX's "mf entry"
     lines), [mean, lower, upper] and the expansion's truth x*_n + D / n; with exponential
@@ -167,14 +178,14 @@ def entries_run(lbmc, law, n, t, r, seed, truths=None):
         if "limit_refined" in e:
             row["refined"].update(entry_names(m, e["limit_refined"]))
         ref = dict(entry_names(m, e.get("limit_refined"))) if "limit_refined" in e else {}
-        for (name, mean), (_, lo), (_, hi) in zip(entry_names(m, e["mean"]),
-                                                  entry_names(m, e["lower"]),
-                                                  entry_names(m, e["upper"])):
+        for (name, mean), (_, lo), (_, hi), fl in zip(
+                entry_names(m, e["mean"]), entry_names(m, e["lower"]),
+                entry_names(m, e["upper"]), entry_flags(e["mean"], e["flags"])):
             if name not in gated or lo is None or hi is None or not hi > lo:
                 continue
             truth = (truths or ref).get(name) if law.startswith("exp") else gated[name]
-            if truth is not None:
-                row["entries"][name] = [mean, lo, hi, truth]
+            if truth is not None:  # the fifth: the interval widened by the start bias's bound
+                row["entries"][name] = [mean, lo, hi, truth, int("start_bias_widened" in fl)]
     return row
 
 
@@ -193,8 +204,8 @@ def entries_table(path):
         cov, worst, wname = {}, 0.0, ""
         for e in names:
             v = [r["entries"][e] for r in ok if e in r["entries"]]
-            cov[e] = (sum(lo <= t <= hi for _, lo, hi, t in v) / len(v), len(v))
-            for mean, lo, hi, t in v:
+            cov[e] = (sum(lo <= t <= hi for _, lo, hi, t, *_ in v) / len(v), len(v))
+            for mean, lo, hi, t, *_ in v:
                 miss = abs(mean - t) / ((hi - lo) / 2)
                 if miss > worst:
                     worst, wname = miss, e

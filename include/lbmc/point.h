@@ -319,6 +319,16 @@ int lbmc_point_ready(const lbmc_point *p, long R);
 lbmc_err lbmc_point_reduce(lbmc_point *p, long R);
 const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p);
 const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p);
+/** Sequential mode's target (prec: NULL or disabled for none; copied): under the mean-field
+ *  start's rule its entry holds the verdict with the customers in the system (docs/model.md,
+ *  "The mean-field start's rule"). Set it once after lbmc_point_create, before the first
+ *  reduction, wherever the point's reductions feed lbmc_point_next with prec. */
+void lbmc_point_set_target(lbmc_point *p, const lbmc_precision *prec);
+/** The entries the last reduction widened for their start bias (flag start_bias_widened):
+ *  2 x total doubles, entry k's bound on the start bias at [k] and its standard error before
+ *  the widening at [total + k], in the metric's units; NaN for the other entries. Owned by
+ *  the point, valid until its next reduction. */
+const double *lbmc_point_start_bias(const lbmc_point *p);
 /** The pair statistics of the last reduction (NaN before one); NULL when the point's run
  *  does not record them (run.pairs off). */
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p);

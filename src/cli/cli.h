@@ -59,9 +59,11 @@ const char *lbmc_cli_cell(char *buf, size_t len, double est, double lower, doubl
 void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v);
 /** The table of a point's estimates: one row per entry, its cell, the limit (n -> inf)
  *  when `limit` is not NULL (lbmc_limit_values' layout), the refined mean field x* + V/n
- *  when `refined` is not NULL (same layout; "-" where unknown), std err and a note. */
+ *  when `refined` is not NULL (same layout; "-" where unknown), std err and a note;
+ *  start_bias (NULL: none) as lbmc_point_start_bias, for the note of the entries flagged
+ *  start_bias_widened (their bound and standard error before the widening). */
 void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
-                          const double *limit, const double *refined);
+                          const double *limit, const double *refined, const double *start_bias);
 /** The estimates as JSON: per metric, mean, half_width, std_err, lower, upper, upper_bound
  *  (null where they do not exist) and flags (lists of names), in the metric's shape; with
  *  `limit` (not NULL), "limit" in the same shape (null where unknown, "inf" where

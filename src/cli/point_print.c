@@ -77,6 +77,8 @@ static const char *lbmc_note(unsigned flags)
   if (flags & LBMC_IV_UPPER_OPEN) return "upper end beyond the data";
   if (flags & LBMC_IV_LOWER_OPEN) return "lower end below the data";
   if (flags & LBMC_IV_START_BIAS) return "start bias not bounded (mean-field start)";
+  if (flags & LBMC_IV_START_BIAS_WIDENED)
+    return "widened by the start bias's bound (mean-field start)";
   return "";
 }
 
@@ -99,7 +101,7 @@ void lbmc_cli_print_verdict(FILE *f, const lbmc_verdict *v)
 }
 
 void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estimates *e,
-                          const double *limit, const double *refined)
+                          const double *limit, const double *refined, const double *start_bias)
 {
   const int J = lbmc_model_pools(m);
   char label[96], cell[160], lim[32];
@@ -123,7 +125,14 @@ void lbmc_cli_print_point(FILE *f, const lbmc_model *m, long K, const lbmc_estim
               cell); /* named as lbmc info --metrics reads it */
       if (limit) fprintf(f, " %-16s", lbmc_limit_cell(limit[x], lim, sizeof lim));
       if (refined) fprintf(f, " %-16s", lbmc_limit_cell(refined[x], lim, sizeof lim));
-      fprintf(f, " %12s  %s\n", se, lbmc_note(e->flags[x]));
+      if (start_bias && (e->flags[x] & LBMC_IV_START_BIAS_WIDENED) &&
+          !(e->flags[x] & ~(LBMC_IV_START_BIAS_WIDENED | LBMC_IV_START_BIAS)))
+        fprintf(f,
+                " %12s  widened by the start bias's bound %.3g (standard error %.3g before; "
+                "mean-field start)\n",
+                se, start_bias[x], start_bias[e->total + x]);
+      else
+        fprintf(f, " %12s  %s\n", se, lbmc_note(e->flags[x]));
     }
   }
 }

@@ -357,7 +357,7 @@ static void lbmc_sim_print_table(const lbmc_sim_run *s)
   printf("estimates (%s intervals, %s):\n", lbmc_cli_level(s->o.confidence, lv, sizeof lv),
          v->replicas > 1 ? "pooled over the replicas" : "batch means of one replica");
   lbmc_cli_print_point(stdout, s->m, s->o.tail_k, lbmc_point_estimates(s->acc), s->limit_values,
-                       s->refined_values);
+                       s->refined_values, lbmc_point_start_bias(s->acc));
   if (s->limit_values && !s->limit_err) {
     printf("limit (n -> inf): lbmc_analysis.limits (docs/limits.md); '-' where none is known; "
            "what each value is:\n");
@@ -511,6 +511,7 @@ lbmc_err lbmc_sim_run_point(const lbmc_job *job, const lbmc_model *m, const lbmc
   s.every = isnan(every) ? LBMC_SIM_LOG_EVERY : every;
   LBMC_CALL_GOTO(err, lbmc_rep_store_threshold(&threshold), done); /* before the run, not after */
   LBMC_CALL_GOTO(err, lbmc_point_create(m, &s.o, lbmc_job_replicas(job), &s.acc), done);
+  lbmc_point_set_target(s.acc, lbmc_job_precision(job));
   LBMC_CALL_GOTO(
       err,
       lbmc_schedule_create(1, &cost, lbmc_job_replicas(job), lbmc_job_replicas_max(job), &s.sched),

@@ -475,23 +475,22 @@ static void lbmc_occ_mf_memo_free(void *memo)
 lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops *ops,
                                   lbmc_occ_mf_point *pt)
 {
-  /* the model keeps the point it was solved for once set up (the engines' start and the
+  /* the set-up model's memo keeps the point it was solved for (the engines' start and the
    * verdict's expansion: a deterministic function of the model, so a copy is the same bit
-   * for bit); lbmc_model_setup and lbmc_model_duplicate drop it. A memo on a const model:
-   * the model's values are untouched. */
-  lbmc_model *mm = (lbmc_model *)(uintptr_t)m;
-  lbmc_occ_mf_point *memo = m->mf_memo;
-  const int keep = m->is_setup && m->policy && ops == m->policy->occupancy;
-  if (keep && memo && m->mf_memo_free == lbmc_occ_mf_memo_free) {
+   * for bit); the model owns the memo (system.h: lbmc_model_memo), this file what it puts
+   * in mf_point: an lbmc_occ_mf_point of its own, freed by lbmc_occ_mf_memo_free */
+  lbmc_model_memo *keep = m->is_setup && m->policy && ops == m->policy->occupancy ? m->memo : NULL;
+  lbmc_occ_mf_point *memo = keep ? keep->mf_point : NULL;
+  if (memo && keep->mf_point_free == lbmc_occ_mf_memo_free) {
     if (lbmc_occ_mf_copy(memo, pt) != 0)
       return LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field start: out of memory");
     return LBMC_SUCCESS;
   }
   LBMC_CALL(lbmc_occ_meanfield_compute(m, ops, pt));
-  if (keep && !m->mf_memo && (memo = malloc(sizeof *memo)) != NULL) {
+  if (keep && !keep->mf_point && (memo = malloc(sizeof *memo)) != NULL) {
     if (lbmc_occ_mf_copy(pt, memo) == 0) {
-      mm->mf_memo = memo;
-      mm->mf_memo_free = lbmc_occ_mf_memo_free;
+      keep->mf_point = memo;
+      keep->mf_point_free = lbmc_occ_mf_memo_free;
     } else
       free(memo); /* out of memory: solved again next time */
   }

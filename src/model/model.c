@@ -27,12 +27,21 @@ lbmc_err lbmc_model_create(lbmc_model **m)
   return LBMC_SUCCESS;
 }
 
-/* Drop the kept mean-field point (system.h: mf_memo). */
+/* Free the model's memo and what it holds (system.h: lbmc_model_memo). */
 static void lbmc_model_forget(lbmc_model *m)
 {
-  if (m->mf_memo && m->mf_memo_free) m->mf_memo_free(m->mf_memo);
-  m->mf_memo = NULL;
-  m->mf_memo_free = NULL;
+  if (m->memo && m->memo->mf_point && m->memo->mf_point_free)
+    m->memo->mf_point_free(m->memo->mf_point);
+  free(m->memo);
+  m->memo = NULL;
+}
+
+/* A new empty memo for m (its old one freed first). */
+static lbmc_err lbmc_model_memo_new(lbmc_model *m)
+{
+  lbmc_model_forget(m);
+  m->memo = calloc(1, sizeof *m->memo);
+  return m->memo ? LBMC_SUCCESS : LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model's memo");
 }
 
 void lbmc_model_destroy(lbmc_model **m)
@@ -49,8 +58,7 @@ lbmc_err lbmc_model_duplicate(const lbmc_model *m, lbmc_model **out)
   *out = malloc(sizeof **out);
   if (!*out) return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model");
   **out = *m;
-  (*out)->mf_memo = NULL; /* the copy solves its own (its values may be changed) */
-  (*out)->mf_memo_free = NULL;
+  (*out)->memo = NULL; /* the copy keeps its own (its values may be changed) */
   (*out)->service = m->nservice ? malloc(sizeof *m->service * (size_t)m->nservice) : NULL;
   if (m->nservice && !(*out)->service) {
     free(*out);
@@ -58,6 +66,10 @@ lbmc_err lbmc_model_duplicate(const lbmc_model *m, lbmc_model **out)
     return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model's service laws");
   }
   if (m->nservice) memcpy((*out)->service, m->service, sizeof *m->service * (size_t)m->nservice);
+  if (m->is_setup && lbmc_model_memo_new(*out) != LBMC_SUCCESS) {
+    lbmc_model_destroy(out);
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "cannot allocate a model's memo");
+  }
   return LBMC_SUCCESS;
 }
 
@@ -316,7 +328,7 @@ static lbmc_err lbmc_model_check_param(const lbmc_model *m)
 
 lbmc_err lbmc_model_setup(lbmc_model *m)
 {
-  lbmc_model_forget(m); /* values may have changed since the point was solved */
+  LBMC_CALL(lbmc_model_memo_new(m)); /* values may have changed since the memo was filled */
   LBMC_CALL(lbmc_model_check_values(m));
   LBMC_CALL(lbmc_model_resolve_stale(m));
   lbmc_model_pool_sizes(m);

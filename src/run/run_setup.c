@@ -164,7 +164,9 @@ static lbmc_err lbmc_runner_acc(lbmc_runner *run, long i)
   if (run->acc[i]) return LBMC_SUCCESS;
   LBMC_CALL(lbmc_job_point_model(run->job, run->grid[i], &run->acc_model[i]));
   lbmc_job_point_options(run->job, run->grid[i], &o);
-  return lbmc_point_create(run->acc_model[i], &o, run->first_round, &run->acc[i]);
+  LBMC_CALL(lbmc_point_create(run->acc_model[i], &o, run->first_round, &run->acc[i]));
+  lbmc_point_set_target(run->acc[i], lbmc_job_precision(run->job));
+  return LBMC_SUCCESS;
 }
 
 /* Rank 0: forget the replicas of a finished point. */

@@ -77,6 +77,7 @@ static lbmc_err lbmc_runner_reduce_whole(lbmc_runner *run, long point, long R)
     LBMC_CALL(lbmc_results_create(1, lbmc_job_pools(run->job), (int)run->opts.tail_k,
                                   run->opts.pairs, &run->wres));
   LBMC_CALL(lbmc_point_create(run->model, &run->opts, run->first_round, &pt));
+  lbmc_point_set_target(pt, lbmc_job_precision(run->job));
   for (long k = n - R; k < n && !err && used; k++) err = lbmc_point_add(pt, rec[k], size[k], &used);
   if (!err && used) err = lbmc_point_reduce(pt, R);
   if (!err && used) {

@@ -137,7 +137,9 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   p->hist = malloc(sizeof *p->hist * 3);
   p->moment_flags = calloc(p->total, sizeof *p->moment_flags);
   p->rep_values = malloc(sizeof *p->rep_values * 2 * p->total);
-  err = p->hist && p->moment_flags && p->rep_values
+  p->mf_widen = malloc(sizeof *p->mf_widen * 2 * p->total);
+  p->target_metric = -1;
+  err = p->hist && p->moment_flags && p->rep_values && p->mf_widen
             ? lbmc_estimates_alloc(&p->est, p->total)
             : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
   if (err) {
@@ -176,6 +178,7 @@ void lbmc_point_destroy(lbmc_point **p)
   lbmc_estimates_free(&(*p)->est);
   free((*p)->moment_flags);
   free((*p)->rep_values);
+  free((*p)->mf_widen);
   free((*p)->work);
   free((*p)->hist);
   lbmc_point_pairs_destroy(*p);
@@ -635,6 +638,15 @@ int lbmc_point_ready(const lbmc_point *p, long R)
 
 const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }
 const lbmc_estimates *lbmc_point_estimates(const lbmc_point *p) { return &p->est; }
+
+void lbmc_point_set_target(lbmc_point *p, const lbmc_precision *prec)
+{
+  const int on = prec && prec->enabled && prec->metric >= 0 && prec->index >= 0;
+  p->target_metric = on ? prec->metric : -1;
+  p->target_entry = on ? prec->index : 0;
+}
+
+const double *lbmc_point_start_bias(const lbmc_point *p) { return p->mf_widen; }
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p) { return p->pe; }
 
 void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out)

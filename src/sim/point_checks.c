@@ -285,7 +285,10 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
 }
 
 /* The standard error of entry e of metric i over the R replicas' sums (as the reduction's
- * entries: a ratio or a proportion of their sums); NAN without one. */
+ * entries: a ratio or a proportion of their sums); NAN without one. Only for sequential
+ * mode's target entry: the rule decides before the reduction estimates the entries (their
+ * batches, with one replica, need the relaxation rules' cap), and the other entries' bounds
+ * are set against the estimates' own standard errors (lbmc_point_mf_flags). */
 static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
 {
   double *y, *x;
@@ -307,6 +310,13 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
   return iv.std_err > 0 ? iv.std_err : NAN;
 }
 
+/* 1 when entry e of metric i holds the verdict under the rule with the customers in the
+ * system: sequential mode's target entry. */
+static int lbmc_point_mf_holds(const lbmc_point *p, int i, size_t e)
+{
+  return i >= 0 && i == p->target_metric && (long)e == p->target_entry;
+}
+
 /* The mean-field start's rule, in place of the relaxation rules (run length against the
  * relaxation time, the start's transient from the run's own tau, the lag-1 test of the
  * eighths) for a point whose replicas start at the mean-field point x* of a model the
@@ -314,27 +324,28 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
  * rule"). It holds when
  *   - the model's bound on the start bias over the measured period [w, w + T] of each
  *     replica (order 1/n: (1/n) min(sup_{t >= w} |b(t)|, int_w^inf |b| / T), b the bias path
- *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for the customers in
- *     the system (mean_queue pooled) and for every metric entry that is a function of the
- *     mean-field state (lbmc_mf_expansion_entry: tails, per-pool queues and workloads,
- *     p_wait, mean_sojourn, ...), each against the standard error of its estimate over the
- *     replicas (the entries without one are not gated but mean_sojourn's and p_wait's, whose
- *     is then the model's); and
+ *     of mf_expansion.h) is at most LBMC_MF_BIAS_SE standard errors for the entries that
+ *     hold the point: the customers in the system (mean_queue pooled, as the relaxation
+ *     rules gate on them) and, in sequential mode, the target entry if it is a function of
+ *     the mean-field state (lbmc_mf_expansion_entry), against the standard error of its
+ *     estimate over the replicas (without one, mean_sojourn and p_wait take the model's;
+ *     another entry is then not gated); and
  *   - the replicas' means are near normal: at least LBMC_MF_MIN_REPLICAS replicas, and
  *     R n_s >= max(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE g^2), the relaxation
  *     rule's count of effective samples for a skewness g, with g one server's queue-length
  *     skewness at x* and n_s = n min(1, var(N) / (n W)) the servers' effective number (W/n
  *     the variance of the customers per server): each replica mean sums n servers, so its
  *     skewness is O(1/sqrt(n)) whatever T is.
- * Returns 1 when it holds, 0 otherwise; *applies
- * says whether the rule covers the point (then *need is the measured time per replica
- * with which it would hold with R replicas, *worst the entry of the largest bound in
- * standard errors). The entries with no functional are flagged by lbmc_point_mf_flags. */
+ * Returns 1 when it holds, 0 otherwise; *applies says whether the rule covers the point
+ * (then *need is the measured time per replica with which it would hold with R replicas,
+ * *worst the holding entry of the largest bound in standard errors). The other entries are
+ * widened by their bounds, or flagged when they have no functional, by lbmc_point_mf_flags. */
 static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
                                double *need, lbmc_point_mf_worst *worst)
 {
   const lbmc_verdict *v = &p->v;
   const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
+  const int debug = getenv("LBMC_DEBUG_RELAX") != NULL;
   double ns, neff, gsk;
   const lbmc_mf_expansion *x;
   *applies = 0;
@@ -352,48 +363,56 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   }
   x = p->mfx;
   if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return 0;
-  if (getenv("LBMC_DEBUG_RELAX"))
+  if (debug) {
     fprintf(stderr,
             "mf rule: x* %.10g customers per server, D0 %.10g, tau_N %.6g, W %.6g, I0 %.6g; "
             "sojourn %.10g + %.8g / n (ratio %.4g), p_wait %.10g + %.8g / n (ratio %.4g)\n",
             x->customers, x->D0, x->tau, x->W, x->I0, x->f[LBMC_MF_SOJOURN].value,
             x->f[LBMC_MF_SOJOURN].D, x->f[LBMC_MF_SOJOURN].ratio, x->f[LBMC_MF_WAIT].value,
             x->f[LBMC_MF_WAIT].D, x->f[LBMC_MF_WAIT].ratio);
+    for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++) /* every entry's refined mean field and bound */
+      for (size_t e = 0; e < lbmc_metric_size(i, p->J, p->K); e++) {
+        const int k = lbmc_mf_expansion_entry(x, i, e, p->J, p->K);
+        char name[64];
+        double area;
+        if (k >= 0)
+          fprintf(stderr, "mf entry %s %.17g %.17g bias %.4g%s\n",
+                  lbmc_metric_entry_name(i, (long)e, p->J, p->K, name, sizeof name), x->f[k].value,
+                  x->f[k].D, lbmc_mf_expansion_bias(x, k, n, w, T, &area),
+                  lbmc_point_mf_holds(p, i, e) ? " (holds the point)" : "");
+      }
+  }
   *applies = 1;
   *need = 0;
   worst->bias = 0;
-  /* the customers in the system (metric -1), then every entry with a functional */
-  for (int i = -1; i < LBMC_M_PAIRS_FIRST; i++) {
-    const size_t len = i < 0 ? 1 : lbmc_metric_size(i, p->J, p->K);
-    for (size_t e = 0; e < len; e++) {
-      const int k = i < 0 ? LBMC_MF_CUSTOMERS : lbmc_mf_expansion_entry(x, i, e, p->J, p->K);
-      double area = 0;
-      if (k < 0) continue; /* no functional, or identically 0 at order 1/n */
-      /* n x the bound against n x the entry's standard error over the replicas; where it
-       * has none (every replica read the same: none or all observed), mean_sojourn and
-       * p_wait take N's times the model's ratio of their long-run spreads, and the other
-       * entries are not gated: they report no symmetric interval, only a one-sided bound
-       * from the opportunities counted, far above the 1/n bias of a level never visited */
-      const double measured = i >= 0 ? n * lbmc_point_mf_se(p, R, i, e) : m->se;
-      const int fallback = k == LBMC_MF_SOJOURN || k == LBMC_MF_WAIT;
-      const double se = isfinite(measured) ? measured : fallback ? m->se * x->f[k].ratio : NAN;
-      const double b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
-      if (i >= 0 && getenv("LBMC_DEBUG_RELAX")) { /* the entry's refined mean field */
-        char name[64];
-        fprintf(stderr, "mf entry %s %.17g %.17g bias %.4g se %.4g\n",
-                lbmc_metric_entry_name(i, (long)e, p->J, p->K, name, sizeof name), x->f[k].value,
-                x->f[k].D, b / n, se / n);
-      }
-      if (!(se > 0) || b == 0) continue; /* no spread to compare with, or no bias */
-      if (!(b / se <= worst->bias)) {
-        worst->bias = b / se, worst->bound = b / n, worst->se = se / n;
-        worst->metric = i, worst->entry = e;
-      }
-      /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
-       * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
-       * short against tau_N: from a fixed start the spread first grows with T) */
-      *need = fmax(*need, area * area / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * se * se * T));
+  /* the customers in the system (metric -1), then sequential mode's target entry */
+  for (int h = 0; h < 2; h++) {
+    const int i = h == 0 ? -1 : p->target_metric;
+    const size_t e = h == 0 ? 0 : (size_t)p->target_entry;
+    double area = 0, measured, se, b;
+    int k, fallback;
+    if (h == 1 && !(i >= 0 && i < LBMC_M_PAIRS_FIRST && e < lbmc_metric_size(i, p->J, p->K)))
+      continue; /* no target, or one without a functional (a quantile, a pair statistic) */
+    k = i < 0 ? LBMC_MF_CUSTOMERS : lbmc_mf_expansion_entry(x, i, e, p->J, p->K);
+    if (k < 0) continue; /* no functional, or identically 0 at order 1/n */
+    /* n x the bound against n x the entry's standard error over the replicas; where it has
+     * none (every replica read the same: none or all observed), mean_sojourn and p_wait take
+     * N's times the model's ratio of their long-run spreads, and the other entries are not
+     * gated: they report no symmetric interval, only a one-sided bound from the
+     * opportunities counted, far above the 1/n bias of a level never visited */
+    measured = i >= 0 ? n * lbmc_point_mf_se(p, R, i, e) : m->se;
+    fallback = k == LBMC_MF_SOJOURN || k == LBMC_MF_WAIT;
+    se = isfinite(measured) ? measured : fallback ? m->se * x->f[k].ratio : NAN;
+    b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
+    if (!(se > 0) || b == 0) continue; /* no spread to compare with, or no bias */
+    if (!(b / se <= worst->bias)) {
+      worst->bias = b / se, worst->bound = b / n, worst->se = se / n;
+      worst->metric = i, worst->entry = e;
     }
+    /* the length whose integral bound area / T' is LBMC_MF_BIAS_SE of the standard error,
+     * that falling like T'^(-1/2) from the one measured (slower than the truth while T is
+     * short against tau_N: from a fixed start the spread first grows with T) */
+    *need = fmax(*need, area * area / (LBMC_MF_BIAS_SE * LBMC_MF_BIAS_SE * se * se * T));
   }
   /* N's variance over time (m->rx.var) against n W: the servers' dependence */
   ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
@@ -426,18 +445,60 @@ static void lbmc_point_mf_advice(lbmc_point *p, long R, double need,
     p->need_measured = need;
 }
 
+/* Entry k of the estimates widened by the start bias's bound b on each side: the estimate
+ * stays; the ends move out by b, clamped to the metric's range ([0, 1] for a proportion or
+ * a fraction of time, >= 0 for the rest: every metric is nonnegative); half_width is the
+ * longer side again, and std_err grows with it (times the new half_width over the old, as
+ * the batches' widening scales both): t std_err + b for a symmetric interval. The bound
+ * and the standard error before are kept (lbmc_point_start_bias). */
+static void lbmc_point_mf_widen(lbmc_point *p, size_t k, double b, int proportion)
+{
+  lbmc_estimates *e = &p->est;
+  const double hw = e->half_width[k], est = e->estimate[k];
+  p->mf_widen[k] = b;
+  p->mf_widen[p->total + k] = e->std_err[k];
+  e->lower[k] = fmax(0.0, e->lower[k] - b);
+  e->upper[k] = proportion ? fmin(1.0, e->upper[k] + b) : e->upper[k] + b;
+  e->half_width[k] = fmax(est - e->lower[k], e->upper[k] - est);
+  if (hw > 0) e->std_err[k] *= e->half_width[k] / hw;
+  e->flags[k] |= LBMC_IV_START_BIAS_WIDENED;
+}
+
 /* Where the mean-field start's rule made the point ok: the entries whose start bias it does
  * not bound (no functional of the state: quantiles, pair statistics, messages) are flagged
- * LBMC_IV_START_BIAS. */
+ * LBMC_IV_START_BIAS; where the rule decided the point (the relaxation rules withheld ok),
+ * every entry with a functional that does not hold the point and whose bound exceeds
+ * LBMC_MF_BIAS_SE of its estimate's standard error is widened by it
+ * (LBMC_IV_START_BIAS_WIDENED). */
 static void lbmc_point_mf_flags(lbmc_point *p)
 {
   const int count = lbmc_metric_count_in(p->total, p->J, p->K);
+  const double n = (double)p->n, T = p->v.time_used, w = p->v.warmup_used;
+  const int debug = getenv("LBMC_DEBUG_RELAX") != NULL;
+  const double *sums = p->rep[0].kept.sums;
   if (!p->mf_short || !p->mfx) return;
   for (int i = 0; i < count; i++) {
     const size_t off = lbmc_metric_offset(i, p->J, p->K), len = lbmc_metric_size(i, p->J, p->K);
-    for (size_t e = 0; e < len; e++)
-      if (lbmc_mf_expansion_entry(p->mfx, i, e, p->J, p->K) == LBMC_MF_NONE)
-        p->est.flags[off + e] |= LBMC_IV_START_BIAS;
+    for (size_t e = 0; e < len; e++) {
+      const int k = lbmc_mf_expansion_entry(p->mfx, i, e, p->J, p->K);
+      const double se = p->est.std_err[off + e];
+      double area, b, y, x;
+      if (k == LBMC_MF_NONE) p->est.flags[off + e] |= LBMC_IV_START_BIAS;
+      if (k < 0 || p->mf_short != 2 || lbmc_point_mf_holds(p, i, e) || !(se > 0) || !sums ||
+          !isfinite(p->est.lower[off + e]) || !isfinite(p->est.upper[off + e]))
+        continue; /* nothing to widen, or an interval without a standard error */
+      b = lbmc_mf_expansion_bias(p->mfx, k, n, w, T, &area);
+      if (debug) {
+        char name[64];
+        fprintf(stderr, "mf widen %s bound %.17g se %.17g (%.3g se) [%.17g, %.17g]\n",
+                lbmc_metric_entry_name(i, (long)e, p->J, p->K, name, sizeof name), b, se, b / se,
+                p->est.lower[off + e], p->est.upper[off + e]);
+      }
+      if (!(b > LBMC_MF_BIAS_SE * se)) continue;
+      lbmc_point_mf_widen(p, off + e, b,
+                          lbmc_metric_terms(i, e, sums, p->J, p->K, p->N, p->n, &y, &x) !=
+                              LBMC_TERM_RATIO);
+    }
   }
 }
 
@@ -565,6 +626,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (mf_ok) {
     p->mf_short = 1; /* lbmc_point_short's lag-1 test is replaced too */
     if (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)) {
+      p->mf_short = 2; /* the rule decides: the other entries' bounds widen their intervals */
       *v = before;
       p->need_measured = p->need_warmup = NAN;
       v->relaxation_time = v->relaxation_upper = p->mfx->tau;

@@ -90,7 +90,15 @@ struct lbmc_point_ {
                                      start's rule, lbmc_point_mf_short), or NULL */
   int mfx_tried;                  /* mfx computed (or found not to apply) */
   int mf_short;                   /* this reduction: the mean-field start's rule holds in
-                                     place of the relaxation rules */
+                                     place of the relaxation rules (1), and decided the
+                                     point: the relaxation rules withheld ok (2); 0 not */
+  double *mf_widen;               /* 2 total: the entries the rule widened (flag
+                                     LBMC_IV_START_BIAS_WIDENED), their bound on the start
+                                     bias and their standard error before widening, in the
+                                     metric's units; NaN elsewhere (lbmc_point_start_bias) */
+  int target_metric;              /* sequential mode's target entry, which holds the verdict
+                                     with the customers under the rule; -1: none */
+  long target_entry;
   /* results */
   lbmc_verdict v;
   lbmc_estimates est;

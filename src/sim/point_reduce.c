@@ -613,6 +613,7 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
   p->flow_pool = -1;
   for (size_t k = 0; k < LBMC_ESTIMATE_ARRAYS * p->total; k++) p->est.estimate[k] = NAN;
   memset(p->est.flags, 0, sizeof *p->est.flags * p->total);
+  for (size_t k = 0; k < 2 * p->total; k++) p->mf_widen[k] = NAN;
   lbmc_point_pairs_clear(p);
   if (p->near_cap && R > 0) {
     v->evidence |= LBMC_EV_NEAR_CAP;

@@ -51,7 +51,11 @@
   X(START_BIAS, 12, "start_bias_unbounded",                                                        \
     "the point is ok by the mean-field start's rule, which bounds the start bias of the metrics "  \
     "that are functions of the mean-field state only: this one's (a quantile, a pair statistic, "  \
-    "messages) is not bounded; a run with a warm-up decides it")
+    "messages) is not bounded; a run with a warm-up decides it")                                   \
+  X(START_BIAS_WIDENED, 13, "start_bias_widened",                                                  \
+    "the point is ok by the mean-field start's rule, which bounds this entry's start bias by "     \
+    "more than 0.05 of its standard error: the estimate stands, the interval is widened by the "   \
+    "bound on each side")
 
 enum {
 #define LBMC_X_IV_FLAG(id, bit, name, meaning) LBMC_IV_##id = 1u << (bit),

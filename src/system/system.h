@@ -14,6 +14,20 @@
 struct lbmc_policy_type_;
 struct lbmc_policy_alias_;
 
+/* What the set-up model keeps of what is computed from it: the one part of a model that the
+ * holders of a const model write (a cache: the model's values stay as they are). The model
+ * owns the memo and what it holds: lbmc_model_setup makes an empty one (dropping the old
+ * with what it held: the values may have changed), lbmc_model_duplicate gives the copy an
+ * empty one of its own, lbmc_model_destroy frees it. Whoever fills a field owns its
+ * content's type and sets the free function with it. Not for concurrent use: one thread
+ * works on a model at a time (each MPI process sets up its own). */
+typedef struct lbmc_model_memo_ {
+  void *mf_point;                /* the solved mean-field point (src/engine/occ_meanfield.c),
+                                    so that the engines' start and the verdict solve it once;
+                                    NULL until solved */
+  void (*mf_point_free)(void *); /* frees mf_point */
+} lbmc_model_memo;
+
 struct lbmc_model_ {
   int64_t n; /* servers, 1 .. LBMC_MAX_N (the per-server engines: LBMC_MAX_SERVERS) */
   double lambda;
@@ -40,10 +54,7 @@ struct lbmc_model_ {
   char policy_text[64]; /* canonical, e.g. "jsq(2)" */
   char origin[256];
   int is_setup;
-  void *mf_memo;                /* the solved mean-field point of the set-up model, kept by
-                                   src/engine/occ_meanfield.c so that the engines' start and
-                                   the verdict solve it once; NULL before (owned) */
-  void (*mf_memo_free)(void *); /* frees mf_memo */
+  lbmc_model_memo *memo; /* the set-up model's memo (owned; NULL before set-up) */
 };
 
 #endif

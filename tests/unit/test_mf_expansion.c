@@ -276,16 +276,17 @@ static void test_meanfield_kept(void)
   lbmc_model *m = ut_occ_model(&c9), *m8 = ut_occ_model(&c8), *dup = NULL;
   lbmc_occ_mf_point a, b, c, d;
   const lbmc_occupancy_ops *ops = m->policy->occupancy;
-  CU_ASSERT_FATAL(m->mf_memo == NULL);
+  CU_ASSERT_FATAL(m->memo != NULL && m->memo->mf_point == NULL);
   CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, ops, &a) == LBMC_SUCCESS);
-  UT_CHECK(m->mf_memo != NULL && a.settled, "the solved point is kept with the model");
+  UT_CHECK(m->memo->mf_point != NULL && a.settled, "the solved point is kept with the model");
   CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, ops, &b) == LBMC_SUCCESS);
   UT_CHECK(mfx_same_point(&a, &b) && a.s != b.s, "the kept point, copied, is the same bit for bit");
   CU_ASSERT_FATAL(lbmc_model_duplicate(m, &dup) == LBMC_SUCCESS);
-  UT_CHECK(dup->mf_memo == NULL, "a duplicate does not share the kept point");
+  UT_CHECK(dup->memo && dup->memo != m->memo && dup->memo->mf_point == NULL,
+           "a duplicate does not share the kept point: its own empty memo");
   CU_ASSERT_FATAL(lbmc_model_set_lambda(m, 0.8) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_model_setup(m) == LBMC_SUCCESS);
-  UT_CHECK(m->mf_memo == NULL, "setting the model up again drops the kept point");
+  UT_CHECK(m->memo && m->memo->mf_point == NULL, "setting the model up again drops the kept point");
   CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m, ops, &c) == LBMC_SUCCESS);
   CU_ASSERT_FATAL(lbmc_occ_meanfield_solve(m8, m8->policy->occupancy, &d) == LBMC_SUCCESS);
   UT_CHECK(mfx_same_point(&c, &d) && !mfx_same_point(&a, &c),
