@@ -201,10 +201,10 @@ void lbmc_proportion_interval(const double *y, const double *x, size_t units, si
  *  says nothing of the next one's length, and the Korn-Graubard interval of a deep tail
  *  level missed by far (one short visit in 10 replicas: 185 half-widths). Measured
  *  (docs/model.md, "Rare events"): tail levels of M/M/1, M/M/1/B and JSQ(2) with 1 to 20
- *  expected entries covered 83-92%; the intervals this floor keeps cover 97-100% there and
- *  92-99% at 20 to 50 entries (a floor of 10 kept 92.8% at 20 to 50 entries of M/M/1, whose
- *  entries come in clusters of about two). The count is the tail's, estimated from its time
- *  at the level (lbmc_point_entry, src/sim/point_reduce.c). */
+ *  expected entries covered 83-95%, their misses nearly all below and far; the intervals
+ *  this floor keeps cover 95-100% there and 99.4-99.7% at 20 to 50 entries, where a floor
+ *  of 10 kept 92.8% of M/M/1's (whose entries come in clusters of about two). The count
+ *  is the tail's, estimated from its time at the level (src/sim/point_reduce.c). */
 #define LBMC_FEW_EVENTS_MIN 20.0
 
 /** The rule for rare events: when `events` (the count of entries into the event's set
