@@ -98,7 +98,8 @@ DOC_REPLICA_EXTRAS = ("warmup", "events", "cpu_seconds", "growth", "unstable")
 #: ``flag_names`` (each flags dataset of layout 2 also lists them, attribute ``names``).
 DOC_FLAG_NAMES = ("empty", "none_observed", "all_observed", "no_interval", "correlated", "below_range",
                   "above_range", "upper_open", "lower_open", "unreliable", "infinite", "heavy_tail",
-                  "start_bias_unbounded", "start_bias_widened")
+                  "start_bias_unbounded", "start_bias_widened",
+                  "few_events")
 
 
 def _strings(attrs: Mapping, name: str):

@@ -72,6 +72,8 @@ static const char *lbmc_note(unsigned flags)
   if (flags & LBMC_IV_INFINITE) return "infinite mean: see the status";
   if (flags & LBMC_IV_HEAVY_TAIL) return "heavy tail: no reliable interval";
   if (flags & LBMC_IV_UNRELIABLE) return lbmc_unreliable_note;
+  if (flags & LBMC_IV_FEW_EVENTS)
+    return "fewer than 20 entries into this level: more replicas or time";
   if (flags & LBMC_IV_CORRELATED) return "batch means correlated: run longer";
   if (flags & LBMC_IV_NO_INTERVAL) return "fewer than two units with data";
   if (flags & LBMC_IV_UPPER_OPEN) return "upper end beyond the data";

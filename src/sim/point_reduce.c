@@ -83,6 +83,26 @@ static void lbmc_point_widen_batches(const lbmc_point *p, size_t n, int proporti
   if (proportion) iv->lower = fmax(0.0, iv->lower), iv->upper = fmin(1.0, iv->upper);
 }
 
+/* The entries into the set of tail[j][k] behind it (the rule for rare events,
+ * lbmc_few_events; NaN for the other metrics): the departures from level k that its time
+ * at level k implies, speed(k) (A_k - A_k+1) over the units, which the entries match
+ * within one per server (A_k alone at the last level: a count from above). */
+static double lbmc_point_events(const lbmc_point *p, const lbmc_units *u, int i, size_t e)
+{
+  const int j = (int)(e / (size_t)p->K), k = (int)(e % (size_t)p->K) + 1;
+  const double *rates;
+  double a = 0;
+  int L;
+  if (i != LBMC_M_TAIL) return NAN;
+  L = lbmc_model_rates(p->m, j, &rates);
+  for (size_t b = 0; b < u->U; b++) {
+    const double *row = lbmc_units_row(u, b);
+    a += row[lbmc_tk_area_tail(p->J, p->K, j, k)] -
+         (k < p->K ? row[lbmc_tk_area_tail(p->J, p->K, j, k + 1)] : 0);
+  }
+  return rates[(k < L ? k : L) - 1] * a;
+}
+
 /* Interval of entry e of metric i over the units (merged first when they are batches). */
 static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, int i, size_t e,
                              lbmc_interval *iv)
@@ -107,6 +127,7 @@ static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, in
     lbmc_proportion_interval(y, x, n, 1, level, kind == LBMC_TERM_TRIALS, iv);
   iv->flags |= flags;
   if (batches && n >= 2) lbmc_point_widen_batches(p, n, kind != LBMC_TERM_RATIO, iv);
+  lbmc_few_events(lbmc_point_events(p, u, i, e), iv);
 }
 
 /* ---- quantiles ---- */

@@ -334,6 +334,36 @@ static void test_proportion_rare(void)
   gsl_rng_free(r);
 }
 
+/* The rule for rare events: an interval resting on fewer than LBMC_FEW_EVENTS_MIN entries is
+ * withheld (estimate kept, flag few_events); at the floor, without a count (NaN), or with no
+ * interval to withhold (none observed: its bound stays), the interval is left as it is. */
+static void test_few_events(void)
+{
+  const double y[4] = {0, 0, 3e-3, 0}, x[4] = {1e6, 1e6, 1e6, 1e6};
+  lbmc_interval iv, kept;
+  lbmc_proportion_interval(y, x, 4, 1, 0.95, 0, &kept);
+  CU_ASSERT_FATAL(!isnan(kept.lower) && !isnan(kept.upper));
+  iv = kept;
+  lbmc_few_events(LBMC_FEW_EVENTS_MIN - 1, &iv);
+  CU_ASSERT(iv.flags & LBMC_IV_FEW_EVENTS);
+  CU_ASSERT(isnan(iv.lower) && isnan(iv.upper) && isnan(iv.half_width) && isnan(iv.std_err));
+  CU_ASSERT_EQUAL(iv.estimate, kept.estimate);
+  CU_ASSERT_STRING_EQUAL(lbmc_iv_flag_name(LBMC_IV_FEW_EVENTS), "few_events");
+  iv = kept;
+  lbmc_few_events(LBMC_FEW_EVENTS_MIN, &iv);
+  CU_ASSERT(memcmp(&iv, &kept, sizeof iv) == 0);
+  lbmc_few_events(NAN, &iv);
+  CU_ASSERT(memcmp(&iv, &kept, sizeof iv) == 0);
+  {
+    const double y0[2] = {0, 0}, x0[2] = {100, 100};
+    lbmc_proportion_interval(y0, x0, 2, 1, 0.95, 1, &kept);
+    iv = kept;
+    lbmc_few_events(0, &iv);
+    CU_ASSERT(memcmp(&iv, &kept, sizeof iv) == 0);
+    CU_ASSERT(iv.flags & LBMC_IV_NONE_OBSERVED && iv.upper_bound > 0);
+  }
+}
+
 /* Clopper-Pearson at large effective sizes (Korn-Graubard on units that agree closely,
  * 10^12 customers): the ends stay on either side of p and approach the normal ones,
  * p -/+ z sqrt(p (1 - p) / n), up to the skewness (relative O(1 / sqrt(n min(p, 1 - p))))
@@ -702,6 +732,7 @@ int ut_register_estimators(void)
       {"proportion: none / all observed", test_proportion_extremes},
       {"proportion: rare events and the zero-event bound", test_proportion_rare},
       {"proportion: Clopper-Pearson at 1e4 to 1e22 trials", test_proportion_huge},
+      {"rare events: few entries withhold the interval", test_few_events},
       {"batch means: von Neumann and merging", test_batch_merge},
       {"batch means: coverage on a correlated run", test_batch_coverage},
       {"mser: groups, cap, near the cap", test_mser},
