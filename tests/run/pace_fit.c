@@ -8,17 +8,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "../job/expect.h"
 #include "run/pace.h"
-
-static int failures = 0;
-
-#define EXPECT(cond)                                                                               \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                              \
-      failures++;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 static int near(double x, double want, double rel) { return fabs(x - want) <= rel * fabs(want); }
 
