@@ -1,5 +1,5 @@
 #!/bin/sh
-# The mean-field start and its refined expansion of ~20 models, bit for bit, into DIR:
+# The mean-field start and its refined expansion of 23 models, bit for bit, into DIR:
 # per model the refined mean field's lines of LBMC_DEBUG_RELAX=1 (every entry's x* value
 # and 1/n term at %.17g) and lbmc sim --json --limit refined without its timing keys (its
 # estimates depend on the replicas' start, rounded from the mean-field point). Compare
@@ -54,10 +54,12 @@ jsq2-erlang3|--n 1000 --lambda 0.9 --policy jsq(2) --service erlang:k=3
 jsq2-h2|--n 1000 --lambda 0.85 --policy jsq(2) --service hyperexponential:scv=4
 pull-h2|--n 1000 --lambda 0.8 --policy pull --service hyperexponential:scv=2
 random-erlang2|--n 1000 --lambda 0.7 --policy random --service erlang:k=2
-jsq2-cox-2pools|--n 1000 --lambda 0.8 --pools 0.5:1.5:inf,0.5:0.5:inf --policy jsq(2) --service coxian:scv=0.7
+jsq2-cox-2pools|--n 1000 --lambda 0.7 --pools 0.3:1.5:inf,0.7:0.6:inf --policy jsq(2) --service coxian:scv=0.7
 balanced2-erlang2|--n 1000 --lambda 0.85 --pools 0.5:2:inf,0.5:0.5:inf --policy balanced(2) --service erlang:k=2
 jsq2-h2-2pools-buf|--n 1000 --lambda 0.85 --pools 0.5:1:6,0.5:1:8 --policy jsq(2) --service hyperexponential:scv=3
 jsq3-erlang2-buf|--n 1000 --lambda 0.9 --pools 1:1:5 --policy jsq(3) --service erlang:k=2
 pull-erlang2-2pools|--n 1000 --lambda 0.8 --pools 0.5:2:inf,0.5:0.5:inf --policy pull --service erlang:k=2
+jsq2-mixed|--n 1000 --lambda 0.8 --pools 0.4:1.5:inf,0.6:0.7:inf --policy jsq(2) --service exponential;erlang:k=2
+pull-mixed-buf|--n 1000 --lambda 0.8 --pools 0.3:1:5,0.7:1:inf --policy pull --service hyperexponential:scv=2;exponential
 MODELS
 echo "$i models into $DIR"
