@@ -57,6 +57,7 @@ typedef struct {
   uint32_t ph[LBMC_MAX_POOLS], off[LBMC_MAX_POOLS];
   double *s, *p, *work;       /* J x Lv levels, routing law, law scratch */
   double rate[LBMC_MFX_RMAX]; /* the last evaluation's rates (LBMC_MFX_R_*) */
+  double *z;                  /* (K + 1) x phases: one pool's fractions with level 0 */
 } lbmc_mfx_ctx;
 
 /* The rates of the last evaluation into r (nr). */
@@ -84,11 +85,59 @@ static void lbmc_mfx_jump(const lbmc_mfx_ctx *c, double r, long a, long to, uint
   }
 }
 
-/* The drift f (d) at state x and, if B is not NULL, the jumps' covariance B (d x d, added). */
+/* The state's index of class (k, q) of pool j (-1: level 0). */
+static long lbmc_mfx_index(const lbmc_mfx_ctx *c, uint32_t j, uint32_t k, uint32_t q)
+{
+  return k == 0 ? -1 : (long)(c->off[j] + (k - 1) * c->ph[j] + q);
+}
+
+typedef struct {
+  lbmc_mfx_ctx *c;
+  double *f, *B;
+} lbmc_mfx_acc;
+
+/* One transition of lbmc_mf_jumps: into the drift, B, and for an admission the rates. */
+static void lbmc_mfx_on_jump(void *ctx, uint32_t j, uint32_t k, uint32_t q, uint32_t k2,
+                             uint32_t q2, const double *law, uint32_t ph, double rate)
+{
+  const lbmc_mfx_acc *t = ctx;
+  lbmc_mfx_ctx *c = t->c;
+  const lbmc_model *m = c->m;
+  const long from = lbmc_mfx_index(c, j, k, q);
+  double *rt = c->rate, a;
+  if (!law)
+    lbmc_mfx_jump(c, rate, from, lbmc_mfx_index(c, j, k2, q2), j, t->f, t->B);
+  else
+    for (uint32_t r = 0; r < ph; r++)
+      lbmc_mfx_jump(c, rate * law[r], from, lbmc_mfx_index(c, j, k2, r), j, t->f, t->B);
+  if (k2 != k + 1) return;
+  a = rate; /* an admission: the expected sojourn, wait and whether it waits (as the
+               occupancy engines record them) */
+  rt[LBMC_MFX_R_ADM] += a;
+  rt[LBMC_MFX_R_POOL + j] += a;
+  if (k == 0) {
+    rt[LBMC_MFX_R_SOJ] += a / (c->ph[j] > 1 ? m->mu[j] : m->rates[j][0]);
+  } else if (c->ph[j] > 1) {
+    const double wt = ((double)k - 1 + lbmc_service_ph_residual(&m->service[j])[q]) / m->mu[j];
+    rt[LBMC_MFX_R_SOJ] += a * (wt + 1 / m->mu[j]);
+    rt[LBMC_MFX_R_WT] += a * wt;
+    rt[LBMC_MFX_R_WAITED] += a;
+  } else {
+    const uint32_t L = (uint32_t)m->nrates[j];
+    const double wt = k + 1 > L ? (double)(k + 1 - L) / m->rates[j][L - 1] : 0.0;
+    rt[LBMC_MFX_R_SOJ] += a * (wt + 1 / m->rates[j][0]);
+    rt[LBMC_MFX_R_WT] += a * wt;
+    rt[LBMC_MFX_R_WAITED] += k >= L ? a : 0.0;
+  }
+}
+
+/* The drift f (d) at state x and, if B is not NULL, the jumps' covariance B (d x d, added):
+ * the transitions of lbmc_mf_jumps (occ_meanfield.h) over levels 0 .. K. */
 static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B)
 {
   const lbmc_model *m = c->m;
   const uint32_t Lv = c->Lv, K = c->K;
+  lbmc_mfx_acc acc = {c, f, B};
   memset(f, 0, sizeof *f * c->d);
   memset(c->rate, 0, sizeof c->rate);
   for (uint32_t j = 0; j < c->J; j++) {
@@ -104,74 +153,18 @@ static void lbmc_mfx_eval(lbmc_mfx_ctx *c, const double *x, double *f, double *B
   c->mf.s = c->s;
   c->ops->law(&c->mf, c->p);
   for (uint32_t j = 0; j < c->J; j++) {
-    const lbmc_service *sv = &m->service[j];
-    const double *alpha = NULL, *T = NULL, *exit = NULL;
-    const uint32_t ph = c->ph[j], o = c->off[j];
     const long Bf = m->buffer[j];
-    const double bj = c->mf.b[j];
-    static const double one = 1.0;
-    if (ph > 1) {
-      lbmc_service_ph(sv, &alpha, &T);
-      exit = lbmc_service_ph_exit(sv);
-    } else
-      alpha = &one;
-    const double *res = ph > 1 ? lbmc_service_ph_residual(sv) : NULL;
-    const uint32_t L = (uint32_t)m->nrates[j];
-    double *rt = c->rate;
+    const uint32_t ph = c->ph[j];
+    double *z = c->z;
     for (uint32_t k = 0; k < Lv; k++) { /* every arrival, and those blocked */
       const double a = m->lambda * c->p[j * Lv + k];
-      rt[LBMC_MFX_R_ARR] += a;
-      if (!(Bf == LBMC_BUFFER_INF || (long)k < Bf)) rt[LBMC_MFX_R_BLOCKED] += a;
+      c->rate[LBMC_MFX_R_ARR] += a;
+      if (!(Bf == LBMC_BUFFER_INF || (long)k < Bf)) c->rate[LBMC_MFX_R_BLOCKED] += a;
     }
-    for (uint32_t k = 0; k < K; k++) { /* arrivals k -> k + 1 (none out of level K) */
-      const double a = m->lambda * c->p[j * Lv + k];
-      if (!(Bf == LBMC_BUFFER_INF || (long)k < Bf)) continue;
-      if (k == 0) {
-        for (uint32_t q = 0; q < ph; q++) lbmc_mfx_jump(c, a * alpha[q], -1, o + q, j, f, B);
-        rt[LBMC_MFX_R_ADM] += a;
-        rt[LBMC_MFX_R_POOL + j] += a;
-        rt[LBMC_MFX_R_SOJ] += a / (ph > 1 ? m->mu[j] : m->rates[j][0]);
-        continue;
-      }
-      const double sk = c->s[j * Lv + k];
-      for (uint32_t q = 0; q < ph && sk > 0; q++) {
-        const long i = (long)(o + (k - 1) * ph + q);
-        const double r = ph > 1 ? a * x[i] / sk : a;
-        lbmc_mfx_jump(c, r, i, i + (long)ph, j, f, B);
-        rt[LBMC_MFX_R_ADM] += r; /* the expected sojourn, wait and whether it waits
-                                    (as the occupancy engines record them) */
-        rt[LBMC_MFX_R_POOL + j] += r;
-        if (ph > 1) {
-          const double wt = ((double)k - 1 + res[q]) / m->mu[j];
-          rt[LBMC_MFX_R_SOJ] += r * (wt + 1 / m->mu[j]);
-          rt[LBMC_MFX_R_WT] += r * wt;
-          rt[LBMC_MFX_R_WAITED] += r;
-        } else {
-          const double wt = k + 1 > L ? (double)(k + 1 - L) / m->rates[j][L - 1] : 0.0;
-          rt[LBMC_MFX_R_SOJ] += r * (wt + 1 / m->rates[j][0]);
-          rt[LBMC_MFX_R_WT] += r * wt;
-          rt[LBMC_MFX_R_WAITED] += k >= L ? r : 0.0;
-        }
-      }
-    }
-    for (uint32_t k = 1; k <= K; k++) { /* service */
-      const long base = (long)(o + (k - 1) * ph);
-      if (ph == 1) {
-        const double r = bj * m->rates[j][0] * (k < L ? k : L) * x[base];
-        lbmc_mfx_jump(c, r, base, k == 1 ? -1 : base - 1, j, f, B);
-        continue;
-      }
-      for (uint32_t q = 0; q < ph; q++) {
-        const double z = bj * m->mu[j] * x[base + q];
-        for (uint32_t q2 = 0; q2 < ph; q2++)
-          if (q2 != q) lbmc_mfx_jump(c, z * T[q * ph + q2], base + q, base + q2, j, f, B);
-        if (k == 1)
-          lbmc_mfx_jump(c, z * exit[q], base + q, -1, j, f, B);
-        else
-          for (uint32_t q2 = 0; q2 < ph; q2++)
-            lbmc_mfx_jump(c, z * exit[q] * alpha[q2], base + q, base - (long)ph + q2, j, f, B);
-      }
-    }
+    for (uint32_t q = 0; q < ph; q++) z[q] = q == 0 ? c->s[j * Lv] : 0.0;
+    memcpy(z + ph, x + c->off[j], sizeof *z * K * ph);
+    const lbmc_mf_pool v = {z, ph, K, c->p + j * Lv, m->lambda, c->mf.b[j], ph > 1, 0};
+    lbmc_mf_jumps(m, j, &v, lbmc_mfx_on_jump, &acc); /* rates per n */
   }
 }
 
@@ -829,7 +822,8 @@ lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out)
   c.s = malloc(sizeof *c.s * c.J * c.Lv);
   c.p = malloc(sizeof *c.p * c.J * c.Lv);
   c.work = c.mf.work = malloc(sizeof *c.work * 2 * (c.Lv + 1));
-  if (!x || !c.s || !c.p || !c.work || !out->f)
+  c.z = malloc(sizeof *c.z * (c.K + 1) * LBMC_PH_MAX_PHASES);
+  if (!x || !c.s || !c.p || !c.work || !out->f || !c.z)
     err = LBMC_ERROR(LBMC_ERR_MEMORY, "mean-field expansion: out of memory");
   else {
     lbmc_mfx_start(&c, &pt, x);
@@ -841,6 +835,7 @@ lbmc_err lbmc_mf_expansion_compute(const lbmc_model *m, lbmc_mf_expansion *out)
   free(c.s);
   free(c.p);
   free(c.work);
+  free(c.z);
   lbmc_occ_meanfield_free(&pt);
   if (err != LBMC_SUCCESS) lbmc_mf_expansion_free(out);
   return err;

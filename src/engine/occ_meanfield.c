@@ -71,19 +71,98 @@ typedef struct {
   double *p;     /* J x levels: routing law */
   double *work;  /* 2 (levels + 1) */
   double *marg;  /* J x levels: the level marginals of y (ph > 1) */
+  double *flow;  /* 2 levels: in and out flows of a pool's levels (ph = 1) */
   double effort; /* classes evaluated so far (drift calls x dimension) */
 } lbmc_mf_ctx;
 
-/* The drift with phase-type service (ph > 1; plain servers), in the fractions z_j(k, p):
- *   arrivals: rate lambda / b_j p_j(k) from level k to k + 1; from level 0 the phase is
- *     drawn from alpha, from level k >= 1 the server keeps its phase p, a fraction
- *     z_j(k, p) / s_j(k) of them (the server joined is uniform within its level);
- *   phase changes p -> p' at rate mu_j T[p][p'] per server;
- *   completions at rate mu_j exit_p: level k to k - 1, the next customer's phase drawn
- *     from alpha (level 1 to the idle level 0). */
+void lbmc_mf_jumps(const lbmc_model *m, uint32_t j, const lbmc_mf_pool *v, lbmc_mf_jump_fn fn,
+                   void *ctx)
+{
+  const long B = m->buffer[j];
+  const uint32_t top = v->top, M = v->M;
+  const double *z = v->z, *p = v->p, up = v->arrival;
+  if (!v->phase_type) {
+    const double mu = v->service * m->rates[j][0];
+    const uint32_t L = (uint32_t)m->nrates[j];
+    for (uint32_t k = 0; k <= top; k++) {
+      if (k < top && (B == LBMC_BUFFER_INF || (long)k < B) && (v->clip || k == 0 || z[k] > 0))
+        fn(ctx, j, k, 0, k + 1, 0, NULL, 1, up * p[k]);
+      if (k >= 1) fn(ctx, j, k, 0, k - 1, 0, NULL, 1, mu * (k < L ? k : L) * z[k]);
+    }
+    return;
+  }
+  const lbmc_service *sv = &m->service[j];
+  const double *alpha, *T, *exit = lbmc_service_ph_exit(sv), mu = v->service * m->mu[j];
+  const uint32_t ph = (uint32_t)lbmc_service_ph(sv, &alpha, &T);
+  for (uint32_t k = 0; k <= top; k++) {
+    const double *zk = z + (size_t)k * M;
+    if (k < top && (B == LBMC_BUFFER_INF || (long)k < B)) { /* arrivals: k -> k + 1 */
+      const double a = up * p[k];
+      double pos = 0;
+      if (k == 0)
+        fn(ctx, j, 0, 0, 1, 0, alpha, ph, a);
+      else if (v->clip) {
+        for (uint32_t q = 0; q < ph; q++) pos += zk[q] > 0 ? zk[q] : 0.0;
+        for (uint32_t q = 0; pos > 0 && q < ph; q++)
+          fn(ctx, j, k, q, k + 1, q, NULL, ph, zk[q] > 0 ? a * zk[q] / pos : 0.0);
+      } else {
+        for (uint32_t q = 0; q < ph; q++) pos += zk[q];
+        for (uint32_t q = 0; pos > 0 && q < ph; q++)
+          fn(ctx, j, k, q, k + 1, q, NULL, ph, a * zk[q] / pos);
+      }
+    }
+    for (uint32_t q = 0; k >= 1 && q < ph; q++) { /* service of the phase-q servers */
+      const double x = mu * zk[q], e = x * exit[q];
+      for (uint32_t q2 = 0; q2 < ph; q2++)
+        fn(ctx, j, k, q, k, q2, NULL, ph, q2 == q ? 0.0 : x * T[q * ph + q2]);
+      if (k == 1)
+        fn(ctx, j, 1, q, 0, 0, NULL, ph, e);
+      else
+        fn(ctx, j, k, q, k - 1, 0, alpha, ph, e);
+    }
+  }
+}
+
+/* The drift's accumulation of one transition (lbmc_mf_jumps), phase-type service: g of
+ * pool j, levels x M. */
+typedef struct {
+  double *g;
+  uint32_t M;
+} lbmc_mf_acc;
+
+static void lbmc_mf_on_jump_ph(void *ctx, uint32_t j, uint32_t k, uint32_t q, uint32_t k2,
+                               uint32_t q2, const double *law, uint32_t ph, double rate)
+{
+  lbmc_mf_acc *a = ctx;
+  (void)j;
+  a->g[(size_t)k * a->M + q] -= rate;
+  if (!law)
+    a->g[(size_t)k2 * a->M + q2] += rate;
+  else if (k2 == 0)
+    a->g[0] += rate;
+  else
+    for (uint32_t r = 0; r < ph; r++) a->g[(size_t)k2 * a->M + r] += rate * law[r];
+}
+
+/* The same with exponential service: what enters and what leaves each level, apart (the
+ * drift is their difference). */
+typedef struct {
+  double *in, *out;
+} lbmc_mf_flow;
+
+static void lbmc_mf_on_jump(void *ctx, uint32_t j, uint32_t k, uint32_t q, uint32_t k2, uint32_t q2,
+                            const double *law, uint32_t ph, double rate)
+{
+  lbmc_mf_flow *fl = ctx;
+  (void)j, (void)q, (void)q2, (void)law, (void)ph;
+  fl->out[k] += rate;
+  fl->in[k2] += rate;
+}
+
+/* The drift with phase-type service (ph > 1; plain servers), in the fractions z_j(k, p),
+ * from the transitions of lbmc_mf_jumps. */
 static void lbmc_mf_drift_ph(lbmc_mf_ctx *c, const double *y, double *f)
 {
-  const lbmc_model *m = c->m;
   const uint32_t Lv = c->mf.levels, M = c->ph;
   for (uint32_t j = 0; j < c->mf.J; j++)
     for (uint32_t k = 0; k < Lv; k++) {
@@ -94,53 +173,17 @@ static void lbmc_mf_drift_ph(lbmc_mf_ctx *c, const double *y, double *f)
   c->mf.s = c->marg;
   c->ops->law(&c->mf, c->p);
   for (uint32_t j = 0; j < c->mf.J; j++) {
-    const lbmc_service *sv = &m->service[j];
-    const double *alpha, *T, *exit = lbmc_service_ph_exit(sv);
-    const uint32_t ph = (uint32_t)lbmc_service_ph(sv, &alpha, &T);
-    const double *z = y + (size_t)j * Lv * M, *p = c->p + j * Lv, mu = m->mu[j];
-    const double up = m->lambda / c->mf.b[j];
-    const long B = m->buffer[j];
-    double *g = f + (size_t)j * Lv * M;
-    memset(g, 0, sizeof *g * Lv * M);
-    for (uint32_t k = 0; k < Lv; k++) {
-      const double *zk = z + (size_t)k * M;
-      double *gk = g + (size_t)k * M;
-      if (k + 1 < Lv && (B == LBMC_BUFFER_INF || (long)k < B)) { /* arrivals: k -> k + 1 */
-        const double a = up * p[k];
-        double pos = 0;
-        if (k == 0) {
-          gk[0] -= a;
-          for (uint32_t q = 0; q < ph; q++) gk[M + q] += a * alpha[q];
-        } else {
-          for (uint32_t q = 0; q < ph; q++) pos += zk[q] > 0 ? zk[q] : 0.0;
-          for (uint32_t q = 0; pos > 0 && q < ph; q++) {
-            double r = zk[q] > 0 ? a * zk[q] / pos : 0.0;
-            gk[q] -= r;
-            gk[M + q] += r;
-          }
-        }
-      }
-      for (uint32_t q = 0; k >= 1 && q < ph; q++) { /* service of the phase-q servers */
-        const double x = mu * zk[q], e = x * exit[q];
-        for (uint32_t q2 = 0; q2 < ph; q2++) {
-          double r = q2 == q ? 0.0 : x * T[q * ph + q2];
-          gk[q] -= r;
-          gk[q2] += r;
-        }
-        gk[q] -= e;
-        if (k == 1)
-          g[0] += e;
-        else
-          for (uint32_t q2 = 0; q2 < ph; q2++) (gk - M)[q2] += e * alpha[q2];
-      }
-    }
+    const lbmc_mf_pool v = {y + (size_t)j * Lv * M,    M,   Lv - 1, c->p + j * Lv,
+                            c->m->lambda / c->mf.b[j], 1.0, 1,      1};
+    lbmc_mf_acc a = {f + (size_t)j * Lv * M, M};
+    memset(a.g, 0, sizeof *a.g * Lv * M);
+    lbmc_mf_jumps(c->m, j, &v, lbmc_mf_on_jump_ph, &a);
   }
 }
 
 static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
 {
   lbmc_mf_ctx *c = params;
-  const lbmc_model *m = c->m;
   const uint32_t Lv = c->mf.levels;
   (void)t;
   c->effort += (double)c->mf.J * Lv * c->ph;
@@ -151,17 +194,12 @@ static int lbmc_mf_drift(double t, const double y[], double f[], void *params)
   c->mf.s = y;
   c->ops->law(&c->mf, c->p);
   for (uint32_t j = 0; j < c->mf.J; j++) {
-    const double *s = y + j * Lv, *p = c->p + j * Lv, mu = m->rates[j][0];
-    const double up = m->lambda / c->mf.b[j];
-    const long B = m->buffer[j];
-    const uint32_t L = (uint32_t)m->nrates[j];
-    for (uint32_t k = 0; k < Lv; k++) {
-      double in = 0, out = mu * (k < L ? k : L) * s[k];
-      if (k > 0 && (B == LBMC_BUFFER_INF || (long)(k - 1) < B)) in += up * p[k - 1];
-      if (k + 1 < Lv && (B == LBMC_BUFFER_INF || (long)k < B)) out += up * p[k];
-      if (k + 1 < Lv) in += mu * (k + 1 < L ? k + 1 : L) * s[k + 1];
-      f[j * Lv + k] = in - out;
-    }
+    const lbmc_mf_pool v = {y + j * Lv, 1, Lv - 1, c->p + j * Lv, c->m->lambda / c->mf.b[j],
+                            1.0,        0, 1};
+    lbmc_mf_flow fl = {c->flow, c->flow + Lv};
+    memset(c->flow, 0, sizeof *c->flow * 2 * Lv);
+    lbmc_mf_jumps(c->m, j, &v, lbmc_mf_on_jump, &fl);
+    for (uint32_t k = 0; k < Lv; k++) f[j * Lv + k] = fl.in[k] - fl.out[k];
   }
   return GSL_SUCCESS;
 }
@@ -209,7 +247,9 @@ static int lbmc_mf_resize(lbmc_mf_ctx *c, double **y, uint32_t levels)
   double *ny = calloc((size_t)J * levels * M, sizeof *ny);
   double *p = malloc(sizeof *p * J * levels), *w = malloc(sizeof *w * 2 * (levels + 1));
   double *marg = M > 1 ? malloc(sizeof *marg * J * levels) : NULL;
-  if (!ny || !p || !w || (M > 1 && !marg)) {
+  double *flow = malloc(sizeof *flow * 2 * levels);
+  if (!ny || !p || !w || (M > 1 && !marg) || !flow) {
+    free(flow);
     free(ny);
     free(p);
     free(w);
@@ -224,6 +264,8 @@ static int lbmc_mf_resize(lbmc_mf_ctx *c, double **y, uint32_t levels)
   free(c->p);
   free(c->work);
   free(c->marg);
+  free(c->flow);
+  c->flow = flow;
   *y = ny;
   c->p = p;
   c->work = c->mf.work = w;
@@ -431,6 +473,7 @@ static lbmc_err lbmc_occ_meanfield_compute(const lbmc_model *m, const lbmc_occup
   free(c.p);
   free(c.work);
   free(c.marg);
+  free(c.flow);
   if (bad || lbmc_mf_finish(pt, &c, y) != 0) {
     free(y);
     pt->s = pt->x = NULL;

@@ -47,6 +47,44 @@ lbmc_err lbmc_occ_meanfield_solve(const lbmc_model *m, const lbmc_occupancy_ops 
                                   lbmc_occ_mf_point *pt);
 void lbmc_occ_meanfield_free(lbmc_occ_mf_point *pt);
 
+/** One transition of the mean-field model: servers of pool j in class (k, q) (level k,
+ *  phase q of the customer in service; q = 0 at level 0 and in the exponential form) move
+ *  at `rate` to class (k2, q2), or, when law is not NULL, to level k2 with the phase drawn
+ *  from law (ph entries). The rate's unit is its caller's (lbmc_mf_pool). */
+typedef void (*lbmc_mf_jump_fn)(void *ctx, uint32_t j, uint32_t k, uint32_t q, uint32_t k2,
+                                uint32_t q2, const double *law, uint32_t ph, double rate);
+
+/** Pool j's side of the transitions (lbmc_mf_jumps). The rates come out in the caller's
+ *  unit, as each caller wrote them: arrivals from level k at arrival x p[k] (the drift of
+ *  the pool's fractions: lambda / b_j; rates per n: lambda), services at (service x mu)
+ *  x the phase's or level's factor (1, or b_j); the mean-field drift passes lambda / b_j,
+ *  1 and clip 1, the expansion lambda, b_j and clip 0 (per n). */
+typedef struct {
+  const double *z; /* the pool's fractions, (top + 1) x M: level, phase */
+  uint32_t M;      /* phases per level in z */
+  uint32_t top;    /* the last level: no arrival out of it */
+  const double *p; /* its routing law, top + 1 levels (lbmc_occupancy_ops.law) */
+  double arrival;  /* the arrivals' factor */
+  double service;  /* the services' factor */
+  int phase_type;  /* 1: per level and phase (phase-type service, plain servers) */
+  int clip;        /* an arrival joining level k >= 1: 1: its phase in proportion to the
+                      positive fractions z(k, q) only (the ODE's); 0: to all of them, and
+                      no arrival when their sum s(k) is not positive, in the exponential
+                      form too (the expansion's) */
+} lbmc_mf_pool;
+
+/** Every transition of pool j of model m, level by level, k = 0 .. v->top: first its
+ *  arrivals k -> k + 1 (k < top, where the buffer admits them: from level 0 into the
+ *  phase drawn from alpha, from level k >= 1 keeping the phase of the server joined, a
+ *  share z(k, q) / s(k) of them), then, k >= 1, its services: exponential form: k -> k - 1
+ *  at mu_j(1) min(k, L_j) z(k); phase-type: each phase q's changes q -> q2 at mu_j z(k, q)
+ *  T[q][q2] (q2 = q included, at rate 0), then its completions at mu_j z(k, q) exit_q to
+ *  level k - 1 (to level 0 from level 1, else with the next phase from alpha). The mean-
+ *  field drift (occ_meanfield.c) and the expansion's drift and jump covariance
+ *  (mf_expansion.c) are sums over these. */
+void lbmc_mf_jumps(const lbmc_model *m, uint32_t j, const lbmc_mf_pool *v, lbmc_mf_jump_fn fn,
+                   void *ctx);
+
 /** Randomised rounding of the targets N s[k], k < levels, to integer counts[levels]
  *  summing to N exactly: with u uniform on [0, 1) (one draw per pool), count k is
  *  floor(C_k + u) - floor(C_{k-1} + u) for the cumulative targets C_k, so every count is

@@ -302,23 +302,42 @@ int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf)
   return rc;
 }
 
-int lbmc_h5_read_block(hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *start,
-                       const hsize_t *count, void *buf)
+int lbmc_h5_reader_open(hid_t loc, const char *name, lbmc_h5_reader *r)
 {
-  hid_t d, file = -1, mem = -1;
-  int rc = -1;
-  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (d = H5Dopen2(loc, name, H5P_DEFAULT)) < 0)
+  r->d = r->space = -1;
+  r->rank = 0;
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (r->d = H5Dopen2(loc, name, H5P_DEFAULT)) < 0) {
+    r->d = -1;
     return -1;
-  file = H5Dget_space(d);
-  mem = H5Screate_simple(rank, count, NULL);
-  if (file >= 0 && mem >= 0 && H5Sget_simple_extent_ndims(file) == rank &&
-      H5Sselect_hyperslab(file, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
-      H5Sselect_valid(file) > 0 && H5Dread(d, memtype, mem, file, H5P_DEFAULT, buf) >= 0)
-    rc = 0;
+  }
+  r->space = H5Dget_space(r->d);
+  r->rank = r->space < 0 ? -1 : H5Sget_simple_extent_ndims(r->space);
+  if (r->rank < 1 || r->rank > 4 || H5Sget_simple_extent_dims(r->space, r->dims, NULL) < 0) {
+    lbmc_h5_reader_close(r);
+    return -1;
+  }
+  return 0;
+}
+
+int lbmc_h5_reader_block(lbmc_h5_reader *r, hid_t memtype, const hsize_t *start,
+                         const hsize_t *count, void *buf)
+{
+  const hid_t mem = r->d < 0 ? -1 : H5Screate_simple(r->rank, count, NULL);
+  const int rc =
+      mem >= 0 && H5Sselect_hyperslab(r->space, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+              H5Sselect_valid(r->space) > 0 &&
+              H5Dread(r->d, memtype, mem, r->space, H5P_DEFAULT, buf) >= 0
+          ? 0
+          : -1;
   if (mem >= 0) H5Sclose(mem);
-  if (file >= 0) H5Sclose(file);
-  H5Dclose(d);
   return rc;
+}
+
+void lbmc_h5_reader_close(lbmc_h5_reader *r)
+{
+  if (r->space >= 0) H5Sclose(r->space);
+  if (r->d >= 0) H5Dclose(r->d);
+  r->d = r->space = -1;
 }
 
 int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims)

@@ -73,11 +73,24 @@ int lbmc_h5_read_attr_f64(hid_t loc, const char *name, double *value);
 /** Read a whole dataset of the given memory type into buf (sized by the caller from
  *  lbmc_h5_dims). */
 int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf);
-/** The block start[], count[] (rank values: the dataset's rank) of dataset `name` into buf
- *  (memory type memtype, C order). 0, or -1 (no such dataset, another rank, a block
- *  outside it, a read error). */
-int lbmc_h5_read_block(hid_t loc, const char *name, hid_t memtype, int rank, const hsize_t *start,
-                       const hsize_t *count, void *buf);
+/** A dataset read in blocks (the /replicas datasets by the results reader): opened once
+ *  by lbmc_h5_reader_open, read by any number of lbmc_h5_reader_block, closed by
+ *  lbmc_h5_reader_close. Its chunks stay in HDF5's chunk cache between two blocks. */
+typedef struct {
+  hid_t d;     /* the dataset, -1 when not open */
+  hid_t space; /* its file dataspace: the selection of each block */
+  int rank;    /* 1 to 4 */
+  hsize_t dims[4];
+} lbmc_h5_reader;
+/** Open dataset `name` of loc (rank 1 to 4) into *r. 0, or -1 (no such dataset, another
+ *  rank, an HDF5 failure; nothing is left open, r->d = -1). */
+int lbmc_h5_reader_open(hid_t loc, const char *name, lbmc_h5_reader *r);
+/** The block start[], count[] (r->rank values) into buf (memory type memtype, C order).
+ *  0, or -1 (a block outside the dataset, a read error). */
+int lbmc_h5_reader_block(lbmc_h5_reader *r, hid_t memtype, const hsize_t *start,
+                         const hsize_t *count, void *buf);
+/** Close what r holds (nothing when r->d < 0, e.g. after a failed open); r->d = -1. */
+void lbmc_h5_reader_close(lbmc_h5_reader *r);
 /** Dimensions of a dataset (rank <= 4); returns the rank or -1. */
 int lbmc_h5_dims(hid_t loc, const char *name, hsize_t *dims);
 /** Read a 1-D string dataset of n entries into out[i] (each copied into cap bytes). */

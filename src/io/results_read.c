@@ -208,86 +208,129 @@ static int lbmc_read_estimates(hid_t f, lbmc_results *res, int i, void *buf)
  * space: a row and one dataset's entries per replica, whatever the number of replicas). */
 #define LBMC_READ_ROWS 4096
 
-/* One /replicas dataset in a block: the rows of points p0 .. p0 + np - 1, replicas r0 ..
- * r0 + n - 1, get its entries at off (len entries of elem bytes, memory type t) from its
- * hyperslab; the dataset must be P x R x entries of len in all. A missing optional
- * dataset leaves the rows as they are. 0, or -1. */
+/* The block being read: the rows of points p0 .. p0 + np - 1, replicas r0 .. r0 + n - 1. */
 typedef struct {
   long p0, np, r0, n;
   unsigned char *rows, *buf; /* np x n rows; np x n x len entries */
 } lbmc_read_block;
-static int lbmc_read_replica_entries(hid_t f, const char *name, const lbmc_results *res, long R,
-                                     size_t off, size_t len, size_t elem, hid_t t, int optional,
-                                     const lbmc_read_block *b)
+
+/* One /replicas dataset, opened once for every block: it gives the rows' entries at off
+ * (len entries of elem bytes, memory type t). r.d < 0: a missing optional dataset, or
+ * one of a metric the file does not have (the rows keep their missing values). */
+typedef struct {
+  lbmc_h5_reader r;
+  size_t off, len, elem;
+  hid_t t;
+} lbmc_read_source;
+
+/* Open dataset `name` into s; it must be P x R x entries of len in all. A missing
+ * optional dataset opens as none (s->r.d < 0). 0, or -1 (s->r closed). */
+static int lbmc_read_source_open(hid_t f, const char *name, const lbmc_results *res, long R,
+                                 int optional, lbmc_read_source *s)
 {
-  const size_t row = lbmc_replica_row_bytes(res);
-  hsize_t dims[4], start[4] = {(hsize_t)b->p0, (hsize_t)b->r0, 0, 0}, count[4];
   size_t entries = 1;
-  int rank;
+  s->r.d = s->r.space = -1;
   if (optional && !lbmc_h5_exists(f, name)) return 0;
-  rank = lbmc_h5_dims(f, name, dims);
-  if (rank < 2 || dims[0] != (hsize_t)res->P || dims[1] != (hsize_t)R) return -1;
-  for (int k = 0; k < rank; k++)
-    count[k] = k == 0 ? (hsize_t)b->np : k == 1 ? (hsize_t)b->n : dims[k];
-  for (int k = 2; k < rank; k++) entries *= (size_t)dims[k];
-  if (entries != len || lbmc_h5_read_block(f, name, t, rank, start, count, b->buf)) return -1;
+  if (lbmc_h5_reader_open(f, name, &s->r)) return -1;
+  for (int k = 2; k < s->r.rank; k++) entries *= (size_t)s->r.dims[k];
+  if (s->r.rank >= 2 && s->r.dims[0] == (hsize_t)res->P && s->r.dims[1] == (hsize_t)R &&
+      entries == s->len)
+    return 0;
+  lbmc_h5_reader_close(&s->r);
+  return -1;
+}
+
+/* The block's entries of source s into its rows (row bytes each). 0, or -1. */
+static int lbmc_read_source_block(lbmc_read_source *s, size_t row, const lbmc_read_block *b)
+{
+  hsize_t start[4] = {(hsize_t)b->p0, (hsize_t)b->r0, 0, 0}, count[4];
+  if (s->r.d < 0) return 0;
+  for (int k = 0; k < s->r.rank; k++)
+    count[k] = k == 0 ? (hsize_t)b->np : k == 1 ? (hsize_t)b->n : s->r.dims[k];
+  if (lbmc_h5_reader_block(&s->r, s->t, start, count, b->buf)) return -1;
   for (long r = 0; r < b->np * b->n; r++)
-    memcpy(b->rows + (size_t)r * row + off, b->buf + (size_t)r * len * elem, len * elem);
+    memcpy(b->rows + (size_t)r * row + s->off, b->buf + (size_t)r * s->len * s->elem,
+           s->len * s->elem);
   return 0;
 }
 
+/* Open every /replicas dataset into src[] (2 per metric: values and weights, then one per
+ * other replica column; *ns set as they open, for the caller to close). 0, or -1. */
+static int lbmc_read_sources_open(hid_t f, const lbmc_results *res, long R, lbmc_read_source *src,
+                                  int *ns)
+{
+  char name[160];
+  int rc = 0;
+  *ns = 0;
+  for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
+    const char *m = lbmc_metric_get(i)->name;
+    const size_t off = lbmc_metric_offset(i, res->J, res->K) * sizeof(double),
+                 len = lbmc_metric_size(i, res->J, res->K);
+    snprintf(name, sizeof name, "estimates/%s", m);
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: NaN */
+    for (int w = 0; !rc && w < 2; w++) { /* the values, then their (optional) weights */
+      lbmc_read_source *s = &src[(*ns)++];
+      s->off = lbmc_replica_column_offset(res, w) + off;
+      s->len = len;
+      s->elem = sizeof(double);
+      s->t = H5T_NATIVE_DOUBLE;
+      snprintf(name, sizeof name, w ? "replicas/%s_weight" : "replicas/%s", m);
+      rc = lbmc_read_source_open(f, name, res, R, w, s);
+    }
+  }
+  for (int k = 0; !rc && k < lbmc_replica_columns(); k++) { /* the others */
+    const lbmc_replica_column *c = lbmc_replica_column_get(k);
+    lbmc_read_source *s = &src[*ns];
+    if (!c->name) continue;
+    (*ns)++;
+    s->off = lbmc_replica_column_offset(res, k);
+    s->len = 1;
+    s->elem = lbmc_col_bytes(c->type);
+    s->t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
+           : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
+                                    : H5T_NATIVE_DOUBLE;
+    snprintf(name, sizeof name, "replicas/%s", c->name);
+    rc = lbmc_read_source_open(f, name, res, R, 0, s);
+  }
+  return rc;
+}
+
+/* Replicas a block of the /replicas datasets holds at most when read (the reader's work
+ * space: a row and one dataset's entries per replica, whatever the number of replicas). */
+#define LBMC_READ_ROWS 4096
+
 /* Every point's R replicas as the file has them, a block of whole points (or, past
  * LBMC_READ_ROWS replicas, of part of one point) at a time: the block's rows made from
- * every /replicas dataset, then appended to the store. */
+ * every /replicas dataset (each opened once for all blocks), then appended to the store. */
 static int lbmc_read_replicas(hid_t f, lbmc_results *res, long R)
 {
   const size_t row = lbmc_replica_row_bytes(res);
   const long per = R <= LBMC_READ_ROWS ? LBMC_READ_ROWS / R : 1,
              nr = R < LBMC_READ_ROWS ? R : LBMC_READ_ROWS;
+  const int most_sources = 2 * lbmc_metric_count(res->pairs) + lbmc_replica_columns();
   size_t most = 1;
   lbmc_read_block b;
-  char name[160];
-  int rc;
+  lbmc_read_source *src = malloc(sizeof *src * (size_t)most_sources);
+  int rc, ns = 0;
   for (int i = 0; i < lbmc_metric_count(res->pairs); i++)
     if (lbmc_metric_size(i, res->J, res->K) > most) most = lbmc_metric_size(i, res->J, res->K);
   b.rows = malloc(row * LBMC_READ_ROWS);
   b.buf = malloc(sizeof(double) * most * LBMC_READ_ROWS);
-  rc = !b.rows || !b.buf;
+  rc = !b.rows || !b.buf || !src || lbmc_read_sources_open(f, res, R, src, &ns);
   for (b.p0 = 0; !rc && b.p0 < res->P; b.p0 += per)
     for (b.r0 = 0; !rc && b.r0 < R; b.r0 += nr) {
       b.np = res->P - b.p0 < per ? res->P - b.p0 : per;
       b.n = R - b.r0 < nr ? R - b.r0 : nr;
       for (long r = 0; r < b.np * b.n; r++) lbmc_replica_row_missing(res, b.rows + (size_t)r * row);
-      for (int i = 0; !rc && i < lbmc_metric_count(res->pairs); i++) {
-        const char *m = lbmc_metric_get(i)->name;
-        const size_t off = lbmc_metric_offset(i, res->J, res->K) * sizeof(double),
-                     len = lbmc_metric_size(i, res->J, res->K);
-        snprintf(name, sizeof name, "estimates/%s", m);
-        if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue; /* a metric added later: NaN */
-        snprintf(name, sizeof name, "replicas/%s", m);
-        rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, 0) + off,
-                                       len, sizeof(double), H5T_NATIVE_DOUBLE, 0, &b);
-        snprintf(name, sizeof name, "replicas/%s_weight", m);
-        if (!rc)
-          rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, 1) + off,
-                                         len, sizeof(double), H5T_NATIVE_DOUBLE, 1, &b);
-      }
-      for (int k = 0; !rc && k < lbmc_replica_columns(); k++) { /* the others */
-        const lbmc_replica_column *c = lbmc_replica_column_get(k);
-        const hid_t t = c->type == LBMC_COL_I64  ? H5T_NATIVE_INT64
-                        : c->type == LBMC_COL_I8 ? H5T_NATIVE_INT8
-                                                 : H5T_NATIVE_DOUBLE;
-        if (!c->name) continue;
-        snprintf(name, sizeof name, "replicas/%s", c->name);
-        rc = lbmc_read_replica_entries(f, name, res, R, lbmc_replica_column_offset(res, k), 1,
-                                       lbmc_col_bytes(c->type), t, 0, &b);
-      }
+      for (int s = 0; !rc && s < ns; s++) rc = lbmc_read_source_block(&src[s], row, &b);
       if (!rc && lbmc_rep_store_append(res->reps, b.rows, b.np * b.n)) rc = -1;
       for (long p = b.p0; !rc && p < b.p0 + b.np; p++) { /* rows in point order */
         if (b.r0 == 0) res->rep_first[p] = lbmc_rep_store_rows(res->reps) - (b.p0 + b.np - p) * b.n;
         res->rep_count[p] = b.r0 + b.n;
       }
     }
+  for (int s = 0; s < ns; s++) lbmc_h5_reader_close(&src[s].r);
+  free(src);
   free(b.rows);
   free(b.buf);
   return rc;

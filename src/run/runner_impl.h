@@ -9,6 +9,7 @@
 #include "../io/results.h"
 #include "lbmc/point.h"
 #include "lbmc/runner.h"
+#include "pace.h"
 #include "schedule.h"
 
 /* Messages: a worker sends its finished replicas (LBMC_TAG_RESULT, runner_msg.c: for each, its size
@@ -124,8 +125,8 @@ typedef struct {
   long units_run;
   lbmc_worker *workers; /* size: rank 0's view of every rank (index 0 unused) */
   int nlost;            /* workers presumed frozen */
-  double paced_seconds; /* wall seconds of the units finished, all ranks */
-  double paced_cost;    /* their cost (n x time x 2^doubling) */
+  lbmc_pace_fit pace;   /* the wall seconds of the batches finished, all ranks, against their
+                           units and cost (n x time x 2^doubling): pace.h */
   double own_t0;        /* rank 0: when its current own unit started */
   double t_synced;      /* rank 0: MPI_Wtime of the checkpoint's last fsync */
 } lbmc_runner;

@@ -34,21 +34,21 @@ double lbmc_unit_nominal(const lbmc_runner *run, long p, int doubling)
   return 2 * pt->lambda * lbmc_unit_cost(run, p, doubling) / lbmc_engine_speed(pt->engine);
 }
 
-/* Expected wall time of a unit, seconds: its cost at the slower of the pace of the units
- * finished so far (their wall seconds per unit of cost, from hand-out to result, on every
- * rank) and the engine's nominal speed (about 2 lambda n events per unit of time). */
+/* Expected wall time of a unit, seconds: the larger of the pace model's (a + b x its
+ * cost, fitted on the batches finished so far, from hand-out to result, on every rank:
+ * pace.h) and its time at the engine's nominal speed (about 2 lambda n events per unit of
+ * time). */
 static double lbmc_unit_expected(const lbmc_runner *run, long p, int doubling)
 {
-  const double c = lbmc_unit_cost(run, p, doubling);
-  return fmax(lbmc_unit_nominal(run, p, doubling),
-              run->paced_cost > 0 ? c * run->paced_seconds / run->paced_cost : 0);
+  double a, b;
+  lbmc_pace_fit_solve(&run->pace, &a, &b);
+  return fmax(lbmc_unit_nominal(run, p, doubling), a + b * lbmc_unit_cost(run, p, doubling));
 }
 
 /* A finished unit of `seconds` wall time: the pace. */
 void lbmc_runner_pace(lbmc_runner *run, long p, int doubling, double seconds)
 {
-  run->paced_seconds += seconds;
-  run->paced_cost += lbmc_unit_cost(run, p, doubling);
+  lbmc_pace_fit_add(&run->pace, 1, lbmc_unit_cost(run, p, doubling), seconds);
 }
 
 /* Rank 0: a message from worker src (a result when result = 1): it is alive and holds
@@ -74,8 +74,7 @@ void lbmc_runner_heard(lbmc_runner *run, int src, int result)
     double cost = 0;
     for (int u = 0; u < w->nunits; u++)
       cost += lbmc_unit_cost(run, w->unit[u][0], (int)w->unit[u][2]);
-    run->paced_seconds += now - w->t_issued;
-    run->paced_cost += cost;
+    lbmc_pace_fit_add(&run->pace, w->nunits, cost, now - w->t_issued);
   }
   w->nunits = 0;
   w->asked = 1;
@@ -172,19 +171,24 @@ static int lbmc_runner_oldest(const lbmc_runner *run)
   return oldest;
 }
 
-/* The ETA from the pace of the work done, never "0 s" while units are still out: when
- * the pace says nothing is left, what the run waits for (the unit out the longest). */
+/* The ETA from the pace of the work done (the elapsed time scaled by the pace model's
+ * time of the units left over that of the units this run finished: a fixed cost per unit
+ * counts the many small units that come last), never "0 s" while units are still out:
+ * when the pace says nothing is left, what the run waits for (the unit out the longest). */
 void lbmc_runner_progress(lbmc_runner *run, int force)
 {
   double now = MPI_Wtime(), el = now - run->t0;
   const lbmc_schedule *s = run->sched;
-  double left, eta;
+  double eta, a, b;
   char eta_text[256], lost[96] = "", whole[64] = "";
   if (run->set->quiet || run->set->no_progress || run->set->dry_run) return;
   if (!force && now - run->t_progress < run->set->progress_seconds) return;
   run->t_progress = now;
-  left = s->cost_planned - s->cost_done;
-  eta = (s->cost_live > 0 && run->units_run > 0) ? el * left / s->cost_live : NAN;
+  lbmc_pace_fit_solve(&run->pace, &a, &b);
+  eta = run->units_run > 0
+            ? lbmc_pace_eta(a, b, el, s->units_planned - s->units_done,
+                            s->cost_planned - s->cost_done, s->units_live, s->cost_live)
+            : NAN;
   if (run->nlost > 0)
     snprintf(lost, sizeof lost, "; %d rank%s presumed frozen", run->nlost,
              run->nlost > 1 ? "s" : "");

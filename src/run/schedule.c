@@ -54,6 +54,7 @@ lbmc_err lbmc_schedule_create(long P, const double *cost, long replicas, long Rm
     s->cost[p] = cost[p];
     s->target[p] = replicas;
     s->cost_planned += cost[p] * (double)replicas;
+    s->units_planned += (double)replicas;
   }
   if (lbmc_schedule_order(s->cost, P, s->order)) {
     lbmc_schedule_destroy(&s);
@@ -114,7 +115,9 @@ void lbmc_schedule_done(lbmc_schedule *s, long point, long replica, int issued)
   *st = 2;
   s->done[point]++;
   s->cost_done += lbmc_schedule_cost(s, point);
+  s->units_done += 1;
   if (issued) s->cost_live += lbmc_schedule_cost(s, point);
+  if (issued) s->units_live += 1;
 }
 
 int lbmc_schedule_reissue(lbmc_schedule *s, long point, long replica, int doubling)
@@ -148,6 +151,7 @@ void lbmc_schedule_more(lbmc_schedule *s, long p, long R)
 {
   if (R > s->Rmax) R = s->Rmax;
   s->cost_planned += lbmc_schedule_cost(s, p) * (double)(R - s->target[p]);
+  s->units_planned += (double)(R - s->target[p]);
   s->target[p] = R;
   s->cursor = 0; /* the point has pending units again */
 }
@@ -159,13 +163,17 @@ void lbmc_schedule_longer(lbmc_schedule *s, long p, long R)
   s->doubling[p]++;
   s->target[p] = R < s->Rmax ? R : s->Rmax;
   s->cost_planned += lbmc_schedule_cost(s, p) * (double)s->target[p];
+  s->units_planned += (double)s->target[p];
   s->cursor = 0;
 }
 
 void lbmc_schedule_finish(lbmc_schedule *s, long p)
 {
   if (s->finished[p]) return;
-  if (s->done[p] == 0) s->cost_planned -= lbmc_schedule_cost(s, p) * (double)s->target[p];
+  if (s->done[p] == 0) {
+    s->cost_planned -= lbmc_schedule_cost(s, p) * (double)s->target[p];
+    s->units_planned -= (double)s->target[p];
+  }
   s->finished[p] = 1;
   s->points_finished++;
 }

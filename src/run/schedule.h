@@ -35,6 +35,7 @@ typedef struct {
   long points_finished;
   double cost_done, cost_planned;
   double cost_live; /* cost of the units run by this run (not replayed): the pace */
+  double units_planned, units_done, units_live; /* the same in units */
 } lbmc_schedule;
 
 /** order[0..P) = the points 0..P-1 by decreasing cost[p] (finite), ties keeping the lower

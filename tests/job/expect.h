@@ -1,5 +1,5 @@
-/* The C tests of job files: EXPECT(cond) counts a failed condition in `failures` and
- * names it on stderr; main returns non-zero when any failed. */
+/* The C tests of job files (and tests/run/pace_fit.c): EXPECT(cond) counts a failed
+ * condition in `failures` and names it on stderr; main returns non-zero when any failed. */
 #ifndef LBMC_TEST_EXPECT_H
 #define LBMC_TEST_EXPECT_H
 
