@@ -333,24 +333,36 @@ const double *lbmc_point_start_bias(const lbmc_point *p);
  *  does not record them (run.pairs off). */
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p);
 /** The bytes a point holds, by what they hold (docs/architecture.md, "What rank 0 holds of
- *  a point"): for measurements and for the tests that what it keeps per replica stays
- *  fixed. Replicas whose records are in count in `replicas`. */
+ *  a point"): for measurements and for the tests that its memory does not grow with its
+ *  replicas (every field but `file` is memory; `work` still grows with them). Replicas whose
+ * records are in count in `replicas`. */
 typedef struct {
   long replicas;    /* replicas whose records are in */
-  size_t slots;     /* the replica table: one slot per replica index */
-  size_t records;   /* whole records (all of the first round until its warm-up is decided
-                       with warmup auto; replica 0's while it is the only one summarised) */
-  size_t sums;      /* each replica's sums, values and weights, and its admissions per part */
-  size_t quantiles; /* each replica's retained histograms or mixture, packed */
-  size_t parts;     /* fine parts and transient values not yet folded in replica order */
-  size_t work;      /* the reduction's work space (its largest pass so far) */
+  long stored;      /* of them, summarised and in the point's store (0 .. stored - 1) */
+  size_t slots;     /* in memory: the window of replicas in but not stored (ahead of the
+                       first missing one, or before the warm-up is decided): its table and
+                       entries */
+  size_t records;   /* in memory: whole records (all of the first round until its warm-up is
+                       decided with warmup auto; replica 0's while it is the only one
+                       summarised) */
+  size_t sums;      /* in memory: the rows (sums, parts, admissions, ...) of the window's
+                       summarised replicas */
+  size_t quantiles; /* in memory: the window's replicas' retained histograms or mixtures */
+  size_t parts;     /* in memory: fine parts and transient values not yet folded in replica
+                       order */
+  size_t work;      /* in memory: the reduction's work space (its largest pass so far) */
+  size_t store;     /* in memory: the store's rows while below LBMC_REP_STORE_BYTES, else
+                       its write buffers, and the block the passes read through */
+  size_t file;      /* in the store's temporary file (not in memory) */
 } lbmc_point_held;
 
 /** What p holds now, into out. Nothing is allocated. */
 void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out);
 
-/** Replica i as the point keeps it (present = 0 if it is not in). Its values and weights
- *  are made from its sums into the point's own space: valid until the next call on p. */
+/** Replica i as the point keeps it (present = 0 if it is not in, or if its row cannot be
+ *  read from the point's store file). Its values and weights are made from its sums into
+ *  the point's own space, and its sums are read from the store through the point's block:
+ *  valid until the next call on p (read replicas in order: one store read per block). */
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info);
 
 /** What sequential mode does after a reduction of R replicas. */

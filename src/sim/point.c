@@ -142,6 +142,7 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   err = p->hist && p->moment_flags && p->rep_values && p->mf_widen
             ? lbmc_estimates_alloc(&p->est, p->total)
             : LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  if (!err) err = lbmc_point_store_create(p);
   if (err) {
     lbmc_point_destroy(&p);
     return lbmc_error_trace(__FILE__, __LINE__, __func__, err);
@@ -159,22 +160,10 @@ lbmc_err lbmc_point_create(const lbmc_model *m, const lbmc_run_options *o, long 
   return LBMC_SUCCESS;
 }
 
-static void lbmc_point_rep_free(lbmc_point_rep *r)
-{
-  free(r->full);
-  free(r->block);
-  free(r->qdata);
-  free(r->trans);
-  free(r->adm);
-  free(r->fine);
-  memset(r, 0, sizeof *r);
-}
-
 void lbmc_point_destroy(lbmc_point **p)
 {
   if (!p || !*p) return;
-  for (long i = 0; i < (*p)->nrep; i++) lbmc_point_rep_free(&(*p)->rep[i]);
-  free((*p)->rep);
+  lbmc_point_store_destroy(*p);
   lbmc_estimates_free(&(*p)->est);
   free((*p)->moment_flags);
   free((*p)->rep_values);
@@ -192,29 +181,13 @@ int lbmc_point_doubling(const lbmc_point *p) { return p->doubling; }
 
 void lbmc_point_set_doubling(lbmc_point *p, int doubling)
 {
-  for (long i = 0; i < p->nrep; i++) lbmc_point_rep_free(&p->rep[i]);
+  lbmc_point_store_forget(p);
   lbmc_point_trans_forget(p);
   p->doubling = doubling;
   p->have_layout = 0; /* the segments of a longer run are longer */
   p->decided = 0;
   p->d = 0;
   p->near_cap = 0;
-  p->fine_folded = 0;
-}
-
-/* Room for replica i. */
-static lbmc_err lbmc_point_grow(lbmc_point *p, long i)
-{
-  long n = p->nrep ? p->nrep : 16;
-  lbmc_point_rep *r;
-  if (i < p->nrep) return LBMC_SUCCESS;
-  while (n <= i) n *= 2;
-  r = realloc(p->rep, sizeof *r * (size_t)n);
-  if (!r) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for %ld replicas", n);
-  memset(r + p->nrep, 0, sizeof *r * (size_t)(n - p->nrep));
-  p->rep = r;
-  p->nrep = n;
-  return LBMC_SUCCESS;
 }
 
 void lbmc_point_seg_add(const lbmc_point *p, const lbmc_record *rec, size_t from, size_t to,
@@ -319,7 +292,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   len = p->work + p->S;
   memset(p->work, 0, sizeof *p->work * 2 * p->S);
   for (long i = 0; i < R; i++) {
-    lbmc_record_view(p->rep[i].full, p->rep[i].full_size, &rec);
+    lbmc_point_full(p, i, &rec);
     if (rec.h.status == LBMC_STATUS_UNSTABLE) continue; /* the point is unstable anyway */
     for (size_t s = 0; s < p->S; s++) {
       area[s] += rec.seg[s * p->W + LBMC_TK_AREA_N];
@@ -341,7 +314,7 @@ static size_t lbmc_point_part(const lbmc_point *p, size_t k, size_t parts)
 
 /* The replica's own growth: (Nbar of the last quarter - Nbar of the third) / its arrivals
  * in the last quarter, from its parts. */
-static double lbmc_point_rep_growth(const lbmc_point_rep *r)
+static double lbmc_point_rep_growth(const lbmc_point_row *r)
 {
   const int third = 2 * LBMC_PARTS_PER_QUARTER, last = 3 * LBMC_PARTS_PER_QUARTER;
   double n3 = 0, l3 = 0, n4 = 0, l4 = 0, a4 = 0;
@@ -445,15 +418,16 @@ static lbmc_err lbmc_point_rep_pack(lbmc_point *p, lbmc_point_rep *r)
 static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const lbmc_record *rec)
 {
   double *fine_area = r->fine, *fine_len = r->fine + p->fine;
+  double(*parts)[LBMC_PART_FIELDS] = r->row->parts, *adm = lbmc_point_row_adm(p, r->row);
   for (int k = 0; k < LBMC_PARTS; k++)
     for (size_t s = lbmc_point_part(p, (size_t)k, LBMC_PARTS);
          s < lbmc_point_part(p, (size_t)k + 1, LBMC_PARTS); s++) {
       const double *seg = rec->seg + s * p->W;
-      r->parts[k][LBMC_PART_LEN] += seg[LBMC_TK_LEN];
-      r->parts[k][LBMC_PART_AREA] += seg[LBMC_TK_AREA_N];
-      r->parts[k][LBMC_PART_ARRIVALS] += seg[LBMC_TK_ARRIVALS];
+      parts[k][LBMC_PART_LEN] += seg[LBMC_TK_LEN];
+      parts[k][LBMC_PART_AREA] += seg[LBMC_TK_AREA_N];
+      parts[k][LBMC_PART_ARRIVALS] += seg[LBMC_TK_ARRIVALS];
       for (int j = 0; j < p->J; j++)
-        r->adm[j * LBMC_PARTS + k] += seg[lbmc_tk_admitted(p->J, p->K, j)];
+        adm[j * LBMC_PARTS + k] += seg[lbmc_tk_admitted(p->J, p->K, j)];
     }
   for (size_t k = 0; k < p->fine; k++) {
     fine_area[k] = fine_len[k] = 0;
@@ -462,39 +436,28 @@ static void lbmc_point_rep_parts(const lbmc_point *p, lbmc_point_rep *r, const l
       fine_len[k] += rec->seg[s * p->W + LBMC_TK_LEN];
     }
   }
-  lbmc_relax_unit_of(fine_area, fine_len, p->fine, &r->relax);
+  lbmc_relax_unit_of(fine_area, fine_len, p->fine, &r->row->relax);
 }
 
-void lbmc_point_fine_fold(lbmc_point *p)
+/* Replica r is summarised: its whole record goes, but replica 0's stays for batch means
+ * as long as it is the only one summarised (always in a one-replica point), so that the
+ * replicas finished when a run is interrupted after the first one still reduce. */
+static void lbmc_point_drop_full(lbmc_point *p, lbmc_point_rep *r)
 {
-  for (; p->fine_folded < p->nrep && p->rep[p->fine_folded].kept.present; p->fine_folded++) {
-    lbmc_point_rep *r = &p->rep[p->fine_folded];
-    double sy = 0, sx = 0;
-    if (p->fine_folded > 0)
-      sy = p->rep[p->fine_folded - 1].fine_sy, sx = p->rep[p->fine_folded - 1].fine_sx;
-    for (size_t k = 0; k < p->fine; k++) sy += r->fine[k], sx += r->fine[p->fine + k];
-    r->fine_sy = sy, r->fine_sx = sx;
-    free(r->fine);
-    r->fine = NULL;
+  lbmc_point_rep *r0;
+  if (r->i != 0) {
+    free(r->full);
+    r->full = NULL;
+    p->other_kept = 1;
   }
-}
-
-/* Replica i is summarised: its whole record goes, but replica 0's stays for batch means
- * as long as it is the only replica summarised (always in a one-replica point), so that
- * the replicas finished when a run is interrupted after the first one still reduce. */
-static void lbmc_point_drop_full(lbmc_point *p, long i)
-{
-  if (i != 0) {
-    free(p->rep[i].full);
-    p->rep[i].full = NULL;
+  if (p->first_round == 1 || !p->other_kept) return;
+  free(p->full0);
+  p->full0 = NULL;
+  p->full0_size = 0;
+  if ((r0 = lbmc_point_win(p, 0)) && r0->kept) {
+    free(r0->full);
+    r0->full = NULL;
   }
-  if (p->first_round == 1 || !p->rep[0].full || !p->rep[0].kept.present) return;
-  for (long k = 1; k < p->nrep; k++)
-    if (p->rep[k].kept.present) {
-      free(p->rep[0].full);
-      p->rep[0].full = NULL;
-      return;
-    }
 }
 
 /* A replica's own sojourn and wait quantiles between its values (their metric entries)
@@ -511,34 +474,34 @@ static void lbmc_point_quantiles_copy(const lbmc_point *p, double *q, double *va
         q[k * LBMC_QUANTILES + l] = values[at[k] + (size_t)l];
 }
 
-/* What replica i keeps once the warm-up is known: its sums over the measured period, its
- * parts, its values with their weights and its retained histograms. */
-static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
+/* What replica r keeps once the warm-up is known: its row (sums over the measured period,
+ * parts, admissions, moments, relaxation summary, own quantiles), its fine parts and its
+ * retained histograms; then the replicas in order go into the store. */
+static lbmc_err lbmc_point_summarise(lbmc_point *p, lbmc_point_rep *r)
 {
-  lbmc_point_rep *r = &p->rep[i];
-  lbmc_point_replica_info *kept = &r->kept;
+  lbmc_point_row *row;
   lbmc_record rec;
   size_t used;
   double *sums, *values, *weights;
   lbmc_record_view(r->full, r->full_size, &rec);
-  r->block = malloc(sizeof *r->block * (p->W + 2 * LBMC_QUANTILES));
-  r->adm = calloc((size_t)p->J * LBMC_PARTS, sizeof *r->adm);
+  r->row = calloc(1, p->row_bytes);
   r->fine = malloc(sizeof *r->fine * (2 * p->fine + 1));
-  if (!r->block || !r->adm || !r->fine) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
-  kept->sums = sums = r->block;
+  if (!r->row || !r->fine) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
+  row = r->row;
+  sums = lbmc_point_row_sums(row);
   values = p->rep_values; /* made again from the sums when asked (lbmc_point_replica) */
   weights = values + p->total;
-  kept->unstable = rec.h.status == LBMC_STATUS_UNSTABLE;
-  r->t_stop = rec.h.t_stop;
-  r->cap = rec.h.cap;
+  row->unstable = rec.h.status == LBMC_STATUS_UNSTABLE;
+  row->t_stop = rec.h.t_stop;
+  row->cap = rec.h.cap;
   lbmc_point_sum(p, &rec, p->d, p->S, sums);
-  kept->events = (int64_t)(sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES]);
-  kept->cpu_seconds = sums[LBMC_TK_CPU];
-  r->n_start = rec.h.n_start;
-  lbmc_point_record_moments(p, &rec, p->d, p->S, &r->mom);
+  row->events = (int64_t)(sums[LBMC_TK_ARRIVALS] + sums[LBMC_TK_DEPARTURES]);
+  row->cpu_seconds = sums[LBMC_TK_CPU];
+  row->n_start = rec.h.n_start;
+  lbmc_point_record_moments(p, &rec, p->d, p->S, &row->mom);
   lbmc_point_rep_parts(p, r, &rec);
   LBMC_CALL(lbmc_point_trans_keep(p, r, &rec));
-  kept->growth = lbmc_point_rep_growth(r);
+  row->growth = lbmc_point_rep_growth(row);
   lbmc_metrics_from_sums(sums, p->J, p->K, p->N, p->n, values, weights);
   for (size_t k = lbmc_metric_total(p->J, p->K); k < p->total; k++)
     values[k] = weights[k] = NAN; /* the pair statistics: from several units only */
@@ -550,15 +513,9 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, long i)
     LBMC_CALL(lbmc_point_rep_mixtures(p, r, &rec, values));
   }
   lbmc_point_quantiles_copy(p, sums + p->W, values, 0);
-  kept->present = 1;
-  LBMC_CALL(lbmc_point_trans_fold(p));
-  if (i < p->fine_folded) { /* a record again (the same bytes): its running sums stand */
-    free(r->fine);
-    r->fine = NULL;
-  }
-  lbmc_point_fine_fold(p);
-  lbmc_point_drop_full(p, i);
-  return LBMC_SUCCESS;
+  r->kept = 1;
+  lbmc_point_drop_full(p, r);
+  return lbmc_point_store_flush(p);
 }
 
 /* The layout of the point's records, from the first one; later ones must match it. */
@@ -595,45 +552,44 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   if (rec.h.doubling != p->doubling) return LBMC_SUCCESS; /* a doubling the point has left */
   LBMC_CALL(lbmc_point_layout(p, &rec));
   i = (long)rec.h.replica;
-  LBMC_CALL(lbmc_point_grow(p, i));
-  r = &p->rep[i];
-  {
-    const double sy = r->fine_sy, sx = r->fine_sx; /* folded already: they stand */
-    lbmc_point_rep_free(r);
-    r->fine_sy = sy, r->fine_sx = sx;
-  }
+  *used = 1;
+  if (i < p->appended) return LBMC_SUCCESS; /* a record again (the same bytes): its row stands */
+  LBMC_CALL(lbmc_point_win_slot(p, i, &r));
+  lbmc_point_rep_clear(r);
   r->full = malloc(size);
   if (!r->full) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
   memcpy(r->full, record, size);
   r->full_size = size;
-  r->present = 1;
-  *used = 1;
   if (!p->decided && !p->o.warmup_auto) LBMC_CALL(lbmc_point_decide(p, 0)); /* fixed: now */
-  if (p->decided) return lbmc_point_summarise(p, i);
+  if (p->decided) return lbmc_point_summarise(p, r);
+  if (p->win_count < p->first_round) return LBMC_SUCCESS;
   for (long k = 0; k < p->first_round; k++)
-    if (k >= p->nrep || !p->rep[k].present) return LBMC_SUCCESS;
+    if (!lbmc_point_win(p, k)) return LBMC_SUCCESS;
   return lbmc_point_decide_early(p, p->first_round); /* one warm-up for the point */
 }
 
 lbmc_err lbmc_point_decide_early(lbmc_point *p, long R)
 {
+  long end;
   if (p->decided) return LBMC_SUCCESS;
   for (long k = 0; k < R; k++)
-    if (k >= p->nrep || !p->rep[k].present)
+    if (!lbmc_point_win(p, k))
       return LBMC_ERROR(LBMC_ERR_ARG, "point: replica %ld is not in; the warm-up needs 0 .. %ld", k,
                         R - 1);
   LBMC_CALL(lbmc_point_decide(p, R));
-  for (long k = 0; k < p->nrep; k++)
-    if (p->rep[k].present && !p->rep[k].kept.present) LBMC_CALL(lbmc_point_summarise(p, k));
+  end = lbmc_point_win_end(p);
+  for (long k = 0; k < end; k++) {
+    lbmc_point_rep *r = lbmc_point_win(p, k);
+    if (r && !r->kept) LBMC_CALL(lbmc_point_summarise(p, r));
+  }
   return LBMC_SUCCESS;
 }
 
 int lbmc_point_ready(const lbmc_point *p, long R)
 {
-  if (R > p->nrep || (R > 0 && !p->decided)) return 0;
-  for (long i = 0; i < R; i++)
-    if (!p->rep[i].kept.present) return 0;
-  return R != 1 || p->rep[0].full != NULL; /* one replica: its batches, from its record */
+  if (R > 0 && !p->decided) return 0;
+  if (R > p->appended) return 0;     /* replicas 0 .. R - 1 summarised: in the store */
+  return R != 1 || p->full0 != NULL; /* one replica: its batches, from its record */
 }
 
 const lbmc_verdict *lbmc_point_verdict(const lbmc_point *p) { return &p->v; }
@@ -649,38 +605,29 @@ void lbmc_point_set_target(lbmc_point *p, const lbmc_precision *prec)
 const double *lbmc_point_start_bias(const lbmc_point *p) { return p->mf_widen; }
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p) { return p->pe; }
 
-void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out)
-{
-  memset(out, 0, sizeof *out);
-  out->slots = sizeof *p->rep * (size_t)p->nrep;
-  out->work = sizeof *p->work * p->work_len;
-  for (long i = 0; i < p->nrep; i++) {
-    const lbmc_point_rep *r = &p->rep[i];
-    if (!r->present) continue;
-    out->replicas++;
-    if (r->full) out->records += r->full_size;
-    if (r->block) out->sums += sizeof *r->block * (p->W + 2 * LBMC_QUANTILES);
-    if (r->adm) out->sums += sizeof *r->adm * (size_t)p->J * LBMC_PARTS;
-    out->quantiles += r->qsize;
-    if (r->fine) out->parts += sizeof *r->fine * (2 * p->fine + 1);
-    if (r->trans) out->parts += sizeof *r->trans * p->S * lbmc_point_trans_width(p);
-  }
-}
-
 void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
 {
-  const lbmc_point_rep *r = i >= 0 && i < p->nrep ? &p->rep[i] : NULL;
   double *values = p->rep_values, *weights = p->rep_values + p->total;
-  if (!r || !r->kept.present) {
-    memset(info, 0, sizeof *info);
+  const lbmc_point_row *r;
+  const double *sums;
+  memset(info, 0, sizeof *info);
+  if (i < 0 || (i >= p->appended && !lbmc_point_win(p, i))) return;
+  if (lbmc_point_row_at(p, i, &r) != LBMC_SUCCESS) { /* not summarised, or the file failed */
+    lbmc_error_clear();
     return;
   }
-  *info = r->kept;
+  sums = lbmc_point_row_sums(r);
+  info->present = 1;
+  info->unstable = (int)r->unstable;
+  info->events = r->events;
+  info->cpu_seconds = r->cpu_seconds;
+  info->growth = r->growth;
+  info->sums = sums;
   /* the same arithmetic as when the replica was summarised: the same bits */
-  lbmc_metrics_from_sums(r->kept.sums, p->J, p->K, p->N, p->n, values, weights);
+  lbmc_metrics_from_sums(sums, p->J, p->K, p->N, p->n, values, weights);
   for (size_t k = lbmc_metric_total(p->J, p->K); k < p->total; k++)
     values[k] = weights[k] = NAN; /* the pair statistics: from several units only */
-  lbmc_point_quantiles_copy(p, r->block + p->W, values, 1);
+  lbmc_point_quantiles_copy(p, (double *)sums + p->W, values, 1);
   info->values = values;
   info->weights = weights;
 }

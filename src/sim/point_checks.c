@@ -45,10 +45,21 @@ static int lbmc_point_all_exponential(const lbmc_point *p)
   return 1;
 }
 
-/* Replica u's summary of its fine parts (lbmc_relax_estimate_units). */
+/* What lbmc_relax_estimate_units reads the replicas' summaries through: the point, and the
+ * first error of a read (the units then read as empty, and the error is returned). */
+typedef struct {
+  const lbmc_point *p;
+  lbmc_err err;
+  lbmc_relax_unit none;
+} lbmc_point_relax_get;
+
+/* Replica u's summary of its fine parts (lbmc_relax_estimate_units), from the store. */
 static const lbmc_relax_unit *lbmc_point_relax_unit(const void *ctx, size_t u)
 {
-  return &((const lbmc_point *)ctx)->rep[u].relax;
+  lbmc_point_relax_get *g = (lbmc_point_relax_get *)ctx;
+  const lbmc_point_row *r;
+  if (!g->err) g->err = lbmc_point_row_at(g->p, (long)u, &r);
+  return g->err ? &g->none : &r->relax;
 }
 
 lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
@@ -64,7 +75,7 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   out->nbar = out->se = out->n0 = NAN;
   out->rx.tau = out->rx.tau_upper = NAN;
   if (R < 1 || m < 1) return LBMC_SUCCESS;
-  if (!seg_parts && p->fine_folded < R)
+  if (!seg_parts && p->appended < R)
     return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: replicas 0 to %ld are not all folded", R - 1);
   LBMC_CALL(
       lbmc_point_work(&p->work, &p->work_len, 2 * rows * m + 4 * (m > (size_t)R ? m : (size_t)R)));
@@ -74,11 +85,11 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   wx = wy + (m > (size_t)R ? m : (size_t)R);
   out->n0 = 0;
   for (long i = 0; i < R; i++) {
-    const lbmc_point_rep *r = &p->rep[i];
+    const lbmc_point_row *r;
     if (seg_parts) {
       lbmc_record rec;
       lbmc_moments rm;
-      lbmc_record_view(r->full, r->full_size, &rec);
+      lbmc_point_full(p, i, &rec);
       for (size_t s = 0; s < Sm; s++) {
         const double *seg = rec.seg + (p->d + s) * p->W;
         area[(size_t)i * m + s] = seg[LBMC_TK_AREA_N];
@@ -89,6 +100,7 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
       m2_within += rm.m2;
       out->n0 += rec.h.n_start / (double)R;
     } else {
+      LBMC_CALL(lbmc_point_row_at(p, i, &r));
       lbmc_moments_add(&mom, &r->mom);
       m2_within += r->mom.m2;
       out->n0 += r->n_start / (double)R;
@@ -98,7 +110,9 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   if (R >= 2) {
     for (long i = 0; i < R; i++) {
       if (!seg_parts) {
-        wy[i] = p->rep[i].relax.y, wx[i] = p->rep[i].relax.x;
+        const lbmc_point_row *r;
+        LBMC_CALL(lbmc_point_row_at(p, i, &r));
+        wy[i] = r->relax.y, wx[i] = r->relax.x;
         continue;
       }
       wy[i] = wx[i] = 0;
@@ -116,8 +130,11 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   }
   if (seg_parts)
     for (size_t s = 0; s < (size_t)R * m; s++) sy += area[s], sx += len[s];
-  else
-    sy = p->rep[R - 1].fine_sy, sx = p->rep[R - 1].fine_sx; /* the same sums, in order */
+  else {
+    const lbmc_point_row *r;
+    LBMC_CALL(lbmc_point_row_at(p, R - 1, &r));
+    sy = r->fine_sy, sx = r->fine_sx; /* the same sums, in order */
+  }
   out->nbar = sx > 0 ? sy / sx : NAN;
   out->se = iv.std_err;
   var = mom.n > 0 ? mom.m2 / mom.n : NAN;
@@ -126,10 +143,14 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
                         mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW,
                         LBMC_RELAX_LEVEL, &out->rx);
-  else
-    LBMC_CALL(lbmc_relax_estimate_units(
-        lbmc_point_relax_unit, p, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
-        mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL, &out->rx));
+  else {
+    lbmc_point_relax_get g = {p, LBMC_SUCCESS, {{0}, {0}, 0, 0, 0}};
+    const lbmc_err err = lbmc_relax_estimate_units(
+        lbmc_point_relax_unit, &g, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
+        mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL, &out->rx);
+    LBMC_CALL(g.err);
+    LBMC_CALL(err);
+  }
   return LBMC_SUCCESS;
 }
 
@@ -300,8 +321,12 @@ static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
   }
   y = p->work, x = y + R;
   for (long k = 0; k < R; k++) {
-    if (!p->rep[k].kept.sums) return NAN;
-    kind = lbmc_metric_terms(i, e, p->rep[k].kept.sums, p->J, p->K, p->N, p->n, &y[k], &x[k]);
+    const lbmc_point_row *r;
+    if (lbmc_point_row_at(p, k, &r) != LBMC_SUCCESS) {
+      lbmc_error_clear();
+      return NAN;
+    }
+    kind = lbmc_metric_terms(i, e, lbmc_point_row_sums(r), p->J, p->K, p->N, p->n, &y[k], &x[k]);
   }
   if (kind == LBMC_TERM_RATIO)
     lbmc_ratio_interval(y, x, (size_t)R, 1, p->o.confidence, &iv);
@@ -470,13 +495,18 @@ static void lbmc_point_mf_widen(lbmc_point *p, size_t k, double b, int proportio
  * every entry with a functional that does not hold the point and whose bound exceeds
  * LBMC_MF_BIAS_SE of its estimate's standard error is widened by it
  * (LBMC_IV_START_BIAS_WIDENED). */
-static void lbmc_point_mf_flags(lbmc_point *p)
+static lbmc_err lbmc_point_mf_flags(lbmc_point *p)
 {
   const int count = lbmc_metric_count_in(p->total, p->J, p->K);
   const double n = (double)p->n, T = p->v.time_used, w = p->v.warmup_used;
   const int debug = getenv("LBMC_DEBUG_RELAX") != NULL;
-  const double *sums = p->rep[0].kept.sums;
-  if (!p->mf_short || !p->mfx) return;
+  const double *sums = NULL;
+  const lbmc_point_row *row0 = NULL;
+  if (!p->mf_short || !p->mfx) return LBMC_SUCCESS;
+  if (p->appended > 0) { /* replica 0's sums, for the kind of each entry's terms only */
+    LBMC_CALL(lbmc_point_row_at(p, 0, &row0));
+    sums = lbmc_point_row_sums(row0);
+  }
   for (int i = 0; i < count; i++) {
     const size_t off = lbmc_metric_offset(i, p->J, p->K), len = lbmc_metric_size(i, p->J, p->K);
     for (size_t e = 0; e < len; e++) {
@@ -500,6 +530,7 @@ static void lbmc_point_mf_flags(lbmc_point *p)
                               LBMC_TERM_RATIO);
     }
   }
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
@@ -641,19 +672,21 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
 
 /* Pool j's admissions and time over the last half of the measured period: per eighth of
  * each replica (units: 4 R) into y, x; per replica into ry, rx. */
-static void lbmc_point_flow_terms(const lbmc_point *p, long R, int j, double *y, double *x,
-                                  double *ry, double *rx)
+static lbmc_err lbmc_point_flow_terms(const lbmc_point *p, long R, int j, double *y, double *x,
+                                      double *ry, double *rx)
 {
   for (long i = 0; i < R; i++) {
-    const lbmc_point_rep *r = &p->rep[i];
+    const lbmc_point_row *r;
+    LBMC_CALL(lbmc_point_row_at(p, i, &r));
     ry[i] = rx[i] = 0;
     for (int k = LBMC_PARTS / 2; k < LBMC_PARTS; k++) {
       const size_t u = (size_t)i * (LBMC_PARTS / 2) + (size_t)(k - LBMC_PARTS / 2);
-      y[u] = r->adm[j * LBMC_PARTS + k];
+      y[u] = lbmc_point_row_adm(p, r)[j * LBMC_PARTS + k];
       x[u] = r->parts[k][LBMC_PART_LEN];
       ry[i] += y[u], rx[i] += x[u];
     }
   }
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_point_flow(lbmc_point *p, long R)
@@ -672,8 +705,8 @@ lbmc_err lbmc_point_flow(lbmc_point *p, long R)
     const double cap = (double)p->N[j] * rates[L - 1];
     lbmc_interval in, across;
     double se, t, lower, upper, factor;
-    if (lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF || !p->rep[0].adm) continue;
-    lbmc_point_flow_terms(p, R, j, y, x, ry, rx);
+    if (lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF || R < 1) continue;
+    LBMC_CALL(lbmc_point_flow_terms(p, R, j, y, x, ry, rx));
     lbmc_ratio_interval(y, x, U, 1, 0.5, &in);
     if (!(in.dof > 0) || isnan(in.std_err)) continue;
     se = in.std_err;
@@ -826,7 +859,7 @@ void lbmc_point_moments(lbmc_point *p)
   p->moment_any = p->heavy_all || any_inf || any_heavy || *work_pools;
 }
 
-void lbmc_point_apply_moments(lbmc_point *p)
+lbmc_err lbmc_point_apply_moments(lbmc_point *p)
 {
   lbmc_verdict *v = &p->v;
   lbmc_estimates *e = &p->est;
@@ -847,5 +880,5 @@ void lbmc_point_apply_moments(lbmc_point *p)
   if (any_inf) v->evidence |= LBMC_EV_INFINITE;
   if (p->heavy_all) v->evidence |= LBMC_EV_HEAVY_TAIL;
   if (any_inf || p->heavy_all) lbmc_point_reason(v, "%s", p->moment_reason);
-  lbmc_point_mf_flags(p);
+  return lbmc_point_mf_flags(p);
 }

@@ -39,11 +39,14 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
   if (!rows) return LBMC_SUCCESS;
   memset(u->row, 0, sizeof *u->row * u->U * p->W);
   if (R >= 2) {
-    for (long i = 0; i < R; i++)
-      memcpy(u->row + (size_t)i * p->W, p->rep[i].kept.sums, sizeof(double) * p->W);
+    for (long i = 0; i < R; i++) {
+      const lbmc_point_row *r;
+      LBMC_CALL(lbmc_point_row_at(p, i, &r));
+      memcpy(u->row + (size_t)i * p->W, lbmc_point_row_sums(r), sizeof(double) * p->W);
+    }
   } else if (R == 1) {
     lbmc_record rec;
-    lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
+    lbmc_point_full(p, 0, &rec);
     for (size_t b = 0; b < u->U; b++)
       lbmc_point_seg_add(p, &rec, p->d + Sm * b / u->U, p->d + Sm * (b + 1) / u->U,
                          u->row + b * p->W);
@@ -84,37 +87,45 @@ static void lbmc_point_widen_batches(const lbmc_point *p, size_t n, int proporti
 }
 
 /* The entries into the set of tail[j][k] behind it (the rule for rare events,
- * lbmc_few_events; NaN for the other metrics): the departures from level k that its time
- * at level k implies, speed(k) (A_k - A_k+1) over the units, which the entries match
- * within one per server (A_k alone at the last level: a count from above). */
-static double lbmc_point_events(const lbmc_point *p, const lbmc_units *u, int i, size_t e)
+ * lbmc_few_events), into *events; NaN for the other metrics: the departures from level k
+ * that its time at level k implies, speed(k) (A_k - A_k+1) over the units, which the
+ * entries match within one per server (A_k alone at the last level: a count from above).
+ * Errors: as lbmc_units_row. */
+static lbmc_err lbmc_point_events(const lbmc_point *p, const lbmc_units *u, int i, size_t e,
+                                  double *events)
 {
   const int j = (int)(e / (size_t)p->K), k = (int)(e % (size_t)p->K) + 1;
   const double *rates;
   double a = 0;
   int L;
-  if (i != LBMC_M_TAIL) return NAN;
+  *events = NAN;
+  if (i != LBMC_M_TAIL) return LBMC_SUCCESS;
   L = lbmc_model_rates(p->m, j, &rates);
   for (size_t b = 0; b < u->U; b++) {
-    const double *row = lbmc_units_row(u, b);
+    const double *row = NULL;
+    LBMC_CALL(lbmc_units_row(u, b, &row));
     a += row[lbmc_tk_area_tail(p->J, p->K, j, k)] -
          (k < p->K ? row[lbmc_tk_area_tail(p->J, p->K, j, k + 1)] : 0);
   }
-  return rates[(k < L ? k : L) - 1] * a;
+  *events = rates[(k < L ? k : L) - 1] * a;
+  return LBMC_SUCCESS;
 }
 
 /* Interval of entry e of metric i over the units (merged first when they are batches). */
-static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, int i, size_t e,
-                             lbmc_interval *iv)
+static lbmc_err lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, int i, size_t e,
+                                 lbmc_interval *iv)
 {
   const double level = p->o.confidence;
   lbmc_term_kind kind = LBMC_TERM_RATIO;
   const double *y = u->y, *x = u->x;
   size_t n = u->U;
   unsigned flags = 0;
-  for (size_t k = 0; k < u->U; k++)
-    kind =
-        lbmc_metric_terms(i, e, lbmc_units_row(u, k), p->J, p->K, p->N, p->n, &u->y[k], &u->x[k]);
+  double events;
+  for (size_t k = 0; k < u->U; k++) {
+    const double *row = NULL;
+    LBMC_CALL(lbmc_units_row(u, k, &row));
+    kind = lbmc_metric_terms(i, e, row, p->J, p->K, p->N, p->n, &u->y[k], &u->x[k]);
+  }
   if (batches) {
     lbmc_batch_rule rule;
     lbmc_point_batch_rule(p, &rule);
@@ -127,7 +138,9 @@ static void lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, in
     lbmc_proportion_interval(y, x, n, 1, level, kind == LBMC_TERM_TRIALS, iv);
   iv->flags |= flags;
   if (batches && n >= 2) lbmc_point_widen_batches(p, n, kind != LBMC_TERM_RATIO, iv);
-  lbmc_few_events(lbmc_point_events(p, u, i, e), iv);
+  LBMC_CALL(lbmc_point_events(p, u, i, e, &events));
+  lbmc_few_events(events, iv);
+  return LBMC_SUCCESS;
 }
 
 /* ---- quantiles ---- */
@@ -138,14 +151,15 @@ static lbmc_err lbmc_point_unit_hist(lbmc_point *p, long R, const size_t *groups
                                      int which, lbmc_dhist *h)
 {
   if (R >= 2) {
-    const lbmc_point_rep *r = &p->rep[u];
-    size_t used;
-    LBMC_CALL(lbmc_dhist_unpack(h, r->qdata, r->qsize, &used));
-    if (which) LBMC_CALL(lbmc_dhist_unpack(h, r->qdata + used, r->qsize - used, &used));
+    const unsigned char *qdata;
+    size_t qsize, used;
+    LBMC_CALL(lbmc_point_qdata(p, (long)u, &qdata, &qsize));
+    LBMC_CALL(lbmc_dhist_unpack(h, qdata, qsize, &used));
+    if (which) LBMC_CALL(lbmc_dhist_unpack(h, qdata + used, qsize - used, &used));
     return LBMC_SUCCESS;
   } else {
     lbmc_record rec;
-    lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
+    lbmc_point_full(p, 0, &rec);
     return lbmc_record_hist(&rec, groups[u], which, h);
   }
 }
@@ -175,13 +189,15 @@ static lbmc_err lbmc_point_unit_mixture(const lbmc_point *p, long R, const size_
 {
   *mx = NULL;
   if (R >= 2) {
-    const lbmc_point_rep *r = &p->rep[u];
-    if (r->qsize && lbmc_mixture_unpack(r->qdata, r->qsize, mx, NULL))
+    const unsigned char *qdata;
+    size_t qsize;
+    LBMC_CALL(lbmc_point_qdata(p, (long)u, &qdata, &qsize));
+    if (qsize && lbmc_mixture_unpack(qdata, qsize, mx, NULL))
       return LBMC_ERROR(LBMC_ERR_FILE, "point: a replica's mixture is malformed");
     return LBMC_SUCCESS;
   } else {
     lbmc_record rec;
-    lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
+    lbmc_point_full(p, 0, &rec);
     return lbmc_record_mixture(&rec, groups[u], mx);
   }
 }
@@ -277,7 +293,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
   w.groups = groups;
   if (one) {
     lbmc_record rec;
-    lbmc_record_view(p->rep[0].full, p->rep[0].full_size, &rec);
+    lbmc_point_full(p, 0, &rec);
     for (size_t g = 0; g < p->G && w.U < sizeof groups / sizeof *groups; g++)
       if ((size_t)rec.group_start[g] >= p->d) groups[w.U++] = g;
   } else {
@@ -314,11 +330,11 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
 
 /* ---- the verdict ---- */
 
-/* Sum of field f over parts [a, b) of replica i. */
-static double lbmc_parts(const lbmc_point *p, long i, int a, int b, int f)
+/* Sum of field f over parts [a, b) of a replica's row. */
+static double lbmc_parts(const lbmc_point_row *r, int a, int b, int f)
 {
   double s = 0;
-  for (int k = a; k < b; k++) s += p->rep[i].parts[k][f];
+  for (int k = a; k < b; k++) s += r->parts[k][f];
   return s;
 }
 
@@ -332,10 +348,12 @@ static lbmc_err lbmc_point_halves(lbmc_point *p, long R)
   LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 4 * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
-    a[4 * i] = lbmc_parts(p, i, 0, LBMC_PARTS / 2, LBMC_PART_AREA);
-    a[4 * i + 1] = lbmc_parts(p, i, 0, LBMC_PARTS / 2, LBMC_PART_LEN) * n;
-    a[4 * i + 2] = lbmc_parts(p, i, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_AREA);
-    a[4 * i + 3] = lbmc_parts(p, i, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_LEN) * n;
+    const lbmc_point_row *r;
+    LBMC_CALL(lbmc_point_row_at(p, i, &r));
+    a[4 * i] = lbmc_parts(r, 0, LBMC_PARTS / 2, LBMC_PART_AREA);
+    a[4 * i + 1] = lbmc_parts(r, 0, LBMC_PARTS / 2, LBMC_PART_LEN) * n;
+    a[4 * i + 2] = lbmc_parts(r, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_AREA);
+    a[4 * i + 3] = lbmc_parts(r, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_LEN) * n;
   }
   lbmc_ratio_paired_difference(a, a + 1, a + 2, a + 3, (size_t)R, 4, p->o.confidence, &iv);
   p->v.halves_p = lbmc_interval_p_value(&iv, 0);
@@ -392,23 +410,29 @@ static void lbmc_point_halves_one(lbmc_point *p, lbmc_units *u)
  * the replicas; under independence each is about N(0, (b - 2) / (b^2 - 1)) (Young 1941),
  * so their mean has that variance / R. A significantly positive mean: the eighths are
  * correlated, the replicas not long against the relaxation time. */
-static void lbmc_point_short(lbmc_point *p, long R)
+static lbmc_err lbmc_point_short(lbmc_point *p, long R)
 {
   const double b = LBMC_PARTS, n = (double)p->n;
   double sy = 0, sx = 0, r, csum = 0, sigma;
   long m = 0;
-  if (R < 2 || R >= LBMC_SHORT_MAX_REPLICAS || p->mf_short) return; /* mf_short: lbmc_point_mf_short */
-  for (long i = 0; i < R; i++)
+  if (R < 2 || R >= LBMC_SHORT_MAX_REPLICAS || p->mf_short)
+    return LBMC_SUCCESS; /* mf_short: lbmc_point_mf_short */
+  for (long i = 0; i < R; i++) {
+    const lbmc_point_row *row;
+    LBMC_CALL(lbmc_point_row_at(p, i, &row));
     for (int k = 0; k < LBMC_PARTS; k++) {
-      if (!(p->rep[i].parts[k][LBMC_PART_LEN] > 0)) return; /* too few segments */
-      sy += p->rep[i].parts[k][LBMC_PART_AREA];
-      sx += p->rep[i].parts[k][LBMC_PART_LEN] * n;
+      if (!(row->parts[k][LBMC_PART_LEN] > 0)) return LBMC_SUCCESS; /* too few segments */
+      sy += row->parts[k][LBMC_PART_AREA];
+      sx += row->parts[k][LBMC_PART_LEN] * n;
     }
+  }
   r = sy / sx;
   for (long i = 0; i < R; i++) {
     double e[LBMC_PARTS], mean = 0, ss = 0, sd = 0;
+    const lbmc_point_row *row;
+    LBMC_CALL(lbmc_point_row_at(p, i, &row));
     for (int k = 0; k < LBMC_PARTS; k++) {
-      e[k] = p->rep[i].parts[k][LBMC_PART_AREA] - r * p->rep[i].parts[k][LBMC_PART_LEN] * n;
+      e[k] = row->parts[k][LBMC_PART_AREA] - r * row->parts[k][LBMC_PART_LEN] * n;
       mean += e[k] / b;
     }
     for (int k = 0; k < LBMC_PARTS; k++) {
@@ -417,7 +441,7 @@ static void lbmc_point_short(lbmc_point *p, long R)
     }
     if (ss > 0) csum += 1 - sd / (2 * ss), m++;
   }
-  if (m < 2) return;
+  if (m < 2) return LBMC_SUCCESS;
   sigma = sqrt((b - 2) / ((b * b - 1) * (double)m));
   p->v.short_p = gsl_cdf_ugaussian_Q(csum / (double)m / sigma);
   if (p->v.short_p < LBMC_STATIONARITY_ALPHA) {
@@ -429,6 +453,7 @@ static void lbmc_point_short(lbmc_point *p, long R)
         "are too few to make up for it",
         csum / (double)m, p->v.short_p, R);
   }
+  return LBMC_SUCCESS;
 }
 
 /* 1 if the model cannot be unstable: every buffer finite (the customers are bounded), or
@@ -471,11 +496,13 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, stride * (size_t)R));
   a = p->work;
   for (long i = 0; i < R; i++) {
+    const lbmc_point_row *r;
+    LBMC_CALL(lbmc_point_row_at(p, i, &r));
     for (int q = 0; q < Q; q++) {
-      double len = lbmc_parts(p, i, w * q, w * (q + 1), LBMC_PART_LEN);
-      a[stride * i + q] = len > 0 ? lbmc_parts(p, i, w * q, w * (q + 1), LBMC_PART_AREA) / len : 0;
+      double len = lbmc_parts(r, w * q, w * (q + 1), LBMC_PART_LEN);
+      a[stride * i + q] = len > 0 ? lbmc_parts(r, w * q, w * (q + 1), LBMC_PART_AREA) / len : 0;
     }
-    a[stride * i + Q] = lbmc_parts(p, i, w * (Q - 1), LBMC_PARTS, LBMC_PART_ARRIVALS);
+    a[stride * i + Q] = lbmc_parts(r, w * (Q - 1), LBMC_PARTS, LBMC_PART_ARRIVALS);
   }
   lbmc_growth_test(a, a + Q, (size_t)R, stride, LBMC_DRIFT_ALPHA, LBMC_DRIFT_DECEL, g_min, &g);
   p->v.growth = g.growth;
@@ -523,39 +550,47 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   return LBMC_SUCCESS;
 }
 
-/* rho >= 1 with unlimited buffers, or a replica over the customer cap. */
-static int lbmc_point_surely(lbmc_point *p, long R)
+/* *yes = 1 if rho >= 1 with unlimited buffers, or a replica went over the customer cap. */
+static lbmc_err lbmc_point_surely(lbmc_point *p, long R, int *yes)
 {
+  *yes = 1;
   if (lbmc_model_surely_unstable(p->m)) {
     p->v.evidence |= LBMC_EV_RHO;
     lbmc_point_reason(&p->v, "rho = %.6g >= 1 with unlimited buffers: the servers cannot keep up",
                       lbmc_model_rho(p->m));
-    return 1;
+    return LBMC_SUCCESS;
   }
-  for (long i = 0; i < R; i++)
-    if (p->rep[i].kept.unstable) {
+  for (long i = 0; i < R; i++) {
+    const lbmc_point_row *r;
+    LBMC_CALL(lbmc_point_row_at(p, i, &r));
+    if (r->unstable) {
       p->v.evidence |= LBMC_EV_CAP;
       lbmc_point_reason(&p->v,
                         "replica %ld: the customers in the system exceeded the cap of %lld "
                         "(max_customers) at time %.6g",
-                        i, (long long)p->rep[i].cap, p->rep[i].t_stop);
-      return 1;
+                        i, (long long)r->cap, r->t_stop);
+      return LBMC_SUCCESS;
     }
-  return 0;
+  }
+  *yes = 0;
+  return LBMC_SUCCESS;
 }
 
 /* No arrivals, or no departures, over the units. */
-static void lbmc_point_empty(lbmc_point *p, const lbmc_units *u)
+static lbmc_err lbmc_point_empty(lbmc_point *p, const lbmc_units *u)
 {
   double arrivals = 0, departures = 0;
   for (size_t k = 0; k < u->U; k++) {
-    arrivals += lbmc_units_row(u, k)[LBMC_TK_ARRIVALS];
-    departures += lbmc_units_row(u, k)[LBMC_TK_DEPARTURES];
+    const double *row = NULL;
+    LBMC_CALL(lbmc_units_row(u, k, &row));
+    arrivals += row[LBMC_TK_ARRIVALS];
+    departures += row[LBMC_TK_DEPARTURES];
   }
-  if (arrivals > 0 && departures > 0) return;
+  if (arrivals > 0 && departures > 0) return LBMC_SUCCESS;
   p->v.evidence |= LBMC_EV_EMPTY;
   lbmc_point_reason(&p->v, arrivals > 0 ? "no customer departed in the measured period"
                                         : "no customer arrived in the measured period");
+  return LBMC_SUCCESS;
 }
 
 /* The `time` setting that the relaxation and transient rules ask for. */
@@ -646,17 +681,18 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
 }
 
 /* Every metric entry but the quantiles and the pair statistics. */
-static void lbmc_point_entries(lbmc_point *p, lbmc_units *u, int batches)
+static lbmc_err lbmc_point_entries(lbmc_point *p, lbmc_units *u, int batches)
 {
   for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++) {
     const size_t off = lbmc_metric_offset(i, p->J, p->K), len = lbmc_metric_size(i, p->J, p->K);
     if (lbmc_metric_get(i)->shape == LBMC_SHAPE_QUANTILE) continue;
     for (size_t e = 0; e < len; e++) {
       lbmc_interval iv;
-      lbmc_point_entry(p, u, batches, i, e, &iv);
+      LBMC_CALL(lbmc_point_entry(p, u, batches, i, e, &iv));
       lbmc_point_put(&p->est, off + e, &iv);
     }
   }
+  return LBMC_SUCCESS;
 }
 
 /* A pool above its capacity but not proven overloaded: the data that would decide. */
@@ -678,10 +714,12 @@ static void lbmc_point_flow_advice(lbmc_point *p, long R)
 lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
 {
   lbmc_units u = {0};
+  int surely;
   if (!lbmc_point_ready(p, R))
     return LBMC_ERROR(LBMC_ERR_ARG, "point: replicas 0 to %ld are not all in", R - 1);
   lbmc_point_verdict_start(p, R);
-  if (lbmc_point_surely(p, R) || R < 1) {
+  LBMC_CALL(lbmc_point_surely(p, R, &surely));
+  if (surely || R < 1) {
     lbmc_point_conclude(p);
     return LBMC_SUCCESS;
   }
@@ -692,25 +730,26 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     LBMC_CALL(lbmc_point_relax_check(p, R));
     if (R >= 2) {
       LBMC_CALL(lbmc_point_halves(p, R));
-      lbmc_point_short(p, R);
+      LBMC_CALL(lbmc_point_short(p, R));
     }
     LBMC_CALL(lbmc_point_units(p, R, &u));
     if (R == 1) lbmc_point_halves_one(p, &u);
-    lbmc_point_empty(p, &u);
-    lbmc_point_entries(p, &u, R == 1);
+    LBMC_CALL(lbmc_point_empty(p, &u));
+    LBMC_CALL(lbmc_point_entries(p, &u, R == 1));
     if (p->pe) LBMC_CALL(lbmc_point_pairs_reduce(p, &u, R == 1));
     if (p->qkind != LBMC_QK_NONE) LBMC_CALL(lbmc_point_quantiles(p, R));
-    lbmc_point_apply_moments(p);
+    LBMC_CALL(lbmc_point_apply_moments(p));
   }
   lbmc_point_conclude(p);
   if (getenv("LBMC_DEBUG_MEMORY")) { /* bytes held per structure (docs/architecture.md) */
     lbmc_point_held mem;
     lbmc_point_held_of(p, &mem);
     fprintf(stderr,
-            "point memory: %ld replicas, slots %zu (%zu each), records %zu, sums %zu, "
-            "quantiles %zu, parts %zu, work %zu bytes\n",
-            mem.replicas, mem.slots, sizeof *p->rep, mem.records, mem.sums, mem.quantiles,
-            mem.parts, mem.work);
+            "point memory: %ld replicas (%ld stored, %zu bytes a row); in memory: window %zu, "
+            "records %zu, sums %zu, quantiles %zu, parts %zu, work %zu, store %zu bytes; in "
+            "the store's file %zu bytes\n",
+            mem.replicas, mem.stored, p->row_bytes, mem.slots, mem.records, mem.sums, mem.quantiles,
+            mem.parts, mem.work, mem.store, mem.file);
   }
   return LBMC_SUCCESS;
 }

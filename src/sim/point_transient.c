@@ -106,7 +106,7 @@ static void lbmc_trans_add(const lbmc_point *p, lbmc_point_trans_acc *a, const d
   }
 }
 
-lbmc_err lbmc_point_trans_fold(lbmc_point *p)
+lbmc_err lbmc_point_trans_fold(lbmc_point *p, lbmc_point_rep *r, int unstable)
 {
   const size_t X = lbmc_point_trans_width(p);
   lbmc_point_trans_acc *a = p->tacc;
@@ -121,15 +121,13 @@ lbmc_err lbmc_point_trans_fold(lbmc_point *p)
     a->m2 = a->mean + p->S * X;
     a->c = a->m2 + p->S * X;
   }
-  for (; a->folded < p->nrep && p->rep[a->folded].kept.present; a->folded++) {
-    lbmc_point_rep *r = &p->rep[a->folded];
-    if (r->kept.unstable || !r->trans)
-      a->unstable++;
-    else
-      lbmc_trans_add(p, a, r->trans);
-    free(r->trans);
-    r->trans = NULL;
-  }
+  if (unstable || !r->trans)
+    a->unstable++;
+  else
+    lbmc_trans_add(p, a, r->trans);
+  a->folded++;
+  free(r->trans);
+  r->trans = NULL;
   return LBMC_SUCCESS;
 }
 

@@ -202,6 +202,12 @@ static lbmc_err lbmc_rep_store_range(const lbmc_rep_store *s, long first, long c
   return LBMC_SUCCESS;
 }
 
+const void *lbmc_rep_store_peek(const lbmc_rep_store *s, long first, long count)
+{
+  if (s->fd >= 0 || first < 0 || count < 0 || first + count > s->rows) return NULL;
+  return s->mem + (size_t)first * s->row;
+}
+
 lbmc_err lbmc_rep_store_read(lbmc_rep_store *s, long first, long count, void *out)
 {
   unsigned char *at = out;

@@ -52,6 +52,10 @@ lbmc_err lbmc_rep_store_read(lbmc_rep_store *s, long first, long count, void *ou
  *  (count x bytes bytes). Errors: LBMC_ERR_INTERNAL, LBMC_ERR_FILE. */
 lbmc_err lbmc_rep_store_read_part(lbmc_rep_store *s, long first, long count, size_t off,
                                   size_t bytes, void *out);
+/** Rows first .. first + count - 1 where the store holds them in memory (not spilled,
+ *  and in range): a pointer valid until the next append or truncate; else NULL (read
+ *  them). */
+const void *lbmc_rep_store_peek(const lbmc_rep_store *s, long first, long count);
 /** Replace rows first .. first + count - 1 (already in the store) by count rows from
  *  rows. Errors: LBMC_ERR_INTERNAL, LBMC_ERR_FILE. */
 lbmc_err lbmc_rep_store_write(lbmc_rep_store *s, long first, long count, const void *rows);

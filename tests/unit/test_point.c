@@ -386,17 +386,21 @@ static void prof_same(long i, size_t s, double *a, double *w, double *nbar)
   *nbar = 0.5 + 0.01 * (double)((s * 7 + (size_t)i * 3) % 5);
 }
 
-/* What a point holds per replica does not grow with the replicas: at 64 and at 4096 the
- * same bytes of sums and quantiles per replica, no whole record and no fine part kept
- * once the replicas before are in (records arriving out of order keep theirs until the
- * gap is filled; a record that comes again changes nothing), and the slots and the work
- * space bounded per replica. */
+/* What a point holds in memory does not grow with the replicas: with its store in the file
+ * (LBMC_REP_STORE_BYTES=0), after reducing 64 and 4096 replicas the same bytes but for the
+ * block the passes read through (at most LBMC_POINT_BLOCK rows) and the reduction's work
+ * space (still per replica); no whole record, no row and no fine part in memory once the
+ * replicas before are in (records arriving out of order keep theirs until the gap is
+ * filled; a record that comes again changes nothing); every replica's row in the file. */
 static void test_point_held(void)
 {
   lbmc_model *m = test_model();
   lbmc_run_options o;
-  double per[2][2];
+  size_t mem[2], block[2];
+  const char *env = getenv(LBMC_REP_STORE_BYTES_ENV);
+  char *saved = env ? strdup(env) : NULL;
   test_options(&o, 0);
+  setenv(LBMC_REP_STORE_BYTES_ENV, "0", 1);
   for (int t = 0; t < 2; t++) {
     const long R = t ? 4096 : 64;
     lbmc_point *p = NULL;
@@ -436,18 +440,26 @@ static void test_point_held(void)
       free(before);
     }
     lbmc_point_held_of(p, &h);
-    UT_CHECK(h.replicas == R && h.records == 0 && h.parts == 0,
-             "%ld replicas: %ld in, records %zu, parts %zu bytes", R, h.replicas, h.records,
-             h.parts);
-    per[t][0] = (double)h.sums / (double)R;
-    per[t][1] = (double)h.quantiles / (double)R;
-    UT_CHECK(h.slots <= 2 * (size_t)R * 512 && h.work <= (size_t)R * 512,
-             "%ld replicas: slots %zu, work %zu bytes", R, h.slots, h.work);
+    UT_CHECK(h.replicas == R && h.stored == R && h.records == 0 && h.parts == 0 && h.sums == 0 &&
+                 h.quantiles == 0,
+             "%ld replicas: %ld in, %ld stored, records %zu, parts %zu, sums %zu, quantiles %zu "
+             "bytes",
+             R, h.replicas, h.stored, h.records, h.parts, h.sums, h.quantiles);
+    UT_CHECK(h.file >= (size_t)R * lbmc_point_row_bytes(p) && h.work <= (size_t)R * 512,
+             "%ld replicas: file %zu, work %zu bytes", R, h.file, h.work);
+    mem[t] = h.slots + h.records + h.sums + h.quantiles + h.parts + h.store;
+    block[t] = (size_t)(R < LBMC_POINT_BLOCK ? R : LBMC_POINT_BLOCK) * lbmc_point_row_bytes(p);
     lbmc_point_destroy(&p);
   }
-  UT_CHECK(per[0][0] == per[1][0] && per[0][1] == per[1][1],
-           "bytes per replica: sums %g and %g, quantiles %g and %g at 64 and 4096 replicas",
-           per[0][0], per[1][0], per[0][1], per[1][1]);
+  UT_CHECK(mem[1] - block[1] == mem[0] - block[0],
+           "bytes in memory but the work space: %zu at 64 replicas, %zu at 4096 (blocks of %zu and "
+           "%zu)",
+           mem[0], mem[1], block[0], block[1]);
+  if (saved)
+    setenv(LBMC_REP_STORE_BYTES_ENV, saved, 1);
+  else
+    unsetenv(LBMC_REP_STORE_BYTES_ENV);
+  free(saved);
   lbmc_model_destroy(&m);
 }
 
