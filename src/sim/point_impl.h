@@ -8,66 +8,9 @@
 #include "../stats/estimators.h"
 #include "lbmc/metrics.h"
 #include "lbmc/point.h"
+#include "point_store.h"
 #include "point_verdict.h"
 #include "record.h"
-#include "rep_store.h"
-
-/** What the point's store keeps of one summarised replica (its row, in replica order):
- *  this header, then its sums block (W + 2 LBMC_QUANTILES doubles: its sums over the
- *  measured period, then its own sojourn and wait quantiles, the values its sums cannot
- *  give) and its admissions (J x LBMC_PARTS doubles: admitted to pool j in part k, flow
- *  balance); lbmc_point_row_bytes bytes in all. */
-typedef struct {
-  int64_t unstable; /* it hit the customer cap */
-  int64_t events;   /* arrivals plus departures in its measured period */
-  int64_t cap;      /* the cap */
-  double cpu_seconds, growth;
-  double t_stop;           /* when it hit the cap (unstable) */
-  double n_start;          /* customers in the system at its time 0 */
-  double fine_sy, fine_sx; /* areas and times of the fine parts of replicas 0 .. i, added
-                              in replica and part order */
-  lbmc_moments mom;        /* of its customers at the tick ends of its measured period */
-  lbmc_relax_unit relax;   /* what the relaxation rule reads of its fine parts */
-  double parts[LBMC_PARTS][LBMC_PART_FIELDS];
-} lbmc_point_row;
-
-/** The sums block and the admissions of a row (doubles after its header). */
-static inline double *lbmc_point_row_sums(const lbmc_point_row *r) { return (double *)(r + 1); }
-
-/** A replica whose record is in but which is not in the store yet: its record until it is
- *  summarised (or until the warm-up is decided), then its row and what is folded in
- *  replica order (fine parts, transient values) or appended with the row (its packed
- *  quantile data), until the replicas before it are in (the point's window). */
-typedef struct {
-  long i;              /* its replica index */
-  int kept;            /* summarised: row, fine, qdata and trans are made */
-  unsigned char *full; /* the whole record, until summarised */
-  size_t full_size;
-  lbmc_point_row *row;  /* lbmc_point_row_bytes */
-  double *fine;         /* its p->fine fine parts' areas then times (their running sums
-                           need replicas 0 .. i - 1 first) */
-  unsigned char *qdata; /* its retained sojourn and wait histograms, or its mixture,
-                           packed (qsize 0: none retained) */
-  size_t qsize;
-  double *trans; /* a transient run: S x lbmc_point_trans_width values, until folded into
-                    the point's lbmc_point_trans_acc (point_transient.c) */
-} lbmc_point_rep;
-
-/** Replicas read per block from the point's store. */
-#define LBMC_POINT_BLOCK 1024
-
-/** What a point reads its store through: one block of rows, and the cursor of its
- *  quantile data (a byte stream: per replica its size, 8 bytes, then its bytes). */
-typedef struct {
-  unsigned char *rows; /* cap rows; rows first .. first + count - 1 when count > 0 */
-  long cap, first, count;
-  const unsigned char *at; /* the block's rows: `rows`, or the store's own memory */
-  long q_next;             /* the replica whose size is at byte q_off of the stream */
-  long q_off;
-  long q_cur; /* the replica whose bytes are in q (-1: none) */
-  unsigned char *q;
-  size_t q_size, q_cap;
-} lbmc_point_cursor;
 
 /** A transient run's moments over the replicas folded so far, in replica order (so the
  *  result does not depend on the order records arrive in): per time, the mean and the sum
@@ -156,53 +99,6 @@ struct lbmc_point_ {
   size_t pwork_len;
   lbmc_point_trans_acc *tacc; /* a transient run's moments, or NULL */
 };
-
-static inline double *lbmc_point_row_adm(const lbmc_point *p, const lbmc_point_row *r)
-{
-  return lbmc_point_row_sums(r) + p->W + 2 * LBMC_QUANTILES;
-}
-
-/** Bytes of a row of the point's store. */
-static inline size_t lbmc_point_row_bytes(const lbmc_point *p)
-{
-  return sizeof(lbmc_point_row) +
-         sizeof(double) * (p->W + 2 * LBMC_QUANTILES + (size_t)p->J * LBMC_PARTS);
-}
-
-/** Row i (< p->appended) of the point's store, through its block: valid until the next
- *  read of another block (one replica at a time; passes in replica order read each block
- *  once). Errors: LBMC_ERR_FILE, LBMC_ERR_INTERNAL (not in the store), LBMC_ERR_MEMORY. */
-lbmc_err lbmc_point_row_at(const lbmc_point *p, long i, const lbmc_point_row **row);
-
-/** Replica u's packed quantile data (u < p->appended; size 0: none), through the cursor of
- *  the stream: read in replica order, each pass from replica 0. Valid until the next call.
- *  Errors: as lbmc_point_row_at. */
-lbmc_err lbmc_point_qdata(const lbmc_point *p, long u, const unsigned char **data, size_t *size);
-
-/** The point's stores and cursor (at creation: p->W and p->J set). Errors:
- *  LBMC_ERR_MEMORY, LBMC_ERR_ARG (LBMC_REP_STORE_BYTES malformed). */
-lbmc_err lbmc_point_store_create(lbmc_point *p);
-/** Free the stores, the window and replica 0's record (nothing for a point without). */
-void lbmc_point_store_destroy(lbmc_point *p);
-/** Forget every replica: the window emptied, the stores truncated (a new doubling). */
-void lbmc_point_store_forget(lbmc_point *p);
-/** Free what an entry of the window holds (its index stays). */
-void lbmc_point_rep_clear(lbmc_point_rep *r);
-/** Replica i's entry in the window, or NULL (not in, or in the store). */
-lbmc_point_rep *lbmc_point_win(const lbmc_point *p, long i);
-/** Replica i's entry (i >= p->appended), made empty if it was not in. Errors:
- *  LBMC_ERR_MEMORY, LBMC_ERR_INTERNAL (i in the store). */
-lbmc_err lbmc_point_win_slot(lbmc_point *p, long i, lbmc_point_rep **r);
-/** One past the last replica in the window (p->appended if none). */
-long lbmc_point_win_end(const lbmc_point *p);
-/** Move the summarised replicas that follow the stored ones, in order, from the window
- *  into the stores (their fine sums and transient values folded). Errors: LBMC_ERR_FILE,
- *  LBMC_ERR_MEMORY. */
-lbmc_err lbmc_point_store_flush(lbmc_point *p);
-
-/** Replica i's whole record (in the window, or replica 0's kept one) viewed in rec; NULL
- *  record when the point does not hold it. */
-void lbmc_point_full(const lbmc_point *p, long i, lbmc_record *rec);
 
 /** The units of a reduction (point_reduce.c): the replicas' sums, or the batches of
  *  replica 0; rows of W doubles (lbmc_units_row). */

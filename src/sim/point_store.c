@@ -9,6 +9,17 @@
 
 #include "point_impl.h"
 
+double *lbmc_point_row_adm(const lbmc_point *p, const lbmc_point_row *r)
+{
+  return lbmc_point_row_sums(r) + p->W + 2 * LBMC_QUANTILES;
+}
+
+size_t lbmc_point_row_bytes(const lbmc_point *p)
+{
+  return sizeof(lbmc_point_row) +
+         sizeof(double) * (p->W + 2 * LBMC_QUANTILES + (size_t)p->J * LBMC_PARTS);
+}
+
 lbmc_err lbmc_point_store_create(lbmc_point *p)
 {
   p->row_bytes = lbmc_point_row_bytes(p);
