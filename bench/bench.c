@@ -177,7 +177,9 @@ static int bench_one(const bench_case *c, long long n, const bench_opts *bo, int
         lbmc_point_add(p, rec, size, &used) || lbmc_point_reduce(p, 1);
   if (!bad) {
     getrusage(RUSAGE_SELF, &ru);
-    lbmc_point_replica(p, 0, &info);
+    bad = lbmc_point_replica(p, 0, &info) != LBMC_SUCCESS;
+  }
+  if (!bad) {
     double events = (double)info.events;
     if (engine == LBMC_ENGINE_OCCUPANCY_PH) /* its phase changes are events too */
       events += (bench_phase_visits(bo) - 1) * info.sums[LBMC_TK_DEPARTURES];
@@ -245,7 +247,10 @@ static int bench_precision(const bench_case *c, long long n, const bench_opts *b
   if (!bad) {
     const lbmc_verdict *v = lbmc_point_verdict(p);
     for (int i = 0; i < BENCH_REPS; i++) {
-      lbmc_point_replica(p, i, &info);
+      if (lbmc_point_replica(p, i, &info) != LBMC_SUCCESS) { /* a row lost: no figure */
+        cpu = NAN;
+        break;
+      }
       cpu += info.cpu_seconds;
     }
     e = lbmc_point_estimates(p);

@@ -359,11 +359,13 @@ typedef struct {
 /** What p holds now, into out. Nothing is allocated. */
 void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out);
 
-/** Replica i as the point keeps it (present = 0 if it is not in, or if its row cannot be
- *  read from the point's store file). Its values and weights are made from its sums into
- *  the point's own space, and its sums are read from the store through the point's block:
- *  valid until the next call on p (read replicas in order: one store read per block). */
-void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info);
+/** Replica i as the point keeps it (present = 0 if it is not in or not summarised yet).
+ *  Its values and weights are made from its sums into the point's own space, and its sums
+ *  are read from the store through the point's block: valid until the next call on p
+ *  (read replicas in order: one store read per block). Errors: LBMC_ERR_FILE (its row
+ *  could not be read from the point's store file: info is then not present),
+ *  LBMC_ERR_MEMORY. */
+lbmc_err lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info);
 
 /** What sequential mode does after a reduction of R replicas. */
 typedef enum {

@@ -163,7 +163,7 @@ static lbmc_err lbmc_sim_settle(lbmc_sim_run *s, long R)
   s->round_cpu = 0;
   for (long r = 0; r < R; r++) {
     lbmc_point_replica_info info;
-    lbmc_point_replica(s->acc, r, &info);
+    LBMC_CALL(lbmc_point_replica(s->acc, r, &info));
     s->round_events += info.events;
     s->round_cpu += info.cpu_seconds;
   }
@@ -235,20 +235,21 @@ static int lbmc_sim_partial(lbmc_sim_run *s)
   return 1;
 }
 
-static void lbmc_sim_totals(lbmc_sim_run *s)
+static lbmc_err lbmc_sim_totals(lbmc_sim_run *s)
 {
   const long R = lbmc_point_verdict(s->acc)->replicas;
   if (s->shorter) { /* the records of those replicas are gone */
     s->events = s->round_events;
     s->cpu = s->round_cpu;
-    return;
+    return LBMC_SUCCESS;
   }
   for (long r = 0; r < R; r++) {
     lbmc_point_replica_info info;
-    lbmc_point_replica(s->acc, r, &info);
+    LBMC_CALL(lbmc_point_replica(s->acc, r, &info));
     s->events += info.events;
     s->cpu += info.cpu_seconds;
   }
+  return LBMC_SUCCESS;
 }
 
 static void lbmc_sim_print_json(const lbmc_sim_run *s)
@@ -477,7 +478,7 @@ static lbmc_err lbmc_sim_point(lbmc_sim_run *s, int json)
   else if (s->interrupted)
     fprintf(stderr, "lbmc sim: interrupted: partial results from %ld finished replica%s\n", s->done,
             s->done == 1 ? "" : "s");
-  lbmc_sim_totals(s);
+  LBMC_CALL(lbmc_sim_totals(s));
   if (s->limit) lbmc_sim_limits(s);
   if (s->o.transient[2] > 0 && s->rep && !s->shorter) {
     LBMC_CALL(lbmc_point_transient(s->acc, lbmc_point_verdict(s->acc)->replicas, &s->trans));

@@ -189,13 +189,13 @@ lbmc_err lbmc_results_set_point(lbmc_results *res, long i, long grid_index, cons
 /* Replica r of acc as a row (lbmc_replica_row_bytes): its values and weights as the
  * point keeps them, the point's warm-up, its CPU seconds, growth, events and whether it
  * hit the customer cap; a missing row if the point has not kept it. */
-static void lbmc_results_replica_row(const lbmc_results *res, long r, const lbmc_point *acc,
-                                     double warmup, unsigned char *row)
+static lbmc_err lbmc_results_replica_row(const lbmc_results *res, long r, const lbmc_point *acc,
+                                         double warmup, unsigned char *row)
 {
   lbmc_point_replica_info info;
-  lbmc_point_replica(acc, r, &info);
   lbmc_replica_row_missing(res, row);
-  if (!info.present) return;
+  LBMC_CALL(lbmc_point_replica(acc, r, &info));
+  if (!info.present) return LBMC_SUCCESS;
   for (int k = 0; k < lbmc_replica_columns(); k++) {
     unsigned char *at = row + lbmc_replica_column_offset(res, k);
     const int8_t unstable = (int8_t)info.unstable;
@@ -210,6 +210,7 @@ static void lbmc_results_replica_row(const lbmc_results *res, long r, const lbmc
     default: memcpy(at, &unstable, sizeof unstable); break;
     }
   }
+  return LBMC_SUCCESS;
 }
 
 lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
@@ -224,9 +225,9 @@ lbmc_err lbmc_results_store(lbmc_results *res, long p, const lbmc_point *acc)
   lbmc_results_rows_restart(res, p);
   for (long r0 = 0; !err && r0 < v->replicas; r0 += LBMC_ROWS_BLOCK) {
     const long n = v->replicas - r0 < LBMC_ROWS_BLOCK ? v->replicas - r0 : LBMC_ROWS_BLOCK;
-    for (long r = 0; r < n; r++)
-      lbmc_results_replica_row(res, r0 + r, acc, v->warmup_used, rows + (size_t)r * bytes);
-    err = lbmc_rep_store_append(res->reps, rows, n);
+    for (long r = 0; !err && r < n; r++)
+      err = lbmc_results_replica_row(res, r0 + r, acc, v->warmup_used, rows + (size_t)r * bytes);
+    if (!err) err = lbmc_rep_store_append(res->reps, rows, n);
     if (!err) res->rep_count[p] += n;
   }
   free(rows);

@@ -605,17 +605,15 @@ void lbmc_point_set_target(lbmc_point *p, const lbmc_precision *prec)
 const double *lbmc_point_start_bias(const lbmc_point *p) { return p->mf_widen; }
 const lbmc_pair_estimates *lbmc_point_pairs(const lbmc_point *p) { return p->pe; }
 
-void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
+lbmc_err lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *info)
 {
   double *values = p->rep_values, *weights = p->rep_values + p->total;
   const lbmc_point_row *r;
   const double *sums;
+  const lbmc_point_rep *w = i >= p->appended ? lbmc_point_win(p, i) : NULL;
   memset(info, 0, sizeof *info);
-  if (i < 0 || (i >= p->appended && !lbmc_point_win(p, i))) return;
-  if (lbmc_point_row_at(p, i, &r) != LBMC_SUCCESS) { /* not summarised, or the file failed */
-    lbmc_error_clear();
-    return;
-  }
+  if (i < 0 || (i >= p->appended && !(w && w->kept))) return LBMC_SUCCESS; /* not summarised */
+  LBMC_CALL(lbmc_point_row_at(p, i, &r));
   sums = lbmc_point_row_sums(r);
   info->present = 1;
   info->unstable = (int)r->unstable;
@@ -630,6 +628,7 @@ void lbmc_point_replica(const lbmc_point *p, long i, lbmc_point_replica_info *in
   lbmc_point_quantiles_copy(p, (double *)sums + p->W, values, 1);
   info->values = values;
   info->weights = weights;
+  return LBMC_SUCCESS;
 }
 
 /* ---- sequential mode ---- */

@@ -374,8 +374,7 @@ static void cc_paired(const lbmc_model *m, const lbmc_point *a, const lbmc_point
   for (int j = 0; j < J; j++) N[j] = (long)lbmc_model_pool_servers(m, j);
   for (long r = 0; r < R; r++) {
     lbmc_point_replica_info ia, ib;
-    lbmc_point_replica(a, r, &ia);
-    lbmc_point_replica(b, r, &ib);
+    if (lbmc_point_replica(a, r, &ia) || lbmc_point_replica(b, r, &ib)) exit(1);
     lbmc_metric_terms(i, e, ia.sums, J, K, N, (long)lbmc_model_n(m), &w[r], &w[R + r]);
     lbmc_metric_terms(i, e, ib.sums, J, K, N, (long)lbmc_model_n(m), &w[2 * R + r], &w[3 * R + r]);
   }

@@ -157,7 +157,7 @@ static void test_point_pooled(void)
            e->upper_bound[at(m, LBMC_M_P_BLOCK)]);
   CU_ASSERT(isnan(e->half_width[at(m, LBMC_M_P_BLOCK)]));
   CU_ASSERT_EQUAL(e->estimate[at(m, LBMC_M_MEAN_SOJOURN)], 2.0);
-  lbmc_point_replica(p, 2, &info);
+  CU_ASSERT_EQUAL(lbmc_point_replica(p, 2, &info), LBMC_SUCCESS);
   CU_ASSERT(info.present && isnan(info.values[at(m, LBMC_M_P_WAIT)]));
   CU_ASSERT(lbmc_point_verdict(p)->status == LBMC_STATUS_OK);
   CU_ASSERT_EQUAL(lbmc_point_verdict(p)->warmup_used, 0.0);

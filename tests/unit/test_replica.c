@@ -64,7 +64,7 @@ static int run_one(lbmc_replica *r, const lbmc_model *m, const lbmc_run_options 
     CU_ASSERT_FATAL(lbmc_point_add(p, copy, len, &used) == LBMC_SUCCESS && used);
     free(copy);
   }
-  lbmc_point_replica(p, 0, &info);
+  CU_ASSERT_EQUAL_FATAL(lbmc_point_replica(p, 0, &info), LBMC_SUCCESS);
   CU_ASSERT_FATAL(info.present);
   memcpy(values, info.values,
          sizeof *values * lbmc_metric_total(lbmc_model_pools(m), (int)o->tail_k));
@@ -412,7 +412,7 @@ static void test_limits_and_unstable(void)
   {
     const lbmc_verdict *v = lbmc_point_verdict(p);
     lbmc_point_replica_info info;
-    lbmc_point_replica(p, 0, &info);
+    CU_ASSERT_EQUAL_FATAL(lbmc_point_replica(p, 0, &info), LBMC_SUCCESS);
     UT_CHECK(info.growth > 0.2 && info.growth < 0.3, "replica growth %g", info.growth);
     UT_CHECK((v->evidence & LBMC_EV_DRIFT) && v->growth > 0.2 && v->growth_lower > 0.01,
              "drift: %s, growth %g (lower %g)", v->reason, v->growth, v->growth_lower);
