@@ -392,6 +392,37 @@ static lbmc_pooled_dist lbmc_point_qdist(lbmc_point *p, const lbmc_qunits *w, in
                             1};
 }
 
+/* Woodruff's intervals of every quantile into the estimates: from the units' accumulators
+ * acc[k][l] (replicas), or (acc NULL) from the arrays Y[(k Q + l) U + u], X[k U + u] of the
+ * w->U units merged by `rule` (the batches of one replica; work: 3 U doubles). */
+static void lbmc_point_quantiles_put(lbmc_point *p, const lbmc_qunits *w,
+                                     const lbmc_ratio_acc (*acc)[LBMC_QUANTILES], double *Y,
+                                     const double *X, const lbmc_batch_rule *rule, double *work)
+{
+  const int Q = LBMC_QUANTILES;
+  const size_t U = w->U;
+  for (int k = 0; k < 2; k++) {
+    const size_t off =
+        lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+    lbmc_point_mix c;
+    const lbmc_pooled_dist d = lbmc_point_qdist(p, w, k, &c);
+    for (int l = 0; l < Q; l++) {
+      const double level = lbmc_quantile_level(l);
+      lbmc_interval band, iv;
+      if (acc) {
+        lbmc_ratio_acc_proportion(&acc[k][l], p->o.confidence, d.trials, &band);
+        lbmc_woodruff_from_band(&d, level, w->q[k][l], w->qf[k][l], &band, 0, p->o.confidence, &iv);
+      } else {
+        double *Yl = Y + (size_t)(k * Q + l) * U, *Xl = work; /* the rule overwrites X */
+        memcpy(Xl, X + k * U, sizeof *X * U);
+        lbmc_woodruff(&d, level, w->q[k][l], w->qf[k][l], Yl, Xl, U, p->o.confidence, rule,
+                      work + U, &iv);
+      }
+      lbmc_point_put(&p->est, off + (size_t)l, &iv);
+    }
+  }
+}
+
 /* The quantiles of one replica from its quantile groups, merged by the batch rule: the
  * groups' data in arrays (a few hundred groups at most). */
 static lbmc_err lbmc_point_quantiles_one(lbmc_point *p, lbmc_qunits *w)
@@ -412,20 +443,7 @@ static lbmc_err lbmc_point_quantiles_one(lbmc_point *p, lbmc_qunits *w)
       for (int l = 0; l < Q; l++) Y[(size_t)(k * Q + l) * U + u] = d.Y[k][l];
     }
   }
-  for (int k = 0; k < 2; k++) {
-    const size_t off =
-        lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
-    lbmc_point_mix c;
-    const lbmc_pooled_dist d = lbmc_point_qdist(p, w, k, &c);
-    for (int l = 0; l < Q; l++) {
-      lbmc_interval iv;
-      double *Yl = Y + (size_t)(k * Q + l) * U, *Xl = work; /* the rule overwrites X */
-      memcpy(Xl, X + k * U, sizeof *X * U);
-      lbmc_woodruff(&d, lbmc_quantile_level(l), w->q[k][l], w->qf[k][l], Yl, Xl, U, p->o.confidence,
-                    &rule, work + U, &iv);
-      lbmc_point_put(&p->est, off + (size_t)l, &iv);
-    }
-  }
+  lbmc_point_quantiles_put(p, w, NULL, Y, X, &rule, work);
   return LBMC_SUCCESS;
 }
 
@@ -449,19 +467,7 @@ static lbmc_err lbmc_point_quantiles_replicas(lbmc_point *p, long R, lbmc_qunits
     for (int k = 0; k < 2 && !pass; k++)
       for (int l = 0; l < Q; l++) lbmc_ratio_acc_turn(&acc[k][l]);
   }
-  for (int k = 0; k < 2; k++) {
-    const size_t off =
-        lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
-    lbmc_point_mix c;
-    const lbmc_pooled_dist d = lbmc_point_qdist(p, w, k, &c);
-    for (int l = 0; l < Q; l++) {
-      lbmc_interval band, iv;
-      lbmc_ratio_acc_proportion(&acc[k][l], p->o.confidence, d.trials, &band);
-      lbmc_woodruff_from_band(&d, lbmc_quantile_level(l), w->q[k][l], w->qf[k][l], &band, 0,
-                              p->o.confidence, &iv);
-      lbmc_point_put(&p->est, off + (size_t)l, &iv);
-    }
-  }
+  lbmc_point_quantiles_put(p, w, acc, NULL, NULL, NULL, NULL);
   return LBMC_SUCCESS;
 }
 

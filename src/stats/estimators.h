@@ -1,6 +1,7 @@
 /* Private: steady-state estimators and their confidence intervals (docs/model.md,
- * "Estimation"). Pure functions on caller-owned arrays: no engine, no MPI, no I/O;
- * none is collective, none allocates (workspaces are the caller's).
+ * "Estimation"). Pure functions on caller-owned arrays, or on accumulators fed one unit at
+ * a time (the same formulas, below): no engine, no MPI, no I/O; none is collective, none
+ * allocates (workspaces are the caller's).
  *
  * The data of every estimator is a set of independent "units" (the replicas of a
  * point, or the batches of one replica after the independence check), each holding
