@@ -68,7 +68,7 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   const int seg_parts = from_records || R == 1;
   const size_t Sm = p->S - p->d, m = seg_parts ? Sm : p->fine;
   const size_t rows = seg_parts ? (size_t)R : 0; /* replicas whose parts are held here */
-  double *area, *len, *wy, *wx, sy = 0, sx = 0, var, m2_within = 0;
+  double *area = NULL, *len = NULL, *wy = NULL, *wx = NULL, sy = 0, sx = 0, var, m2_within = 0;
   lbmc_moments mom = {0, 0, 0, 0};
   lbmc_interval iv;
   memset(out, 0, sizeof *out);
@@ -77,12 +77,14 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   if (R < 1 || m < 1) return LBMC_SUCCESS;
   if (!seg_parts && p->appended < R)
     return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: replicas 0 to %ld are not all folded", R - 1);
-  LBMC_CALL(
-      lbmc_point_work(&p->work, &p->work_len, 2 * rows * m + 4 * (m > (size_t)R ? m : (size_t)R)));
-  area = p->work;
-  len = area + rows * m;
-  wy = len + rows * m;
-  wx = wy + (m > (size_t)R ? m : (size_t)R);
+  if (seg_parts) { /* the first round's records (or the one replica): their parts */
+    LBMC_CALL(lbmc_point_work(&p->work, &p->work_len,
+                              2 * rows * m + 4 * (m > (size_t)R ? m : (size_t)R)));
+    area = p->work;
+    len = area + rows * m;
+    wy = len + rows * m;
+    wx = wy + (m > (size_t)R ? m : (size_t)R);
+  }
   out->n0 = 0;
   for (long i = 0; i < R; i++) {
     const lbmc_point_row *r;
@@ -107,14 +109,20 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     }
   }
   /* the replicas' (or the one replica's merged batches') means of customers in the system */
-  if (R >= 2) {
-    for (long i = 0; i < R; i++) {
-      if (!seg_parts) {
+  if (R >= 2 && !seg_parts) { /* the rows' sums, two passes */
+    lbmc_ratio_acc a;
+    lbmc_ratio_acc_init(&a);
+    for (int pass = 0; pass < 2; pass++) {
+      for (long i = 0; i < R; i++) {
         const lbmc_point_row *r;
         LBMC_CALL(lbmc_point_row_at(p, i, &r));
-        wy[i] = r->relax.y, wx[i] = r->relax.x;
-        continue;
+        (pass ? lbmc_ratio_acc_add2 : lbmc_ratio_acc_add1)(&a, r->relax.y, r->relax.x);
       }
+      if (!pass) lbmc_ratio_acc_turn(&a);
+    }
+    lbmc_ratio_acc_interval(&a, p->o.confidence, &iv);
+  } else if (R >= 2) {
+    for (long i = 0; i < R; i++) {
       wy[i] = wx[i] = 0;
       for (size_t s = 0; s < m; s++)
         wy[i] += area[(size_t)i * m + s], wx[i] += len[(size_t)i * m + s];
@@ -306,33 +314,34 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
 }
 
 /* The standard error of entry e of metric i over the R replicas' sums (as the reduction's
- * entries: a ratio or a proportion of their sums); NAN without one. Only for sequential
- * mode's target entry: the rule decides before the reduction estimates the entries (their
- * batches, with one replica, need the relaxation rules' cap), and the other entries' bounds
- * are set against the estimates' own standard errors (lbmc_point_mf_flags). */
-static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
+ * entries: a ratio or a proportion of their sums) into *se; NAN without one. Only for
+ * sequential mode's target entry: the rule decides before the reduction estimates the
+ * entries (their batches, with one replica, need the relaxation rules' cap), and the other
+ * entries' bounds are set against the estimates' own standard errors (lbmc_point_mf_flags).
+ * Two passes over the rows into an accumulator. Errors: as lbmc_point_row_at. */
+static lbmc_err lbmc_point_mf_se(const lbmc_point *p, long R, int i, size_t e, double *se)
 {
-  double *y, *x;
   lbmc_interval iv;
   lbmc_term_kind kind = LBMC_TERM_RATIO;
-  if (lbmc_point_work(&p->work, &p->work_len, 2 * (size_t)R) != LBMC_SUCCESS) {
-    lbmc_error_clear();
-    return NAN;
-  }
-  y = p->work, x = y + R;
-  for (long k = 0; k < R; k++) {
-    const lbmc_point_row *r;
-    if (lbmc_point_row_at(p, k, &r) != LBMC_SUCCESS) {
-      lbmc_error_clear();
-      return NAN;
+  lbmc_ratio_acc a;
+  *se = NAN;
+  lbmc_ratio_acc_init(&a);
+  for (int pass = 0; pass < 2; pass++) {
+    for (long k = 0; k < R; k++) {
+      const lbmc_point_row *r;
+      double y, x;
+      LBMC_CALL(lbmc_point_row_at(p, k, &r));
+      kind = lbmc_metric_terms(i, e, lbmc_point_row_sums(r), p->J, p->K, p->N, p->n, &y, &x);
+      (pass ? lbmc_ratio_acc_add2 : lbmc_ratio_acc_add1)(&a, y, x);
     }
-    kind = lbmc_metric_terms(i, e, lbmc_point_row_sums(r), p->J, p->K, p->N, p->n, &y[k], &x[k]);
+    if (!pass) lbmc_ratio_acc_turn(&a);
   }
   if (kind == LBMC_TERM_RATIO)
-    lbmc_ratio_interval(y, x, (size_t)R, 1, p->o.confidence, &iv);
+    lbmc_ratio_acc_interval(&a, p->o.confidence, &iv);
   else
-    lbmc_proportion_interval(y, x, (size_t)R, 1, p->o.confidence, kind == LBMC_TERM_TRIALS, &iv);
-  return iv.std_err > 0 ? iv.std_err : NAN;
+    lbmc_ratio_acc_proportion(&a, p->o.confidence, kind == LBMC_TERM_TRIALS, &iv);
+  *se = iv.std_err > 0 ? iv.std_err : NAN;
+  return LBMC_SUCCESS;
 }
 
 /* 1 when entry e of metric i holds the verdict under the rule with the customers in the
@@ -361,23 +370,26 @@ static int lbmc_point_mf_holds(const lbmc_point *p, int i, size_t e)
  *     skewness at x* and n_s = n min(1, var(N) / (n W)) the servers' effective number (W/n
  *     the variance of the customers per server): each replica mean sums n servers, so its
  *     skewness is O(1/sqrt(n)) whatever T is.
- * Returns 1 when it holds, 0 otherwise; *applies says whether the rule covers the point
+ * *holds = 1 when it holds, 0 otherwise; *applies says whether the rule covers the point
  * (then *need is the measured time per replica with which it would hold with R replicas,
  * *worst the holding entry of the largest bound in standard errors). The other entries are
- * widened by their bounds, or flagged when they have no functional, by lbmc_point_mf_flags. */
-static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
-                               double *need, lbmc_point_mf_worst *worst)
+ * widened by their bounds, or flagged when they have no functional, by lbmc_point_mf_flags.
+ * Errors: as lbmc_point_row_at (the target entry's standard error reads the rows). */
+static lbmc_err lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m,
+                                    int *holds, int *applies, double *need,
+                                    lbmc_point_mf_worst *worst)
 {
   const lbmc_verdict *v = &p->v;
   const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
   const int debug = getenv("LBMC_DEBUG_RELAX") != NULL;
   double ns, neff, gsk;
   const lbmc_mf_expansion *x;
-  *applies = 0;
+  *holds = *applies = 0;
   *need = NAN;
   worst->bias = worst->bound = worst->se = NAN;
   worst->metric = -1, worst->entry = 0;
-  if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS) return 0; /* no expansion */
+  if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS)
+    return LBMC_SUCCESS; /* no expansion */
   if (!p->mfx_tried) {
     p->mfx_tried = 1;
     p->mfx = calloc(1, sizeof *p->mfx);
@@ -387,7 +399,7 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
     }
   }
   x = p->mfx;
-  if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return 0;
+  if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return LBMC_SUCCESS;
   if (debug) {
     fprintf(stderr,
             "mf rule: x* %.10g customers per server, D0 %.10g, tau_N %.6g, W %.6g, I0 %.6g; "
@@ -425,7 +437,11 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
      * N's times the model's ratio of their long-run spreads, and the other entries are not
      * gated: they report no symmetric interval, only a one-sided bound from the
      * opportunities counted, far above the 1/n bias of a level never visited */
-    measured = i >= 0 ? n * lbmc_point_mf_se(p, R, i, e) : m->se;
+    if (i >= 0) {
+      LBMC_CALL(lbmc_point_mf_se(p, R, i, e, &measured));
+      measured *= n;
+    } else
+      measured = m->se;
     fallback = k == LBMC_MF_SOJOURN || k == LBMC_MF_WAIT;
     se = isfinite(measured) ? measured : fallback ? m->se * x->f[k].ratio : NAN;
     b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
@@ -443,8 +459,10 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
   neff = (double)R * ns;
   gsk = x->skew;
-  if (neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk)) return 0;
-  return worst->bias <= LBMC_MF_BIAS_SE;
+  if (neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk))
+    return LBMC_SUCCESS;
+  *holds = worst->bias <= LBMC_MF_BIAS_SE;
+  return LBMC_SUCCESS;
 }
 
 /* The mean-field start's rule did not hold where it applies: why, and the replica length
@@ -561,7 +579,8 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
   /* the mean-field start's rule, decided before the relaxation rules, which run as before;
    * where it holds it overrides their verdict (the state before them restored) */
-  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_worst);
+  int mf_ok;
+  LBMC_CALL(lbmc_point_mf_short(p, R, &m, &mf_ok, &mf_applies, &mf_need, &mf_worst));
   const lbmc_verdict before = *v;
   {
     /* where the model gives a floor, the rules gate on it unless the reading proves (its
@@ -670,21 +689,30 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
 
 /* ---- flow balance ---- */
 
-/* Pool j's admissions and time over the last half of the measured period: per eighth of
- * each replica (units: 4 R) into y, x; per replica into ry, rx. */
-static lbmc_err lbmc_point_flow_terms(const lbmc_point *p, long R, int j, double *y, double *x,
-                                      double *ry, double *rx)
+/* Pool j's admissions and time over the last half of the measured period, in two passes
+ * over the rows: per eighth of each replica (units: 4 R, in replica then eighth order) into
+ * *in, per replica (their sums) into *across. */
+static lbmc_err lbmc_point_flow_terms(const lbmc_point *p, long R, int j, lbmc_ratio_acc *in,
+                                      lbmc_ratio_acc *across)
 {
-  for (long i = 0; i < R; i++) {
-    const lbmc_point_row *r;
-    LBMC_CALL(lbmc_point_row_at(p, i, &r));
-    ry[i] = rx[i] = 0;
-    for (int k = LBMC_PARTS / 2; k < LBMC_PARTS; k++) {
-      const size_t u = (size_t)i * (LBMC_PARTS / 2) + (size_t)(k - LBMC_PARTS / 2);
-      y[u] = lbmc_point_row_adm(p, r)[j * LBMC_PARTS + k];
-      x[u] = r->parts[k][LBMC_PART_LEN];
-      ry[i] += y[u], rx[i] += x[u];
+  lbmc_ratio_acc_init(in);
+  lbmc_ratio_acc_init(across);
+  for (int pass = 0; pass < 2; pass++) {
+    void (*add)(lbmc_ratio_acc *, double, double) =
+        pass ? lbmc_ratio_acc_add2 : lbmc_ratio_acc_add1;
+    for (long i = 0; i < R; i++) {
+      const lbmc_point_row *r;
+      double ry = 0, rx = 0;
+      LBMC_CALL(lbmc_point_row_at(p, i, &r));
+      for (int k = LBMC_PARTS / 2; k < LBMC_PARTS; k++) {
+        const double y = lbmc_point_row_adm(p, r)[j * LBMC_PARTS + k];
+        const double x = r->parts[k][LBMC_PART_LEN];
+        add(in, y, x);
+        ry += y, rx += x;
+      }
+      add(across, ry, rx);
     }
+    if (!pass) lbmc_ratio_acc_turn(in), lbmc_ratio_acc_turn(across);
   }
   return LBMC_SUCCESS;
 }
@@ -694,24 +722,22 @@ lbmc_err lbmc_point_flow(lbmc_point *p, long R)
   lbmc_verdict *v = &p->v;
   const double n = (double)p->n, lambda = lbmc_model_lambda(p->m);
   const double g_min = p->o.runaway_fraction / 2 * lambda * n; /* per unit time */
-  const size_t U = (size_t)R * (LBMC_PARTS / 2);
-  double *y, *x, *ry, *rx, worst_factor = 0;
+  double worst_factor = 0;
   int worst = -1;
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 2 * U + 2 * (size_t)R));
-  y = p->work, x = y + U, ry = x + U, rx = ry + R;
   for (int j = 0; j < p->J; j++) {
     const double *rates;
     const int L = lbmc_model_rates(p->m, j, &rates);
     const double cap = (double)p->N[j] * rates[L - 1];
     lbmc_interval in, across;
+    lbmc_ratio_acc ain, aacross;
     double se, t, lower, upper, factor;
     if (lbmc_model_buffer(p->m, j) != LBMC_BUFFER_INF || R < 1) continue;
-    LBMC_CALL(lbmc_point_flow_terms(p, R, j, y, x, ry, rx));
-    lbmc_ratio_interval(y, x, U, 1, 0.5, &in);
+    LBMC_CALL(lbmc_point_flow_terms(p, R, j, &ain, &aacross));
+    lbmc_ratio_acc_interval(&ain, 0.5, &in);
     if (!(in.dof > 0) || isnan(in.std_err)) continue;
     se = in.std_err;
     if (R >= 2) { /* the replicas' own spread, if larger */
-      lbmc_ratio_interval(ry, rx, (size_t)R, 1, 0.5, &across);
+      lbmc_ratio_acc_interval(&aacross, 0.5, &across);
       if (across.std_err > se) se = across.std_err;
     }
     t = gsl_cdf_tdist_Qinv(LBMC_DRIFT_ALPHA, in.dof);

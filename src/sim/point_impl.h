@@ -107,7 +107,9 @@ typedef struct {
   double *row;             /* U x W: the units' raw sums (the batches, or copies of the
                               replicas' sums for the pair statistics); NULL: the replicas'
                               own sums, read where they are kept */
-  double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches */
+  double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches (the
+                              batches of one replica; NULL for the replicas, whose entries
+                              are fed to accumulators row by row) */
   const lbmc_point *p;
 } lbmc_units;
 

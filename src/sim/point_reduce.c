@@ -22,21 +22,28 @@
 #include "point_impl.h"
 
 /* The units: the R replicas' sums, or the batches of replica 0's measured period (as
- * equal as whole segments allow; at most one per segment). */
+ * equal as whole segments allow; at most one per segment). The replicas' sums are read
+ * where they are kept (R >= 2: u->row NULL, no work space), but with the pair statistics,
+ * which read them as one R x W array (a copy); the batches, a few hundred at most, are
+ * made here with one entry's terms and their merged batches (U each). */
 static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
 {
   const size_t Sm = p->S - p->d;
   size_t B = (size_t)p->o.batches < Sm ? (size_t)p->o.batches : Sm;
   const int rows = R < 2 || p->pe; /* the pair statistics read the rows as one array */
+  const size_t terms = R < 2 ? 4 : 0;
   u->U = R >= 2 ? (size_t)R : (B ? B : 1);
   u->p = p;
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * ((rows ? p->W : 0) + 4)));
-  u->y = p->work;
-  u->x = u->y + u->U;
-  u->my = u->x + u->U;
-  u->mx = u->my + u->U;
-  u->row = rows ? u->mx + u->U : NULL;
+  u->y = u->x = u->my = u->mx = u->row = NULL;
   if (!rows) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * (p->W + terms)));
+  u->row = p->work;
+  if (terms) {
+    u->y = u->row + u->U * p->W;
+    u->x = u->y + u->U;
+    u->my = u->x + u->U;
+    u->mx = u->my + u->U;
+  }
   memset(u->row, 0, sizeof *u->row * u->U * p->W);
   if (R >= 2) {
     for (long i = 0; i < R; i++) {
@@ -86,6 +93,40 @@ static void lbmc_point_widen_batches(const lbmc_point *p, size_t n, int proporti
   if (proportion) iv->lower = fmax(0.0, iv->lower), iv->upper = fmin(1.0, iv->upper);
 }
 
+/* Tail entry e = (j, k - 1): a unit's time at level k (its sums' row), A_k - A_k+1 (A_k at
+ * the last level), which lbmc_point_events adds over the units. */
+static double lbmc_point_tail_time(const lbmc_point *p, size_t e, const double *row)
+{
+  const int j = (int)(e / (size_t)p->K), k = (int)(e % (size_t)p->K) + 1;
+  return row[lbmc_tk_area_tail(p->J, p->K, j, k)] -
+         (k < p->K ? row[lbmc_tk_area_tail(p->J, p->K, j, k + 1)] : 0);
+}
+
+/* Tail entry e's departures from its level given the units' time a there: speed(k) a. */
+static double lbmc_point_tail_events(const lbmc_point *p, size_t e, double a)
+{
+  const int j = (int)(e / (size_t)p->K), k = (int)(e % (size_t)p->K) + 1;
+  const double *rates;
+  const int L = lbmc_model_rates(p->m, j, &rates);
+  return rates[(k < L ? k : L) - 1] * a;
+}
+
+/* An entry's interval from its units' accumulator: the skewness-corrected ratio interval,
+ * or a proportion's; `flags` added (the batch rule's), widened when the units are n >= 2
+ * batches (n = 0: replicas), and the rare-event rule with its count `events` (NaN: none). */
+static void lbmc_point_entry_finish(const lbmc_point *p, const lbmc_ratio_acc *a,
+                                    lbmc_term_kind kind, unsigned flags, double events, size_t n,
+                                    lbmc_interval *iv)
+{
+  if (kind == LBMC_TERM_RATIO)
+    lbmc_ratio_acc_interval_skew(a, p->o.confidence, iv);
+  else
+    lbmc_ratio_acc_proportion(a, p->o.confidence, kind == LBMC_TERM_TRIALS, iv);
+  iv->flags |= flags;
+  if (n >= 2) lbmc_point_widen_batches(p, n, kind != LBMC_TERM_RATIO, iv);
+  lbmc_few_events(events, iv);
+}
+
 /* The entries into the set of tail[j][k] behind it (the rule for rare events,
  * lbmc_few_events), into *events; NaN for the other metrics: the departures from level k
  * that its time at level k implies, speed(k) (A_k - A_k+1) over the units, which the
@@ -94,53 +135,102 @@ static void lbmc_point_widen_batches(const lbmc_point *p, size_t n, int proporti
 static lbmc_err lbmc_point_events(const lbmc_point *p, const lbmc_units *u, int i, size_t e,
                                   double *events)
 {
-  const int j = (int)(e / (size_t)p->K), k = (int)(e % (size_t)p->K) + 1;
-  const double *rates;
   double a = 0;
-  int L;
   *events = NAN;
   if (i != LBMC_M_TAIL) return LBMC_SUCCESS;
-  L = lbmc_model_rates(p->m, j, &rates);
   for (size_t b = 0; b < u->U; b++) {
     const double *row = NULL;
     LBMC_CALL(lbmc_units_row(u, b, &row));
-    a += row[lbmc_tk_area_tail(p->J, p->K, j, k)] -
-         (k < p->K ? row[lbmc_tk_area_tail(p->J, p->K, j, k + 1)] : 0);
+    a += lbmc_point_tail_time(p, e, row);
   }
-  *events = rates[(k < L ? k : L) - 1] * a;
+  *events = lbmc_point_tail_events(p, e, a);
   return LBMC_SUCCESS;
 }
 
-/* Interval of entry e of metric i over the units (merged first when they are batches). */
-static lbmc_err lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int batches, int i, size_t e,
+/* Interval of entry e of metric i over the batches of one replica (merged first by the
+ * batch rule, u->y, u->x, u->my, u->mx their work). */
+static lbmc_err lbmc_point_entry(lbmc_point *p, const lbmc_units *u, int i, size_t e,
                                  lbmc_interval *iv)
 {
-  const double level = p->o.confidence;
   lbmc_term_kind kind = LBMC_TERM_RATIO;
-  const double *y = u->y, *x = u->x;
-  size_t n = u->U;
+  lbmc_batch_rule rule;
   unsigned flags = 0;
+  size_t n;
   double events;
+  lbmc_ratio_acc a;
   for (size_t k = 0; k < u->U; k++) {
     const double *row = NULL;
     LBMC_CALL(lbmc_units_row(u, k, &row));
     kind = lbmc_metric_terms(i, e, row, p->J, p->K, p->N, p->n, &u->y[k], &u->x[k]);
   }
-  if (batches) {
-    lbmc_batch_rule rule;
-    lbmc_point_batch_rule(p, &rule);
-    n = lbmc_batch_merge(u->y, u->x, u->U, 1, &rule, u->my, u->mx, &flags);
-    y = u->my, x = u->mx;
-  }
-  if (kind == LBMC_TERM_RATIO)
-    lbmc_ratio_interval_skew(y, x, n, 1, level, iv);
-  else
-    lbmc_proportion_interval(y, x, n, 1, level, kind == LBMC_TERM_TRIALS, iv);
-  iv->flags |= flags;
-  if (batches && n >= 2) lbmc_point_widen_batches(p, n, kind != LBMC_TERM_RATIO, iv);
+  lbmc_point_batch_rule(p, &rule);
+  n = lbmc_batch_merge(u->y, u->x, u->U, 1, &rule, u->my, u->mx, &flags);
+  lbmc_ratio_acc_arrays(&a, u->my, u->mx, n, 1);
   LBMC_CALL(lbmc_point_events(p, u, i, e, &events));
-  lbmc_few_events(events, iv);
+  lbmc_point_entry_finish(p, &a, kind, flags, events, n, iv);
   return LBMC_SUCCESS;
+}
+
+/* One metric entry of a reduction of R >= 2 replicas: its place and kind, its ratio of
+ * sums over the replicas, and a tail entry's time at its level (lbmc_point_events). */
+typedef struct {
+  int i;
+  size_t e;
+  lbmc_term_kind kind;
+  lbmc_ratio_acc acc;
+  double tail;
+} lbmc_point_acc;
+
+/* Every entry (but the quantiles and the pair statistics) over the R >= 2 replicas at once:
+ * two passes over their rows in replica order, each row's terms of every entry fed to that
+ * entry's accumulator (then its tail's time in pass 1), then each entry finished: the same
+ * arithmetic as an entry's arrays, a few doubles per entry whatever R. Errors: as
+ * lbmc_point_row_at; LBMC_ERR_MEMORY. */
+static lbmc_err lbmc_point_entries_replicas(lbmc_point *p, long R)
+{
+  size_t E = 0, k = 0;
+  lbmc_point_acc *a;
+  lbmc_err err = LBMC_SUCCESS;
+  for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++)
+    if (lbmc_metric_get(i)->shape != LBMC_SHAPE_QUANTILE) E += lbmc_metric_size(i, p->J, p->K);
+  a = calloc(E ? E : 1, sizeof *a);
+  if (!a) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for %zu entries", E);
+  for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++) {
+    if (lbmc_metric_get(i)->shape == LBMC_SHAPE_QUANTILE) continue;
+    for (size_t e = 0; e < lbmc_metric_size(i, p->J, p->K); e++, k++) {
+      a[k].i = i, a[k].e = e;
+      lbmc_ratio_acc_init(&a[k].acc);
+    }
+  }
+  for (int pass = 0; pass < 2 && !err; pass++) {
+    for (long r = 0; r < R && !err; r++) {
+      const lbmc_point_row *row;
+      const double *sums;
+      err = lbmc_point_row_at(p, r, &row);
+      if (err) break;
+      sums = lbmc_point_row_sums(row);
+      for (k = 0; k < E; k++) {
+        double y, x;
+        a[k].kind = lbmc_metric_terms(a[k].i, a[k].e, sums, p->J, p->K, p->N, p->n, &y, &x);
+        if (pass) {
+          lbmc_ratio_acc_add2(&a[k].acc, y, x);
+          continue;
+        }
+        lbmc_ratio_acc_add1(&a[k].acc, y, x);
+        if (a[k].i == LBMC_M_TAIL) a[k].tail += lbmc_point_tail_time(p, a[k].e, sums);
+      }
+    }
+    for (k = 0; k < E && !pass; k++) lbmc_ratio_acc_turn(&a[k].acc);
+  }
+  for (k = 0; k < E && !err; k++) {
+    const double events =
+        a[k].i == LBMC_M_TAIL ? lbmc_point_tail_events(p, a[k].e, a[k].tail) : NAN;
+    lbmc_interval iv;
+    lbmc_point_entry_finish(p, &a[k].acc, a[k].kind, 0, events, 0, &iv);
+    lbmc_point_put(&p->est, lbmc_metric_offset(a[k].i, p->J, p->K) + a[k].e, &iv);
+  }
+  free(a);
+  return err;
 }
 
 /* ---- quantiles ---- */
@@ -202,79 +292,183 @@ static lbmc_err lbmc_point_unit_mixture(const lbmc_point *p, long R, const size_
   }
 }
 
-/* What Woodruff's interval needs of the units, for the sojourn (k = 0) and wait (1)
- * quantiles at every level l: X[k U + u] the customers of unit u, Y[(k Q + l) U + u] those
- * at or below the pooled quantile q[k][l] (flags qf[k][l]). */
+/* The pooled distributions and quantiles of a reduction: the sojourn (k = 0) and wait (1)
+ * quantiles q[k][l] at every level l (flags qf[k][l]) of the units pooled (histograms:
+ * p->hist[0..1]; mixtures: *pooled, NULL when no customers). */
 typedef struct {
   size_t U;
   const size_t *groups;
-  double *Y, *X, q[2][LBMC_QUANTILES];
+  double q[2][LBMC_QUANTILES];
   unsigned qf[2][LBMC_QUANTILES];
+  lbmc_mixture *pooled;
 } lbmc_qunits;
 
-/* Histograms: pooled over the units (first pass), then each unit's customers at or below
- * the pooled quantiles (second pass); the pooled ones stay in p->hist[0..1]. */
-static lbmc_err lbmc_point_qunits_hist(lbmc_point *p, long R, lbmc_qunits *w)
+/* One unit's data for Woodruff's intervals: X[k] its customers, Y[k][l] those at or below
+ * the pooled quantile q[k][l]. */
+typedef struct {
+  double X[2], Y[2][LBMC_QUANTILES];
+} lbmc_qunit;
+
+/* The pass that pools the units (histograms merged, mixtures added), then the pooled
+ * quantiles. */
+static lbmc_err lbmc_point_qpool(lbmc_point *p, long R, lbmc_qunits *w)
 {
   const int Q = LBMC_QUANTILES;
-  const size_t U = w->U;
+  lbmc_err err = LBMC_SUCCESS;
+  if (p->qkind == LBMC_QK_MIX) {
+    for (size_t u = 0; u < w->U && !err; u++) {
+      lbmc_mixture *mx;
+      err = lbmc_point_unit_mixture(p, R, w->groups, u, &mx);
+      if (!err && mx && !w->pooled)
+        w->pooled = mx, mx = NULL;
+      else if (!err && mx)
+        err = lbmc_mixture_add(w->pooled, mx);
+      lbmc_mixture_destroy(&mx);
+    }
+    LBMC_CALL(err);
+    for (int k = 0; k < 2; k++)
+      for (int l = 0; l < Q; l++) {
+        lbmc_point_mix c = {w->pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
+        w->qf[k][l] = lbmc_point_mix_q(&c, lbmc_quantile_level(l), &w->q[k][l]);
+      }
+    return LBMC_SUCCESS;
+  }
   for (int k = 0; k < 2; k++) lbmc_dhist_init(&p->hist[k], p->tau);
-  for (size_t u = 0; u < U; u++)
+  for (size_t u = 0; u < w->U; u++)
     for (int k = 0; k < 2; k++) {
       LBMC_CALL(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
       LBMC_CALL(lbmc_dhist_merge(&p->hist[k], &p->hist[2]));
-      w->X[k * U + u] = (double)lbmc_dhist_total(&p->hist[2]);
     }
   for (int k = 0; k < 2; k++)
     for (int l = 0; l < Q; l++)
       w->qf[k][l] = lbmc_dhist_quantile(&p->hist[k], lbmc_quantile_level(l), &w->q[k][l]);
-  for (size_t u = 0; u < U; u++)
-    for (int k = 0; k < 2; k++) {
-      LBMC_CALL(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
-      for (int l = 0; l < Q; l++)
-        w->Y[(size_t)(k * Q + l) * U + u] =
-            w->qf[k][l] ? 0 : lbmc_dhist_count_le(&p->hist[2], w->q[k][l]);
-    }
   return LBMC_SUCCESS;
 }
 
-/* Mixtures (docs/model.md, "Quantiles"): the same with the pooled mixture *pooled (new,
- * the caller destroys it; NULL when no customers), the units' counts at or below q being
- * their customers x their mixture's distribution function at q (sums of probabilities). */
-static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w, lbmc_mixture **pooled)
+/* Unit u's data into *out: with histograms its customers at or below the pooled quantiles;
+ * with mixtures (docs/model.md, "Quantiles") its customers x its mixture's distribution
+ * function at q (sums of probabilities; a unit without customers 0/0, as every unit). */
+static lbmc_err lbmc_point_qunit_of(lbmc_point *p, long R, const lbmc_qunits *w, size_t u,
+                                    lbmc_qunit *out)
+{
+  const int Q = LBMC_QUANTILES;
+  if (p->qkind == LBMC_QK_MIX) {
+    lbmc_mixture *mx;
+    const lbmc_err err = lbmc_point_unit_mixture(p, R, w->groups, u, &mx);
+    if (err) {
+      lbmc_mixture_destroy(&mx);
+      return err;
+    }
+    out->X[0] = out->X[1] = mx ? (double)lbmc_mixture_total(mx) : 0;
+    for (int k = 0; k < 2; k++)
+      for (int l = 0; l < Q; l++)
+        out->Y[k][l] = w->qf[k][l] || !mx || !(out->X[0] > 0)
+                           ? 0
+                           : out->X[0] * lbmc_mixture_cdf(mx, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN,
+                                                          w->q[k][l]);
+    lbmc_mixture_destroy(&mx);
+    return LBMC_SUCCESS;
+  }
+  for (int k = 0; k < 2; k++) {
+    LBMC_CALL(lbmc_point_unit_hist(p, R, w->groups, u, k, &p->hist[2]));
+    out->X[k] = (double)lbmc_dhist_total(&p->hist[2]);
+    for (int l = 0; l < Q; l++)
+      out->Y[k][l] = w->qf[k][l] ? 0 : lbmc_dhist_count_le(&p->hist[2], w->q[k][l]);
+  }
+  return LBMC_SUCCESS;
+}
+
+/* The pooled distribution of quantiles k (0 sojourn, 1 wait) for Woodruff (c: a mixture's
+ * context, filled here). */
+static lbmc_pooled_dist lbmc_point_qdist(lbmc_point *p, const lbmc_qunits *w, int k,
+                                         lbmc_point_mix *c)
+{
+  c->mx = w->pooled;
+  c->kind = k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN;
+  if (p->qkind == LBMC_QK_MIX) /* p->hist is not made then: not read */
+    return (lbmc_pooled_dist){lbmc_point_mix_q, c,
+                              w->pooled ? (double)lbmc_mixture_total(w->pooled) : 0, 0};
+  return (lbmc_pooled_dist){lbmc_point_dhist_q, &p->hist[k], (double)lbmc_dhist_total(&p->hist[k]),
+                            1};
+}
+
+/* Woodruff's intervals of every quantile into the estimates: from the units' accumulators
+ * acc[k][l] (replicas), or (acc NULL) from the arrays Y[(k Q + l) U + u], X[k U + u] of the
+ * w->U units merged by `rule` (the batches of one replica; work: 3 U doubles). */
+static void lbmc_point_quantiles_put(lbmc_point *p, const lbmc_qunits *w,
+                                     const lbmc_ratio_acc (*acc)[LBMC_QUANTILES], double *Y,
+                                     const double *X, const lbmc_batch_rule *rule, double *work)
 {
   const int Q = LBMC_QUANTILES;
   const size_t U = w->U;
-  lbmc_err err = LBMC_SUCCESS;
-  *pooled = NULL;
-  for (size_t u = 0; u < U && !err; u++) {
-    lbmc_mixture *mx;
-    err = lbmc_point_unit_mixture(p, R, w->groups, u, &mx);
-    w->X[u] = w->X[U + u] = mx ? (double)lbmc_mixture_total(mx) : 0;
-    if (!err && mx && !*pooled)
-      *pooled = mx, mx = NULL;
-    else if (!err && mx)
-      err = lbmc_mixture_add(*pooled, mx);
-    lbmc_mixture_destroy(&mx);
-  }
-  LBMC_CALL(err);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
+    const size_t off =
+        lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
+    lbmc_point_mix c;
+    const lbmc_pooled_dist d = lbmc_point_qdist(p, w, k, &c);
     for (int l = 0; l < Q; l++) {
-      lbmc_point_mix c = {*pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
-      w->qf[k][l] = lbmc_point_mix_q(&c, lbmc_quantile_level(l), &w->q[k][l]);
+      const double level = lbmc_quantile_level(l);
+      lbmc_interval band, iv;
+      if (acc) {
+        lbmc_ratio_acc_proportion(&acc[k][l], p->o.confidence, d.trials, &band);
+        lbmc_woodruff_from_band(&d, level, w->q[k][l], w->qf[k][l], &band, 0, p->o.confidence, &iv);
+      } else {
+        double *Yl = Y + (size_t)(k * Q + l) * U, *Xl = work; /* the rule overwrites X */
+        memcpy(Xl, X + k * U, sizeof *X * U);
+        lbmc_woodruff(&d, level, w->q[k][l], w->qf[k][l], Yl, Xl, U, p->o.confidence, rule,
+                      work + U, &iv);
+      }
+      lbmc_point_put(&p->est, off + (size_t)l, &iv);
     }
-  for (size_t u = 0; u < U && !err; u++) {
-    lbmc_mixture *mx;
-    err = lbmc_point_unit_mixture(p, R, w->groups, u, &mx);
-    for (int k = 0; k < 2 && !err; k++)
-      for (int l = 0; l < Q; l++)
-        w->Y[(size_t)(k * Q + l) * U + u] =
-            w->qf[k][l] || !mx || !(w->X[u] > 0) /* no customers: 0/0, as every unit */
-                ? 0
-                : w->X[u] * lbmc_mixture_cdf(mx, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN, w->q[k][l]);
-    lbmc_mixture_destroy(&mx);
   }
-  return err;
+}
+
+/* The quantiles of one replica from its quantile groups, merged by the batch rule: the
+ * groups' data in arrays (a few hundred groups at most). */
+static lbmc_err lbmc_point_quantiles_one(lbmc_point *p, lbmc_qunits *w)
+{
+  const int Q = LBMC_QUANTILES;
+  const size_t U = w->U;
+  lbmc_batch_rule rule;
+  double *Y, *X, *work;
+  lbmc_point_batch_rule(p, &rule);
+  /* Y, X, and X merged with the rule's work */
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, U * (2 * Q + 5)));
+  Y = p->work, X = Y + 2 * Q * U, work = X + 2 * U;
+  for (size_t u = 0; u < U; u++) {
+    lbmc_qunit d;
+    LBMC_CALL(lbmc_point_qunit_of(p, 1, w, u, &d));
+    for (int k = 0; k < 2; k++) {
+      X[k * U + u] = d.X[k];
+      for (int l = 0; l < Q; l++) Y[(size_t)(k * Q + l) * U + u] = d.Y[k][l];
+    }
+  }
+  lbmc_point_quantiles_put(p, w, NULL, Y, X, &rule, work);
+  return LBMC_SUCCESS;
+}
+
+/* The quantiles over R >= 2 replicas: each level's band for F(q) from an accumulator fed
+ * with the replicas' data in two passes over their quantile data (after the pooling pass:
+ * three in all), 2 x LBMC_QUANTILES accumulators whatever R. */
+static lbmc_err lbmc_point_quantiles_replicas(lbmc_point *p, long R, lbmc_qunits *w)
+{
+  const int Q = LBMC_QUANTILES;
+  lbmc_ratio_acc acc[2][LBMC_QUANTILES];
+  for (int k = 0; k < 2; k++)
+    for (int l = 0; l < Q; l++) lbmc_ratio_acc_init(&acc[k][l]);
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t u = 0; u < w->U; u++) {
+      lbmc_qunit d;
+      LBMC_CALL(lbmc_point_qunit_of(p, R, w, u, &d));
+      for (int k = 0; k < 2; k++)
+        for (int l = 0; l < Q; l++)
+          (pass ? lbmc_ratio_acc_add2 : lbmc_ratio_acc_add1)(&acc[k][l], d.Y[k][l], d.X[k]);
+    }
+    for (int k = 0; k < 2 && !pass; k++)
+      for (int l = 0; l < Q; l++) lbmc_ratio_acc_turn(&acc[k][l]);
+  }
+  lbmc_point_quantiles_put(p, w, acc, NULL, NULL, NULL, NULL);
+  return LBMC_SUCCESS;
 }
 
 /* Sojourn and wait quantiles from the pooled histograms or mixtures, with Woodruff's
@@ -282,16 +476,11 @@ static lbmc_err lbmc_point_qunits_mix(lbmc_point *p, long R, lbmc_qunits *w, lbm
  * the batch rule). */
 static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
 {
-  const int Q = LBMC_QUANTILES, one = R < 2;
   size_t groups[LBMC_MAX_QUANTILE_GROUPS]; /* a one-replica record has at most these */
-  double *work;
   lbmc_qunits w = {0};
-  lbmc_mixture *pooled = NULL;
-  lbmc_batch_rule rule;
   lbmc_err err;
-  lbmc_point_batch_rule(p, &rule);
   w.groups = groups;
-  if (one) {
+  if (R < 2) {
     lbmc_record rec;
     lbmc_point_full(p, 0, &rec);
     for (size_t g = 0; g < p->G && w.U < sizeof groups / sizeof *groups; g++)
@@ -299,32 +488,9 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
   } else {
     w.U = (size_t)R;
   }
-  /* Y, X, and X merged with the rule's work */
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, w.U * (2 * Q + 5)));
-  w.Y = p->work, w.X = w.Y + 2 * Q * w.U, work = w.X + 2 * w.U;
-  err = p->qkind == LBMC_QK_MIX ? lbmc_point_qunits_mix(p, R, &w, &pooled)
-                                : lbmc_point_qunits_hist(p, R, &w);
-  for (int k = 0; k < 2 && !err; k++) {
-    const size_t off =
-        lbmc_metric_offset(k ? LBMC_M_WAIT_QUANTILES : LBMC_M_SOJOURN_QUANTILES, p->J, p->K);
-    lbmc_point_mix c = {pooled, k ? LBMC_MIX_WAIT : LBMC_MIX_SOJOURN};
-    lbmc_pooled_dist d;
-    if (p->qkind == LBMC_QK_MIX) /* p->hist is not made then: not read */
-      d = (lbmc_pooled_dist){lbmc_point_mix_q, &c, pooled ? (double)lbmc_mixture_total(pooled) : 0,
-                             0};
-    else
-      d = (lbmc_pooled_dist){lbmc_point_dhist_q, &p->hist[k], (double)lbmc_dhist_total(&p->hist[k]),
-                             1};
-    for (int l = 0; l < Q; l++) {
-      lbmc_interval iv;
-      double *Yl = w.Y + (size_t)(k * Q + l) * w.U, *Xl = work; /* the rule overwrites X */
-      memcpy(Xl, w.X + k * w.U, sizeof *w.X * w.U);
-      lbmc_woodruff(&d, lbmc_quantile_level(l), w.q[k][l], w.qf[k][l], Yl, Xl, w.U, p->o.confidence,
-                    one ? &rule : NULL, work + w.U, &iv);
-      lbmc_point_put(&p->est, off + (size_t)l, &iv);
-    }
-  }
-  lbmc_mixture_destroy(&pooled);
+  err = lbmc_point_qpool(p, R, &w);
+  if (!err) err = R < 2 ? lbmc_point_quantiles_one(p, &w) : lbmc_point_quantiles_replicas(p, R, &w);
+  lbmc_mixture_destroy(&w.pooled);
   return err;
 }
 
@@ -343,24 +509,27 @@ static double lbmc_parts(const lbmc_point_row *r, int a, int b, int f)
 static lbmc_err lbmc_point_halves(lbmc_point *p, long R)
 {
   const double n = (double)p->n;
-  double *a;
+  lbmc_paired_acc acc;
   lbmc_interval iv;
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 4 * (size_t)R));
-  a = p->work;
-  for (long i = 0; i < R; i++) {
-    const lbmc_point_row *r;
-    LBMC_CALL(lbmc_point_row_at(p, i, &r));
-    a[4 * i] = lbmc_parts(r, 0, LBMC_PARTS / 2, LBMC_PART_AREA);
-    a[4 * i + 1] = lbmc_parts(r, 0, LBMC_PARTS / 2, LBMC_PART_LEN) * n;
-    a[4 * i + 2] = lbmc_parts(r, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_AREA);
-    a[4 * i + 3] = lbmc_parts(r, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_LEN) * n;
+  lbmc_paired_acc_init(&acc, 0);
+  for (int pass = 0; pass < 2; pass++) { /* two passes over the rows */
+    for (long i = 0; i < R; i++) {
+      const lbmc_point_row *r;
+      double a[4];
+      LBMC_CALL(lbmc_point_row_at(p, i, &r));
+      a[0] = lbmc_parts(r, 0, LBMC_PARTS / 2, LBMC_PART_AREA);
+      a[1] = lbmc_parts(r, 0, LBMC_PARTS / 2, LBMC_PART_LEN) * n;
+      a[2] = lbmc_parts(r, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_AREA);
+      a[3] = lbmc_parts(r, LBMC_PARTS / 2, LBMC_PARTS, LBMC_PART_LEN) * n;
+      (pass ? lbmc_paired_acc_add2 : lbmc_paired_acc_add1)(&acc, a[0], a[1], a[2], a[3]);
+    }
+    if (!pass) lbmc_paired_acc_turn(&acc);
   }
-  lbmc_ratio_paired_difference(a, a + 1, a + 2, a + 3, (size_t)R, 4, p->o.confidence, &iv);
+  lbmc_paired_acc_interval(&acc, p->o.confidence, &iv);
   p->v.halves_p = lbmc_interval_p_value(&iv, 0);
   if (p->v.halves_p < LBMC_STATIONARITY_ALPHA) {
-    double y0 = 0, x0 = 0, y1 = 0, x1 = 0;
-    for (long i = 0; i < R; i++)
-      y0 += a[4 * i], x0 += a[4 * i + 1], y1 += a[4 * i + 2], x1 += a[4 * i + 3];
+    /* the sums of each half, in replica order: pass 1's */
+    const double y0 = acc.a.sy, x0 = acc.a.sx, y1 = acc.b.sy, x1 = acc.b.sx;
     p->v.evidence |= LBMC_EV_HALVES;
     lbmc_point_reason(&p->v,
                       "the customers per server differ between the halves of the measured period: "
@@ -490,21 +659,24 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
 {
   const double g_min = p->o.runaway_fraction / 2;
   const int Q = LBMC_QUARTERS, w = LBMC_PARTS_PER_QUARTER;
-  const size_t stride = (size_t)Q + 1; /* per replica: Q quarter means, last arrivals */
   lbmc_growth g, g2;
-  double *a;
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, stride * (size_t)R));
-  a = p->work;
-  for (long i = 0; i < R; i++) {
-    const lbmc_point_row *r;
-    LBMC_CALL(lbmc_point_row_at(p, i, &r));
-    for (int q = 0; q < Q; q++) {
-      double len = lbmc_parts(r, w * q, w * (q + 1), LBMC_PART_LEN);
-      a[stride * i + q] = len > 0 ? lbmc_parts(r, w * q, w * (q + 1), LBMC_PART_AREA) / len : 0;
+  lbmc_growth_acc acc; /* one accumulation, two tests */
+  lbmc_growth_acc_init(&acc, (size_t)R, LBMC_DRIFT_DECEL);
+  for (int pass = 0; pass < 2; pass++) { /* two passes over the rows */
+    for (long i = 0; i < R; i++) {
+      const lbmc_point_row *r;
+      double a[LBMC_QUARTERS], arrivals;
+      LBMC_CALL(lbmc_point_row_at(p, i, &r));
+      for (int q = 0; q < Q; q++) {
+        double len = lbmc_parts(r, w * q, w * (q + 1), LBMC_PART_LEN);
+        a[q] = len > 0 ? lbmc_parts(r, w * q, w * (q + 1), LBMC_PART_AREA) / len : 0;
+      }
+      arrivals = lbmc_parts(r, w * (Q - 1), LBMC_PARTS, LBMC_PART_ARRIVALS);
+      (pass ? lbmc_growth_acc_add2 : lbmc_growth_acc_add1)(&acc, a, arrivals);
     }
-    a[stride * i + Q] = lbmc_parts(r, w * (Q - 1), LBMC_PARTS, LBMC_PART_ARRIVALS);
+    if (!pass) lbmc_growth_acc_turn(&acc);
   }
-  lbmc_growth_test(a, a + Q, (size_t)R, stride, LBMC_DRIFT_ALPHA, LBMC_DRIFT_DECEL, g_min, &g);
+  lbmc_growth_acc_test(&acc, LBMC_DRIFT_ALPHA, g_min, &g);
   p->v.growth = g.growth;
   p->v.growth_lower = g.growth_lower;
   p->v.decel_lower = g.decel_lower;
@@ -522,7 +694,7 @@ static lbmc_err lbmc_point_drift(lbmc_point *p, long R)
   /* growth seen: significant at the stationarity level and, as the drift test asks,
    * above g_min (a smaller one is a fluctuation of a bounded system that the halves
    * test judges) */
-  lbmc_growth_test(a, a + Q, (size_t)R, stride, LBMC_STATIONARITY_ALPHA, LBMC_DRIFT_DECEL, 0, &g2);
+  lbmc_growth_acc_test(&acc, LBMC_STATIONARITY_ALPHA, 0, &g2);
   if (g2.growth_lower > 0 && g.growth > g_min) {
     /* a model that cannot be unstable is filling up: a longer run, not more replicas */
     const long more = lbmc_point_surely_stable(p) ? 0 : lbmc_point_drift_replicas(&g, R, g_min);
@@ -681,14 +853,15 @@ static void lbmc_point_verdict_start(lbmc_point *p, long R)
 }
 
 /* Every metric entry but the quantiles and the pair statistics. */
-static lbmc_err lbmc_point_entries(lbmc_point *p, lbmc_units *u, int batches)
+static lbmc_err lbmc_point_entries(lbmc_point *p, lbmc_units *u, long R)
 {
+  if (R >= 2) return lbmc_point_entries_replicas(p, R);
   for (int i = 0; i < LBMC_M_PAIRS_FIRST; i++) {
     const size_t off = lbmc_metric_offset(i, p->J, p->K), len = lbmc_metric_size(i, p->J, p->K);
     if (lbmc_metric_get(i)->shape == LBMC_SHAPE_QUANTILE) continue;
     for (size_t e = 0; e < len; e++) {
       lbmc_interval iv;
-      LBMC_CALL(lbmc_point_entry(p, u, batches, i, e, &iv));
+      LBMC_CALL(lbmc_point_entry(p, u, i, e, &iv));
       lbmc_point_put(&p->est, off + e, &iv);
     }
   }
@@ -735,7 +908,7 @@ lbmc_err lbmc_point_reduce(lbmc_point *p, long R)
     LBMC_CALL(lbmc_point_units(p, R, &u));
     if (R == 1) lbmc_point_halves_one(p, &u);
     LBMC_CALL(lbmc_point_empty(p, &u));
-    LBMC_CALL(lbmc_point_entries(p, &u, R == 1));
+    LBMC_CALL(lbmc_point_entries(p, &u, R));
     if (p->pe) LBMC_CALL(lbmc_point_pairs_reduce(p, &u, R == 1));
     if (p->qkind != LBMC_QK_NONE) LBMC_CALL(lbmc_point_quantiles(p, R));
     LBMC_CALL(lbmc_point_apply_moments(p));

@@ -164,6 +164,15 @@ void lbmc_woodruff(const lbmc_pooled_dist *d, double p, double q, unsigned qflag
                    double *X, size_t n, double level, const lbmc_batch_rule *rule, double *work,
                    lbmc_interval *out);
 
+/** The second half of lbmc_woodruff: its interval from the band for F(q), `band` (the
+ *  proportion interval of the units' sum Y / sum X, lbmc_proportion_interval with
+ *  trials = d->trials, or lbmc_ratio_acc_proportion of the units fed one at a time) and
+ *  the batch rule's flags `bflags` (0 without merging). lbmc_woodruff is the merging (if
+ *  any) and the band, then this: the same bits. */
+void lbmc_woodruff_from_band(const lbmc_pooled_dist *d, double p, double q, unsigned qflags,
+                             const lbmc_interval *band, unsigned bflags, double level,
+                             lbmc_interval *out);
+
 /** lbmc_woodruff for the p-quantile of `pooled`, the sum of the histograms units[nunits]
  *  (same scale): Y and X from the units' histograms. work: 4 * nunits doubles. */
 void lbmc_dhist_quantile_interval(const lbmc_dhist *const *units, size_t nunits,

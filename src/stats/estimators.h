@@ -1,6 +1,7 @@
 /* Private: steady-state estimators and their confidence intervals (docs/model.md,
- * "Estimation"). Pure functions on caller-owned arrays: no engine, no MPI, no I/O;
- * none is collective, none allocates (workspaces are the caller's).
+ * "Estimation"). Pure functions on caller-owned arrays, or on accumulators fed one unit at
+ * a time (the same formulas, below): no engine, no MPI, no I/O; none is collective, none
+ * allocates (workspaces are the caller's).
  *
  * The data of every estimator is a set of independent "units" (the replicas of a
  * point, or the batches of one replica after the independence check), each holding
@@ -293,6 +294,103 @@ typedef struct {
  *  proven = 0, bounds NaN). */
 void lbmc_growth_test(const double *nbar, const double *arrivals, size_t units, size_t stride,
                       double alpha, double c, double g_min, lbmc_growth *out);
+
+/* ---- streaming: the same estimators fed unit by unit (ratio.c, proportion.c, warmup.c) -- */
+
+/* The data of a reduction can be too many units to hold as arrays (a point's replicas are
+ * read from its store in blocks). Each accumulator below takes the units one at a time, in
+ * unit order, in two passes over the same units: pass 1 (add1), then the turn (between the
+ * passes: what pass 2 needs of pass 1), then pass 2 (add2) with every unit again, in the
+ * same order and with the same values; a finisher then gives the interval. They do the
+ * same floating-point operations in the same order as the array functions above, which are
+ * themselves thin wrappers over them (one implementation of each formula): the results are
+ * the same bits. Memory: a few doubles, whatever the units. */
+
+/** A ratio of sums sum y / sum x over units fed one at a time: the data of
+ *  lbmc_ratio_interval, lbmc_ratio_interval_skew and lbmc_proportion_interval.
+ *  Pass 1 (lbmc_ratio_acc_add1, in unit order): sy += y, sx += x, m += (x > 0), whether some
+ *  y != 0, units. The turn: r = sy / sx. Pass 2 (lbmc_ratio_acc_add2, the same units in the
+ *  same order): e = y - r x, ss += e^2 over every unit, and over the units with x > 0 the
+ *  skewness sums m2 += e^2, m3 += e^3. (The proportion's N = sum x and Y = sum y are sx and
+ *  sy: the same sums in the same order.) */
+typedef struct {
+  double sy, sx;   /* pass 1: sums of y and x, in unit order */
+  size_t units, m; /* pass 1: units fed; those with x > 0 */
+  int observed;    /* pass 1: some y != 0 */
+  double r;        /* the turn: sy / sx */
+  double ss;       /* pass 2: sum of e^2 over every unit, e = y - r x */
+  double m2, m3;   /* pass 2: sums of e^2 and e^3 over the units with x > 0 */
+} lbmc_ratio_acc;
+
+/** An empty accumulator (before pass 1). */
+void lbmc_ratio_acc_init(lbmc_ratio_acc *a);
+/** Pass 1: one unit's numerator y and denominator x. */
+void lbmc_ratio_acc_add1(lbmc_ratio_acc *a, double y, double x);
+/** Between the passes: r = sy / sx. */
+void lbmc_ratio_acc_turn(lbmc_ratio_acc *a);
+/** Pass 2: the same unit's y and x as in pass 1, in the same order. */
+void lbmc_ratio_acc_add2(lbmc_ratio_acc *a, double y, double x);
+/** Both passes over arrays (unit i at y[i * stride], x[i * stride]) into a fresh *a. */
+void lbmc_ratio_acc_arrays(lbmc_ratio_acc *a, const double *y, const double *x, size_t units,
+                           size_t stride);
+/** lbmc_ratio_interval of the units fed (after pass 2). */
+void lbmc_ratio_acc_interval(const lbmc_ratio_acc *a, double level, lbmc_interval *out);
+/** lbmc_ratio_interval_skew of the units fed (after pass 2). */
+void lbmc_ratio_acc_interval_skew(const lbmc_ratio_acc *a, double level, lbmc_interval *out);
+/** lbmc_proportion_interval of the units fed (after pass 2; `trials` as there). */
+void lbmc_ratio_acc_proportion(const lbmc_ratio_acc *a, double level, int trials,
+                               lbmc_interval *out);
+
+/** Two ratios measured on the same units, for lbmc_ratio_paired_difference and
+ *  lbmc_ratio_paired_ratio. Pass 1 (add1): each side's pass 1 of lbmc_ratio_acc (sums over
+ *  every unit). The turn: each side's r, n = the units fed and xbar = sx / n. Pass 2
+ *  (add2): a = (y_A - r_A x_A) / xbar_A, b likewise, d = a - b (difference) or
+ *  a / r_A - b / r_B (ratio), ss += d^2. */
+typedef struct {
+  lbmc_ratio_acc a, b; /* each side's pass 1 (and r) */
+  int log_ratio;       /* 0: difference, 1: ratio (on the log scale) */
+  double n, xa, xb;    /* the turn: units, xbar_A, xbar_B */
+  double ss;           /* pass 2 */
+} lbmc_paired_acc;
+
+/** An empty paired accumulator: log_ratio 0 for the difference, 1 for the ratio. */
+void lbmc_paired_acc_init(lbmc_paired_acc *a, int log_ratio);
+/** Pass 1: unit i's y_A, x_A, y_B, x_B. */
+void lbmc_paired_acc_add1(lbmc_paired_acc *a, double ya, double xa, double yb, double xb);
+/** Between the passes. */
+void lbmc_paired_acc_turn(lbmc_paired_acc *a);
+/** Pass 2: the same unit's values as in pass 1, in the same order. */
+void lbmc_paired_acc_add2(lbmc_paired_acc *a, double ya, double xa, double yb, double xb);
+/** lbmc_ratio_paired_difference (or, as initialised, lbmc_ratio_paired_ratio) of the units
+ *  fed (after pass 2). */
+void lbmc_paired_acc_interval(const lbmc_paired_acc *a, double level, lbmc_interval *out);
+
+/** The drift test's data (lbmc_growth_test) fed one unit at a time. The number of units n
+ *  and the deceleration factor c are given at the start (pass 1's mean of the increments
+ *  divides by n): exactly n units must be fed in each pass. Pass 1 (add1, a unit's four
+ *  quarter means q[0..3] and its last quarter's arrivals): sy += q3 - q2, sx += arrivals,
+ *  dbar += ((q3 - q2) - c (q2 - q1)) / n. The turn: r = sy / sx. Pass 2 (add2):
+ *  e = (q3 - q2) - r arrivals, d = (q3 - q2) - c (q2 - q1), ssr += e^2,
+ *  ssd += (d - dbar)^2. One accumulation can be finished at several alpha and g_min. */
+typedef struct {
+  double n, c;         /* given: units, deceleration factor */
+  size_t units;        /* units n as given */
+  double sy, sx, dbar; /* pass 1 */
+  double r;            /* the turn */
+  double ssr, ssd;     /* pass 2 */
+} lbmc_growth_acc;
+
+/** An empty drift accumulator for `units` units and factor c. */
+void lbmc_growth_acc_init(lbmc_growth_acc *a, size_t units, double c);
+/** Pass 1: a unit's quarter means q[0..3] and its arrivals in the last quarter. */
+void lbmc_growth_acc_add1(lbmc_growth_acc *a, const double *q, double arrivals);
+/** Between the passes. */
+void lbmc_growth_acc_turn(lbmc_growth_acc *a);
+/** Pass 2: the same unit's values as in pass 1, in the same order. */
+void lbmc_growth_acc_add2(lbmc_growth_acc *a, const double *q, double arrivals);
+/** lbmc_growth_test of the units fed (after pass 2) at one-sided level alpha and threshold
+ *  g_min. */
+void lbmc_growth_acc_test(const lbmc_growth_acc *a, double alpha, double g_min, lbmc_growth *out);
 
 /* ---- relaxation time (relax.c) ------------------------------------------------------- */
 

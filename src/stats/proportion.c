@@ -98,13 +98,13 @@ static void lbmc_proportion_extreme(lbmc_interval *out, double N, double level, 
   }
 }
 
-void lbmc_proportion_interval(const double *y, const double *x, size_t units, size_t stride,
-                              double level, int trials, lbmc_interval *out)
+void lbmc_ratio_acc_proportion(const lbmc_ratio_acc *a, double level, int trials,
+                               lbmc_interval *out)
 {
-  double p, N = 0, Y = 0, v, neff, z, t, lo, hi;
-  lbmc_ratio_interval(y, x, units, stride, level, out);
+  const double N = a->sx, Y = a->sy; /* the opportunities and the events, summed in order */
+  double p, v, neff, z, t, lo, hi;
+  lbmc_ratio_acc_interval(a, level, out);
   if (out->flags & LBMC_IV_EMPTY) return;
-  for (size_t i = 0; i < units; i++) N += x[i * stride], Y += y[i * stride];
   p = out->estimate;
   if (Y <= 0 || (trials ? Y >= N : p >= 1)) {
     lbmc_proportion_extreme(out, N, level, trials, Y > 0);
@@ -126,4 +126,12 @@ void lbmc_proportion_interval(const double *y, const double *x, size_t units, si
   out->lower = fmin(lo, p);
   out->upper = fmax(hi, p);
   out->half_width = fmax(p - out->lower, out->upper - p);
+}
+
+void lbmc_proportion_interval(const double *y, const double *x, size_t units, size_t stride,
+                              double level, int trials, lbmc_interval *out)
+{
+  lbmc_ratio_acc a;
+  lbmc_ratio_acc_arrays(&a, y, x, units, stride);
+  lbmc_ratio_acc_proportion(&a, level, trials, out);
 }

@@ -46,7 +46,6 @@ void lbmc_woodruff(const lbmc_pooled_dist *d, double p, double q, unsigned qflag
 {
   lbmc_interval band;
   unsigned bflags = 0;
-  double pl, ph;
   if (rule) {
     const size_t n0 = n;
     n = lbmc_batch_merge(Y, X, n0, 1, rule, work, work + n0, &bflags);
@@ -54,6 +53,15 @@ void lbmc_woodruff(const lbmc_pooled_dist *d, double p, double q, unsigned qflag
     X = work + n0;
   }
   lbmc_proportion_interval(Y, X, n, 1, level, d->trials, &band); /* the band for F(q) */
+  lbmc_woodruff_from_band(d, p, q, qflags, &band, bflags, level, out);
+}
+
+void lbmc_woodruff_from_band(const lbmc_pooled_dist *d, double p, double q, unsigned qflags,
+                             const lbmc_interval *b, unsigned bflags, double level,
+                             lbmc_interval *out)
+{
+  const lbmc_interval band = *b;
+  double pl, ph;
   *out = band;
   out->estimate = q;
   out->flags = (band.flags & (LBMC_IV_EMPTY | LBMC_IV_NO_INTERVAL)) | bflags | qflags;

@@ -56,40 +56,51 @@ void lbmc_iv_t(lbmc_interval *out, double se, double dof, double level)
   out->half_width = hw;
 }
 
-/* Sums of y and x, and the units with x > 0. */
-static void lbmc_sums(const double *y, const double *x, size_t units, size_t stride, double *sy,
-                      double *sx, size_t *m)
+/* ---- the ratio's accumulator ---- */
+
+void lbmc_ratio_acc_init(lbmc_ratio_acc *a)
 {
-  *sy = *sx = 0;
-  *m = 0;
-  for (size_t i = 0; i < units; i++) {
-    *sy += y[i * stride];
-    *sx += x[i * stride];
-    *m += x[i * stride] > 0;
-  }
+  a->sy = a->sx = a->r = a->ss = a->m2 = a->m3 = 0;
+  a->units = a->m = 0;
+  a->observed = 0;
 }
 
-/* 1 if every numerator is 0. */
-static int lbmc_all_zero(const double *y, size_t units, size_t stride)
+void lbmc_ratio_acc_add1(lbmc_ratio_acc *a, double y, double x)
 {
-  for (size_t i = 0; i < units; i++)
-    if (y[i * stride] != 0) return 0;
-  return 1;
+  a->sy += y;
+  a->sx += x;
+  a->m += x > 0;
+  a->observed |= y != 0;
+  a->units++;
 }
 
-void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t stride,
-                         double level, lbmc_interval *out)
+void lbmc_ratio_acc_turn(lbmc_ratio_acc *a) { a->r = a->sy / a->sx; }
+
+void lbmc_ratio_acc_add2(lbmc_ratio_acc *a, double y, double x)
 {
-  double sy, sx, r, ss = 0, xbar;
-  size_t m;
-  lbmc_sums(y, x, units, stride, &sy, &sx, &m);
-  if (!(sx > 0)) {
-    lbmc_iv_point(out, NAN, (long)units, LBMC_IV_EMPTY);
+  const double e = y - a->r * x;
+  a->ss += e * e;
+  if (x > 0) a->m2 += e * e, a->m3 += e * e * e; /* the linearised units (mean 0) */
+}
+
+void lbmc_ratio_acc_arrays(lbmc_ratio_acc *a, const double *y, const double *x, size_t units,
+                           size_t stride)
+{
+  lbmc_ratio_acc_init(a);
+  for (size_t i = 0; i < units; i++) lbmc_ratio_acc_add1(a, y[i * stride], x[i * stride]);
+  lbmc_ratio_acc_turn(a);
+  for (size_t i = 0; i < units; i++) lbmc_ratio_acc_add2(a, y[i * stride], x[i * stride]);
+}
+
+void lbmc_ratio_acc_interval(const lbmc_ratio_acc *a, double level, lbmc_interval *out)
+{
+  const size_t m = a->m;
+  if (!(a->sx > 0)) {
+    lbmc_iv_point(out, NAN, (long)a->units, LBMC_IV_EMPTY);
     return;
   }
-  r = sy / sx;
-  lbmc_iv_point(out, r, (long)units, 0);
-  if (lbmc_all_zero(y, units, stride)) { /* e.g. no customer waited: never "0 +/- 0" */
+  lbmc_iv_point(out, a->r, (long)a->units, 0);
+  if (!a->observed) { /* e.g. no customer waited: never "0 +/- 0" */
     out->flags |= LBMC_IV_NONE_OBSERVED;
     return;
   }
@@ -97,12 +108,16 @@ void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t 
     out->flags |= LBMC_IV_NO_INTERVAL;
     return;
   }
-  for (size_t i = 0; i < units; i++) {
-    double e = y[i * stride] - r * x[i * stride];
-    ss += e * e;
-  }
-  xbar = sx / (double)m;
-  lbmc_iv_t(out, sqrt(ss / ((double)m * (double)(m - 1))) / xbar, (double)(m - 1), level);
+  lbmc_iv_t(out, sqrt(a->ss / ((double)m * (double)(m - 1))) / (a->sx / (double)m), (double)(m - 1),
+            level);
+}
+
+void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t stride,
+                         double level, lbmc_interval *out)
+{
+  lbmc_ratio_acc a;
+  lbmc_ratio_acc_arrays(&a, y, x, units, stride);
+  lbmc_ratio_acc_interval(&a, level, out);
 }
 
 /* Units from which the sample skewness places Hall's interval (its asymmetry); below, the
@@ -112,31 +127,24 @@ void lbmc_ratio_interval(const double *y, const double *x, size_t units, size_t 
  * about as much or less (exponential means: 91.5% against 92.3% at 6). */
 #define LBMC_HALL_PLACES_UNITS 6
 
-void lbmc_ratio_interval_skew(const double *y, const double *x, size_t units, size_t stride,
-                              double level, lbmc_interval *out)
+void lbmc_ratio_acc_interval_skew(const lbmc_ratio_acc *a, double level, lbmc_interval *out)
 {
-  double r, m2 = 0, m3 = 0, g, a, b, t, se, lo, hi;
-  size_t m = 0;
-  lbmc_ratio_interval(y, x, units, stride, level, out);
+  double r, m2 = a->m2, m3 = a->m3, g, b, t, se, lo, hi, c;
+  const size_t m = a->m; /* the units with x > 0, which the skewness sums run over */
+  lbmc_ratio_acc_interval(a, level, out);
   if (out->flags || !(out->std_err > 0) || !isfinite(out->std_err) || !(out->dof >= 2)) return;
   r = out->estimate;
-  for (size_t i = 0; i < units; i++) { /* the linearised units y - r x (mean 0) */
-    double e;
-    if (!(x[i * stride] > 0)) continue;
-    e = y[i * stride] - r * x[i * stride];
-    m2 += e * e, m3 += e * e * e, m++;
-  }
   if (m < 3 || !(m2 > 0)) return;
   m2 /= (double)m, m3 /= (double)m;
   g = m3 / pow(m2, 1.5); /* the units' sample skewness */
   if (!isfinite(g) || g == 0) return;
-  a = g / (3 * sqrt((double)m)), b = g / (6 * sqrt((double)m));
+  c = g / (3 * sqrt((double)m)), b = g / (6 * sqrt((double)m));
   t = gsl_cdf_tdist_Pinv(0.5 + level / 2, out->dof);
   se = out->std_err;
-  /* T = (r - mu) / se; g(T) = T + a T^2 + a^2 T^3 / 3 + b = ((1 + a T)^3 - 1) / (3 a) + b is
+  /* T = (r - mu) / se; g(T) = T + c T^2 + c^2 T^3 / 3 + b = ((1 + c T)^3 - 1) / (3 c) + b is
    * about Student's t: mu lies in [r - se g^-1(t), r - se g^-1(-t)] */
-  lo = r - se * (cbrt(1 + 3 * a * (t - b)) - 1) / a;
-  hi = r - se * (cbrt(1 + 3 * a * (-t - b)) - 1) / a;
+  lo = r - se * (cbrt(1 + 3 * c * (t - b)) - 1) / c;
+  hi = r - se * (cbrt(1 + 3 * c * (-t - b)) - 1) / c;
   if (!(isfinite(lo) && isfinite(hi) && lo <= r && r <= hi)) return;
   if (m < LBMC_HALL_PLACES_UNITS) { /* too few units to tell the side: the length only */
     const double h = (hi - lo) / 2;
@@ -146,25 +154,25 @@ void lbmc_ratio_interval_skew(const double *y, const double *x, size_t units, si
   out->half_width = fmax(r - lo, hi - r);
 }
 
+void lbmc_ratio_interval_skew(const double *y, const double *x, size_t units, size_t stride,
+                              double level, lbmc_interval *out)
+{
+  lbmc_ratio_acc a;
+  lbmc_ratio_acc_arrays(&a, y, x, units, stride);
+  lbmc_ratio_acc_interval_skew(&a, level, out);
+}
+
 void lbmc_ratio_jackknife(const double *y, const double *x, size_t units, size_t stride,
                           double level, lbmc_interval *out)
 {
   double sy, sx, mean = 0, ss = 0;
   size_t m;
-  lbmc_sums(y, x, units, stride, &sy, &sx, &m);
-  if (!(sx > 0)) {
-    lbmc_iv_point(out, NAN, (long)units, LBMC_IV_EMPTY);
-    return;
-  }
-  lbmc_iv_point(out, sy / sx, (long)units, 0);
-  if (lbmc_all_zero(y, units, stride)) {
-    out->flags |= LBMC_IV_NONE_OBSERVED;
-    return;
-  }
-  if (m < 2) {
-    out->flags |= LBMC_IV_NO_INTERVAL;
-    return;
-  }
+  lbmc_ratio_acc a;
+  lbmc_ratio_acc_arrays(&a, y, x, units, stride);
+  lbmc_ratio_acc_interval(&a, level, out); /* the estimate, and whether an interval can be */
+  if (out->flags) return;
+  lbmc_iv_point(out, out->estimate, (long)units, 0); /* not the delta method's ends */
+  sy = a.sy, sx = a.sx, m = a.m;
   /* two passes over the leave-one-out ratios: their mean, then their spread */
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < units; i++) {
@@ -183,51 +191,78 @@ void lbmc_ratio_jackknife(const double *y, const double *x, size_t units, size_t
   lbmc_iv_t(out, sqrt(ss * (double)(m - 1) / (double)m), (double)(m - 1), level);
 }
 
-/* Residual of unit i of a ratio estimator divided by its mean denominator: the unit's
- * influence on the estimate (delta method). */
-static double lbmc_influence(const double *y, const double *x, size_t i, size_t stride, double r,
-                             double xbar)
+/* ---- the paired accumulator ---- */
+
+void lbmc_paired_acc_init(lbmc_paired_acc *a, int log_ratio)
 {
-  return (y[i * stride] - r * x[i * stride]) / xbar;
+  lbmc_ratio_acc_init(&a->a);
+  lbmc_ratio_acc_init(&a->b);
+  a->log_ratio = log_ratio;
+  a->n = a->xa = a->xb = a->ss = 0;
 }
 
-/* Paired comparison by the delta method: influences a_i / scale_a - b_i / scale_b. */
-static void lbmc_paired(const double *ya, const double *xa, const double *yb, const double *xb,
-                        size_t units, size_t stride, double level, int log_ratio,
-                        lbmc_interval *out)
+void lbmc_paired_acc_add1(lbmc_paired_acc *a, double ya, double xa, double yb, double xb)
 {
-  double sya, sxa, syb, sxb, ra, rb, ss = 0, n = (double)units;
-  size_t ma, mb;
-  lbmc_sums(ya, xa, units, stride, &sya, &sxa, &ma);
-  lbmc_sums(yb, xb, units, stride, &syb, &sxb, &mb);
-  if (!(sxa > 0) || !(sxb > 0)) {
-    lbmc_iv_point(out, NAN, (long)units, LBMC_IV_EMPTY);
+  lbmc_ratio_acc_add1(&a->a, ya, xa);
+  lbmc_ratio_acc_add1(&a->b, yb, xb);
+}
+
+void lbmc_paired_acc_turn(lbmc_paired_acc *a)
+{
+  lbmc_ratio_acc_turn(&a->a);
+  lbmc_ratio_acc_turn(&a->b);
+  a->n = (double)a->a.units;
+  a->xa = a->a.sx / a->n; /* the mean denominators */
+  a->xb = a->b.sx / a->n;
+}
+
+void lbmc_paired_acc_add2(lbmc_paired_acc *a, double ya, double xa, double yb, double xb)
+{
+  /* each unit's influence on its estimate (delta method): its residual over xbar */
+  const double ia = (ya - a->a.r * xa) / a->xa, ib = (yb - a->b.r * xb) / a->xb;
+  const double d = a->log_ratio ? ia / a->a.r - ib / a->b.r : ia - ib;
+  a->ss += d * d;
+}
+
+void lbmc_paired_acc_interval(const lbmc_paired_acc *a, double level, lbmc_interval *out)
+{
+  const double ra = a->a.r, rb = a->b.r, n = a->n;
+  const long units = (long)a->a.units;
+  if (!(a->a.sx > 0) || !(a->b.sx > 0)) {
+    lbmc_iv_point(out, NAN, units, LBMC_IV_EMPTY);
     return;
   }
-  ra = sya / sxa;
-  rb = syb / sxb;
-  if (log_ratio && !(ra > 0 && rb > 0)) {
-    lbmc_iv_point(out, rb > 0 ? ra / rb : NAN, (long)units, LBMC_IV_NO_INTERVAL);
+  if (a->log_ratio && !(ra > 0 && rb > 0)) {
+    lbmc_iv_point(out, rb > 0 ? ra / rb : NAN, units, LBMC_IV_NO_INTERVAL);
     return;
   }
-  lbmc_iv_point(out, log_ratio ? log(ra / rb) : ra - rb, (long)units, 0);
+  lbmc_iv_point(out, a->log_ratio ? log(ra / rb) : ra - rb, units, 0);
   if (units < 2) {
     out->flags |= LBMC_IV_NO_INTERVAL;
     return;
   }
-  for (size_t i = 0; i < units; i++) {
-    double a = lbmc_influence(ya, xa, i, stride, ra, sxa / n);
-    double b = lbmc_influence(yb, xb, i, stride, rb, sxb / n);
-    double d = log_ratio ? a / ra - b / rb : a - b;
-    ss += d * d;
-  }
-  lbmc_iv_t(out, sqrt(ss / (n * (n - 1))), n - 1, level);
-  if (log_ratio) { /* back from the log scale; std_err stays that of the log */
+  lbmc_iv_t(out, sqrt(a->ss / (n * (n - 1))), n - 1, level);
+  if (a->log_ratio) { /* back from the log scale; std_err stays that of the log */
     out->lower = exp(out->lower);
     out->upper = exp(out->upper);
     out->estimate = ra / rb;
     out->half_width = fmax(out->estimate - out->lower, out->upper - out->estimate);
   }
+}
+
+/* Paired comparison by the delta method over arrays. */
+static void lbmc_paired(const double *ya, const double *xa, const double *yb, const double *xb,
+                        size_t units, size_t stride, double level, int log_ratio,
+                        lbmc_interval *out)
+{
+  lbmc_paired_acc a;
+  lbmc_paired_acc_init(&a, log_ratio);
+  for (size_t i = 0; i < units; i++)
+    lbmc_paired_acc_add1(&a, ya[i * stride], xa[i * stride], yb[i * stride], xb[i * stride]);
+  lbmc_paired_acc_turn(&a);
+  for (size_t i = 0; i < units; i++)
+    lbmc_paired_acc_add2(&a, ya[i * stride], xa[i * stride], yb[i * stride], xb[i * stride]);
+  lbmc_paired_acc_interval(&a, level, out);
 }
 
 void lbmc_ratio_paired_difference(const double *ya, const double *xa, const double *yb,

@@ -34,31 +34,57 @@ size_t lbmc_mser(const double *y, size_t m, size_t batch, size_t cap_groups, int
   return batch * best;
 }
 
+void lbmc_growth_acc_init(lbmc_growth_acc *a, size_t units, double c)
+{
+  a->units = units;
+  a->n = (double)units;
+  a->c = c;
+  a->sy = a->sx = a->dbar = a->r = a->ssr = a->ssd = 0;
+}
+
+void lbmc_growth_acc_add1(lbmc_growth_acc *a, const double *q, double arrivals)
+{
+  a->sy += q[3] - q[2];
+  a->sx += arrivals;
+  a->dbar += ((q[3] - q[2]) - a->c * (q[2] - q[1])) / a->n;
+}
+
+void lbmc_growth_acc_turn(lbmc_growth_acc *a)
+{
+  a->r = a->sy / a->sx; /* customers accumulated per arrival: a ratio of sums (delta method) */
+}
+
+void lbmc_growth_acc_add2(lbmc_growth_acc *a, const double *q, double arrivals)
+{
+  const double e = (q[3] - q[2]) - a->r * arrivals, d = (q[3] - q[2]) - a->c * (q[2] - q[1]);
+  a->ssr += e * e;
+  a->ssd += (d - a->dbar) * (d - a->dbar);
+}
+
+void lbmc_growth_acc_test(const lbmc_growth_acc *a, double alpha, double g_min, lbmc_growth *out)
+{
+  const double n = a->n, r = a->r;
+  double t;
+  out->growth = out->growth_lower = out->decel = out->decel_lower = NAN;
+  out->proven = 0;
+  if (a->units < 2 || !(a->sx > 0)) return;
+  t = gsl_cdf_tdist_Qinv(alpha, n - 1); /* one-sided */
+  out->growth = r;
+  out->growth_lower = r - t * sqrt(a->ssr / (n * (n - 1))) / (a->sx / n);
+  out->decel = a->dbar;
+  out->decel_lower = a->dbar - t * sqrt(a->ssd / (n * (n - 1)));
+  out->proven = out->growth_lower > g_min && out->decel_lower > 0;
+}
+
 void lbmc_growth_test(const double *nbar, const double *arrivals, size_t units, size_t stride,
                       double alpha, double c, double g_min, lbmc_growth *out)
 {
-  double sy = 0, sx = 0, dbar = 0, ssr = 0, ssd = 0, n = (double)units, r, t;
-  out->growth = out->growth_lower = out->decel = out->decel_lower = NAN;
-  out->proven = 0;
-  if (units < 2) return;
-  for (size_t i = 0; i < units; i++) {
-    const double *q = nbar + i * stride;
-    sy += q[3] - q[2];
-    sx += arrivals[i * stride];
-    dbar += ((q[3] - q[2]) - c * (q[2] - q[1])) / n;
-  }
-  if (!(sx > 0)) return;
-  r = sy / sx; /* customers accumulated per arrival: a ratio of sums (delta method) */
-  for (size_t i = 0; i < units; i++) {
-    const double *q = nbar + i * stride;
-    double e = (q[3] - q[2]) - r * arrivals[i * stride], d = (q[3] - q[2]) - c * (q[2] - q[1]);
-    ssr += e * e;
-    ssd += (d - dbar) * (d - dbar);
-  }
-  t = gsl_cdf_tdist_Qinv(alpha, n - 1); /* one-sided */
-  out->growth = r;
-  out->growth_lower = r - t * sqrt(ssr / (n * (n - 1))) / (sx / n);
-  out->decel = dbar;
-  out->decel_lower = dbar - t * sqrt(ssd / (n * (n - 1)));
-  out->proven = out->growth_lower > g_min && out->decel_lower > 0;
+  lbmc_growth_acc a;
+  lbmc_growth_acc_init(&a, units, c);
+  for (size_t i = 0; i < units; i++)
+    lbmc_growth_acc_add1(&a, nbar + i * stride, arrivals[i * stride]);
+  lbmc_growth_acc_turn(&a);
+  for (size_t i = 0; i < units; i++)
+    lbmc_growth_acc_add2(&a, nbar + i * stride, arrivals[i * stride]);
+  lbmc_growth_acc_test(&a, alpha, g_min, out);
 }

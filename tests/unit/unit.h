@@ -96,6 +96,7 @@ int ut_register_engine(void);
 int ut_register_replica(void);
 int ut_register_service(void);
 int ut_register_estimators(void);
+int ut_register_accumulators(void);
 int ut_register_dhist(void);
 int ut_register_occupancy(void);
 int ut_register_mf_expansion(void);

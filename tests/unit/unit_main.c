@@ -13,13 +13,14 @@
 int main(int argc, char **argv)
 {
   int (*const suites[])(void) = {
-      ut_register_model,       ut_register_streams,       ut_register_ziggurat,
-      ut_register_stats,       ut_register_policy_simple, ut_register_policy_balanced,
-      ut_register_policy_pull, ut_register_engine,        ut_register_replica,
-      ut_register_service,     ut_register_estimators,    ut_register_dhist,
-      ut_register_occupancy,   ut_register_occ_ph,        ut_register_point,
-      ut_register_error,       ut_register_tally,         ut_register_ladder,
-      ut_register_residual,    ut_register_mf_expansion,  ut_register_rep_store,
+      ut_register_model,        ut_register_streams,       ut_register_ziggurat,
+      ut_register_stats,        ut_register_policy_simple, ut_register_policy_balanced,
+      ut_register_policy_pull,  ut_register_engine,        ut_register_replica,
+      ut_register_service,      ut_register_estimators,    ut_register_dhist,
+      ut_register_occupancy,    ut_register_occ_ph,        ut_register_point,
+      ut_register_error,        ut_register_tally,         ut_register_ladder,
+      ut_register_residual,     ut_register_mf_expansion,  ut_register_rep_store,
+      ut_register_accumulators,
   };
   unsigned failures;
   if (!getenv("LBMC_TRACE")) lbmc_error_set_mode(LBMC_ERRORS_STORE);
