@@ -342,9 +342,11 @@ typedef struct {
   size_t slots;     /* in memory: the window of replicas in but not stored (ahead of the
                        first missing one, or before the warm-up is decided): its table and
                        entries */
-  size_t records;   /* in memory: whole records (all of the first round until its warm-up is
-                       decided with warmup auto; replica 0's while it is the only one
-                       summarised) */
+  size_t records;   /* in memory: whole records (replica 0's while it is the only one
+                       summarised), and with warmup auto, until the first round's warm-up is
+                       decided, the memory of the store its records wait in (up to
+                       LBMC_REP_STORE_BYTES, then a write buffer) and the buffer one is read
+                       back into */
   size_t sums;      /* in memory: the rows (sums, parts, admissions, ...) of the window's
                        summarised replicas */
   size_t quantiles; /* in memory: the window's replicas' retained histograms or mixtures */
@@ -353,7 +355,8 @@ typedef struct {
   size_t work;      /* in memory: the reduction's work space (its largest pass so far) */
   size_t store;     /* in memory: the store's rows while below LBMC_REP_STORE_BYTES, else
                        its write buffers, and the block the passes read through */
-  size_t file;      /* in the store's temporary file (not in memory) */
+  size_t file;      /* in the stores' temporary files (not in memory): rows, quantile data,
+                       and records waiting for the warm-up's decision */
 } lbmc_point_held;
 
 /** What p holds now, into out. Nothing is allocated. */

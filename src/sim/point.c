@@ -292,7 +292,7 @@ static lbmc_err lbmc_point_decide(lbmc_point *p, long R)
   len = p->work + p->S;
   memset(p->work, 0, sizeof *p->work * 2 * p->S);
   for (long i = 0; i < R; i++) {
-    lbmc_point_full(p, i, &rec);
+    LBMC_CALL(lbmc_point_full(p, i, &rec));
     if (rec.h.status == LBMC_STATUS_UNSTABLE) continue; /* the point is unstable anyway */
     for (size_t s = 0; s < p->S; s++) {
       area[s] += rec.seg[s * p->W + LBMC_TK_AREA_N];
@@ -448,6 +448,7 @@ static void lbmc_point_drop_full(lbmc_point *p, lbmc_point_rep *r)
   if (r->i != 0) {
     free(r->full);
     r->full = NULL;
+    r->full_in = 0; /* its bytes stay in the record store until the store goes */
     p->other_kept = 1;
   }
   if (p->first_round == 1 || !p->other_kept) return;
@@ -483,7 +484,8 @@ static lbmc_err lbmc_point_summarise(lbmc_point *p, lbmc_point_rep *r)
   lbmc_record rec;
   size_t used;
   double *sums, *values, *weights;
-  lbmc_record_view(r->full, r->full_size, &rec);
+  if (r->i == 0) LBMC_CALL(lbmc_point_full_hold(p, r)); /* kept for batch means */
+  LBMC_CALL(lbmc_point_full(p, r->i, &rec));
   r->row = calloc(1, p->row_bytes);
   r->fine = malloc(sizeof *r->fine * (2 * p->fine + 1));
   if (!r->row || !r->fine) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory");
@@ -556,11 +558,8 @@ lbmc_err lbmc_point_add(lbmc_point *p, const void *record, size_t size, int *use
   if (i < p->appended) return LBMC_SUCCESS; /* a record again (the same bytes): its row stands */
   LBMC_CALL(lbmc_point_win_slot(p, i, &r));
   lbmc_point_rep_clear(r);
-  r->full = malloc(size);
-  if (!r->full) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
-  memcpy(r->full, record, size);
-  r->full_size = size;
   if (!p->decided && !p->o.warmup_auto) LBMC_CALL(lbmc_point_decide(p, 0)); /* fixed: now */
+  LBMC_CALL(lbmc_point_full_keep(p, r, record, size)); /* the record store until decided */
   if (p->decided) return lbmc_point_summarise(p, r);
   if (p->win_count < p->first_round) return LBMC_SUCCESS;
   for (long k = 0; k < p->first_round; k++)
@@ -582,6 +581,7 @@ lbmc_err lbmc_point_decide_early(lbmc_point *p, long R)
     lbmc_point_rep *r = lbmc_point_win(p, k);
     if (r && !r->kept) LBMC_CALL(lbmc_point_summarise(p, r));
   }
+  lbmc_point_full_release(p); /* every record in it summarised */
   return LBMC_SUCCESS;
 }
 

@@ -91,7 +91,7 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     if (seg_parts) {
       lbmc_record rec;
       lbmc_moments rm;
-      lbmc_point_full(p, i, &rec);
+      LBMC_CALL(lbmc_point_full(p, i, &rec));
       for (size_t s = 0; s < Sm; s++) {
         const double *seg = rec.seg + (p->d + s) * p->W;
         area[(size_t)i * m + s] = seg[LBMC_TK_AREA_N];

@@ -36,6 +36,10 @@ struct lbmc_point_ {
   /* the replicas: rows 0 .. appended - 1 in the store, the ones after in the window */
   lbmc_rep_store *store;  /* rows of lbmc_point_row_bytes, in replica order */
   lbmc_rep_store *qstore; /* their quantile data, a byte stream (rows of 1 byte) */
+  lbmc_rep_store *rstore; /* the whole records of the window's replicas waiting for the
+                             warm-up's decision (warmup auto), a byte stream (rows of 1
+                             byte) in the order they came, each at a multiple of 8 bytes;
+                             NULL when none */
   size_t row_bytes;
   long appended;        /* replicas 0 .. appended - 1 are in the store */
   lbmc_point_rep **win; /* win_cap slots: replica i >= appended at i % win_cap (NULL: not

@@ -53,7 +53,7 @@ static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
     }
   } else if (R == 1) {
     lbmc_record rec;
-    lbmc_point_full(p, 0, &rec);
+    LBMC_CALL(lbmc_point_full(p, 0, &rec));
     for (size_t b = 0; b < u->U; b++)
       lbmc_point_seg_add(p, &rec, p->d + Sm * b / u->U, p->d + Sm * (b + 1) / u->U,
                          u->row + b * p->W);
@@ -249,7 +249,7 @@ static lbmc_err lbmc_point_unit_hist(lbmc_point *p, long R, const size_t *groups
     return LBMC_SUCCESS;
   } else {
     lbmc_record rec;
-    lbmc_point_full(p, 0, &rec);
+    LBMC_CALL(lbmc_point_full(p, 0, &rec));
     return lbmc_record_hist(&rec, groups[u], which, h);
   }
 }
@@ -287,7 +287,7 @@ static lbmc_err lbmc_point_unit_mixture(const lbmc_point *p, long R, const size_
     return LBMC_SUCCESS;
   } else {
     lbmc_record rec;
-    lbmc_point_full(p, 0, &rec);
+    LBMC_CALL(lbmc_point_full(p, 0, &rec));
     return lbmc_record_mixture(&rec, groups[u], mx);
   }
 }
@@ -482,7 +482,7 @@ static lbmc_err lbmc_point_quantiles(lbmc_point *p, long R)
   w.groups = groups;
   if (R < 2) {
     lbmc_record rec;
-    lbmc_point_full(p, 0, &rec);
+    LBMC_CALL(lbmc_point_full(p, 0, &rec));
     for (size_t g = 0; g < p->G && w.U < sizeof groups / sizeof *groups; g++)
       if ((size_t)rec.group_start[g] >= p->d) groups[w.U++] = g;
   } else {

@@ -66,6 +66,7 @@ void lbmc_point_store_forget(lbmc_point *p)
   p->full0 = NULL;
   p->full0_size = 0;
   p->other_kept = 0;
+  lbmc_point_full_release(p);
   p->fine_sy = p->fine_sx = 0;
   if (p->store) lbmc_rep_store_truncate(p->store, 0);
   if (p->qstore) lbmc_rep_store_truncate(p->qstore, 0);
@@ -229,15 +230,79 @@ lbmc_err lbmc_point_qdata(const lbmc_point *p, long u, const unsigned char **dat
   return LBMC_SUCCESS;
 }
 
-void lbmc_point_full(const lbmc_point *p, long i, lbmc_record *rec)
+/* Bytes a record takes in the record store: its size up to a multiple of 8 (each record
+ * starts aligned for its doubles). */
+static size_t lbmc_point_full_span(size_t size) { return (size + 7) / 8 * 8; }
+
+lbmc_err lbmc_point_full_keep(lbmc_point *p, lbmc_point_rep *r, const void *record, size_t size)
+{
+  static const unsigned char pad[8] = {0};
+  const size_t span = lbmc_point_full_span(size);
+  if (p->decided) { /* summarised at once */
+    if (!(r->full = malloc(size)))
+      return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
+    memcpy(r->full, record, size);
+    r->full_size = size;
+    return LBMC_SUCCESS;
+  }
+  if (!p->rstore) LBMC_CALL(lbmc_rep_store_create(1, &p->rstore));
+  r->full_off = lbmc_rep_store_rows(p->rstore);
+  LBMC_CALL(lbmc_rep_store_append(p->rstore, record, (long)size));
+  if (span > size) LBMC_CALL(lbmc_rep_store_append(p->rstore, pad, (long)(span - size)));
+  r->full_size = size;
+  r->full_in = 1;
+  return LBMC_SUCCESS;
+}
+
+/* Replica r's record from the record store into buf (r->full_size bytes). */
+static lbmc_err lbmc_point_full_read(const lbmc_point *p, const lbmc_point_rep *r, void *buf)
+{
+  return lbmc_rep_store_read(p->rstore, r->full_off, (long)r->full_size, buf);
+}
+
+lbmc_err lbmc_point_full_hold(const lbmc_point *p, lbmc_point_rep *r)
+{
+  if (!r->full_in) return LBMC_SUCCESS;
+  if (!(r->full = malloc(r->full_size)))
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
+  LBMC_CALL(lbmc_point_full_read(p, r, r->full));
+  r->full_in = 0;
+  return LBMC_SUCCESS;
+}
+
+void lbmc_point_full_release(lbmc_point *p)
+{
+  lbmc_rep_store_destroy(&p->rstore);
+  if (!p->cur) return;
+  free(p->cur->rec);
+  p->cur->rec = NULL;
+  p->cur->rec_cap = 0;
+}
+
+lbmc_err lbmc_point_full(const lbmc_point *p, long i, lbmc_record *rec)
 {
   const lbmc_point_rep *r = lbmc_point_win(p, i);
+  memset(rec, 0, sizeof *rec);
   if (r && r->full)
     lbmc_record_view(r->full, r->full_size, rec);
-  else if (i == 0 && p->full0)
+  else if (r && r->full_in) {
+    lbmc_point_cursor *c = p->cur;
+    const void *at = lbmc_rep_store_peek(p->rstore, r->full_off, (long)r->full_size);
+    if (!at) {
+      if (r->full_size > c->rec_cap) {
+        unsigned char *buf = realloc(c->rec, r->full_size);
+        if (!buf) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
+        c->rec = buf, c->rec_cap = r->full_size;
+      }
+      LBMC_CALL(lbmc_point_full_read(p, r, c->rec));
+      at = c->rec;
+    }
+    if (lbmc_record_view(at, r->full_size, rec) != 0)
+      return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: replica %ld's record read back is not a record",
+                        i);
+  } else if (i == 0 && p->full0)
     lbmc_record_view(p->full0, p->full0_size, rec);
-  else
-    memset(rec, 0, sizeof *rec);
+  return LBMC_SUCCESS;
 }
 
 void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out)
@@ -256,6 +321,11 @@ void lbmc_point_held_of(const lbmc_point *p, lbmc_point_held *out)
     out->quantiles += r->qsize;
     if (r->fine) out->parts += sizeof *r->fine * (2 * p->fine + 1);
     if (r->trans) out->parts += sizeof *r->trans * p->S * lbmc_point_trans_width(p);
+  }
+  out->records += c->rec_cap;
+  if (p->rstore) {
+    out->records += lbmc_rep_store_held(p->rstore);
+    if (lbmc_rep_store_spilled(p->rstore)) out->file += (size_t)lbmc_rep_store_rows(p->rstore);
   }
   out->store = lbmc_rep_store_held(p->store) + lbmc_rep_store_held(p->qstore) +
                (size_t)c->cap * p->row_bytes + c->q_cap;

@@ -43,8 +43,11 @@ static inline double *lbmc_point_row_sums(const lbmc_point_row *r) { return (dou
 typedef struct {
   long i;              /* its replica index */
   int kept;            /* summarised: row, fine, qdata and trans are made */
-  unsigned char *full; /* the whole record, until summarised */
-  size_t full_size;
+  int full_in;         /* its record is in the point's record store (p->rstore: waiting for
+                          the warm-up's decision) at byte full_off, not in `full` */
+  unsigned char *full; /* the whole record in memory, until summarised */
+  size_t full_size;    /* its bytes (in memory or in the record store) */
+  long full_off;
   lbmc_point_row *row;  /* lbmc_point_row_bytes */
   double *fine;         /* its p->fine fine parts' areas then times (their running sums
                            need replicas 0 .. i - 1 first) */
@@ -69,6 +72,8 @@ typedef struct {
   long q_cur; /* the replica whose bytes are in q (-1: none) */
   unsigned char *q;
   size_t q_size, q_cap;
+  unsigned char *rec; /* a whole record read from the record store (lbmc_point_full) */
+  size_t rec_cap;
 } lbmc_point_cursor;
 
 /** The admissions of row r of point p (J x LBMC_PARTS doubles after its sums block). */
@@ -108,8 +113,24 @@ long lbmc_point_win_end(const lbmc_point *p);
  *  LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_store_flush(lbmc_point *p);
 
+/** Keep replica r's whole record (size bytes, a valid record): before the warm-up is
+ *  decided in the point's record store (p->rstore, a byte stream held in memory up to
+ *  LBMC_REP_STORE_BYTES, then in its file: the first round's records do not hold the
+ *  point's memory), after it in r->full (summarised at once). Errors: LBMC_ERR_MEMORY,
+ *  LBMC_ERR_FILE, LBMC_ERR_ARG (LBMC_REP_STORE_BYTES malformed). */
+lbmc_err lbmc_point_full_keep(lbmc_point *p, lbmc_point_rep *r, const void *record, size_t size);
+/** Replica r's whole record into memory (r->full) if it is in the record store: replica 0
+ *  keeps it there for batch means. Errors: LBMC_ERR_MEMORY, LBMC_ERR_FILE. */
+lbmc_err lbmc_point_full_hold(const lbmc_point *p, lbmc_point_rep *r);
+/** Free the record store (the warm-up decided and every replica in the window summarised:
+ *  no record is in it any more; or the point forgets its replicas). */
+void lbmc_point_full_release(lbmc_point *p);
+
 /** Replica i's whole record (in the window, or replica 0's kept one) viewed in rec; NULL
- *  record when the point does not hold it. */
-void lbmc_point_full(const lbmc_point *p, long i, lbmc_record *rec);
+ *  record when the point does not hold it. A record in the record store is read into the
+ *  point's cursor (or viewed in the store's memory): valid until the next call, or the
+ *  next record kept. Errors: LBMC_ERR_FILE, LBMC_ERR_MEMORY, LBMC_ERR_INTERNAL (the bytes
+ *  read back are not a record). */
+lbmc_err lbmc_point_full(const lbmc_point *p, long i, lbmc_record *rec);
 
 #endif

@@ -386,6 +386,22 @@ static void prof_same(long i, size_t s, double *a, double *w, double *nbar)
   *nbar = 0.5 + 0.01 * (double)((s * 7 + (size_t)i * 3) % 5);
 }
 
+/* The caller's LBMC_REP_STORE_BYTES (NULL: unset), to put back with store_bytes_restore. */
+static char *store_bytes_save(void)
+{
+  const char *env = getenv(LBMC_REP_STORE_BYTES_ENV);
+  return env ? strdup(env) : NULL;
+}
+
+static void store_bytes_restore(char *saved)
+{
+  if (saved)
+    setenv(LBMC_REP_STORE_BYTES_ENV, saved, 1);
+  else
+    unsetenv(LBMC_REP_STORE_BYTES_ENV);
+  free(saved);
+}
+
 /* What a point holds in memory does not grow with the replicas: with its store in the file
  * (LBMC_REP_STORE_BYTES=0), after reducing 64 and 4096 replicas the same bytes, the
  * reduction's work space included (its estimators are fed row by row), but for the block
@@ -398,8 +414,7 @@ static void test_point_held(void)
   lbmc_model *m = test_model();
   lbmc_run_options o;
   size_t mem[2], block[2];
-  const char *env = getenv(LBMC_REP_STORE_BYTES_ENV);
-  char *saved = env ? strdup(env) : NULL;
+  char *saved = store_bytes_save();
   test_options(&o, 0);
   setenv(LBMC_REP_STORE_BYTES_ENV, "0", 1);
   for (int t = 0; t < 2; t++) {
@@ -457,11 +472,64 @@ static void test_point_held(void)
       "bytes in memory, the work space included: %zu at 64 replicas, %zu at 4096 (blocks of %zu "
       "and %zu)",
       mem[0], mem[1], block[0], block[1]);
-  if (saved)
-    setenv(LBMC_REP_STORE_BYTES_ENV, saved, 1);
-  else
-    unsetenv(LBMC_REP_STORE_BYTES_ENV);
-  free(saved);
+  store_bytes_restore(saved);
+  lbmc_model_destroy(&m);
+}
+
+/* Before the warm-up is decided (warmup auto) the first round's whole records wait in the
+ * point's record store: with it in its file (LBMC_REP_STORE_BYTES=0), the bytes held in
+ * memory but the window's slots are the same once 63 and once 1023 records are in, out of
+ * order (replica 0 last), the records in the file; and the reduction equals that of the
+ * same records in order with every record in memory. */
+static void test_point_records_held(void)
+{
+  lbmc_model *m = test_model();
+  lbmc_run_options o;
+  size_t mem[2];
+  char *saved = store_bytes_save();
+  test_options(&o, 1);
+  for (int t = 0; t < 2; t++) {
+    const long R = t ? 1024 : 64;
+    lbmc_point *p = NULL, *ref;
+    lbmc_point_held h;
+    size_t size, bytes = 0;
+    int used;
+    setenv(LBMC_REP_STORE_BYTES_ENV, "1073741824", 1); /* every record in memory */
+    ref = reduce(m, &o, R, prof_fill6, NULL, 1.5);
+    setenv(LBMC_REP_STORE_BYTES_ENV, "0", 1);
+    CU_ASSERT_FATAL(lbmc_point_create(m, &o, R, &p) == LBMC_SUCCESS);
+    for (long k = 0; k < R; k++) {
+      const long i = k == R - 1 ? 0 : 1 + (k * 37) % (R - 1); /* scrambled, replica 0 last */
+      unsigned char *rec = make_record(i, 0, prof_fill6, 0, 1.5, &size);
+      if (k == R - 1) {
+        lbmc_point_held_of(p, &h);
+        UT_CHECK(h.replicas == R - 1 && h.stored == 0 && h.file >= bytes,
+                 "%ld replicas before the decision: %ld in, %ld stored, file %zu bytes (records "
+                 "%zu)",
+                 R, h.replicas, h.stored, h.file, bytes);
+        mem[t] = h.records + h.sums + h.quantiles + h.parts + h.store + h.work;
+      }
+      bytes += size;
+      CU_ASSERT(lbmc_point_add(p, rec, size, &used) == LBMC_SUCCESS && used);
+      free(rec);
+    }
+    CU_ASSERT_FATAL(lbmc_point_ready(p, R));
+    CU_ASSERT_FATAL(lbmc_point_reduce(p, R) == LBMC_SUCCESS);
+    {
+      const lbmc_estimates *x = lbmc_point_estimates(ref), *y = lbmc_point_estimates(p);
+      CU_ASSERT(memcmp(x->estimate, y->estimate, sizeof(double) * 6 * x->total) == 0);
+      CU_ASSERT(memcmp(x->flags, y->flags, sizeof(unsigned) * x->total) == 0);
+      CU_ASSERT(memcmp(lbmc_point_verdict(ref), lbmc_point_verdict(p), sizeof(lbmc_verdict)) == 0);
+      CU_ASSERT(lbmc_point_verdict(p)->warmup_used > 0);
+    }
+    lbmc_point_held_of(p, &h);
+    UT_CHECK(h.records == 0, "%ld replicas after the decision: records %zu bytes", R, h.records);
+    lbmc_point_destroy(&p);
+    lbmc_point_destroy(&ref);
+  }
+  UT_CHECK(mem[0] == mem[1], "bytes in memory before the decision: %zu at 64 replicas, %zu at 1024",
+           mem[0], mem[1]);
+  store_bytes_restore(saved);
   lbmc_model_destroy(&m);
 }
 
@@ -559,6 +627,7 @@ int ut_register_point(void)
       {"point: one replica, point mass", test_point_one},
       {"point: stopped after its first replica", test_point_stopped},
       {"point: bytes held per replica, 64 and 4096 replicas", test_point_held},
+      {"point: first round's records out of memory, 64 and 1024", test_point_records_held},
       {"point: doublings, sequential mode", test_point_next},
       {NULL, NULL}};
   return ut_add_suite("point", tests);
