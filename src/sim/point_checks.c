@@ -306,33 +306,29 @@ static int lbmc_point_mf_started(const lbmc_point *p, const lbmc_point_relaxatio
 }
 
 /* The standard error of entry e of metric i over the R replicas' sums (as the reduction's
- * entries: a ratio or a proportion of their sums); NAN without one. Only for sequential
- * mode's target entry: the rule decides before the reduction estimates the entries (their
- * batches, with one replica, need the relaxation rules' cap), and the other entries' bounds
- * are set against the estimates' own standard errors (lbmc_point_mf_flags). */
-static double lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e)
+ * entries: a ratio or a proportion of their sums) into *se; NAN without one. Only for
+ * sequential mode's target entry: the rule decides before the reduction estimates the
+ * entries (their batches, with one replica, need the relaxation rules' cap), and the other
+ * entries' bounds are set against the estimates' own standard errors (lbmc_point_mf_flags).
+ * Errors: as lbmc_point_row_at (a failed read of the point's store), LBMC_ERR_MEMORY. */
+static lbmc_err lbmc_point_mf_se(lbmc_point *p, long R, int i, size_t e, double *se)
 {
   double *y, *x;
   lbmc_interval iv;
   lbmc_term_kind kind = LBMC_TERM_RATIO;
-  if (lbmc_point_work(&p->work, &p->work_len, 2 * (size_t)R) != LBMC_SUCCESS) {
-    lbmc_error_clear();
-    return NAN;
-  }
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, 2 * (size_t)R));
   y = p->work, x = y + R;
   for (long k = 0; k < R; k++) {
     const lbmc_point_row *r;
-    if (lbmc_point_row_at(p, k, &r) != LBMC_SUCCESS) {
-      lbmc_error_clear();
-      return NAN;
-    }
+    LBMC_CALL(lbmc_point_row_at(p, k, &r));
     kind = lbmc_metric_terms(i, e, lbmc_point_row_sums(r), p->J, p->K, p->N, p->n, &y[k], &x[k]);
   }
   if (kind == LBMC_TERM_RATIO)
     lbmc_ratio_interval(y, x, (size_t)R, 1, p->o.confidence, &iv);
   else
     lbmc_proportion_interval(y, x, (size_t)R, 1, p->o.confidence, kind == LBMC_TERM_TRIALS, &iv);
-  return iv.std_err > 0 ? iv.std_err : NAN;
+  *se = iv.std_err > 0 ? iv.std_err : NAN;
+  return LBMC_SUCCESS;
 }
 
 /* 1 when entry e of metric i holds the verdict under the rule with the customers in the
@@ -361,23 +357,26 @@ static int lbmc_point_mf_holds(const lbmc_point *p, int i, size_t e)
  *     skewness at x* and n_s = n min(1, var(N) / (n W)) the servers' effective number (W/n
  *     the variance of the customers per server): each replica mean sums n servers, so its
  *     skewness is O(1/sqrt(n)) whatever T is.
- * Returns 1 when it holds, 0 otherwise; *applies says whether the rule covers the point
+ * *holds is 1 when it holds, 0 otherwise; *applies says whether the rule covers the point
  * (then *need is the measured time per replica with which it would hold with R replicas,
  * *worst the holding entry of the largest bound in standard errors). The other entries are
- * widened by their bounds, or flagged when they have no functional, by lbmc_point_mf_flags. */
-static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m, int *applies,
-                               double *need, lbmc_point_mf_worst *worst)
+ * widened by their bounds, or flagged when they have no functional, by lbmc_point_mf_flags.
+ * Errors: as lbmc_point_mf_se. */
+static lbmc_err lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxation *m,
+                                    int *applies, double *need, lbmc_point_mf_worst *worst,
+                                    int *holds)
 {
   const lbmc_verdict *v = &p->v;
   const double n = (double)p->n, T = v->time_used, w = v->warmup_used;
   const int debug = getenv("LBMC_DEBUG_RELAX") != NULL;
   double ns, neff, gsk;
   const lbmc_mf_expansion *x;
-  *applies = 0;
+  *applies = *holds = 0;
   *need = NAN;
   worst->bias = worst->bound = worst->se = NAN;
   worst->metric = -1, worst->entry = 0;
-  if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS) return 0; /* no expansion */
+  if (p->o.init != LBMC_INIT_MEANFIELD || R < LBMC_MF_MIN_REPLICAS)
+    return LBMC_SUCCESS; /* no expansion */
   if (!p->mfx_tried) {
     p->mfx_tried = 1;
     p->mfx = calloc(1, sizeof *p->mfx);
@@ -387,7 +386,7 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
     }
   }
   x = p->mfx;
-  if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return 0;
+  if (!x || !lbmc_point_mf_started(p, m) || !(m->se > 0)) return LBMC_SUCCESS;
   if (debug) {
     fprintf(stderr,
             "mf rule: x* %.10g customers per server, D0 %.10g, tau_N %.6g, W %.6g, I0 %.6g; "
@@ -425,7 +424,11 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
      * N's times the model's ratio of their long-run spreads, and the other entries are not
      * gated: they report no symmetric interval, only a one-sided bound from the
      * opportunities counted, far above the 1/n bias of a level never visited */
-    measured = i >= 0 ? n * lbmc_point_mf_se(p, R, i, e) : m->se;
+    measured = m->se;
+    if (i >= 0) {
+      LBMC_CALL(lbmc_point_mf_se(p, R, i, e, &measured));
+      measured *= n;
+    }
     fallback = k == LBMC_MF_SOJOURN || k == LBMC_MF_WAIT;
     se = isfinite(measured) ? measured : fallback ? m->se * x->f[k].ratio : NAN;
     b = n * lbmc_mf_expansion_bias(x, k, n, w, T, &area);
@@ -443,8 +446,9 @@ static int lbmc_point_mf_short(lbmc_point *p, long R, const lbmc_point_relaxatio
   ns = n * fmin(1.0, m->rx.var > 0 ? m->rx.var / (x->W * n) : 1.0);
   neff = (double)R * ns;
   gsk = x->skew;
-  if (neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk)) return 0;
-  return worst->bias <= LBMC_MF_BIAS_SE;
+  *holds = !(neff < fmax(LBMC_RELAX_MIN_EFFECTIVE, LBMC_RELAX_SKEW_EFFECTIVE * gsk * gsk)) &&
+           worst->bias <= LBMC_MF_BIAS_SE;
+  return LBMC_SUCCESS;
 }
 
 /* The mean-field start's rule did not hold where it applies: why, and the replica length
@@ -561,7 +565,8 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   if (isnan(tau_u) || !(m.rx.var > 0)) return LBMC_SUCCESS; /* no variation: nothing to relax */
   /* the mean-field start's rule, decided before the relaxation rules, which run as before;
    * where it holds it overrides their verdict (the state before them restored) */
-  const int mf_ok = lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_worst);
+  int mf_ok;
+  LBMC_CALL(lbmc_point_mf_short(p, R, &m, &mf_applies, &mf_need, &mf_worst, &mf_ok));
   const lbmc_verdict before = *v;
   {
     /* where the model gives a floor, the rules gate on it unless the reading proves (its
