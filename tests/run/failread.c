@@ -20,6 +20,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "fd_path.h"
+
 static unsigned long long lbmc_failread_reads = 0; /* reads let through from matching files */
 static unsigned long long lbmc_failread_calls = 0; /* reads of matching files, failed or not */
 
@@ -39,13 +41,8 @@ static int lbmc_failread_now(int fd)
 {
   const char *after = getenv("LBMC_FAILREAD_AFTER");
   const char *match = getenv("LBMC_FAILREAD_MATCH");
-  char link[64], path[PATH_MAX];
-  ssize_t n;
-  if (!match || !*match) return 0;
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  n = readlink(link, path, sizeof path - 1);
-  path[n > 0 ? n : 0] = '\0';
-  if (!strstr(path, match)) return 0;
+  char path[PATH_MAX];
+  if (!match || !*match || !strstr(lbmc_fd_path(fd, path, sizeof path), match)) return 0;
   const char *once = getenv("LBMC_FAILREAD_ONCE"), *trace = getenv("LBMC_FAILREAD_TRACE");
   const unsigned long long k = lbmc_failread_calls++;
   if (trace && *trace == '1') fprintf(stderr, "failread: read %llu\n", k);
