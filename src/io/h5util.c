@@ -302,11 +302,16 @@ int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf)
   return rc;
 }
 
-int lbmc_h5_reader_open(hid_t loc, const char *name, lbmc_h5_reader *r)
+int lbmc_h5_reader_open(hid_t loc, const char *name, size_t cache, lbmc_h5_reader *r)
 {
+  hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
   r->d = r->space = -1;
   r->rank = 0;
-  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || (r->d = H5Dopen2(loc, name, H5P_DEFAULT)) < 0) {
+  if (dapl >= 0 && H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, cache, 1.0) >= 0 &&
+      H5Lexists(loc, name, H5P_DEFAULT) > 0)
+    r->d = H5Dopen2(loc, name, dapl);
+  if (dapl >= 0) H5Pclose(dapl);
+  if (r->d < 0) {
     r->d = -1;
     return -1;
   }

@@ -75,16 +75,20 @@ int lbmc_h5_read_attr_f64(hid_t loc, const char *name, double *value);
 int lbmc_h5_read(hid_t loc, const char *name, hid_t memtype, void *buf);
 /** A dataset read in blocks (the /replicas datasets by the results reader): opened once
  *  by lbmc_h5_reader_open, read by any number of lbmc_h5_reader_block, closed by
- *  lbmc_h5_reader_close. Its chunks stay in HDF5's chunk cache between two blocks. */
+ *  lbmc_h5_reader_close. Its chunks stay in its HDF5 chunk cache between two blocks when
+ *  they fit in it. */
 typedef struct {
   hid_t d;     /* the dataset, -1 when not open */
   hid_t space; /* its file dataspace: the selection of each block */
   int rank;    /* 1 to 4 */
   hsize_t dims[4];
 } lbmc_h5_reader;
-/** Open dataset `name` of loc (rank 1 to 4) into *r. 0, or -1 (no such dataset, another
- *  rank, an HDF5 failure; nothing is left open, r->d = -1). */
-int lbmc_h5_reader_open(hid_t loc, const char *name, lbmc_h5_reader *r);
+/** Open dataset `name` of loc (rank 1 to 4) into *r, with a chunk cache of `cache` bytes
+ *  (HDF5's default is 1 MiB per open dataset: the results reader holds 37 and more open at
+ *  once; a chunk larger than the cache is read, and checksummed, again for each block that
+ *  touches it). 0, or -1 (no such dataset, another rank, an HDF5 failure; nothing is left
+ *  open, r->d = -1). */
+int lbmc_h5_reader_open(hid_t loc, const char *name, size_t cache, lbmc_h5_reader *r);
 /** The block start[], count[] (r->rank values) into buf (memory type memtype, C order).
  *  0, or -1 (a block outside the dataset, a read error). */
 int lbmc_h5_reader_block(lbmc_h5_reader *r, hid_t memtype, const hsize_t *start,

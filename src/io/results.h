@@ -302,7 +302,8 @@ int lbmc_results_transient_read(hid_t file, lbmc_results *res);
  *  removed. After the rename, temporaries of `path` left by processes no longer running
  *  on this host are removed (lbmc_results_remove_stale). Errors: LBMC_ERR_HDF5,
  *  LBMC_ERR_FILE (naming the system error, e.g. "No space left on device", and for a
- *  file lock the remedy: lbmc_h5_file_error). */
+ *  file lock the remedy: lbmc_h5_file_error; or a failed read of the replica store:
+ *  that error alone), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_results_write(const lbmc_results *res, const char *path);
 /** An estimate (bytes, a little low rather than high) of the results file of P points,
  *  R replicas per point, J pools and K tail levels. */

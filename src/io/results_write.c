@@ -487,11 +487,20 @@ lbmc_err lbmc_results_write(const lbmc_results *res, const char *path)
     free(scratch);
     return err;
   }
+  lbmc_error_clear();
   rc = lbmc_write_root(out.file, res) || lbmc_write_points(out.file, res, scratch) ||
        lbmc_write_estimates(out.file, res, scratch) || lbmc_write_replicas(out.file, res) ||
        lbmc_grid_write(out.file, res->grid) || lbmc_write_pairs(out.file, res) ||
        lbmc_results_transient_write(out.file, res);
   free(scratch);
+  if (rc && (err = lbmc_error_last()) != LBMC_SUCCESS) {
+    /* one of ours on the way (a failed read of the replica store, memory) said why: the
+     * temporary goes without a second, vaguer message about HDF5 */
+    const lbmc_error_mode was = lbmc_error_set_mode(LBMC_ERRORS_STORE);
+    (void)lbmc_h5_out_commit(&out, rc, "the results");
+    lbmc_error_set_mode(was);
+    return err;
+  }
   LBMC_CALL(lbmc_h5_out_commit(&out, rc, "the results"));
   lbmc_results_remove_stale(path);
   return LBMC_SUCCESS;

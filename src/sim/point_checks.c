@@ -488,13 +488,8 @@ static void lbmc_point_mf_advice(lbmc_point *p, long R, double need,
     p->need_measured = need;
 }
 
-/* Entry k of the estimates widened by the start bias's bound b on each side: the estimate
- * stays; the ends move out by b, clamped to the metric's range ([0, 1] for a proportion or
- * a fraction of time, >= 0 for the rest: every metric is nonnegative); half_width is the
- * longer side again, and std_err grows with it (times the new half_width over the old, as
- * the batches' widening scales both): t std_err + b for a symmetric interval. The bound
- * and the standard error before are kept (lbmc_point_start_bias). */
-static void lbmc_point_mf_widen(lbmc_point *p, size_t k, double b, int proportion)
+/* Entry k of the estimates widened by the start bias's bound b (point_impl.h). */
+void lbmc_point_mf_widen(lbmc_point *p, size_t k, double b, int proportion)
 {
   lbmc_estimates *e = &p->est;
   const double hw = e->half_width[k], est = e->estimate[k];

@@ -175,6 +175,14 @@ lbmc_err lbmc_point_flow(lbmc_point *p, long R);
 /** From the model: which metric entries are infinite or have estimators of infinite
  *  variance (p->moment_flags, heavy_all, moment_reason). Once, at creation. */
 void lbmc_point_moments(lbmc_point *p);
+/** Entry k of p->est widened by the mean-field start bias's bound b (>= 0) on each side
+ *  (lbmc_point_mf_flags): the estimate stays; the ends move out by b, clamped to the
+ *  metric's range ([0, 1] for a proportion or a fraction of time, >= 0 for the rest: every
+ *  metric is nonnegative); half_width is the longer side again, and std_err grows with it
+ *  (times the new half_width over the old, as the batches' widening scales both): t std_err
+ *  + b for a symmetric interval; flag LBMC_IV_START_BIAS_WIDENED. The bound and the standard
+ *  error before go to p->mf_widen[k] and [p->total + k] (lbmc_point_start_bias). */
+void lbmc_point_mf_widen(lbmc_point *p, size_t k, double b, int proportion);
 /** Apply them to the estimates (inf without interval; heavy: interval withheld) and the
  *  verdict's evidence (infinite_mean, heavy_tail), then the mean-field start's flags and
  *  widenings. Errors: as lbmc_point_row_at (replica 0's row). */

@@ -15,6 +15,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "fd_path.h"
+
 /* The errno LBMC_FAILWRITE_ERRNO names. */
 static int lbmc_failwrite_code(void)
 {
@@ -30,13 +32,8 @@ static int lbmc_failwrite_errno(int fd, size_t count)
   static unsigned long long written = 0; /* bytes let through to matching files */
   const char *after = getenv("LBMC_FAILWRITE_AFTER");
   const char *match = getenv("LBMC_FAILWRITE_MATCH");
-  char link[64], path[PATH_MAX];
-  ssize_t n;
-  if (!match || !*match) return 0;
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  n = readlink(link, path, sizeof path - 1);
-  path[n > 0 ? n : 0] = '\0';
-  if (!strstr(path, match)) return 0;
+  char path[PATH_MAX];
+  if (!match || !*match || !strstr(lbmc_fd_path(fd, path, sizeof path), match)) return 0;
   if (after && written + count <= strtoull(after, NULL, 10)) {
     written += count;
     return 0;
@@ -87,13 +84,10 @@ int fsync(int fd)
 {
   int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   const char *match = getenv("LBMC_FAILWRITE_FSYNC");
-  char link[64], path[PATH_MAX];
+  char path[PATH_MAX];
   size_t m, p;
-  ssize_t n;
   if (!match || !*match) return real(fd);
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  n = readlink(link, path, sizeof path - 1);
-  path[n > 0 ? n : 0] = '\0';
+  lbmc_fd_path(fd, path, sizeof path);
   m = strlen(match), p = strlen(path);
   if (match[m - 1] == '$' ? p >= m - 1 && strncmp(path + p - (m - 1), match, m - 1) == 0
                           : strstr(path, match) != NULL) {

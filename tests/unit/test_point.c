@@ -615,6 +615,48 @@ static void test_point_next(void)
   lbmc_model_destroy(&m);
 }
 
+/* The mean-field start's widening (lbmc_point_mf_widen) of three entries: a proportion near
+ * 1 and one near 0 whose widened ends would leave [0, 1] are clamped to it, half_width is the
+ * longer side, std_err scaled with it, the bound and the standard error before are kept; a
+ * ratio (nonnegative, unbounded above) only clamped at 0; a point interval (half_width 0)
+ * keeps its std_err. */
+static void test_point_mf_widen(void)
+{
+  enum { T = 4 };
+  /*                     near 1  near 0  ratio  point */
+  double est[T] = {0.98, 0.01, 0.9, 1.0}, lo[T] = {0.95, 0.002, 0.85, 1.0},
+         up[T] = {0.995, 0.018, 0.95, 1.0}, hw[T] = {0.03, 0.008, 0.05, 0.0},
+         se[T] = {0.015, 0.004, 0.025, 0.0}, ub[T] = {NAN, NAN, NAN, NAN}, widen[2 * T];
+  unsigned flags[T] = {0, 0, 0, 0};
+  const double b[T] = {0.02, 0.03, 0.2, 0.05};
+  const int proportion[T] = {1, 1, 0, 1};
+  /* expected ends and half-widths: clamped at 1, at 0, below only at 0, at 1 */
+  const double want_lo[T] = {0.93, 0.0, 0.65, 0.95}, want_up[T] = {1.0, 0.048, 1.15, 1.0},
+               want_hw[T] = {0.05, 0.038, 0.25, 0.05};
+  lbmc_point p;
+  memset(&p, 0, sizeof p);
+  p.total = T;
+  p.mf_widen = widen;
+  p.est = (lbmc_estimates){T, est, hw, se, lo, up, ub, flags};
+  for (size_t k = 0; k < T; k++) {
+    const double hw0 = hw[k], se0 = se[k], est0 = est[k];
+    lbmc_point_mf_widen(&p, k, b[k], proportion[k]);
+    UT_CHECK(fabs(lo[k] - want_lo[k]) < 1e-15 && fabs(up[k] - want_up[k]) < 1e-15,
+             "entry %zu: [%.17g, %.17g], expected [%g, %g]", k, lo[k], up[k], want_lo[k],
+             want_up[k]);
+    UT_CHECK(lo[k] >= 0 && (!proportion[k] || up[k] <= 1), "entry %zu: [%g, %g] out of range", k,
+             lo[k], up[k]);
+    UT_CHECK(fabs(hw[k] - want_hw[k]) < 1e-15 && hw[k] == fmax(est0 - lo[k], up[k] - est0),
+             "entry %zu: half_width %.17g, expected the longer side %g", k, hw[k], want_hw[k]);
+    UT_CHECK(hw0 > 0 ? se[k] == se0 * (hw[k] / hw0) : se[k] == se0,
+             "entry %zu: std_err %.17g from %g (half_width %g -> %g)", k, se[k], se0, hw0, hw[k]);
+    UT_CHECK(est[k] == est0 && isnan(ub[k]), "entry %zu: estimate or upper bound moved", k);
+    UT_CHECK(widen[k] == b[k] && widen[T + k] == se0, "entry %zu: kept %g, %g", k, widen[k],
+             widen[T + k]);
+    UT_CHECK(flags[k] == LBMC_IV_START_BIAS_WIDENED, "entry %zu: flags %#x", k, flags[k]);
+  }
+}
+
 int ut_register_point(void)
 {
   static const ut_test tests[] = {
@@ -629,6 +671,7 @@ int ut_register_point(void)
       {"point: bytes held per replica, 64 and 4096 replicas", test_point_held},
       {"point: first round's records out of memory, 64 and 1024", test_point_records_held},
       {"point: doublings, sequential mode", test_point_next},
+      {"point: the mean-field start's widening clamped to the range", test_point_mf_widen},
       {NULL, NULL}};
   return ut_add_suite("point", tests);
 }
