@@ -201,6 +201,19 @@ lbmc_err lbmc_point_row_at(const lbmc_point *p, long i, const lbmc_point_row **r
   return LBMC_SUCCESS;
 }
 
+/* The cursor's buffer *buf (capacity *cap bytes) grown to at least n bytes (its contents
+ * not kept when it grows). Errors: LBMC_ERR_MEMORY, naming `what`. */
+static lbmc_err lbmc_point_bytes_reserve(unsigned char **buf, size_t *cap, size_t n,
+                                         const char *what)
+{
+  unsigned char *b;
+  if (n <= *cap) return LBMC_SUCCESS;
+  if (!(b = realloc(*buf, n)))
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for %s", what);
+  *buf = b, *cap = n;
+  return LBMC_SUCCESS;
+}
+
 lbmc_err lbmc_point_qdata(const lbmc_point *p, long u, const unsigned char **data, size_t *size)
 {
   lbmc_point_cursor *c = p->cur;
@@ -212,11 +225,7 @@ lbmc_err lbmc_point_qdata(const lbmc_point *p, long u, const unsigned char **dat
       uint64_t n;
       LBMC_CALL(lbmc_rep_store_read(p->qstore, c->q_off, (long)sizeof n, &n));
       if (c->q_next == u) {
-        if (n > c->q_cap) {
-          unsigned char *q = realloc(c->q, (size_t)n);
-          if (!q) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for quantile data");
-          c->q = q, c->q_cap = (size_t)n;
-        }
+        LBMC_CALL(lbmc_point_bytes_reserve(&c->q, &c->q_cap, (size_t)n, "quantile data"));
         if (n) LBMC_CALL(lbmc_rep_store_read(p->qstore, c->q_off + 8, (long)n, c->q));
         c->q_size = (size_t)n;
         c->q_cur = u;
@@ -289,11 +298,7 @@ lbmc_err lbmc_point_full(const lbmc_point *p, long i, lbmc_record *rec)
     lbmc_point_cursor *c = p->cur;
     const void *at = lbmc_rep_store_peek(p->rstore, r->full_off, (long)r->full_size);
     if (!at) {
-      if (r->full_size > c->rec_cap) {
-        unsigned char *buf = realloc(c->rec, r->full_size);
-        if (!buf) return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for a record");
-        c->rec = buf, c->rec_cap = r->full_size;
-      }
+      LBMC_CALL(lbmc_point_bytes_reserve(&c->rec, &c->rec_cap, r->full_size, "a record"));
       LBMC_CALL(lbmc_point_full_read(p, r, c->rec));
       at = c->rec;
     }
