@@ -13,6 +13,7 @@
 
 #include "lbmc/model.h"
 #include "policies/registry.h"
+#include "stats/estimators.h"
 #include "system/policy.h"
 #include "system/state.h"
 
@@ -44,6 +45,12 @@ void ut_check_counts(const char *what, const long *c, const double *p, int k, lo
                      const char *file);
 #define UT_CHECK_COUNTS(what, c, p, k, N)                                                          \
   ut_check_counts((what), (c), (p), (k), (N), __LINE__, __FILE__)
+
+/* 1 when two intervals (relaxation readings) have the same bits in every field. Not memcmp
+ * of the whole struct: its padding bytes are unspecified (they differed under the
+ * sanitizers). */
+int ut_same_interval(const lbmc_interval *a, const lbmc_interval *b);
+int ut_same_relax(const lbmc_relax *a, const lbmc_relax *b);
 
 /* Chi-square quantile with tail UT_TAIL, and the two-sided t quantile with the same tail. */
 double ut_chisq_crit(double dof);

@@ -214,3 +214,22 @@ long ut_tick_errors(const double *rec, int J, int K, double len, double *prev_n)
   *prev_n = rec[LBMC_TK_N_END];
   return bad;
 }
+
+/* Same bits of one double field of two structs. */
+#define UT_SAME_FIELD(a, b, f) (memcmp(&(a)->f, &(b)->f, sizeof(a)->f) == 0)
+
+int ut_same_interval(const lbmc_interval *a, const lbmc_interval *b)
+{
+  return UT_SAME_FIELD(a, b, estimate) && UT_SAME_FIELD(a, b, std_err) &&
+         UT_SAME_FIELD(a, b, lower) && UT_SAME_FIELD(a, b, upper) &&
+         UT_SAME_FIELD(a, b, half_width) && UT_SAME_FIELD(a, b, upper_bound) &&
+         UT_SAME_FIELD(a, b, dof) && a->units == b->units && a->flags == b->flags;
+}
+
+int ut_same_relax(const lbmc_relax *a, const lbmc_relax *b)
+{
+  return UT_SAME_FIELD(a, b, tau) && UT_SAME_FIELD(a, b, tau_upper) &&
+         UT_SAME_FIELD(a, b, tau_lower) && UT_SAME_FIELD(a, b, reading) &&
+         UT_SAME_FIELD(a, b, var) && UT_SAME_FIELD(a, b, var_inf) && UT_SAME_FIELD(a, b, scale) &&
+         UT_SAME_FIELD(a, b, dof) && a->resolved == b->resolved;
+}
