@@ -62,12 +62,82 @@ static const lbmc_relax_unit *lbmc_point_relax_unit(const void *ctx, size_t u)
   return g->err ? &g->none : &r->relax;
 }
 
+/* Summary u of an array of them (lbmc_relax_estimate_units). */
+static const lbmc_relax_unit *lbmc_point_relax_held(const void *ctx, size_t u)
+{
+  return (const lbmc_relax_unit *)ctx + u;
+}
+
+/* The readings of a point's relaxation that every source gives the same way: the mean
+ * customers per server from the parts' sums sy, sx, its standard error from the replicas'
+ * (or batches') interval iv, and the customers' skewness from their moments. */
+static void lbmc_point_relax_common(double sy, double sx, const lbmc_interval *iv,
+                                    const lbmc_moments *mom, lbmc_point_relaxation *out)
+{
+  out->nbar = sx > 0 ? sy / sx : NAN;
+  out->se = iv->std_err;
+  out->skew = mom->m2 > 0 ? sqrt(mom->n) * mom->m3 / pow(mom->m2, 1.5) : 0;
+}
+
+/* lbmc_point_relax_measure of the first round's records of R >= 2 replicas, m <=
+ * LBMC_RELAX_UNIT_PARTS parts each (one per segment of the measured period), without
+ * holding R x m parts: one pass over the records, each summarised (lbmc_relax_unit_of, 88
+ * bytes) from its parts, the parts' sums sy, sx and the replicas' ratio interval added in
+ * the order the arrays gave them, so the same bits (lbmc_relax_estimate_units). */
+static lbmc_err lbmc_point_relax_records(lbmc_point *p, long R, size_t m,
+                                         lbmc_point_relaxation *out)
+{
+  const size_t Sm = p->S - p->d;
+  double *area, *len, sy = 0, sx = 0, m2_within = 0;
+  lbmc_moments mom = {0, 0, 0, 0};
+  lbmc_ratio_acc a;
+  lbmc_interval iv;
+  lbmc_err err = LBMC_SUCCESS;
+  lbmc_relax_unit *units = malloc(sizeof *units * (size_t)R);
+  if (!units)
+    return LBMC_ERROR(LBMC_ERR_MEMORY, "point: out of memory for %ld replicas' summaries", R);
+  err = lbmc_point_work(&p->work, &p->work_len, 2 * m);
+  area = p->work, len = area + m;
+  lbmc_ratio_acc_init(&a);
+  out->n0 = 0;
+  for (long i = 0; i < R && !err; i++) {
+    lbmc_record rec;
+    lbmc_moments rm;
+    err = lbmc_point_full(p, i, &rec);
+    if (err) break;
+    for (size_t s = 0; s < m; s++) {
+      const double *seg = rec.seg + (p->d + s) * p->W;
+      area[s] = seg[LBMC_TK_AREA_N], len[s] = seg[LBMC_TK_LEN];
+      sy += area[s], sx += len[s];
+    }
+    lbmc_relax_unit_of(area, len, m, &units[i]);
+    lbmc_ratio_acc_add1(&a, units[i].y, units[i].x);
+    lbmc_point_record_moments(p, &rec, p->d, p->S, &rm);
+    lbmc_moments_add(&mom, &rm);
+    m2_within += rm.m2;
+    out->n0 += rec.h.n_start / (double)R;
+  }
+  if (!err) {
+    lbmc_ratio_acc_turn(&a);
+    for (long i = 0; i < R; i++) lbmc_ratio_acc_add2(&a, units[i].y, units[i].x);
+    lbmc_ratio_acc_interval(&a, p->o.confidence, &iv);
+    lbmc_point_relax_common(sy, sx, &iv, &mom, out);
+    err = lbmc_relax_estimate_units(
+        lbmc_point_relax_held, units, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
+        mom.n > 0 ? m2_within / mom.n : NAN, mom.n > 0 ? mom.m2 / mom.n : NAN, LBMC_RELAX_WINDOW,
+        LBMC_RELAX_LEVEL, &out->rx);
+  }
+  free(units);
+  return err;
+}
+
 lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
                                   lbmc_point_relaxation *out)
 {
   const int seg_parts = from_records || R == 1;
   const size_t Sm = p->S - p->d, m = seg_parts ? Sm : p->fine;
-  const size_t rows = seg_parts ? (size_t)R : 0; /* replicas whose parts are held here */
+  /* the replicas whose parts are held here: one, or those of more than LBMC_RELAX_UNIT_PARTS */
+  const size_t rows = seg_parts ? (size_t)R : 0;
   double *area = NULL, *len = NULL, *wy = NULL, *wx = NULL, sy = 0, sx = 0, var, m2_within = 0;
   lbmc_moments mom = {0, 0, 0, 0};
   lbmc_interval iv;
@@ -77,6 +147,8 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   if (R < 1 || m < 1) return LBMC_SUCCESS;
   if (!seg_parts && p->appended < R)
     return LBMC_ERROR(LBMC_ERR_INTERNAL, "point: replicas 0 to %ld are not all folded", R - 1);
+  if (seg_parts && R >= 2 && m <= LBMC_RELAX_UNIT_PARTS)
+    return lbmc_point_relax_records(p, R, m, out);
   if (seg_parts) { /* the first round's records (or the one replica): their parts */
     LBMC_CALL(lbmc_point_work(&p->work, &p->work_len,
                               2 * rows * m + 4 * (m > (size_t)R ? m : (size_t)R)));
@@ -143,10 +215,8 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     LBMC_CALL(lbmc_point_row_at(p, R - 1, &r));
     sy = r->fine_sy, sx = r->fine_sx; /* the same sums, in order */
   }
-  out->nbar = sx > 0 ? sy / sx : NAN;
-  out->se = iv.std_err;
+  lbmc_point_relax_common(sy, sx, &iv, &mom, out);
   var = mom.n > 0 ? mom.m2 / mom.n : NAN;
-  out->skew = mom.m2 > 0 ? sqrt(mom.n) * mom.m3 / pow(mom.m2, 1.5) : 0;
   if (seg_parts)
     lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
                         mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW,

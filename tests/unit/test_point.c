@@ -479,13 +479,14 @@ static void test_point_held(void)
 /* Before the warm-up is decided (warmup auto) the first round's whole records wait in the
  * point's record store: with it in its file (LBMC_REP_STORE_BYTES=0), the bytes held in
  * memory but the window's slots are the same once 63 and once 1023 records are in, out of
- * order (replica 0 last), the records in the file; and the reduction equals that of the
- * same records in order with every record in memory. */
+ * order (replica 0 last), the records in the file; the reduction equals that of the
+ * same records in order with every record in memory; and the work space after the decision
+ * is the same at both. */
 static void test_point_records_held(void)
 {
   lbmc_model *m = test_model();
   lbmc_run_options o;
-  size_t mem[2];
+  size_t mem[2], work[2];
   char *saved = store_bytes_save();
   test_options(&o, 1);
   for (int t = 0; t < 2; t++) {
@@ -524,11 +525,17 @@ static void test_point_records_held(void)
     }
     lbmc_point_held_of(p, &h);
     UT_CHECK(h.records == 0, "%ld replicas after the decision: records %zu bytes", R, h.records);
+    work[t] = h.work;
     lbmc_point_destroy(&p);
     lbmc_point_destroy(&ref);
   }
   UT_CHECK(mem[0] == mem[1], "bytes in memory before the decision: %zu at 64 replicas, %zu at 1024",
            mem[0], mem[1]);
+  /* the decision's relaxation readings summarise one record at a time (88 bytes a replica,
+   * freed), not R x m parts in the work space */
+  UT_CHECK(work[0] == work[1],
+           "work space after the decision: %zu bytes at 64 replicas, %zu at 1024", work[0],
+           work[1]);
   store_bytes_restore(saved);
   lbmc_model_destroy(&m);
 }
