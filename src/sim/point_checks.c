@@ -585,7 +585,7 @@ static lbmc_err lbmc_point_mf_flags(lbmc_point *p)
   const int debug = getenv("LBMC_DEBUG_RELAX") != NULL;
   const double *sums = NULL;
   const lbmc_point_row *row0 = NULL;
-  if (!p->mf_short || !p->mfx) return LBMC_SUCCESS;
+  if (p->mf_short == LBMC_MF_RULE_OFF || !p->mfx) return LBMC_SUCCESS;
   if (p->appended > 0) { /* replica 0's sums, for the kind of each entry's terms only */
     LBMC_CALL(lbmc_point_row_at(p, 0, &row0));
     sums = lbmc_point_row_sums(row0);
@@ -597,8 +597,9 @@ static lbmc_err lbmc_point_mf_flags(lbmc_point *p)
       const double se = p->est.std_err[off + e];
       double area, b, y, x;
       if (k == LBMC_MF_NONE) p->est.flags[off + e] |= LBMC_IV_START_BIAS;
-      if (k < 0 || p->mf_short != 2 || lbmc_point_mf_holds(p, i, e) || !(se > 0) || !sums ||
-          !isfinite(p->est.lower[off + e]) || !isfinite(p->est.upper[off + e]))
+      if (k < 0 || p->mf_short != LBMC_MF_RULE_DECIDED || lbmc_point_mf_holds(p, i, e) ||
+          !(se > 0) || !sums || !isfinite(p->est.lower[off + e]) ||
+          !isfinite(p->est.upper[off + e]))
         continue; /* nothing to widen, or an interval without a standard error */
       b = lbmc_mf_expansion_bias(p->mfx, k, n, w, T, &area);
       if (debug) {
@@ -624,7 +625,7 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
   lbmc_point_mf_worst mf_worst;
   const double T = v->time_used, w = v->warmup_used;
   int mf_applies = 0;
-  p->mf_short = 0;
+  p->mf_short = LBMC_MF_RULE_OFF;
   p->batch_cap = 0;
   p->batch_tau = NAN;
   p->need_measured = p->need_warmup = NAN;
@@ -739,9 +740,9 @@ lbmc_err lbmc_point_relax_check(lbmc_point *p, long R)
                       m.n0, m.nbar, v->transient_bound, w, tau_s, wneed);
   }
   if (mf_ok) {
-    p->mf_short = 1; /* lbmc_point_short's lag-1 test is replaced too */
+    p->mf_short = LBMC_MF_RULE_HOLDS; /* lbmc_point_short's lag-1 test is replaced too */
     if (v->evidence & (LBMC_EV_RELAX | LBMC_EV_TRANSIENT)) {
-      p->mf_short = 2; /* the rule decides: the other entries' bounds widen their intervals */
+      p->mf_short = LBMC_MF_RULE_DECIDED; /* the other entries' bounds widen their intervals */
       *v = before;
       p->need_measured = p->need_warmup = NAN;
       v->relaxation_time = v->relaxation_upper = p->mfx->tau;

@@ -25,6 +25,15 @@ typedef struct {
   double *c;     /* S x 3 */
 } lbmc_point_trans_acc;
 
+/* The mean-field start's rule in a reduction (lbmc_point_mf_short): not held; held in place
+ * of the relaxation rules (their lag-1 test replaced too); held and decided the point (the
+ * relaxation rules withheld ok: the other entries' bounds widen their intervals). */
+typedef enum {
+  LBMC_MF_RULE_OFF = 0,
+  LBMC_MF_RULE_HOLDS = 1,
+  LBMC_MF_RULE_DECIDED = 2
+} lbmc_mf_rule;
+
 struct lbmc_point_ {
   const lbmc_model *m;
   lbmc_run_options o;
@@ -78,9 +87,8 @@ struct lbmc_point_ {
   struct lbmc_mf_expansion_ *mfx; /* the refined mean field of the model (the mean-field
                                      start's rule, lbmc_point_mf_short), or NULL */
   int mfx_tried;                  /* mfx computed (or found not to apply) */
-  int mf_short;                   /* this reduction: the mean-field start's rule holds in
-                                     place of the relaxation rules (1), and decided the
-                                     point: the relaxation rules withheld ok (2); 0 not */
+  lbmc_mf_rule mf_short;          /* this reduction: whether the mean-field start's rule
+                                     holds in place of the relaxation rules, and decided */
   double *mf_widen;               /* 2 total: the entries the rule widened (flag
                                      LBMC_IV_START_BIAS_WIDENED), their bound on the start
                                      bias and their standard error before widening, in the

@@ -584,7 +584,7 @@ static lbmc_err lbmc_point_short(lbmc_point *p, long R)
   const double b = LBMC_PARTS, n = (double)p->n;
   double sy = 0, sx = 0, r, csum = 0, sigma;
   long m = 0;
-  if (R < 2 || R >= LBMC_SHORT_MAX_REPLICAS || p->mf_short)
+  if (R < 2 || R >= LBMC_SHORT_MAX_REPLICAS || p->mf_short != LBMC_MF_RULE_OFF)
     return LBMC_SUCCESS; /* mf_short: lbmc_point_mf_short */
   for (long i = 0; i < R; i++) {
     const lbmc_point_row *row;
