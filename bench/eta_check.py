@@ -60,9 +60,10 @@ def main():
     for q in (0.25, 0.5, 0.75):
         el, eta = min(lines, key=lambda p: abs(p[0] - q * total))
         true = total - el
-        e = "?" if eta is None else f"{100 * (eta / true - 1):+.0f}%"
+        # a run shorter than a few progress lines ends on the chosen one: no error to say
+        e = "?" if eta is None else "-" if true <= 0 else f"{100 * (eta / true - 1):+.0f}%"
         out.append(f"{q:.0%}: ETA {eta} s, true {true:.1f} s ({e})")
-    tail = [(el, eta) for el, eta in lines[:-1] if el >= total / 2]
+    tail = [(el, eta) for el, eta in lines[:-1] if total / 2 <= el < total]
     errs = [abs((eta or 0) / (total - el) - 1) for el, eta in tail]  # "?" counts as 0 s
     print(f"wall {total:.1f} s; " + "; ".join(out) +
           f"; second half: mean |error| {100 * sum(errs) / max(len(errs), 1):.0f}% "
