@@ -126,22 +126,41 @@ static void lbmc_point_pairs_merge(const lbmc_point *p, const double *rows, size
   }
 }
 
-/* The integrals of the counts of pool j per level (F, U x C) and the units' times (L). */
-static void lbmc_point_pairs_counts(const lbmc_point *p, const double *rows, size_t U, int j,
-                                    double *L, double *F)
+/* Unit u's integrals of the counts of pool j per level (f, C doubles) from its row. */
+static void lbmc_point_pairs_counts(const lbmc_point *p, const double *row, int j, double *f)
 {
-  const int K = p->K, C = K + 1;
-  for (size_t u = 0; u < U; u++) {
-    const double *row = rows + u * p->W;
-    double *f = F + u * (size_t)C, above = row[LBMC_TK_LEN] * (double)p->N[j]; /* >= 0 */
-    L[u] = row[LBMC_TK_LEN];
-    for (int a = 0; a < K; a++) {
-      const double next = row[lbmc_tk_area_tail(p->J, K, j, a + 1)]; /* >= a + 1 */
-      f[a] = above - next;
-      above = next;
-    }
-    f[K] = above;
+  const int K = p->K;
+  double above = row[LBMC_TK_LEN] * (double)p->N[j]; /* >= 0 */
+  for (int a = 0; a < K; a++) {
+    const double next = row[lbmc_tk_area_tail(p->J, K, j, a + 1)]; /* >= a + 1 */
+    f[a] = above - next;
+    above = next;
   }
+  f[K] = above;
+}
+
+/* The data of pools i and j (i == j: pool i's pairs within) from the units, one row at a
+ * time in unit order (the replicas' rows read where they are kept, lbmc_units_row): the
+ * units' times L, the count integrals F of pool i and H of pool j (U x C; H unset when
+ * i == j) and the pair integrals Y (U x C x C). Errors: as lbmc_units_row. */
+static lbmc_err lbmc_point_pairs_fill(const lbmc_point *p, const lbmc_units *u, int i, int j,
+                                      double *L, double *F, double *H, double *Y)
+{
+  const int K = p->K;
+  const size_t C = (size_t)K + 1, CC = C * C;
+  for (size_t k = 0; k < u->U; k++) {
+    const double *row = NULL;
+    LBMC_CALL(lbmc_units_row(u, k, &row));
+    L[k] = row[LBMC_TK_LEN];
+    lbmc_point_pairs_counts(p, row, i, F + k * C);
+    if (i != j) lbmc_point_pairs_counts(p, row, j, H + k * C);
+    for (size_t a = 0; a < C; a++)
+      for (size_t b = 0; b < C; b++)
+        Y[k * CC + a * C + b] =
+            row[p->pair_at + (i == j ? lbmc_pairs_within(K, i, (int)a, (int)b)
+                                     : lbmc_pairs_across(p->J, K, i, j, (int)a, (int)b))];
+  }
+  return LBMC_SUCCESS;
 }
 
 /* Interval iv into entry idx of table t. */
@@ -236,9 +255,9 @@ lbmc_err lbmc_point_pairs_reduce(lbmc_point *p, const lbmc_units *u, int batches
   const int J = p->J, K = p->K;
   const size_t C = (size_t)K + 1, CC = C * C, W = p->W;
   size_t U = u->U, need;
-  const double *rows = u->row;
   unsigned flags = 0;
   double *w, *L, *Y, *F, *H;
+  lbmc_units units = *u; /* the replicas' rows where they are kept, or the merged batches */
   lbmc_pair_data d;
   lbmc_pair_fits f;
   /* merged rows (batches), L, Y, F, H, three fits, weights and U doubles */
@@ -248,18 +267,14 @@ lbmc_err lbmc_point_pairs_reduce(lbmc_point *p, const lbmc_units *u, int batches
   if (batches) {
     double *merged = w;
     lbmc_point_pairs_merge(p, u->row, u->U, merged, w + U * W, w + U * W + U, &U, &flags);
-    rows = merged;
+    units.row = merged;
+    units.U = U;
     w += u->U * W + 2 * u->U;
   }
   L = w, Y = L + U, F = Y + U * CC, H = F + U * C, w = H + U * C;
   d = (lbmc_pair_data){.U = U, .C = C, .L = L, .Y = Y, .F = F, .H = F};
   for (int j = 0; j < J; j++) {
-    lbmc_point_pairs_counts(p, rows, U, j, L, F);
-    for (size_t k = 0; k < U; k++)
-      for (size_t a = 0; a < C; a++)
-        for (size_t b = 0; b < C; b++)
-          Y[k * CC + a * C + b] =
-              rows[k * W + p->pair_at + lbmc_pairs_within(K, j, (int)a, (int)b)];
+    LBMC_CALL(lbmc_point_pairs_fill(p, &units, j, j, L, F, NULL, Y));
     d.H = F;
     d.N1 = d.N2 = (double)p->N[j];
     d.pairs = (double)p->N[j] * (double)(p->N[j] - 1);
@@ -268,13 +283,7 @@ lbmc_err lbmc_point_pairs_reduce(lbmc_point *p, const lbmc_units *u, int batches
   }
   for (int i = 0; i < J; i++)
     for (int j = i + 1; j < J; j++) {
-      lbmc_point_pairs_counts(p, rows, U, i, L, F);
-      lbmc_point_pairs_counts(p, rows, U, j, L, H);
-      for (size_t k = 0; k < U; k++)
-        for (size_t a = 0; a < C; a++)
-          for (size_t b = 0; b < C; b++)
-            Y[k * CC + a * C + b] =
-                rows[k * W + p->pair_at + lbmc_pairs_across(J, K, i, j, (int)a, (int)b)];
+      LBMC_CALL(lbmc_point_pairs_fill(p, &units, i, j, L, F, H, Y));
       d.H = H;
       d.N1 = (double)p->N[i], d.N2 = (double)p->N[j];
       d.pairs = d.N1 * d.N2;

@@ -23,41 +23,29 @@
 
 /* The units: the R replicas' sums, or the batches of replica 0's measured period (as
  * equal as whole segments allow; at most one per segment). The replicas' sums are read
- * where they are kept (R >= 2: u->row NULL, no work space), but with the pair statistics,
- * which read them as one R x W array (a copy); the batches, a few hundred at most, are
- * made here with one entry's terms and their merged batches (U each). */
+ * where they are kept (R >= 2: u->row NULL, no work space); the batches, a few hundred at
+ * most, are made here with one entry's terms and their merged batches (U each). */
 static lbmc_err lbmc_point_units(lbmc_point *p, long R, lbmc_units *u)
 {
   const size_t Sm = p->S - p->d;
-  size_t B = (size_t)p->o.batches < Sm ? (size_t)p->o.batches : Sm;
-  const int rows = R < 2 || p->pe; /* the pair statistics read the rows as one array */
-  const size_t terms = R < 2 ? 4 : 0;
+  const size_t B = (size_t)p->o.batches < Sm ? (size_t)p->o.batches : Sm;
+  lbmc_record rec;
   u->U = R >= 2 ? (size_t)R : (B ? B : 1);
   u->p = p;
   u->y = u->x = u->my = u->mx = u->row = NULL;
-  if (!rows) return LBMC_SUCCESS;
-  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * (p->W + terms)));
+  if (R >= 2) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_point_work(&p->work, &p->work_len, u->U * (p->W + 4)));
   u->row = p->work;
-  if (terms) {
-    u->y = u->row + u->U * p->W;
-    u->x = u->y + u->U;
-    u->my = u->x + u->U;
-    u->mx = u->my + u->U;
-  }
+  u->y = u->row + u->U * p->W;
+  u->x = u->y + u->U;
+  u->my = u->x + u->U;
+  u->mx = u->my + u->U;
   memset(u->row, 0, sizeof *u->row * u->U * p->W);
-  if (R >= 2) {
-    for (long i = 0; i < R; i++) {
-      const lbmc_point_row *r;
-      LBMC_CALL(lbmc_point_row_at(p, i, &r));
-      memcpy(u->row + (size_t)i * p->W, lbmc_point_row_sums(r), sizeof(double) * p->W);
-    }
-  } else if (R == 1) {
-    lbmc_record rec;
-    LBMC_CALL(lbmc_point_full(p, 0, &rec));
-    for (size_t b = 0; b < u->U; b++)
-      lbmc_point_seg_add(p, &rec, p->d + Sm * b / u->U, p->d + Sm * (b + 1) / u->U,
-                         u->row + b * p->W);
-  }
+  if (R < 1) return LBMC_SUCCESS;
+  LBMC_CALL(lbmc_point_full(p, 0, &rec));
+  for (size_t b = 0; b < u->U; b++)
+    lbmc_point_seg_add(p, &rec, p->d + Sm * b / u->U, p->d + Sm * (b + 1) / u->U,
+                       u->row + b * p->W);
   return LBMC_SUCCESS;
 }
 
