@@ -68,15 +68,44 @@ static const lbmc_relax_unit *lbmc_point_relax_held(const void *ctx, size_t u)
   return (const lbmc_relax_unit *)ctx + u;
 }
 
+/* What the relaxation readings add over records: the customers' moments at the tick ends,
+ * their within-replica second moments, the mean start, and the parts' sums. */
+typedef struct {
+  lbmc_moments mom;
+  double m2_within, n0, sy, sx;
+} lbmc_point_relax_sums;
+
 /* The readings of a point's relaxation that every source gives the same way: the mean
- * customers per server from the parts' sums sy, sx, its standard error from the replicas'
- * (or batches') interval iv, and the customers' skewness from their moments. */
-static void lbmc_point_relax_common(double sy, double sx, const lbmc_interval *iv,
-                                    const lbmc_moments *mom, lbmc_point_relaxation *out)
+ * start, the mean customers per server from the parts' sums, its standard error from the
+ * replicas' (or batches') interval iv, and the customers' skewness from their moments. */
+static void lbmc_point_relax_common(const lbmc_point_relax_sums *s, const lbmc_interval *iv,
+                                    lbmc_point_relaxation *out)
 {
-  out->nbar = sx > 0 ? sy / sx : NAN;
+  const lbmc_moments *mom = &s->mom;
+  out->n0 = s->n0;
+  out->nbar = s->sx > 0 ? s->sy / s->sx : NAN;
   out->se = iv->std_err;
   out->skew = mom->m2 > 0 ? sqrt(mom->n) * mom->m3 / pow(mom->m2, 1.5) : 0;
+}
+
+/* Record i of R: its m parts of the measured period into area[0 .. m - 1], len[0 .. m - 1],
+ * and its share of s (the parts' sums added in part order). Errors: as lbmc_point_full. */
+static lbmc_err lbmc_point_relax_record(lbmc_point *p, long i, long R, size_t m, double *area,
+                                        double *len, lbmc_point_relax_sums *s)
+{
+  lbmc_record rec;
+  lbmc_moments rm;
+  LBMC_CALL(lbmc_point_full(p, i, &rec));
+  for (size_t k = 0; k < m; k++) {
+    const double *seg = rec.seg + (p->d + k) * p->W;
+    area[k] = seg[LBMC_TK_AREA_N], len[k] = seg[LBMC_TK_LEN];
+    s->sy += area[k], s->sx += len[k];
+  }
+  lbmc_point_record_moments(p, &rec, p->d, p->S, &rm);
+  lbmc_moments_add(&s->mom, &rm);
+  s->m2_within += rm.m2;
+  s->n0 += rec.h.n_start / (double)R;
+  return LBMC_SUCCESS;
 }
 
 /* lbmc_point_relax_measure of the first round's records of R >= 2 replicas, m <=
@@ -88,8 +117,8 @@ static lbmc_err lbmc_point_relax_records(lbmc_point *p, long R, size_t m,
                                          lbmc_point_relaxation *out)
 {
   const size_t Sm = p->S - p->d;
-  double *area, *len, sy = 0, sx = 0, m2_within = 0;
-  lbmc_moments mom = {0, 0, 0, 0};
+  double *area, *len;
+  lbmc_point_relax_sums sums = {{0, 0, 0, 0}, 0, 0, 0, 0};
   lbmc_ratio_acc a;
   lbmc_interval iv;
   lbmc_err err = LBMC_SUCCESS;
@@ -99,33 +128,22 @@ static lbmc_err lbmc_point_relax_records(lbmc_point *p, long R, size_t m,
   err = lbmc_point_work(&p->work, &p->work_len, 2 * m);
   area = p->work, len = area + m;
   lbmc_ratio_acc_init(&a);
-  out->n0 = 0;
   for (long i = 0; i < R && !err; i++) {
-    lbmc_record rec;
-    lbmc_moments rm;
-    err = lbmc_point_full(p, i, &rec);
+    err = lbmc_point_relax_record(p, i, R, m, area, len, &sums);
     if (err) break;
-    for (size_t s = 0; s < m; s++) {
-      const double *seg = rec.seg + (p->d + s) * p->W;
-      area[s] = seg[LBMC_TK_AREA_N], len[s] = seg[LBMC_TK_LEN];
-      sy += area[s], sx += len[s];
-    }
     lbmc_relax_unit_of(area, len, m, &units[i]);
     lbmc_ratio_acc_add1(&a, units[i].y, units[i].x);
-    lbmc_point_record_moments(p, &rec, p->d, p->S, &rm);
-    lbmc_moments_add(&mom, &rm);
-    m2_within += rm.m2;
-    out->n0 += rec.h.n_start / (double)R;
   }
   if (!err) {
+    const lbmc_moments *mom = &sums.mom;
     lbmc_ratio_acc_turn(&a);
     for (long i = 0; i < R; i++) lbmc_ratio_acc_add2(&a, units[i].y, units[i].x);
     lbmc_ratio_acc_interval(&a, p->o.confidence, &iv);
-    lbmc_point_relax_common(sy, sx, &iv, &mom, out);
+    lbmc_point_relax_common(&sums, &iv, out);
     err = lbmc_relax_estimate_units(
         lbmc_point_relax_held, units, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
-        mom.n > 0 ? m2_within / mom.n : NAN, mom.n > 0 ? mom.m2 / mom.n : NAN, LBMC_RELAX_WINDOW,
-        LBMC_RELAX_LEVEL, &out->rx);
+        mom->n > 0 ? sums.m2_within / mom->n : NAN, mom->n > 0 ? mom->m2 / mom->n : NAN,
+        LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL, &out->rx);
   }
   free(units);
   return err;
@@ -138,8 +156,8 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
   const size_t Sm = p->S - p->d, m = seg_parts ? Sm : p->fine;
   /* the replicas whose parts are held here: one, or those of more than LBMC_RELAX_UNIT_PARTS */
   const size_t rows = seg_parts ? (size_t)R : 0;
-  double *area = NULL, *len = NULL, *wy = NULL, *wx = NULL, sy = 0, sx = 0, var, m2_within = 0;
-  lbmc_moments mom = {0, 0, 0, 0};
+  double *area = NULL, *len = NULL, *wy = NULL, *wx = NULL, var;
+  lbmc_point_relax_sums sums = {{0, 0, 0, 0}, 0, 0, 0, 0};
   lbmc_interval iv;
   memset(out, 0, sizeof *out);
   out->nbar = out->se = out->n0 = NAN;
@@ -157,27 +175,16 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     wy = len + rows * m;
     wx = wy + (m > (size_t)R ? m : (size_t)R);
   }
-  out->n0 = 0;
   for (long i = 0; i < R; i++) {
     const lbmc_point_row *r;
     if (seg_parts) {
-      lbmc_record rec;
-      lbmc_moments rm;
-      LBMC_CALL(lbmc_point_full(p, i, &rec));
-      for (size_t s = 0; s < Sm; s++) {
-        const double *seg = rec.seg + (p->d + s) * p->W;
-        area[(size_t)i * m + s] = seg[LBMC_TK_AREA_N];
-        len[(size_t)i * m + s] = seg[LBMC_TK_LEN];
-      }
-      lbmc_point_record_moments(p, &rec, p->d, p->S, &rm);
-      lbmc_moments_add(&mom, &rm);
-      m2_within += rm.m2;
-      out->n0 += rec.h.n_start / (double)R;
+      LBMC_CALL(
+          lbmc_point_relax_record(p, i, R, m, area + (size_t)i * m, len + (size_t)i * m, &sums));
     } else {
       LBMC_CALL(lbmc_point_row_at(p, i, &r));
-      lbmc_moments_add(&mom, &r->mom);
-      m2_within += r->mom.m2;
-      out->n0 += r->n_start / (double)R;
+      lbmc_moments_add(&sums.mom, &r->mom);
+      sums.m2_within += r->mom.m2;
+      sums.n0 += r->n_start / (double)R;
     }
   }
   /* the replicas' (or the one replica's merged batches') means of customers in the system */
@@ -208,24 +215,23 @@ lbmc_err lbmc_point_relax_measure(lbmc_point *p, long R, int from_records,
     k = lbmc_batch_merge(area, len, m, 1, &rule, wy, wx, &flags);
     lbmc_ratio_interval(wy, wx, k, 1, p->o.confidence, &iv);
   }
-  if (seg_parts)
-    for (size_t s = 0; s < (size_t)R * m; s++) sy += area[s], sx += len[s];
-  else {
+  if (!seg_parts) { /* the parts' sums the records gave (lbmc_point_relax_record) */
     const lbmc_point_row *r;
     LBMC_CALL(lbmc_point_row_at(p, R - 1, &r));
-    sy = r->fine_sy, sx = r->fine_sx; /* the same sums, in order */
+    sums.sy = r->fine_sy, sums.sx = r->fine_sx; /* the same sums, in order */
   }
-  lbmc_point_relax_common(sy, sx, &iv, &mom, out);
-  var = mom.n > 0 ? mom.m2 / mom.n : NAN;
+  lbmc_point_relax_common(&sums, &iv, out);
+  var = sums.mom.n > 0 ? sums.mom.m2 / sums.mom.n : NAN;
   if (seg_parts)
     lbmc_relax_estimate(area, len, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
-                        mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW,
+                        sums.mom.n > 0 ? sums.m2_within / sums.mom.n : NAN, var, LBMC_RELAX_WINDOW,
                         LBMC_RELAX_LEVEL, &out->rx);
   else {
     lbmc_point_relax_get g = {p, LBMC_SUCCESS, {{0}, {0}, 0, 0, 0}};
     const lbmc_err err = lbmc_relax_estimate_units(
         lbmc_point_relax_unit, &g, (size_t)R, m, (double)Sm * p->seg_len / (double)m,
-        mom.n > 0 ? m2_within / mom.n : NAN, var, LBMC_RELAX_WINDOW, LBMC_RELAX_LEVEL, &out->rx);
+        sums.mom.n > 0 ? sums.m2_within / sums.mom.n : NAN, var, LBMC_RELAX_WINDOW,
+        LBMC_RELAX_LEVEL, &out->rx);
     LBMC_CALL(g.err);
     LBMC_CALL(err);
   }

@@ -112,34 +112,6 @@ struct lbmc_point_ {
   lbmc_point_trans_acc *tacc; /* a transient run's moments, or NULL */
 };
 
-/** The units of a reduction (point_reduce.c): the replicas' sums, or the batches of
- *  replica 0; rows of W doubles (lbmc_units_row). */
-typedef struct {
-  size_t U;                /* units */
-  double *row;             /* U x W: the units' raw sums (the batches, or copies of the
-                              replicas' sums for the pair statistics); NULL: the replicas'
-                              own sums, read where they are kept */
-  double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches (the
-                              batches of one replica; NULL for the replicas, whose entries
-                              are fed to accumulators row by row) */
-  const lbmc_point *p;
-} lbmc_units;
-
-/** Row k of the units (W doubles) into *row: valid until the next call (the replicas'
- *  own sums are read from the store by blocks: read them in order). Errors: as
- *  lbmc_point_row_at. */
-static inline lbmc_err lbmc_units_row(const lbmc_units *u, size_t k, const double **row)
-{
-  const lbmc_point_row *r = NULL;
-  if (u->row) {
-    *row = u->row + k * u->p->W;
-    return LBMC_SUCCESS;
-  }
-  LBMC_CALL(lbmc_point_row_at(u->p, (long)k, &r));
-  *row = lbmc_point_row_sums(r);
-  return LBMC_SUCCESS;
-}
-
 /** The pair statistics' tables of a point with run.pairs (p->pe, p->pair_at), NaN.
  *  Errors: LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_pairs_create(lbmc_point *p);

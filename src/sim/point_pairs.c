@@ -126,7 +126,7 @@ static void lbmc_point_pairs_merge(const lbmc_point *p, const double *rows, size
   }
 }
 
-/* Unit u's integrals of the counts of pool j per level (f, C doubles) from its row. */
+/* A unit's integrals of the counts of pool j per level (f, C doubles) from its row. */
 static void lbmc_point_pairs_counts(const lbmc_point *p, const double *row, int j, double *f)
 {
   const int K = p->K;

@@ -201,6 +201,18 @@ lbmc_err lbmc_point_row_at(const lbmc_point *p, long i, const lbmc_point_row **r
   return LBMC_SUCCESS;
 }
 
+lbmc_err lbmc_units_row(const lbmc_units *u, size_t k, const double **row)
+{
+  const lbmc_point_row *r = NULL;
+  if (u->row) {
+    *row = u->row + k * u->p->W;
+    return LBMC_SUCCESS;
+  }
+  LBMC_CALL(lbmc_point_row_at(u->p, (long)k, &r));
+  *row = lbmc_point_row_sums(r);
+  return LBMC_SUCCESS;
+}
+
 /* The cursor's buffer *buf (capacity *cap bytes) grown to at least n bytes (its contents
  * not kept when it grows). Errors: LBMC_ERR_MEMORY, naming `what`. */
 static lbmc_err lbmc_point_bytes_reserve(unsigned char **buf, size_t *cap, size_t n,

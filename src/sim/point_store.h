@@ -87,6 +87,25 @@ size_t lbmc_point_row_bytes(const lbmc_point *p);
  *  once). Errors: LBMC_ERR_FILE, LBMC_ERR_INTERNAL (not in the store), LBMC_ERR_MEMORY. */
 lbmc_err lbmc_point_row_at(const lbmc_point *p, long i, const lbmc_point_row **row);
 
+/** The units of a reduction (point_reduce.c, point_pairs.c): the replicas' sums, read
+ *  where the store keeps them, or the batches of replica 0; rows of W doubles
+ *  (lbmc_units_row). */
+typedef struct {
+  size_t U;                /* units */
+  double *row;             /* U x W: the units' raw sums, made by the caller (the batches of
+                              one replica, or their merged rows); NULL: the replicas' own
+                              sums, read where they are kept */
+  double *y, *x, *my, *mx; /* U each: one entry's terms, and the merged batches (the
+                              batches of one replica; NULL for the replicas, whose entries
+                              are fed to accumulators row by row) */
+  const lbmc_point *p;
+} lbmc_units;
+
+/** Row k of the units (W doubles) into *row: valid until the next call (the replicas'
+ *  own sums are read from the store by blocks: read them in order). Errors: as
+ *  lbmc_point_row_at. */
+lbmc_err lbmc_units_row(const lbmc_units *u, size_t k, const double **row);
+
 /** Replica u's packed quantile data (u < p->appended; size 0: none), through the cursor of
  *  the stream: read in replica order, each pass from replica 0. Valid until the next call.
  *  Errors: as lbmc_point_row_at. */
