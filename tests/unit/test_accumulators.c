@@ -175,10 +175,10 @@ static void test_acc_growth(void)
     lbmc_growth_test(&q[0][0], &q[0][4], 4, 5, alpha, 0.85, g_min, &h);
     /* field by field: the struct's padding bytes are unspecified (they differed
      * under the sanitizers) */
-    CU_ASSERT(memcmp(&g.growth, &h.growth, sizeof g.growth) == 0);
-    CU_ASSERT(memcmp(&g.growth_lower, &h.growth_lower, sizeof g.growth) == 0);
-    CU_ASSERT(memcmp(&g.decel, &h.decel, sizeof g.decel) == 0);
-    CU_ASSERT(memcmp(&g.decel_lower, &h.decel_lower, sizeof g.decel) == 0);
+    CU_ASSERT(UT_SAME_FIELD(&g, &h, growth));
+    CU_ASSERT(UT_SAME_FIELD(&g, &h, growth_lower));
+    CU_ASSERT(UT_SAME_FIELD(&g, &h, decel));
+    CU_ASSERT(UT_SAME_FIELD(&g, &h, decel_lower));
     CU_ASSERT(g.proven == h.proven);
   }
   /* one unit: no test */

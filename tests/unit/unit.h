@@ -10,6 +10,7 @@
 
 #include <CUnit/CUnit.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lbmc/model.h"
 #include "policies/registry.h"
@@ -49,6 +50,7 @@ void ut_check_counts(const char *what, const long *c, const double *p, int k, lo
 /* 1 when two intervals (relaxation readings) have the same bits in every field. Not memcmp
  * of the whole struct: its padding bytes are unspecified (they differed under the
  * sanitizers). */
+#define UT_SAME_FIELD(a, b, f) (memcmp(&(a)->f, &(b)->f, sizeof(a)->f) == 0) /* same bits */
 int ut_same_interval(const lbmc_interval *a, const lbmc_interval *b);
 int ut_same_relax(const lbmc_relax *a, const lbmc_relax *b);
 

@@ -215,9 +215,6 @@ long ut_tick_errors(const double *rec, int J, int K, double len, double *prev_n)
   return bad;
 }
 
-/* Same bits of one double field of two structs. */
-#define UT_SAME_FIELD(a, b, f) (memcmp(&(a)->f, &(b)->f, sizeof(a)->f) == 0)
-
 int ut_same_interval(const lbmc_interval *a, const lbmc_interval *b)
 {
   return UT_SAME_FIELD(a, b, estimate) && UT_SAME_FIELD(a, b, std_err) &&
