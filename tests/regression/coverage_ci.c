@@ -33,7 +33,8 @@
  *   paired              jsq(2) - jsq(3), 4 servers of buffer 6, lambda 0.9, servers engine:
  *                       the exact CTMC (sorted queue lengths) of each
  * The CI cells run by default; --full adds the heavy-traffic grid (ctest coverage-full,
- * label coverage: minutes to hours of CPU); --strictness runs only the cells that measure
+ * registered with cmake -DLBMC_COVERAGE_FULL=ON, label coverage: minutes to hours of CPU);
+ * --strictness runs only the cells that measure
  * the relaxation rules' false alarms (M/M/1 at rho 0.9 run for 20 to 320 relaxation times;
  * a few minutes; not a pass/fail figure: read the ok counts and "every run"), and JSQ(2) on 2
  * servers at rho 0.95 and 0.99 for 20 to 160 relaxation times (exact CTMC: the mean and the
